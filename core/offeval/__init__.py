@@ -1,0 +1,43 @@
+"""offeval: offline evaluation of recommendation and ranking policies."""
+
+from offeval.errors import (
+    ColumnError,
+    ConfigurationError,
+    OffevalError,
+    RegistryError,
+    SupportError,
+)
+from offeval.estimator import BaseEstimator, Contribution, Estimator, PolicyView
+from offeval.evaluation import Accumulator, Evaluation, evaluate
+from offeval.hookspecs import hookimpl
+from offeval.log import InteractionLog, read_table, stream_parquet
+from offeval.policy import ColumnPolicy, LoggingPolicy, Policy
+from offeval.registry import Registry, get_registry
+from offeval.result import Estimate
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Accumulator",
+    "BaseEstimator",
+    "ColumnError",
+    "ColumnPolicy",
+    "ConfigurationError",
+    "Contribution",
+    "Estimate",
+    "Estimator",
+    "Evaluation",
+    "InteractionLog",
+    "LoggingPolicy",
+    "OffevalError",
+    "Policy",
+    "PolicyView",
+    "Registry",
+    "RegistryError",
+    "SupportError",
+    "evaluate",
+    "get_registry",
+    "hookimpl",
+    "read_table",
+    "stream_parquet",
+]

@@ -1,0 +1,159 @@
+"""The Estimator protocol, a base class with scikit-learn-style parameters,
+and what an estimator hands to the statistics engine."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+import numpy as np
+
+from offeval.errors import ConfigurationError
+from offeval.log import InteractionLog
+from offeval.policy import Policy
+from offeval.stats.inference import Linearisation
+from offeval.stats.moments import Tally
+
+
+class PolicyView:
+    """A policy seen on one log chunk, with its probabilities computed once.
+
+    Every estimator evaluating the same policy on the same chunk shares one
+    view, so the policy is queried once however many estimators run.
+    """
+
+    def __init__(self, policy: Policy, log: InteractionLog):
+        self.policy = policy
+        self.log = log
+        self._cache: dict[str, np.ndarray] = {}
+
+    def probabilities(self) -> np.ndarray:
+        """Target probability of each logged row's (item, position)."""
+        if "rows" not in self._cache:
+            self._cache["rows"] = np.asarray(self.policy.probabilities(self.log.frame), float)
+        return self._cache["rows"]
+
+    def candidate_probabilities(self) -> np.ndarray:
+        """Target probability of each row of the log's candidate table."""
+        if "candidates" not in self._cache:
+            cands = self._candidates()
+            rows = cands.assign(context=self.log.frame["context"].to_numpy()[cands["slot"]])
+            self._cache["candidates"] = np.asarray(self.policy.probabilities(rows), float)
+        return self._cache["candidates"]
+
+    def _candidates(self):
+        if self.log.candidates is None:
+            raise ConfigurationError(
+                "this estimator needs the log's candidate sets (candidates=...)"
+            )
+        return self.log.candidates
+
+    def slot_sums(self, values: np.ndarray) -> np.ndarray:
+        """Sum a per-candidate quantity over each slot: one value per log row."""
+        slot = self._candidates()["slot"].to_numpy()
+        return np.bincount(slot, weights=values, minlength=self.log.n_rows)
+
+    def support(self) -> tuple[int, float]:
+        """Candidates the target may show but the logger never does: count and mass."""
+        if "support" not in self._cache:
+            mu = self._candidates()["propensity"].to_numpy()
+            pi = self.candidate_probabilities()
+            unsupported = (mu == 0) & (pi > 0)
+            self._cache["support"] = (int(unsupported.sum()), float(pi[unsupported].sum()))
+        return self._cache["support"]
+
+    def weights(self) -> np.ndarray:
+        """Importance weights pi/mu of the logged rows."""
+        if "weights" not in self._cache:
+            self._cache["weights"] = self.probabilities() / self.log.column("propensity")
+        return self._cache["weights"]
+
+
+@dataclass
+class Contribution:
+    """Row-level columns an estimator emits for one policy on one log chunk.
+
+    The engine sums each column over the rows of a trajectory (the unit) and
+    folds the unit sums into one moment accumulator. Columns are keyed so that
+    estimators sharing a column (CIS and NCIS share their numerator) store it
+    once. ``tally`` carries mergeable diagnostics; ``excluded`` counts units
+    left out of the estimate, by reason.
+    """
+
+    columns: dict[Hashable, np.ndarray]
+    tally: Tally = field(default_factory=Tally)
+    excluded: dict[str, int] = field(default_factory=dict)
+
+
+class ColumnStats(Protocol):
+    """Moments of one policy's columns, as an estimator's ``combine`` sees them."""
+
+    n: int
+
+    def mean(self, key: Hashable) -> float: ...
+    def cov(self, a: Hashable, b: Hashable) -> float: ...
+    def index(self, key: Hashable) -> int: ...
+
+
+@runtime_checkable
+class Estimator(Protocol):
+    """A named, configured off-policy estimator.
+
+    ``contribute`` turns one log chunk and one policy into row-level columns;
+    ``combine`` maps the accumulated moments of those columns to a value and
+    its gradient; ``diagnose`` turns the accumulated tally into diagnostics.
+    """
+
+    name: str
+
+    def get_params(self) -> dict[str, Any]: ...
+    def contribute(self, view: PolicyView) -> Contribution: ...
+    def combine(self, stats: ColumnStats) -> Linearisation: ...
+    def diagnose(self, tally: Tally) -> dict[str, float]: ...
+
+
+class BaseEstimator:
+    """Convenience base: parameters stored as given, a readable label and repr.
+
+    Subclasses declare ``name`` and keyword-only ``__init__`` parameters, each
+    with a default, and assign them unchanged to attributes of the same name.
+    ``tags`` declare properties the conformance kit checks (see
+    :mod:`offeval.testing`).
+    """
+
+    name: ClassVar[str] = ""
+    tags: ClassVar[dict[str, Any]] = {}
+
+    @classmethod
+    def param_names(cls) -> list[str]:
+        """The names of the constructor's parameters."""
+        sig = inspect.signature(cls.__init__)
+        return [p for p in sig.parameters if p != "self"]
+
+    def get_params(self) -> dict[str, Any]:
+        """The parameters as given to the constructor."""
+        return {p: getattr(self, p) for p in self.param_names()}
+
+    @property
+    def label(self) -> str:
+        """Short human label, e.g. ``ncis(cap=100)``."""
+        params = ", ".join(f"{k}={_fmt(v)}" for k, v in self.get_params().items())
+        return f"{self.name}({params})" if params else self.name
+
+    def diagnose(self, tally: Tally) -> dict[str, float]:
+        """By default, every tallied sum, maximum and minimum."""
+        return {**tally.sums, **tally.maxima, **tally.minima}
+
+    def __repr__(self) -> str:
+        params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({params})"
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float) and value == float("inf"):
+        return "inf"
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return f"{value:g}"
+    return str(value)

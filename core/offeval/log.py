@@ -1,0 +1,309 @@
+"""Interaction logs: validated tabular data with named column roles."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from offeval.errors import ColumnError, OffevalError
+
+#: Column roles an interaction log understands, with what each holds.
+ROLES: dict[str, str] = {
+    "trajectory": "session or banner id: the unit of independent observation",
+    "context": "user or context id (defaults to the trajectory)",
+    "item": "the shown item",
+    "position": "1-based rank of the item in its trajectory (defaults to row order)",
+    "reward": "observed reward, binary or real",
+    "propensity": "logging probability mu(a|x) of showing the item at that position",
+    "exposure": "logging exposure eps0(x, a)",
+    "logging_score": "score the logging ranker gave the item (Plackett-Luce logits)",
+    "day": "day or date of the interaction",
+    "shuffled": "true where the trajectory came from uniformly shuffled traffic",
+}
+REQUIRED = ("trajectory", "item", "reward")
+
+
+def _mapped(frame: pd.DataFrame, mapping: Mapping[str, str]) -> pd.DataFrame:
+    unknown = set(mapping) - set(ROLES)
+    if unknown:
+        raise OffevalError(f"unknown column roles {sorted(unknown)}; known roles: {list(ROLES)}")
+    roles = {role: role for role in ROLES if role in frame.columns}
+    roles.update(mapping)
+    for role in REQUIRED:
+        if role not in roles:
+            raise ColumnError(role, "required column is missing (map it with mapping={role: name})")
+    for role, name in roles.items():
+        if name not in frame.columns:
+            raise ColumnError(name, f"mapped to role {role!r} but not in the data")
+    renamed = {name: role for role, name in roles.items()}
+    clashes = [c for c in frame.columns if c in ROLES and c not in renamed and c not in roles]
+    extras = frame.drop(columns=list(renamed) + clashes)
+    out = frame[list(renamed)].rename(columns=renamed)
+    return pd.concat([out, extras], axis=1) if len(extras.columns) else out
+
+
+def _check_finite(values: np.ndarray, column: str, labels: np.ndarray) -> None:
+    bad = ~np.isfinite(values)
+    if bad.any():
+        raise ColumnError(column, "must be finite (found NaN or inf)", labels[bad])
+
+
+def _numeric(frame: pd.DataFrame, column: str, labels: np.ndarray) -> np.ndarray:
+    try:
+        return frame[column].to_numpy(dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ColumnError(column, f"must be numeric ({exc})") from None
+
+
+def _validate(frame: pd.DataFrame, labels: np.ndarray) -> pd.DataFrame:
+    """Check every role's values; return the frame with canonical dtypes."""
+    reward = _numeric(frame, "reward", labels)
+    _check_finite(reward, "reward", labels)
+    frame["reward"] = reward
+    for column in ("trajectory", "item"):
+        missing = frame[column].isna().to_numpy()
+        if missing.any():
+            raise ColumnError(column, "must not be missing", labels[missing])
+    if "propensity" in frame:
+        p = _numeric(frame, "propensity", labels)
+        bad = ~((p > 0) & (p <= 1))
+        if bad.any():
+            raise ColumnError("propensity", "must lie in (0, 1]", labels[bad])
+        frame["propensity"] = p
+    if "exposure" in frame:
+        e = _numeric(frame, "exposure", labels)
+        bad = ~(np.isfinite(e) & (e > 0))
+        if bad.any():
+            raise ColumnError("exposure", "must be positive and finite", labels[bad])
+        frame["exposure"] = e
+    if "logging_score" in frame:
+        s = _numeric(frame, "logging_score", labels)
+        _check_finite(s, "logging_score", labels)
+        frame["logging_score"] = s
+    if "shuffled" in frame:
+        if frame["shuffled"].isna().any():
+            rows = labels[frame["shuffled"].isna().to_numpy()]
+            raise ColumnError("shuffled", "must be true or false", rows)
+        frame["shuffled"] = frame["shuffled"].astype(bool)
+    return frame
+
+
+def _order_and_positions(
+    frame: pd.DataFrame, labels: np.ndarray
+) -> tuple[pd.DataFrame, np.ndarray]:
+    """Sort rows by (trajectory, position); fill and check positions."""
+    codes, _ = pd.factorize(frame["trajectory"], sort=False)
+    if "position" in frame:
+        pos = _numeric(frame, "position", labels)
+        bad = ~(np.isfinite(pos) & (pos >= 1) & (pos == np.round(pos)))
+        if bad.any():
+            raise ColumnError("position", "must be a whole number >= 1", labels[bad])
+        pos = pos.astype(np.int64)
+        order = np.lexsort((pos, codes))
+    else:
+        order = np.argsort(codes, kind="stable")
+        pos = None
+    sorted_codes = codes[order]
+    if not np.array_equal(order, np.arange(len(order))):
+        frame = frame.iloc[order].reset_index(drop=True)
+        labels = labels[order]
+    starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
+    if pos is None:
+        counts = np.diff(np.r_[starts, len(frame)])
+        pos = np.arange(len(frame)) - np.repeat(starts, counts) + 1
+    else:
+        pos = pos[order]
+        dup = np.r_[False, (sorted_codes[1:] == sorted_codes[:-1]) & (pos[1:] == pos[:-1])]
+        if dup.any():
+            raise ColumnError("position", "duplicate position within a trajectory", labels[dup])
+    frame["position"] = pos
+    return frame, labels
+
+
+@dataclass(frozen=True, repr=False)
+class InteractionLog:
+    """A validated interaction log, rows sorted by trajectory then position.
+
+    Build one with :meth:`from_frame` or :meth:`from_file`; never mutate ``frame``.
+    ``frame`` holds the canonical role names (see :data:`ROLES`) plus any extra
+    columns, for instance target-policy probabilities. ``source_rows`` maps each
+    row back to its label in the input, so errors can name input rows.
+    ``candidates`` optionally lists, for each (trajectory, position) slot, every
+    item the logging policy could have shown there with its ``propensity``; its
+    ``slot`` column is the index of the log row of that slot.
+    """
+
+    frame: pd.DataFrame
+    source_rows: np.ndarray
+    unit_starts: np.ndarray
+    candidates: pd.DataFrame | None = None
+
+    @classmethod
+    def from_frame(
+        cls,
+        frame: pd.DataFrame,
+        mapping: Mapping[str, str] | None = None,
+        candidates: pd.DataFrame | None = None,
+    ) -> InteractionLog:
+        """Validate ``frame`` with column ``mapping`` (role -> column name)."""
+        if not isinstance(frame, pd.DataFrame):
+            raise OffevalError(f"expected a pandas DataFrame, got {type(frame).__name__}")
+        if len(frame) == 0:
+            raise OffevalError("the log has no rows")
+        labels = frame.index.to_numpy()
+        data = _mapped(frame.reset_index(drop=True), mapping or {})
+        data = _validate(data, labels)
+        data, labels = _order_and_positions(data, labels)
+        if "context" not in data:
+            data["context"] = data["trajectory"]
+        codes = pd.factorize(data["trajectory"], sort=False)[0]
+        starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
+        if candidates is not None:
+            candidates = _validate_candidates(candidates, data)
+        return cls(data, labels, starts, candidates)
+
+    @classmethod
+    def from_file(
+        cls, path: str | Path, mapping: Mapping[str, str] | None = None
+    ) -> InteractionLog:
+        """Read a Parquet or CSV file whole and validate it."""
+        return cls.from_frame(read_table(path), mapping)
+
+    @property
+    def n_rows(self) -> int:
+        """Number of logged rows (impressions)."""
+        return len(self.frame)
+
+    @property
+    def n_units(self) -> int:
+        """Number of trajectories."""
+        return len(self.unit_starts)
+
+    @property
+    def has_candidates(self) -> bool:
+        """Whether per-slot candidate sets with logging propensities are known."""
+        return self.candidates is not None
+
+    def column(self, role: str) -> np.ndarray:
+        """The values of one column as a numpy array; a clear error if absent."""
+        if role not in self.frame:
+            raise ColumnError(role, "this estimator needs it but the log has no such column")
+        return self.frame[role].to_numpy()
+
+    def chunks(self, max_rows: int) -> Iterator[InteractionLog]:
+        """Split into consecutive logs of whole trajectories, about ``max_rows`` each."""
+        if max_rows < 1:
+            raise OffevalError("max_rows must be at least 1")
+        bounds = np.r_[self.unit_starts, self.n_rows]
+        cut_units = np.unique(np.searchsorted(bounds, np.arange(0, self.n_rows, max_rows)))
+        edges = np.r_[bounds[cut_units[cut_units < self.n_units]], self.n_rows]
+        for lo, hi in zip(edges[:-1], edges[1:], strict=True):
+            yield self.slice_rows(int(lo), int(hi))
+
+    def slice_rows(self, lo: int, hi: int) -> InteractionLog:
+        """Rows ``lo:hi``, which must start and end at trajectory boundaries."""
+        starts = self.unit_starts[(self.unit_starts >= lo) & (self.unit_starts < hi)] - lo
+        frame = self.frame.iloc[lo:hi].reset_index(drop=True)
+        cands = None
+        if self.candidates is not None:
+            slot = self.candidates["slot"].to_numpy()
+            a, b = np.searchsorted(slot, [lo, hi])
+            cands = self.candidates.iloc[a:b].reset_index(drop=True)
+            cands["slot"] -= lo
+        return InteractionLog(frame, self.source_rows[lo:hi], starts, cands)
+
+    def with_columns(self, **columns: np.ndarray) -> InteractionLog:
+        """A copy with extra per-row columns (e.g. target probabilities)."""
+        frame = self.frame.assign(**columns)
+        return InteractionLog(frame, self.source_rows, self.unit_starts, self.candidates)
+
+    def __repr__(self) -> str:
+        roles = [r for r in ROLES if r in self.frame]
+        extra = [c for c in self.frame.columns if c not in ROLES]
+        return (
+            f"InteractionLog({self.n_rows:,} rows, {self.n_units:,} trajectories, "
+            f"roles={roles}, extra={extra}, candidates={self.has_candidates})"
+        )
+
+
+def _validate_candidates(candidates: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
+    """Candidate sets: trajectory, position, item, propensity in [0, 1].
+
+    Returns the table sorted by slot with an integer ``slot`` column: the row
+    of the log whose (trajectory, position) the candidate belongs to.
+    """
+    for column in ("trajectory", "position", "item", "propensity"):
+        if column not in candidates:
+            raise ColumnError(column, "the candidate table must have this column")
+    labels = candidates.index.to_numpy()
+    cands = candidates.reset_index(drop=True)
+    p = _numeric(cands, "propensity", labels)
+    bad = ~((p >= 0) & (p <= 1))
+    if bad.any():
+        raise ColumnError("propensity", "candidate propensities must lie in [0, 1]", labels[bad])
+    cands["propensity"] = p
+    dup = cands.duplicated(["trajectory", "position", "item"]).to_numpy()
+    if dup.any():
+        raise ColumnError("item", "candidate listed twice for the same slot", labels[dup])
+    slots = rows[["trajectory", "position"]].assign(slot=np.arange(len(rows)))
+    cands = cands.merge(slots, on=["trajectory", "position"], how="left", sort=False)
+    orphan = cands["slot"].isna().to_numpy()
+    if orphan.any():
+        raise ColumnError(
+            "trajectory", "candidate for a slot that is not in the log", labels[orphan]
+        )
+    cands["slot"] = cands["slot"].astype(np.int64)
+    logged = rows[["item"]].assign(slot=np.arange(len(rows)))
+    found = logged.merge(cands[["slot", "item"]], on=["slot", "item"], how="left", indicator=True)
+    missing = (found["_merge"] == "left_only").to_numpy()
+    if missing.any():
+        raise ColumnError(
+            "item", "logged item absent from its slot's candidate set", np.flatnonzero(missing)
+        )
+    order = np.argsort(cands["slot"].to_numpy(), kind="stable")
+    return cands.iloc[order].reset_index(drop=True)
+
+
+def read_table(path: str | Path) -> pd.DataFrame:
+    """Read a Parquet or CSV file into a DataFrame."""
+    path = Path(path)
+    if not path.exists():
+        raise OffevalError(f"no such file: {path}")
+    if path.suffix in {".parquet", ".pq"}:
+        return pd.read_parquet(path)
+    if path.suffix in {".csv", ".gz", ".txt"}:
+        return pd.read_csv(path)
+    raise OffevalError(f"unsupported file type {path.suffix!r}: use .parquet or .csv")
+
+
+def stream_parquet(
+    path: str | Path, mapping: Mapping[str, str] | None = None, batch_rows: int = 1_000_000
+) -> Iterator[InteractionLog]:
+    """Validated logs of whole trajectories, read from a Parquet file in batches.
+
+    The rows of a trajectory must be contiguous in the file; a trajectory that
+    straddles a batch boundary is carried over to the next batch.
+    """
+    import pyarrow.parquet as pq
+
+    trajectory = (mapping or {}).get("trajectory", "trajectory")
+    carry: pd.DataFrame | None = None
+    offset = 0
+    for batch in pq.ParquetFile(path).iter_batches(batch_size=batch_rows):
+        frame = batch.to_pandas()
+        frame.index = pd.RangeIndex(offset, offset + len(frame))
+        offset += len(frame)
+        if carry is not None:
+            frame = pd.concat([carry, frame])
+        last = frame[trajectory].iloc[-1]
+        tail = (frame[trajectory] == last).to_numpy()
+        tail &= np.cumsum(~tail[::-1])[::-1] == 0
+        carry = frame[tail]
+        if (~tail).any():
+            yield InteractionLog.from_frame(frame[~tail], mapping)
+    if carry is not None and len(carry):
+        yield InteractionLog.from_frame(carry, mapping)

@@ -1,0 +1,25 @@
+"""The statistics engine: mergeable moments, linearised estimates, tests."""
+
+from offeval.stats.compare import (
+    PairwiseComparison,
+    correlation,
+    kendall_tau,
+    pairwise_grid,
+    unpaired_difference,
+)
+from offeval.stats.inference import Linearisation, interval
+from offeval.stats.moments import Moments, Tally
+from offeval.stats.ranking import rank_probabilities
+
+__all__ = [
+    "Linearisation",
+    "Moments",
+    "PairwiseComparison",
+    "Tally",
+    "correlation",
+    "interval",
+    "kendall_tau",
+    "pairwise_grid",
+    "rank_probabilities",
+    "unpaired_difference",
+]

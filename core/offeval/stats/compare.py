@@ -1,0 +1,169 @@
+"""Comparisons: paired grids, unpaired A/B differences, rank correlations."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+from statsmodels.stats.multitest import multipletests
+
+from offeval.errors import OffevalError
+from offeval.stats.inference import interval, p_value
+
+#: Multiple-comparison corrections accepted by :func:`pairwise_grid` (statsmodels names).
+CORRECTIONS = (
+    "bonferroni",
+    "holm",
+    "sidak",
+    "holm-sidak",
+    "simes-hochberg",
+    "hommel",
+    "fdr_bh",
+    "fdr_by",
+)
+
+
+@dataclass(frozen=True)
+class PairwiseComparison:
+    """Every pair (i, j) of systems: difference, standard error, p-value, verdict.
+
+    ``table`` has one row per unordered pair; :meth:`matrix` gives the star
+    grid of the seed papers (True where a pair differs significantly).
+    """
+
+    names: list[str]
+    table: pd.DataFrame
+    alpha: float
+    correction: str | None
+
+    def matrix(self) -> pd.DataFrame:
+        """Square boolean frame: significant difference between row and column."""
+        m = pd.DataFrame(False, index=self.names, columns=self.names)
+        for row in self.table.itertuples():
+            m.loc[row.a, row.b] = m.loc[row.b, row.a] = bool(row.significant)
+        return m
+
+    def n_significant(self) -> int:
+        """How many pairs differ significantly."""
+        return int(self.table["significant"].sum())
+
+    def __repr__(self) -> str:
+        how = self.correction or "no correction"
+        return (
+            f"PairwiseComparison({len(self.names)} systems, {self.n_significant()} of "
+            f"{len(self.table)} pairs significant at alpha={self.alpha}, {how})"
+        )
+
+
+def pairwise_grid(
+    names: Sequence[str],
+    values: np.ndarray,
+    covariance: np.ndarray,
+    *,
+    correction: str | None = None,
+    alpha: float = 0.05,
+    df: float | None = None,
+) -> PairwiseComparison:
+    """Tests of every pair from estimates and their joint covariance.
+
+    With the covariance of paired estimates (same log) this is the paired
+    test; with a diagonal covariance (independent A/B cells) it is the
+    unpaired one. ``correction`` is a statsmodels ``multipletests`` method.
+    """
+    if correction is not None and correction not in CORRECTIONS:
+        raise OffevalError(f"unknown correction {correction!r}: one of {CORRECTIONS}")
+    values = np.asarray(values, dtype=float)
+    i, j = np.triu_indices(len(values), k=1)
+    diff = values[i] - values[j]
+    var = covariance[i, i] + covariance[j, j] - 2 * covariance[i, j]
+    se = np.sqrt(np.maximum(var, 0.0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(se > 0, diff / se, np.where(diff == 0, 0.0, np.inf * np.sign(diff)))
+    p = p_value(z, df=df)
+    adjusted = multipletests(p, alpha=alpha, method=correction)[1] if correction and len(p) else p
+    table = pd.DataFrame(
+        {
+            "a": np.asarray(names)[i],
+            "b": np.asarray(names)[j],
+            "difference": diff,
+            "se": se,
+            "z": z,
+            "p_value": p,
+            "p_adjusted": adjusted,
+            "significant": adjusted < alpha,
+        }
+    )
+    return PairwiseComparison(list(names), table, alpha, correction)
+
+
+@dataclass(frozen=True)
+class Difference:
+    """A difference between two estimates with its interval and p-value."""
+
+    value: float
+    se: float
+    ci_low: float
+    ci_high: float
+    p_value: float
+    df: float | None
+
+
+def unpaired_difference(
+    mean_a: float,
+    se_a: float,
+    mean_b: float,
+    se_b: float,
+    *,
+    n_a: int | None = None,
+    n_b: int | None = None,
+    level: float = 0.95,
+) -> Difference:
+    """Difference of two independent estimates (online A/B cells).
+
+    With both sample sizes given, Welch's t with Welch-Satterthwaite degrees
+    of freedom; otherwise a normal (z) comparison.
+    """
+    se = float(np.hypot(se_a, se_b))
+    df = None
+    if n_a is not None and n_b is not None and se > 0:
+        df = se**4 / (se_a**4 / (n_a - 1) + se_b**4 / (n_b - 1))
+    value = mean_a - mean_b
+    low, high = interval(value, se, level, df)
+    p = float(p_value(value / se, df=df)) if se > 0 else float(value == 0) or 0.0
+    return Difference(value, se, low, high, p, df)
+
+
+@dataclass(frozen=True)
+class Correlation:
+    """A correlation coefficient with its two-sided p-value."""
+
+    statistic: float
+    p_value: float
+    n: int
+    method: str
+
+
+def kendall_tau(x: Sequence[float], y: Sequence[float]) -> Correlation:
+    """Kendall's tau-b between two orderings, with the exact or asymptotic p-value."""
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    if x.shape != y.shape or x.size < 2:
+        raise OffevalError("kendall_tau needs two sequences of the same length (at least 2)")
+    res = stats.kendalltau(x, y)
+    return Correlation(float(res.statistic), float(res.pvalue), x.size, "kendall")
+
+
+def correlation(x: Sequence[float], y: Sequence[float], method: str = "pearson") -> Correlation:
+    """Pearson, Spearman or Kendall correlation with a two-sided p-value."""
+    if method == "kendall":
+        return kendall_tau(x, y)
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    if x.shape != y.shape or x.size < 3:
+        raise OffevalError("correlation needs two sequences of the same length (at least 3)")
+    funcs = {"pearson": stats.pearsonr, "spearman": stats.spearmanr}
+    if method not in funcs:
+        raise OffevalError(f"method must be pearson, spearman or kendall, got {method!r}")
+    res = funcs[method](x, y)
+    return Correlation(float(res.statistic), float(res.pvalue), x.size, method)

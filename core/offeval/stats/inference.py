@@ -1,0 +1,69 @@
+"""Delta-method inference on smooth functions of column means."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+
+@dataclass(frozen=True)
+class Linearisation:
+    """A value and its gradient with respect to the means of some columns.
+
+    ``columns`` are indices into the evaluation's global column space. The
+    variance of the value is ``gradient' Cov gradient / n`` (the delta method),
+    and the covariance of two linearised values uses the cross-covariance of
+    their columns, which is what makes paired comparisons on one log work.
+    """
+
+    value: float
+    columns: np.ndarray
+    gradient: np.ndarray
+
+    def dense(self, k: int) -> np.ndarray:
+        """The gradient as a length-k vector over all columns."""
+        g = np.zeros(k)
+        np.add.at(g, self.columns, self.gradient)
+        return g
+
+    def ratio(self, other: Linearisation) -> Linearisation:
+        """The linearisation of self / other."""
+        cols = np.r_[self.columns, other.columns]
+        grad = np.r_[self.gradient / other.value, -self.value * other.gradient / other.value**2]
+        return Linearisation(self.value / other.value, cols, grad)
+
+    def minus(self, other: Linearisation) -> Linearisation:
+        """The linearisation of self - other."""
+        cols = np.r_[self.columns, other.columns]
+        return Linearisation(self.value - other.value, cols, np.r_[self.gradient, -other.gradient])
+
+
+def variance(lin: Linearisation, covariance: np.ndarray, n: int) -> float:
+    """Delta-method variance of a linearised estimate from n units."""
+    g = lin.dense(covariance.shape[0])
+    return float(g @ covariance @ g) / n if n > 0 else float("nan")
+
+
+def interval(
+    value: float, se: float, level: float = 0.95, df: float | None = None
+) -> tuple[float, float]:
+    """Two-sided normal (``df=None``) or Student-t confidence interval."""
+    if not 0 < level < 1:
+        raise ValueError(f"confidence level must lie in (0, 1), got {level}")
+    tail = (1 + level) / 2
+    q = stats.norm.ppf(tail) if df is None else stats.t.ppf(tail, df)
+    return value - q * se, value + q * se
+
+
+def p_value(z: float | np.ndarray, alternative: str = "two-sided", df: float | None = None):
+    """P-value of a z (or t) statistic; ``alternative`` is two-sided, greater or less."""
+    dist = stats.norm if df is None else stats.t(df)
+    if alternative == "two-sided":
+        return 2 * dist.sf(np.abs(z))
+    if alternative == "greater":
+        return dist.sf(z)
+    if alternative == "less":
+        return dist.cdf(z)
+    raise ValueError(f"alternative must be two-sided, greater or less, got {alternative!r}")

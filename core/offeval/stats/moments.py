@@ -1,0 +1,101 @@
+"""Mergeable moment accumulators (counts, means, co-moments).
+
+Blocks are folded with the pairwise update of Chan, Golub and LeVeque: each
+block's own mean and co-moment are computed around the block mean, then merged.
+This is numerically stable, and the result does not depend on how the data were
+cut into blocks (up to floating-point rounding).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass
+class Moments:
+    """Count, mean vector and co-moment matrix of k columns.
+
+    ``comoment`` is the sum over units of the outer product of deviations from
+    the mean, so ``comoment / (n - 1)`` is the sample covariance.
+    """
+
+    n: int
+    mean: np.ndarray
+    comoment: np.ndarray
+
+    @classmethod
+    def empty(cls, k: int) -> Moments:
+        """Moments of no data over k columns."""
+        return cls(0, np.zeros(k), np.zeros((k, k)))
+
+    @classmethod
+    def from_array(cls, x: np.ndarray) -> Moments:
+        """Moments of the rows of an (n, k) array."""
+        x = np.asarray(x, dtype=float)
+        if x.ndim == 1:
+            x = x[:, None]
+        n, k = x.shape
+        if n == 0:
+            return cls.empty(k)
+        mean = x.mean(axis=0)
+        centred = x - mean
+        return cls(n, mean, centred.T @ centred)
+
+    def merge(self, other: Moments) -> Moments:
+        """Moments of the union of the two samples."""
+        if self.n == 0:
+            return other
+        if other.n == 0:
+            return self
+        n = self.n + other.n
+        delta = other.mean - self.mean
+        mean = self.mean + delta * (other.n / n)
+        comoment = self.comoment + other.comoment + np.outer(delta, delta) * (self.n * other.n / n)
+        return Moments(n, mean, comoment)
+
+    def extended(self, extra: int) -> Moments:
+        """The same moments with ``extra`` new columns that were all zero."""
+        k = self.mean.size + extra
+        comoment = np.zeros((k, k))
+        comoment[: self.mean.size, : self.mean.size] = self.comoment
+        return Moments(self.n, np.r_[self.mean, np.zeros(extra)], comoment)
+
+    def covariance(self, ddof: int = 1) -> np.ndarray:
+        """Sample covariance matrix of the columns."""
+        if self.n <= ddof:
+            return np.full_like(self.comoment, np.nan)
+        return self.comoment / (self.n - ddof)
+
+
+@dataclass
+class Tally:
+    """Mergeable named scalars for diagnostics: sums, maxima and minima."""
+
+    sums: dict[str, float] = field(default_factory=dict)
+    maxima: dict[str, float] = field(default_factory=dict)
+    minima: dict[str, float] = field(default_factory=dict)
+
+    def add(self, name: str, value: float) -> None:
+        """Add ``value`` to the running sum ``name``."""
+        self.sums[name] = self.sums.get(name, 0.0) + float(value)
+
+    def maximum(self, name: str, value: float) -> None:
+        """Keep the largest value seen under ``name``."""
+        self.maxima[name] = max(self.maxima.get(name, -np.inf), float(value))
+
+    def minimum(self, name: str, value: float) -> None:
+        """Keep the smallest value seen under ``name``."""
+        self.minima[name] = min(self.minima.get(name, np.inf), float(value))
+
+    def merge(self, other: Tally) -> Tally:
+        """The tally of both samples."""
+        out = Tally(dict(self.sums), dict(self.maxima), dict(self.minima))
+        for name, value in other.sums.items():
+            out.add(name, value)
+        for name, value in other.maxima.items():
+            out.maximum(name, value)
+        for name, value in other.minima.items():
+            out.minimum(name, value)
+        return out

@@ -1,0 +1,28 @@
+"""Plugin ``ncis``: the importance-sampling family of off-policy estimators.
+
+IS, capped IS (CIS), normalised capped IS (NCIS) as in Gruson et al. (WSDM
+2019), piecewise and pointwise NCIS (Gilotte et al., WSDM 2018), and IPS with
+the optimal additive baseline (beta*-IPS, Jeunen and Gupta, SIGIR 2026).
+"""
+
+from offeval import hookimpl
+from offeval_ncis.estimators import (
+    CIS,
+    IS,
+    NCIS,
+    BetaIPS,
+    PiecewiseNCIS,
+    PointwiseNCIS,
+)
+
+ESTIMATORS = (IS, CIS, NCIS, PiecewiseNCIS, PointwiseNCIS, BetaIPS)
+
+
+@hookimpl
+def register_estimators(register):
+    """Register the IS family."""
+    for cls in ESTIMATORS:
+        register(cls.name, cls)
+
+
+__all__ = ["CIS", "IS", "NCIS", "BetaIPS", "PiecewiseNCIS", "PointwiseNCIS"]

@@ -1,0 +1,250 @@
+"""The IS family as column emitters for the offeval statistics engine.
+
+Every estimator here targets the expected reward per impression, i.e. per log
+row (the seed's impression-to-stream rate). Its unit of independence is the
+trajectory: row contributions are summed per trajectory, so rows of the same
+session never count as independent. With one row per trajectory this is the
+textbook estimator; with several it is its cluster-robust form.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from offeval import BaseEstimator, ConfigurationError, Contribution, PolicyView
+from offeval.stats import Linearisation, Tally
+from offeval_ncis.weights import (
+    ROWS,
+    check_cap,
+    ratio_contribution,
+    row_ones,
+    weight_diagnostics,
+    weight_tally,
+)
+
+
+def _ratio(stats, num, den) -> Linearisation:
+    """Linearised ratio of two column means."""
+    y, d = stats.mean(num), stats.mean(den)
+    if d == 0:
+        return Linearisation(float("nan"), np.array([stats.index(num)]), np.array([np.nan]))
+    cols = np.array([stats.index(num), stats.index(den)])
+    return Linearisation(y / d, cols, np.array([1 / d, -y / d**2]))
+
+
+class _ISFamily(BaseEstimator):
+    """Shared diagnostics of the weight-based estimators."""
+
+    cap: float = float("inf")
+
+    def diagnose(self, tally: Tally) -> dict[str, float]:
+        """Effective sample size, weights, clipping and support diagnostics."""
+        return weight_diagnostics(tally)
+
+
+class CIS(_ISFamily):
+    """Capped importance sampling: mean of r * min(cap, pi/mu).
+
+    Biased downwards where weights are capped; ``cap=inf`` is plain IS.
+    """
+
+    name = "cis"
+    tags = {"linear_in_reward": True}
+
+    def __init__(self, cap: float = 100.0):
+        self.cap = cap
+
+    def contribute(self, view: PolicyView) -> Contribution:
+        """Columns: r * min(cap, w), and 1 per row."""
+        cap = check_cap(self.cap)
+        num = view.log.column("reward") * np.minimum(view.weights(), cap)
+        return ratio_contribution(num, row_ones(view), (("rw", cap), ROWS), weight_tally(view, cap))
+
+    def combine(self, stats) -> Linearisation:
+        """Per-row mean of the capped reward."""
+        return _ratio(stats, ("rw", check_cap(self.cap)), ROWS)
+
+
+class IS(CIS):
+    """Importance sampling (inverse propensity scoring): mean of r * pi/mu. Unbiased."""
+
+    name = "is"
+    tags = {"linear_in_reward": True, "unbiased": True}
+
+    def __init__(self):
+        self.cap = float("inf")
+
+    def get_params(self) -> dict:
+        """IS has no parameters."""
+        return {}
+
+
+class NCIS(_ISFamily):
+    """Normalised capped IS: sum r*min(cap, w) / sum min(cap, w).
+
+    The self-normalised (SNIPS) estimator when ``cap=inf``.
+    """
+
+    name = "ncis"
+    tags = {"linear_in_reward": True}
+
+    def __init__(self, cap: float = 100.0):
+        self.cap = cap
+
+    def contribute(self, view: PolicyView) -> Contribution:
+        """Columns: r * min(cap, w) and min(cap, w)."""
+        cap = check_cap(self.cap)
+        capped = np.minimum(view.weights(), cap)
+        num = view.log.column("reward") * capped
+        return ratio_contribution(num, capped, (("rw", cap), ("w", cap)), weight_tally(view, cap))
+
+    def combine(self, stats) -> Linearisation:
+        """Ratio of the two column means (delta-method standard error)."""
+        cap = check_cap(self.cap)
+        return _ratio(stats, ("rw", cap), ("w", cap))
+
+
+class PiecewiseNCIS(_ISFamily):
+    """Piecewise NCIS (Gilotte et al. 2018): NCIS normalised within groups.
+
+    Rows are split by the log column ``by`` (a context segment); NCIS is
+    computed within each group and the groups are averaged with their share
+    of rows. The bias of capping is then corrected per segment rather than
+    globally. Groups become columns of the engine, so their number is bounded
+    by ``max_groups``.
+    """
+
+    name = "piecewise_ncis"
+    tags = {"linear_in_reward": True, "needs_columns": ("group",)}
+
+    def __init__(self, cap: float = 100.0, by: str = "group", max_groups: int = 64):
+        self.cap = cap
+        self.by = by
+        self.max_groups = max_groups
+
+    def contribute(self, view: PolicyView) -> Contribution:
+        """Columns per group g: r*min(cap,w)*[g], min(cap,w)*[g], [g]."""
+        cap = check_cap(self.cap)
+        groups, codes = np.unique(view.log.column(self.by), return_inverse=True)
+        if groups.size > self.max_groups:
+            raise ConfigurationError(
+                f"piecewise_ncis: column {self.by!r} has {groups.size} groups in one chunk, "
+                f"more than max_groups={self.max_groups}"
+            )
+        capped = np.minimum(view.weights(), cap)
+        num = view.log.column("reward") * capped
+        columns = {}
+        for g, group in enumerate(groups):
+            member = codes == g
+            columns["g_rw", cap, group] = np.where(member, num, 0.0)
+            columns["g_w", cap, group] = np.where(member, capped, 0.0)
+            columns["g_n", group] = member.astype(float)
+        return Contribution(columns, weight_tally(view, cap))
+
+    def combine(self, stats) -> Linearisation:
+        """sum_g (n_g / n) * (Y_g / W_g), linearised over all group columns."""
+        cap = check_cap(self.cap)
+        groups = [k[2] for k in stats.keys if isinstance(k, tuple) and k[:2] == ("g_rw", cap)]
+        n_total = sum(stats.mean(("g_n", g)) for g in groups)
+        value, cols, grad = 0.0, [], []
+        for g in groups:
+            y, w, n = (
+                stats.mean(("g_rw", cap, g)),
+                stats.mean(("g_w", cap, g)),
+                stats.mean(("g_n", g)),
+            )
+            r = y / w if w > 0 else 0.0
+            share = n / n_total
+            value += share * r
+            cols += [
+                stats.index(("g_rw", cap, g)),
+                stats.index(("g_w", cap, g)),
+                stats.index(("g_n", g)),
+            ]
+            grad += [share / w if w > 0 else 0.0, -share * r / w if w > 0 else 0.0, r / n_total]
+        # d(share_g)/d(n_h) = -share_g / n_total for every h: subtract value / n_total from each n.
+        grad = np.array(grad)
+        grad[2::3] -= value / n_total
+        return Linearisation(value, np.array(cols), grad)
+
+
+class PointwiseNCIS(_ISFamily):
+    """Pointwise NCIS (Gilotte et al. 2018): capping corrected slot by slot.
+
+    Each row's capped weight is divided by its slot's expected capped weight
+    under the logging policy, E_mu[min(cap, w) | x] = sum_a min(cap*mu(a|x),
+    pi(a|x)), computed exactly from the log's candidate sets. Without capping
+    this normaliser is 1 and the estimator is IS.
+    """
+
+    name = "pointwise_ncis"
+    tags = {"linear_in_reward": True, "needs_candidates": True}
+
+    def __init__(self, cap: float = 100.0):
+        self.cap = cap
+
+    def contribute(self, view: PolicyView) -> Contribution:
+        """Columns: r * min(cap, w) / normaliser(slot), and 1 per row."""
+        cap = check_cap(self.cap)
+        log = view.log
+        if not log.has_candidates:
+            raise ConfigurationError("pointwise_ncis needs the log's candidate sets")
+        mu = log.candidates["propensity"].to_numpy()
+        normaliser = view.slot_sums(np.minimum(cap * mu, view.candidate_probabilities()))
+        capped = np.minimum(view.weights(), cap)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            num = np.where(normaliser > 0, log.column("reward") * capped / normaliser, 0.0)
+        tally = weight_tally(view, cap)
+        tally.add("empty_slots", np.count_nonzero(normaliser == 0))
+        return Contribution({("pw", cap): num, ROWS: row_ones(view)}, tally)
+
+    def combine(self, stats) -> Linearisation:
+        """Per-row mean of the slot-normalised capped reward."""
+        return _ratio(stats, ("pw", check_cap(self.cap)), ROWS)
+
+
+class BetaIPS(_ISFamily):
+    """IPS with an additive control variate (beta*-IPS, Jeunen and Gupta 2026).
+
+    V = mean(w r) - beta * (mean(w) - 1): the weights have known mean 1, so
+    subtracting beta times their deviation keeps IPS unbiased while cutting its
+    variance. ``beta=None`` uses the variance-optimal beta* = E[C Y] / E[C^2]
+    (C = sum of w - 1 over a trajectory, Y = sum of w r), estimated from the
+    log; its asymptotic MSE is never above that of SNIPS. A number fixes beta
+    (0 gives IPS).
+    """
+
+    name = "beta_ips"
+    tags = {"linear_in_reward": True, "unbiased": True}
+
+    def __init__(self, beta: float | None = None):
+        self.beta = beta
+
+    def contribute(self, view: PolicyView) -> Contribution:
+        """Columns: w r, w, and 1 per row."""
+        inf = float("inf")
+        w = view.weights()
+        cols = {("rw", inf): view.log.column("reward") * w, ("w", inf): w, ROWS: row_ones(view)}
+        return Contribution(cols, weight_tally(view, inf))
+
+    def optimal_beta(self, stats) -> float:
+        """beta* = E[C Y] / E[C^2] with C = W - N, from the accumulated moments."""
+        inf = float("inf")
+        y, w, n = ("rw", inf), ("w", inf), ROWS
+        c_mean = stats.mean(w) - stats.mean(n)
+        scale = (stats.n - 1) / stats.n
+        cov_cy = scale * (stats.cov(y, w) - stats.cov(y, n))
+        var_c = scale * (stats.cov(w, w) - 2 * stats.cov(w, n) + stats.cov(n, n))
+        e_cy = cov_cy + c_mean * stats.mean(y)
+        e_cc = var_c + c_mean**2
+        return e_cy / e_cc if e_cc > 0 else 0.0
+
+    def combine(self, stats) -> Linearisation:
+        """(mean(Y) - beta (mean(W) - mean(N))) / mean(N), beta held fixed."""
+        inf = float("inf")
+        beta = self.optimal_beta(stats) if self.beta is None else float(self.beta)
+        y, w, n = stats.mean(("rw", inf)), stats.mean(("w", inf)), stats.mean(ROWS)
+        value = (y - beta * (w - n)) / n
+        cols = np.array([stats.index(("rw", inf)), stats.index(("w", inf)), stats.index(ROWS)])
+        grad = np.array([1 / n, -beta / n, beta / n - (y - beta * (w - n)) / n**2])
+        return Linearisation(value, cols, grad)

@@ -1,0 +1,260 @@
+"""A seeded ranking environment with known ground truth.
+
+Contexts (users) each have K candidate items; the true click probability of
+an examined item is Q(x, a) = sigmoid(offset + scale * affinity(x, a)) with a
+low-rank affinity. Users follow the position-based model (click = examined
+and attracted, examination from any registered model) or the cascade model
+(scan down, stop at the first click), which breaks the item-position
+assumption of the IS family on purpose.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy.special import expit
+
+from offeval import ConfigurationError, InteractionLog
+from offeval_simulation.examination import MODELS
+from offeval_simulation.rankers import RankingPolicy, pl_prefix_probabilities, prefixes
+
+USER_MODELS = ("position_based", "cascade")
+
+
+@dataclass(frozen=True)
+class ABResult:
+    """Per-impression reward of one online A/B cell."""
+
+    policy: str
+    mean: float
+    se: float
+    n: int
+
+
+class Environment:
+    """Seeded synthetic recommendation environment (see module docstring).
+
+    All randomness of the world (users, items, qualities, candidate sets) comes
+    from ``seed``; logs and A/B cells take their own seeds.
+    """
+
+    def __init__(
+        self,
+        *,
+        seed: int = 0,
+        n_contexts: int = 2_000,
+        n_items: int = 300,
+        n_candidates: int = 6,
+        n_positions: int = 3,
+        dim: int = 8,
+        n_groups: int = 4,
+        n_days: int = 7,
+        click_offset: float = -2.0,
+        click_scale: float = 1.2,
+        user_model: str = "position_based",
+        examination: str = "exponential",
+        examination_params: dict | None = None,
+    ):
+        if user_model not in USER_MODELS:
+            raise ConfigurationError(f"user_model must be one of {USER_MODELS}, got {user_model!r}")
+        if not 1 <= n_positions <= n_candidates <= n_items:
+            raise ConfigurationError("need 1 <= n_positions <= n_candidates <= n_items")
+        self.seed = seed
+        self.n_positions = n_positions
+        self.n_groups = n_groups
+        self.n_days = n_days
+        self.user_model = user_model
+        self.examination = MODELS[examination](**(examination_params or {}))
+        rng = np.random.default_rng(seed)
+        users = rng.normal(0, 1 / np.sqrt(dim), (n_contexts, dim))
+        items = rng.normal(0, 1, (n_items, dim))
+        item_bias = rng.normal(0, 0.5, n_items)
+        self.candidates = np.argsort(rng.random((n_contexts, n_items)), axis=1)[:, :n_candidates]
+        affinity = np.einsum("cd,ckd->ck", users, items[self.candidates])
+        self.affinity = affinity + item_bias[self.candidates]
+        self.quality = expit(click_offset + click_scale * self.affinity)
+        self.groups = rng.integers(0, n_groups, n_contexts)
+
+    @property
+    def n_contexts(self) -> int:
+        """Number of contexts (users)."""
+        return len(self.candidates)
+
+    # -- policies -----------------------------------------------------------
+    def policy(
+        self,
+        name: str,
+        *,
+        skill: float = 1.0,
+        noise: float = 0.0,
+        temperature: float | None = 1.0,
+        mix_uniform: float = 0.0,
+        seed: int = 0,
+    ) -> RankingPolicy:
+        """A ranker scoring candidates by ``skill * affinity + noise * N(0, 1)``."""
+        rng = np.random.default_rng([self.seed, seed])
+        scores = skill * self.affinity + noise * rng.standard_normal(self.affinity.shape)
+        return RankingPolicy(
+            name, scores, self.candidates, self.n_positions, temperature, mix_uniform
+        )
+
+    def logging_policy(self, shuffled_share: float = 0.05) -> RankingPolicy:
+        """Plackett-Luce over noisy scores with a small uniformly shuffled share."""
+        return self.policy(
+            "logging",
+            skill=1.0,
+            noise=1.0,
+            temperature=1.0,
+            mix_uniform=shuffled_share,
+            seed=10_000,
+        )
+
+    def candidate_policies(self, n: int = 12) -> list[RankingPolicy]:
+        """A family of ``n`` target policies of graded quality.
+
+        Skill rises and noise falls with the index; odd-numbered ones are
+        Plackett-Luce at temperature 0.5, even-numbered ones deterministic.
+        """
+        out = []
+        for j in range(n):
+            t = j / max(n - 1, 1)
+            out.append(
+                self.policy(
+                    f"p{j + 1:02d}",
+                    skill=0.4 + 1.6 * t,
+                    noise=1.5 * (1 - t) + 0.3,
+                    temperature=0.5 if j % 2 == 0 else None,
+                    seed=j + 1,
+                )
+            )
+        return out
+
+    # -- ground truth ---------------------------------------------------------
+    def online_value(self, policy: RankingPolicy) -> float:
+        """Exact expected reward per impression if ``policy`` served every context."""
+        return float(self.context_values(policy).mean())
+
+    def context_values(self, policy: RankingPolicy) -> np.ndarray:
+        """Exact expected reward per impression for each context."""
+        e = self.examination(np.arange(1, self.n_positions + 1))
+        if self.user_model == "position_based":
+            expected = np.einsum("ckl,ck,l->c", policy.marginals, self.quality, e)
+            return expected / self.n_positions
+        return self._cascade_values(policy) / self.n_positions
+
+    def _cascade_values(self, policy: RankingPolicy) -> np.ndarray:
+        """Expected clicks per context under the cascade model, exactly."""
+        n, k = self.quality.shape
+        rows = np.arange(n)
+        if policy.deterministic:
+            return _cascade_clicks(self.quality[rows[:, None], policy.deterministic_ranking()])
+        uniform = np.zeros(n)
+        pl = np.zeros(n)
+        for prefix in prefixes(k, self.n_positions):
+            clicks = _cascade_clicks(self.quality[:, prefix])
+            uniform += clicks
+            if policy.temperature is not None:
+                pl += pl_prefix_probabilities(policy.scores / policy.temperature, prefix) * clicks
+        if policy.temperature is None:
+            pl = _cascade_clicks(self.quality[rows[:, None], policy.deterministic_ranking()])
+        uniform /= len(prefixes(k, self.n_positions))
+        return (1 - policy.mix_uniform) * pl + policy.mix_uniform * uniform
+
+    # -- data -------------------------------------------------------------
+    def simulate(
+        self,
+        policy: RankingPolicy,
+        n_trajectories: int,
+        *,
+        seed: int = 0,
+        with_candidates: bool = False,
+    ) -> InteractionLog:
+        """A log of ``n_trajectories`` rankings served by ``policy``, with clicks.
+
+        Columns: trajectory, context, item, position, reward, propensity (the
+        exact marginal of the item at its position), logging_score, shuffled,
+        day, group. With ``with_candidates`` the log also lists every
+        candidate of every slot with its propensity.
+        """
+        rng = np.random.default_rng([self.seed, seed, 1])
+        contexts = rng.integers(0, self.n_contexts, n_trajectories)
+        ranking, shuffled = policy.sample(contexts, rng)
+        clicks = self._clicks(contexts, ranking, rng)
+        n, length = ranking.shape
+        ctx = np.repeat(contexts, length)
+        cand_index = ranking.ravel()
+        pos = np.tile(np.arange(1, length + 1), n)
+        frame = pd.DataFrame(
+            {
+                "trajectory": np.repeat(np.arange(n), length),
+                "context": ctx,
+                "item": self.candidates[ctx, cand_index],
+                "position": pos,
+                "reward": clicks.ravel().astype(float),
+                "propensity": policy.marginals[ctx, cand_index, pos - 1],
+                "logging_score": policy.scores[ctx, cand_index],
+                "shuffled": np.repeat(shuffled, length),
+                "day": np.repeat(rng.integers(0, self.n_days, n), length),
+                "group": self.groups[ctx],
+            }
+        )
+        candidates = self._candidate_table(policy, contexts) if with_candidates else None
+        return InteractionLog.from_frame(frame, candidates=candidates)
+
+    def _clicks(self, contexts, ranking, rng) -> np.ndarray:
+        q = self.quality[contexts[:, None], ranking]
+        attracted = rng.random(q.shape) < q
+        if self.user_model == "position_based":
+            examined = rng.random(q.shape) < self.examination(np.arange(1, ranking.shape[1] + 1))
+            return examined & attracted
+        first = np.cumsum(attracted, axis=1) == 1
+        return attracted & first
+
+    def _candidate_table(self, policy: RankingPolicy, contexts: np.ndarray) -> pd.DataFrame:
+        n, k, length = len(contexts), self.candidates.shape[1], self.n_positions
+        traj = np.repeat(np.arange(n), length * k)
+        pos = np.tile(np.repeat(np.arange(1, length + 1), k), n)
+        cand = np.tile(np.arange(k), n * length)
+        ctx = contexts[traj]
+        return pd.DataFrame(
+            {
+                "trajectory": traj,
+                "position": pos,
+                "item": self.candidates[ctx, cand],
+                "propensity": policy.marginals[ctx, cand, pos - 1],
+            }
+        )
+
+    def ab_test(
+        self, policies: list[RankingPolicy], n_per_cell: int, *, seed: int = 0
+    ) -> list[ABResult]:
+        """Online A/B cells: each policy serves its own random users."""
+        out = []
+        for j, policy in enumerate(policies):
+            log = self.simulate(policy, n_per_cell, seed=10_000 + 100 * seed + j)
+            per_traj = np.add.reduceat(log.column("reward"), log.unit_starts) / self.n_positions
+            out.append(
+                ABResult(
+                    policy.name,
+                    float(per_traj.mean()),
+                    float(per_traj.std(ddof=1) / np.sqrt(len(per_traj))),
+                    len(per_traj),
+                )
+            )
+        return out
+
+    def __repr__(self) -> str:
+        k = self.candidates.shape[1]
+        return (
+            f"Environment(seed={self.seed}, {self.n_contexts} contexts, {k} candidates, "
+            f"{self.n_positions} positions, {self.user_model}, {self.examination!r})"
+        )
+
+
+def _cascade_clicks(quality_in_order: np.ndarray) -> np.ndarray:
+    """Expected clicks of a cascade user scanning items of the given qualities."""
+    survive = np.cumprod(1 - quality_in_order, axis=1)
+    before = np.c_[np.ones(len(quality_in_order)), survive[:, :-1]]
+    return (before * quality_in_order).sum(axis=1)
