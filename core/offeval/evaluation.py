@@ -70,6 +70,12 @@ class Accumulator:
 
     def add(self, log: InteractionLog) -> Accumulator:
         """Fold one chunk of whole trajectories."""
+        chunk = Moments.from_array(self.unit_block(log))
+        self.moments = chunk if self.moments is None else self.moments.merge(chunk)
+        return self
+
+    def unit_block(self, log: InteractionLog) -> np.ndarray:
+        """(n_units, k) column sums of one chunk; tallies and exclusions are recorded."""
         columns: dict[tuple[str, Hashable], np.ndarray] = {}
         for p, policy in enumerate(self.policies):
             view = PolicyView(policy, log)
@@ -82,10 +88,7 @@ class Accumulator:
                 for reason, count in contribution.excluded.items():
                     counts[reason] = counts.get(reason, 0) + int(count)
         self._extend_keys(columns)
-        block = _unit_sums(columns, self.keys, log)
-        chunk = Moments.from_array(block)
-        self.moments = chunk if self.moments is None else self.moments.merge(chunk)
-        return self
+        return _unit_sums(columns, self.keys, log)
 
     def _extend_keys(self, columns: Mapping[tuple[str, Hashable], np.ndarray]) -> None:
         """Add columns first seen in this chunk; they were zero for earlier units."""
@@ -120,6 +123,11 @@ class Accumulator:
                 merged[reason] = merged.get(reason, 0) + count
             out.excluded[pe] = merged
         return out
+
+    def policy_stats(self, policy: str, moments: Moments, covariance: np.ndarray) -> _Stats:
+        """The columns of one policy, as its estimators' ``combine`` sees them."""
+        own = {k: i for i, (name, k) in enumerate(self.keys) if name == policy}
+        return _Stats(moments, own, covariance)
 
     def result(self, level: float = 0.95) -> Evaluation:
         """Values, standard errors and intervals of every (policy, estimator)."""
@@ -177,8 +185,7 @@ class Evaluation:
         self._lin: dict[tuple[str, str], Linearisation] = {}
         self._estimates: dict[tuple[str, str], Estimate] = {}
         for p, policy in enumerate(acc.policies):
-            own = {k: i for i, (name, k) in enumerate(acc.keys) if name == policy.name}
-            stats = _Stats(acc.moments, own, self._covariance)
+            stats = acc.policy_stats(policy.name, acc.moments, self._covariance)
             for e, estimator in enumerate(acc.estimators):
                 lin = estimator.combine(stats)
                 label = self.estimators[e]

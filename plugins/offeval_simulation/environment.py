@@ -46,8 +46,8 @@ class Environment:
         seed: int = 0,
         n_contexts: int = 2_000,
         n_items: int = 300,
-        n_candidates: int = 6,
-        n_positions: int = 3,
+        n_candidates: int = 8,
+        n_positions: int = 4,
         dim: int = 8,
         n_groups: int = 4,
         n_days: int = 7,
@@ -101,20 +101,22 @@ class Environment:
         )
 
     def logging_policy(self, shuffled_share: float = 0.05) -> RankingPolicy:
-        """Plackett-Luce over noisy scores with a small uniformly shuffled share."""
+        """Plackett-Luce (temperature 0.5) over noisy scores, plus a shuffled share."""
         return self.policy(
             "logging",
             skill=1.0,
             noise=1.0,
-            temperature=1.0,
+            temperature=0.5,
             mix_uniform=shuffled_share,
             seed=10_000,
         )
 
     def candidate_policies(self, n: int = 12) -> list[RankingPolicy]:
-        """A family of ``n`` target policies of graded quality.
+        """A family of ``n`` target policies of graded, close quality.
 
-        Skill rises and noise falls with the index; odd-numbered ones are
+        Skill rises from 1.0 to 1.4 and score noise falls from 0.9 to 0.6 with
+        the index, so higher-numbered policies are better on average (the
+        exact order is :meth:`online_value`'s). Odd-numbered policies are
         Plackett-Luce at temperature 0.5, even-numbered ones deterministic.
         """
         out = []
@@ -123,8 +125,8 @@ class Environment:
             out.append(
                 self.policy(
                     f"p{j + 1:02d}",
-                    skill=0.4 + 1.6 * t,
-                    noise=1.5 * (1 - t) + 0.3,
+                    skill=1.0 + 0.4 * t,
+                    noise=0.9 - 0.3 * t,
                     temperature=0.5 if j % 2 == 0 else None,
                     seed=j + 1,
                 )

@@ -1,0 +1,122 @@
+"""Write a demo or evaluation report: Markdown tables, CSV files, PNG plots."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from offeval.demo import DemoResult  # noqa: E402
+
+
+def plot_estimates(estimates: pd.DataFrame, truth: pd.Series, path: Path) -> Path:
+    """Small multiples: each estimator's intervals against the true values."""
+    labels = list(dict.fromkeys(estimates["estimator"]))
+    cols = min(3, len(labels))
+    rows = int(np.ceil(len(labels) / cols))
+    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.6 * rows), squeeze=False)
+    lo, hi = truth.min(), truth.max()
+    pad = 0.1 * (hi - lo)
+    for ax, label in zip(axes.ravel(), labels, strict=False):
+        part = estimates[estimates["estimator"] == label]
+        x = truth.loc[part["policy"]].to_numpy()
+        err = [part["value"] - part["ci_low"], part["ci_high"] - part["value"]]
+        ax.errorbar(x, part["value"], yerr=err, fmt="o", ms=4, capsize=2)
+        ax.plot([lo - pad, hi + pad], [lo - pad, hi + pad], "k--", lw=0.8)
+        ax.set_title(label, fontsize=9)
+        ax.set_xlabel("true online value")
+        ax.set_ylabel("offline estimate")
+    for ax in axes.ravel()[len(labels) :]:
+        ax.axis("off")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def plot_rank_1(rank_1: pd.DataFrame, truth: pd.Series, path: Path) -> Path:
+    """Probability of each policy being ranked first, per estimator."""
+    order = truth.sort_values().index
+    fig, ax = plt.subplots(figsize=(9, 3.8))
+    width = 0.8 / max(len(rank_1.columns), 1)
+    x = np.arange(len(order))
+    for j, label in enumerate(rank_1.columns):
+        ax.bar(x + j * width, rank_1.loc[order, label], width, label=label)
+    ax.set_xticks(x + 0.4 - width / 2, order)
+    ax.set_xlabel("policy (sorted by true online value, best on the right)")
+    ax.set_ylabel("P(ranked first)")
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def _markdown(frame: pd.DataFrame, digits: int = 4) -> str:
+    """A pipe table without optional dependencies."""
+
+    def cell(v):
+        if isinstance(v, (float, np.floating)):
+            return "" if np.isnan(v) else f"{v:.{digits}g}"
+        return str(v)
+
+    head = "| " + " | ".join(map(str, frame.columns)) + " |"
+    rule = "|" + "|".join("---" for _ in frame.columns) + "|"
+    body = ["| " + " | ".join(cell(v) for v in row) + " |" for row in frame.itertuples(index=False)]
+    return "\n".join([head, rule, *body])
+
+
+def write_demo_report(result: DemoResult, out: str | Path) -> Path:
+    """Write ``report.md`` with its tables and plots into folder ``out``."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    result.summary.to_csv(out / "summary.csv", index=False)
+    result.estimates.to_csv(out / "estimates.csv", index=False)
+    result.ab.to_csv(out / "ab_test.csv", index=False)
+    plot_estimates(result.estimates, result.truth, out / "estimates.png")
+    plot_rank_1(result.rank_1, result.truth, out / "rank_1.png")
+    wide = result.estimates.pivot(index="policy", columns="estimator", values="value")
+    wide.insert(0, "truth", result.truth)
+    wide.insert(1, "A/B mean", result.ab.set_index("policy")["mean"])
+    s = result.settings
+    skipped = "".join(f"\n- `{k}` skipped: {v}" for k, v in result.skipped.items())
+    text = f"""# offeval demo report
+
+Simulated environment: {s["environment"]}.
+One log of {s["n_trajectories"]:,} trajectories ({s["n_rows"]:,} rows) from a
+Plackett-Luce logging policy with a shuffled share; {s["n_policies"]} candidate
+policies; an online A/B test with {s["n_per_cell"]:,} trajectories per cell.
+True best policy: **{s["true_best"]}**. Seed {s["seed"]}.{skipped}
+
+## How well each estimator predicts the online order
+
+Kendall tau against the true order (with its p-value), mean absolute error,
+share of 95% intervals covering the truth, probability that the true best
+policy comes out first when the offline evaluation is re-drawn from its
+estimated joint normal distribution, and the policy each estimator picks.
+
+{_markdown(result.summary)}
+
+![estimates against truth](estimates.png)
+
+## Probability of being ranked first
+
+![P(rank 1)](rank_1.png)
+
+{_markdown(result.rank_1.reset_index(names="policy"))}
+
+## Estimates per policy
+
+{_markdown(wide.reset_index())}
+
+Files: `summary.csv`, `estimates.csv` (with standard errors, intervals and
+diagnostics), `ab_test.csv`.
+"""
+    path = out / "report.md"
+    path.write_text(text)
+    return path
