@@ -160,6 +160,8 @@ class InteractionLog:
         data, labels = _order_and_positions(data, labels)
         if "context" not in data:
             data["context"] = data["trajectory"]
+        roles = [r for r in ROLES if r in data]
+        data = data[roles + [c for c in data.columns if c not in ROLES]]
         codes = pd.factorize(data["trajectory"], sort=False)[0]
         starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
         if candidates is not None:
@@ -300,8 +302,8 @@ def stream_parquet(
         if carry is not None:
             frame = pd.concat([carry, frame])
         last = frame[trajectory].iloc[-1]
-        tail = (frame[trajectory] == last).to_numpy()
-        tail &= np.cumsum(~tail[::-1])[::-1] == 0
+        same = (frame[trajectory] == last).to_numpy()
+        tail = same & (np.cumsum(~same[::-1])[::-1] == 0)
         carry = frame[tail]
         if (~tail).any():
             yield InteractionLog.from_frame(frame[~tail], mapping)

@@ -1,0 +1,51 @@
+"""Example offeval plugin: trimmed importance sampling."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from offeval import BaseEstimator, ConfigurationError, Contribution, PolicyView, hookimpl
+from offeval.stats import Linearisation, Tally
+
+
+class TrimmedIS(BaseEstimator):
+    """Trimmed IS: mean of r * w * [w <= max_weight] per impression.
+
+    Rows whose importance weight exceeds ``max_weight`` contribute nothing, a
+    bias towards zero that trades for variance differently from capping. The
+    share of trimmed rows is reported in the diagnostics.
+    """
+
+    name = "trimmed_is"
+    tags = {"linear_in_reward": True}
+
+    def __init__(self, max_weight: float = 50.0):
+        self.max_weight = max_weight
+
+    def contribute(self, view: PolicyView) -> Contribution:
+        """Columns: r * w where w <= max_weight, and 1 per row."""
+        if not self.max_weight > 0:
+            raise ConfigurationError(f"max_weight must be positive, got {self.max_weight!r}")
+        w = view.weights()
+        kept = w <= self.max_weight
+        tally = Tally()
+        tally.add("rows", w.size)
+        tally.add("trimmed", np.count_nonzero(~kept))
+        numerator = np.where(kept, view.log.column("reward") * w, 0.0)
+        return Contribution({"trimmed_rw": numerator, "rows": np.ones(w.size)}, tally)
+
+    def combine(self, stats) -> Linearisation:
+        """Ratio of the two column means (delta-method standard error)."""
+        y, n = stats.mean("trimmed_rw"), stats.mean("rows")
+        cols = np.array([stats.index("trimmed_rw"), stats.index("rows")])
+        return Linearisation(y / n, cols, np.array([1 / n, -y / n**2]))
+
+    def diagnose(self, tally: Tally) -> dict[str, float]:
+        """Share of rows trimmed away."""
+        return {"trimmed_share": tally.sums["trimmed"] / tally.sums["rows"]}
+
+
+@hookimpl
+def register_estimators(register):
+    """Register ``trimmed_is``."""
+    register(TrimmedIS.name, TrimmedIS)

@@ -1,0 +1,138 @@
+"""The evaluation engine: delta-method values, paired comparisons, chunking."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from oracles import unit_sums
+
+from offeval import Accumulator, LoggingPolicy, OffevalError, evaluate
+from offeval.stats import pairwise_grid
+from offeval_ncis import IS, NCIS
+
+
+@pytest.fixture(scope="module")
+def two_policies(bandit):
+    log, target, _ = bandit
+    return log, [target, LoggingPolicy()]
+
+
+def influence_ncis(log, policy_p, cap):
+    """Per-unit influence values of NCIS: (Y - R D) / mean(D)."""
+    w = np.minimum(policy_p / log.column("propensity"), cap)
+    y = unit_sums(log, log.column("reward") * w)
+    d = unit_sums(log, w)
+    ratio = y.sum() / d.sum()
+    return ratio, (y - ratio * d) / d.mean()
+
+
+def test_ratio_se_matches_influence_function(two_policies):
+    log, (target, _) = two_policies
+    ratio, psi = influence_ncis(log, target.probabilities(log.frame), 5.0)
+    est = evaluate(log, [target], [NCIS(cap=5)]).estimate("target")
+    assert est.value == pytest.approx(ratio, rel=1e-12)
+    assert est.se == pytest.approx(psi.std(ddof=1) / np.sqrt(len(psi)), rel=1e-9)
+
+
+def test_paired_difference_uses_the_cross_covariance(two_policies):
+    log, (target, logging) = two_policies
+    r1, psi1 = influence_ncis(log, target.probabilities(log.frame), 5.0)
+    r2, psi2 = influence_ncis(log, logging.probabilities(log.frame), 5.0)
+    ev = evaluate(log, [target, logging], [NCIS(cap=5)])
+    diff = ev.difference("target", "logging")
+    assert diff.value == pytest.approx(r1 - r2, rel=1e-12)
+    expected = (psi1 - psi2).std(ddof=1) / np.sqrt(len(psi1))
+    assert diff.se == pytest.approx(expected, rel=1e-9)
+    # unpaired standard errors would be far larger: the pairing is what matters
+    a, b = ev.estimate("target"), ev.estimate("logging")
+    assert diff.se < 0.9 * np.hypot(a.se, b.se)
+
+
+def test_relative_to_baseline(two_policies):
+    log, policies = two_policies
+    ev = evaluate(log, policies, [IS()])
+    rel = {e.policy: e for e in ev.relative("logging")}
+    assert rel["logging"].value == 1.0 and rel["logging"].se == pytest.approx(0, abs=1e-15)
+    ratio = ev.estimate("target").value / ev.estimate("logging").value
+    assert rel["target"].value == pytest.approx(ratio)
+    cov = ev.covariance(baseline="logging")
+    assert cov[1, 1] == pytest.approx(0, abs=1e-18)
+    assert np.sqrt(cov[0, 0]) == pytest.approx(rel["target"].se)
+
+
+def test_grid_p_values_are_paired_z_tests(two_policies):
+    log, policies = two_policies
+    ev = evaluate(log, policies, [IS()])
+    grid = ev.grid()
+    diff = ev.difference("target", "logging")
+    row = grid.table.iloc[0]
+    assert row["difference"] == pytest.approx(diff.value)
+    assert row["se"] == pytest.approx(diff.se)
+    from scipy import stats
+
+    assert row["p_value"] == pytest.approx(2 * stats.norm.sf(abs(diff.value / diff.se)))
+
+
+def test_grid_corrections_are_monotone():
+    names = list("abcde")
+    values = np.array([0.0, 0.1, 0.2, 0.25, 0.5])
+    cov = np.diag([0.01, 0.01, 0.01, 0.01, 0.01])
+    raw = pairwise_grid(names, values, cov)
+    holm = pairwise_grid(names, values, cov, correction="holm")
+    bh = pairwise_grid(names, values, cov, correction="fdr_bh")
+    assert (holm.table["p_adjusted"] >= raw.table["p_value"] - 1e-15).all()
+    assert (holm.table["p_adjusted"] >= bh.table["p_adjusted"] - 1e-15).all()
+    assert holm.n_significant() <= raw.n_significant()
+    m = holm.matrix()
+    assert (m.to_numpy() == m.to_numpy().T).all() and not np.diag(m.to_numpy()).any()
+    with pytest.raises(OffevalError, match="unknown correction"):
+        pairwise_grid(names, values, cov, correction="magic")
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(200, 20_000))
+def test_any_chunking_gives_the_same_numbers(bandit, chunk_rows):
+    log, target, _ = bandit
+    policies = [target, LoggingPolicy()]
+    whole = evaluate(log, policies, [IS(), NCIS(cap=3)], chunk_rows=log.n_rows).to_frame()
+    chunked = evaluate(log, policies, [IS(), NCIS(cap=3)], chunk_rows=chunk_rows).to_frame()
+    for col in ("value", "se", "ci_low", "ci_high"):
+        np.testing.assert_allclose(chunked[col], whole[col], rtol=1e-9)
+
+
+def test_accumulators_merge_like_one_pass(bandit):
+    log, target, _ = bandit
+    chunks = list(log.chunks(7_000))
+    parts = [Accumulator([target], [NCIS(cap=3)]).add(c) for c in chunks]
+    merged = parts[0]
+    for p in parts[1:]:
+        merged = merged.merge(p)
+    one = evaluate(log, [target], [NCIS(cap=3)]).estimate("target")
+    est = merged.result().estimate("target")
+    assert est.value == pytest.approx(one.value, rel=1e-12)
+    assert est.se == pytest.approx(one.se, rel=1e-9)
+    assert est.diagnostics == pytest.approx(one.diagnostics)
+
+
+def test_duplicate_names_and_unknown_estimator(bandit):
+    log, target, _ = bandit
+    with pytest.raises(OffevalError, match="policy names must be unique"):
+        evaluate(log, [target, target], [IS()])
+    with pytest.raises(OffevalError, match="estimators must differ"):
+        evaluate(log, [target], [IS(), IS()])
+    ev = evaluate(log, [target], [IS(), NCIS()])
+    with pytest.raises(OffevalError, match="name an estimator"):
+        ev.estimate("target")
+    with pytest.raises(OffevalError, match="unknown estimator"):
+        ev.estimate("target", "snips")
+
+
+def test_estimate_repr_and_frame(bandit):
+    log, target, _ = bandit
+    est = evaluate(log, [target], [NCIS(cap=2)]).estimate("target")
+    text = repr(est)
+    assert "ncis(cap=2) of 'target'" in text and "95% CI" in text and "clipped_share" in text
+    frame = est.to_frame()
+    assert frame.loc[0, "n_units"] == log.n_units and 0 < frame.loc[0, "diag_clipped_share"] < 1

@@ -1,0 +1,144 @@
+"""Interaction log validation: clear errors naming columns and rows, no silent drops."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from offeval import ColumnError, InteractionLog, OffevalError, stream_parquet
+
+
+def frame(**overrides) -> pd.DataFrame:
+    data = {
+        "sid": [7, 7, 3, 3, 3],
+        "item": ["a", "b", "a", "c", "d"],
+        "rank": [2, 1, 1, 3, 2],
+        "click": [0.0, 1.0, 0.0, 1.0, 0.0],
+        "p": [0.5, 0.2, 0.3, 0.1, 0.9],
+    }
+    data.update(overrides)
+    return pd.DataFrame(data, index=[10, 11, 12, 13, 14])
+
+
+MAPPING = {"trajectory": "sid", "position": "rank", "reward": "click", "propensity": "p"}
+
+
+def test_rows_sorted_by_trajectory_then_position_keeping_source_labels():
+    log = InteractionLog.from_frame(frame(), MAPPING)
+    assert log.frame["trajectory"].tolist() == [7, 7, 3, 3, 3]
+    assert log.frame["position"].tolist() == [1, 2, 1, 2, 3]
+    assert log.frame["item"].tolist() == ["b", "a", "a", "d", "c"]
+    assert log.source_rows.tolist() == [11, 10, 12, 14, 13]
+    assert log.unit_starts.tolist() == [0, 2]
+    assert log.n_units == 2 and log.n_rows == 5
+
+
+def test_positions_default_to_row_order_within_trajectory():
+    log = InteractionLog.from_frame(
+        frame().drop(columns="rank"), {"trajectory": "sid", "reward": "click"}
+    )
+    assert log.frame["position"].tolist() == [1, 2, 1, 2, 3]
+
+
+def test_missing_required_column_is_named():
+    with pytest.raises(ColumnError, match="'reward'"):
+        InteractionLog.from_frame(frame(), {"trajectory": "sid"})
+
+
+def test_mapped_column_absent_from_data():
+    with pytest.raises(ColumnError, match="'clicks'.*not in the data"):
+        InteractionLog.from_frame(frame(), {**MAPPING, "reward": "clicks"})
+
+
+def test_nan_reward_names_the_input_rows():
+    with pytest.raises(ColumnError, match=r"'reward'.*rows \[12, 14\]"):
+        InteractionLog.from_frame(frame(click=[0, 1, np.nan, 1, np.inf]), MAPPING)
+
+
+@pytest.mark.parametrize("bad", [0.0, -0.1, 1.5, np.nan])
+def test_propensity_outside_unit_interval(bad):
+    with pytest.raises(ColumnError, match=r"'propensity'.*\(0, 1\].*rows \[13\]"):
+        InteractionLog.from_frame(frame(p=[0.5, 0.2, 0.3, bad, 0.9]), MAPPING)
+
+
+def test_duplicate_position_in_a_trajectory():
+    with pytest.raises(ColumnError, match=r"duplicate position.*rows \[14\]"):
+        InteractionLog.from_frame(frame(rank=[2, 1, 1, 3, 3]), MAPPING)
+
+
+@pytest.mark.parametrize("bad", [0, 1.5, -2])
+def test_positions_are_whole_and_one_based(bad):
+    with pytest.raises(ColumnError, match="'position'.*whole number"):
+        InteractionLog.from_frame(frame(rank=[2, 1, 1, 3, bad]), MAPPING)
+
+
+def test_errors_are_value_errors():
+    assert issubclass(ColumnError, OffevalError) and issubclass(OffevalError, ValueError)
+
+
+def test_empty_log_and_wrong_type():
+    with pytest.raises(OffevalError, match="no rows"):
+        InteractionLog.from_frame(frame().iloc[:0], MAPPING)
+    with pytest.raises(OffevalError, match="DataFrame"):
+        InteractionLog.from_frame({"a": [1]}, MAPPING)
+
+
+def test_candidates_must_contain_the_logged_item():
+    cands = pd.DataFrame(
+        {
+            "trajectory": [7, 7, 3, 3, 3],
+            "position": [1, 2, 1, 2, 3],
+            "item": ["b", "a", "a", "d", "zzz"],
+            "propensity": [0.2] * 5,
+        }
+    )
+    with pytest.raises(ColumnError, match="absent from its slot's candidate set"):
+        InteractionLog.from_frame(frame(), MAPPING, candidates=cands)
+
+
+def test_candidates_for_unlogged_slot_are_rejected():
+    cands = pd.DataFrame(
+        {
+            "trajectory": [7, 7, 3, 3, 3, 9],
+            "position": [1, 2, 1, 2, 3, 1],
+            "item": ["b", "a", "a", "d", "c", "a"],
+            "propensity": [0.2] * 6,
+        }
+    )
+    with pytest.raises(ColumnError, match=r"not in the log \(rows \[5\]\)"):
+        InteractionLog.from_frame(frame(), MAPPING, candidates=cands)
+
+
+def test_chunks_keep_trajectories_whole(bandit):
+    log = bandit[0]
+    chunks = list(log.chunks(999))
+    assert sum(c.n_rows for c in chunks) == log.n_rows
+    assert sum(c.n_units for c in chunks) == log.n_units
+    for chunk in chunks:
+        assert chunk.frame["position"].iloc[0] == 1 and chunk.frame["position"].iloc[-1] == 2
+        slots = chunk.candidates["slot"].to_numpy()
+        assert slots.min() == 0 and slots.max() == chunk.n_rows - 1
+
+
+def test_parquet_stream_equals_whole_file(tmp_path, bandit):
+    log = bandit[0]
+    path = tmp_path / "log.parquet"
+    log.frame.to_parquet(path)
+    parts = list(stream_parquet(path, batch_rows=777))
+    assert len(parts) > 10
+    joined = pd.concat([p.frame for p in parts], ignore_index=True)
+    pd.testing.assert_frame_equal(joined, log.frame, check_dtype=False)
+    assert sum(p.n_units for p in parts) == log.n_units
+
+
+def test_csv_round_trip_with_mapping(tmp_path):
+    path = tmp_path / "log.csv"
+    frame().to_csv(path, index=False)
+    log = InteractionLog.from_file(path, MAPPING)
+    assert log.n_rows == 5 and log.column("propensity").dtype == float
+    (tmp_path / "x.json").write_text("{}")
+    with pytest.raises(OffevalError, match="unsupported file type"):
+        InteractionLog.from_file(tmp_path / "x.json")
+    with pytest.raises(OffevalError, match="no such file"):
+        InteractionLog.from_file(tmp_path / "missing.csv")
