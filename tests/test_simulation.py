@@ -1,0 +1,119 @@
+"""The simulator: exact rank marginals, exact online values, user models."""
+
+from __future__ import annotations
+
+from itertools import permutations
+
+import numpy as np
+import pytest
+
+from offeval import ConfigurationError
+from offeval_simulation import Environment
+from offeval_simulation.examination import MODELS
+from offeval_simulation.rankers import RankingPolicy
+
+
+def brute_force_marginals(logits: np.ndarray, length: int) -> np.ndarray:
+    """P(candidate k at position i) by enumerating every full permutation."""
+    k = logits.size
+    out = np.zeros((k, length))
+    w = np.exp(logits)
+    for perm in permutations(range(k)):
+        p, left = 1.0, w.sum()
+        for j in perm:
+            p *= w[j] / left
+            left -= w[j]
+        for i in range(length):
+            out[perm[i], i] += p
+    return out
+
+
+def test_plackett_luce_marginals_match_brute_force():
+    rng = np.random.default_rng(0)
+    scores = rng.normal(size=(4, 5))
+    cands = np.tile(np.arange(5), (4, 1))
+    policy = RankingPolicy("pl", scores, cands, n_positions=3, temperature=0.7)
+    for c in range(4):
+        np.testing.assert_allclose(
+            policy.marginals[c], brute_force_marginals(scores[c] / 0.7, 3), rtol=1e-12
+        )
+
+
+def test_marginals_are_distributions_and_mixing_is_linear():
+    rng = np.random.default_rng(1)
+    scores = rng.normal(size=(10, 6))
+    cands = np.tile(np.arange(6), (10, 1))
+    pl = RankingPolicy("pl", scores, cands, 4, temperature=1.0)
+    mixed = RankingPolicy("mix", scores, cands, 4, temperature=1.0, mix_uniform=0.2)
+    np.testing.assert_allclose(pl.marginals.sum(axis=1), 1.0)
+    assert (pl.marginals.sum(axis=2) <= 1 + 1e-12).all()
+    np.testing.assert_allclose(mixed.marginals, 0.8 * pl.marginals + 0.2 / 6)
+    det = RankingPolicy("det", scores, cands, 4, temperature=None)
+    top = np.argsort(-scores, axis=1)[:, :4]
+    assert (det.marginals.argmax(axis=1) == top).all() and set(np.unique(det.marginals)) == {0, 1}
+
+
+def test_sampled_rankings_follow_the_marginals():
+    scores = np.array([[1.0, 0.5, 0.0, -0.5, -1.0]])
+    policy = RankingPolicy("pl", scores, np.arange(5)[None], 3, temperature=1.0, mix_uniform=0.1)
+    n = 200_000
+    ranking, shuffled = policy.sample(np.zeros(n, dtype=int), np.random.default_rng(2))
+    freq = np.stack([(ranking[:, i, None] == np.arange(5)).mean(axis=0) for i in range(3)], axis=1)
+    expected = policy.marginals[0]
+    sd = np.sqrt(expected * (1 - expected) / n)
+    assert (np.abs(freq - expected) < 4 * sd + 1e-12).all()
+    assert abs(shuffled.mean() - 0.1) < 4 * np.sqrt(0.09 / n)
+
+
+def test_logged_propensities_are_the_policy_marginals(env):
+    logging = env.logging_policy()
+    log = env.simulate(logging, 3_000, seed=1, with_candidates=True)
+    np.testing.assert_allclose(log.column("propensity"), logging.probabilities(log.frame))
+    per_slot = np.bincount(log.candidates["slot"], weights=log.candidates["propensity"])
+    np.testing.assert_allclose(per_slot, 1.0)
+    assert log.n_units == 3_000 and log.n_rows == 3_000 * env.n_positions
+
+
+@pytest.mark.parametrize("user_model", ["position_based", "cascade"])
+@pytest.mark.parametrize("which", [0, 3])  # a Plackett-Luce and a deterministic target
+def test_exact_online_value_matches_simulated_ab_cells(user_model, which):
+    env = Environment(
+        seed=4, n_contexts=200, n_items=40, n_candidates=5, n_positions=3, user_model=user_model
+    )
+    policy = env.candidate_policies(4)[which]
+    cell = env.ab_test([policy], 60_000, seed=which)[0]
+    assert abs(cell.mean - env.online_value(policy)) < 4 * cell.se
+
+
+def test_cascade_with_one_position_is_position_based():
+    kwargs = dict(seed=5, n_contexts=100, n_items=30, n_candidates=4, n_positions=1)
+    pbm, cascade = Environment(**kwargs), Environment(user_model="cascade", **kwargs)
+    for p, q in zip(pbm.candidate_policies(3), cascade.candidate_policies(3), strict=True):
+        assert pbm.online_value(p) == pytest.approx(cascade.online_value(q), rel=1e-12)
+
+
+def test_better_policies_have_higher_value_on_average(env):
+    values = [env.online_value(p) for p in env.candidate_policies(12)]
+    assert np.corrcoef(values, np.arange(12))[0, 1] > 0.8
+
+
+def test_examination_models():
+    ranks = np.array([1, 2, 3, 4])
+    np.testing.assert_allclose(MODELS["logarithmic"]()(ranks), 1 / np.log2(ranks + 1))
+    np.testing.assert_allclose(MODELS["logarithmic"](base=np.e)(ranks), 1 / np.log(ranks + 1))
+    np.testing.assert_allclose(MODELS["exponential"](gamma=0.5)(ranks), [1, 0.5, 0.25, 0.125])
+    np.testing.assert_allclose(MODELS["reciprocal"]()(ranks), 1 / ranks)
+    np.testing.assert_allclose(MODELS["table"](values=[0.9, 0.4])(ranks), [0.9, 0.4, 0, 0])
+    cut = MODELS["cutoff"](n=2, model="exponential", gamma=0.5)
+    np.testing.assert_allclose(cut(ranks), [1, 0.5, 0, 0])
+    with pytest.raises(ConfigurationError, match="1-based"):
+        MODELS["reciprocal"]()(np.array([0, 1]))
+    with pytest.raises(ConfigurationError, match="gamma"):
+        MODELS["exponential"](gamma=1.5)
+
+
+def test_environment_rejects_bad_settings():
+    with pytest.raises(ConfigurationError, match="user_model"):
+        Environment(user_model="dbn")
+    with pytest.raises(ConfigurationError, match="n_positions"):
+        Environment(n_positions=9, n_candidates=8)
