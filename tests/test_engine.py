@@ -136,3 +136,32 @@ def test_estimate_repr_and_frame(bandit):
     assert "ncis(cap=2) of 'target'" in text and "95% CI" in text and "clipped_share" in text
     frame = est.to_frame()
     assert frame.loc[0, "n_units"] == log.n_units and 0 < frame.loc[0, "diag_clipped_share"] < 1
+
+
+def test_unpaired_difference_is_welchs_test():
+    from scipy import stats
+
+    from offeval.stats import unpaired_difference
+
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(1.0, 2.0, 400), rng.normal(0.7, 1.0, 150)
+    se_a, se_b = a.std(ddof=1) / np.sqrt(a.size), b.std(ddof=1) / np.sqrt(b.size)
+    diff = unpaired_difference(a.mean(), se_a, b.mean(), se_b, n_a=a.size, n_b=b.size)
+    welch = stats.ttest_ind(a, b, equal_var=False)
+    assert diff.p_value == pytest.approx(welch.pvalue, rel=1e-9)
+    assert diff.df == pytest.approx(welch.df, rel=1e-9)
+    ci = welch.confidence_interval(0.95)
+    assert (diff.ci_low, diff.ci_high) == pytest.approx((ci.low, ci.high), rel=1e-9)
+
+
+def test_correlations_match_scipy():
+    from scipy import stats
+
+    from offeval.stats import correlation
+
+    x, y = [1, 2, 3, 4, 5, 6], [2.0, 1.0, 4.0, 3.0, 7.0, 5.0]
+    assert correlation(x, y).p_value == pytest.approx(stats.pearsonr(x, y).pvalue)
+    assert correlation(x, y, "spearman").statistic == pytest.approx(stats.spearmanr(x, y)[0])
+    assert correlation(x, y, "kendall").statistic == pytest.approx(stats.kendalltau(x, y)[0])
+    with pytest.raises(OffevalError, match="method must be"):
+        correlation(x, y, "distance")

@@ -7,7 +7,7 @@ from offeval.errors import (
     RegistryError,
     SupportError,
 )
-from offeval.estimator import BaseEstimator, Contribution, Estimator, PolicyView
+from offeval.estimator import BaseEstimator, Contribution, Estimator, PolicyView, Shared
 from offeval.evaluation import Accumulator, Evaluation, evaluate
 from offeval.hookspecs import hookimpl
 from offeval.log import InteractionLog, read_table, stream_parquet
@@ -34,6 +34,7 @@ __all__ = [
     "PolicyView",
     "Registry",
     "RegistryError",
+    "Shared",
     "SupportError",
     "evaluate",
     "get_registry",

@@ -70,6 +70,38 @@ class PolicyView:
             self._cache["weights"] = self.probabilities() / self.log.column("propensity")
         return self._cache["weights"]
 
+    def capped_weights(self, cap: float) -> np.ndarray:
+        """min(cap, pi/mu) per row, computed once per cap."""
+        key = f"capped:{cap!r}"
+        if key not in self._cache:
+            w = self.weights()
+            self._cache[key] = w if cap >= self.weight_summary()[2] else np.minimum(w, cap)
+        return self._cache[key]
+
+    def capped_rewards(self, cap: float) -> np.ndarray:
+        """reward * min(cap, pi/mu) per row, computed once per cap."""
+        key = f"capped_rewards:{cap!r}"
+        if key not in self._cache:
+            self._cache[key] = self.log.column("reward") * self.capped_weights(cap)
+        return self._cache[key]
+
+    def weight_summary(self) -> tuple[float, float, float]:
+        """Sum, sum of squares and maximum of the weights, computed once."""
+        if "weight_summary" not in self._cache:
+            w = self.weights()
+            self._cache["weight_summary"] = (float(w.sum()), float(w @ w), float(w.max(initial=0)))
+        return self._cache["weight_summary"]
+
+
+@dataclass(frozen=True)
+class Shared:
+    """A column key whose values do not depend on the policy (e.g. row counts).
+
+    The engine stores such a column once for all policies instead of once each.
+    """
+
+    name: str
+
 
 @dataclass
 class Contribution:

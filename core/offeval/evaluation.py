@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from offeval.errors import OffevalError
-from offeval.estimator import Estimator, PolicyView
+from offeval.estimator import Estimator, PolicyView, Shared
 from offeval.log import InteractionLog
 from offeval.policy import Policy
 from offeval.result import Estimate
@@ -70,7 +70,7 @@ class Accumulator:
 
     def add(self, log: InteractionLog) -> Accumulator:
         """Fold one chunk of whole trajectories."""
-        chunk = Moments.from_array(self.unit_block(log))
+        chunk = Moments.from_array(self.unit_block(log), overwrite=True)
         self.moments = chunk if self.moments is None else self.moments.merge(chunk)
         return self
 
@@ -82,7 +82,8 @@ class Accumulator:
             for e, estimator in enumerate(self.estimators):
                 contribution = estimator.contribute(view)
                 for key, values in contribution.columns.items():
-                    columns.setdefault((policy.name, key), values)
+                    owner = None if isinstance(key, Shared) else policy.name
+                    columns.setdefault((owner, key), values)
                 self.tallies[p, e] = self.tallies.get((p, e), Tally()).merge(contribution.tally)
                 counts = self.excluded.setdefault((p, e), {})
                 for reason, count in contribution.excluded.items():
@@ -126,7 +127,7 @@ class Accumulator:
 
     def policy_stats(self, policy: str, moments: Moments, covariance: np.ndarray) -> _Stats:
         """The columns of one policy, as its estimators' ``combine`` sees them."""
-        own = {k: i for i, (name, k) in enumerate(self.keys) if name == policy}
+        own = {k: i for i, (name, k) in enumerate(self.keys) if name in (policy, None)}
         return _Stats(moments, own, covariance)
 
     def result(self, level: float = 0.95) -> Evaluation:
@@ -151,7 +152,7 @@ def _unit_sums(
     columns: Mapping[tuple[str, Hashable], np.ndarray], keys: list, log: InteractionLog
 ) -> np.ndarray:
     """(n_units, k) array of each column summed over the rows of each trajectory."""
-    block = np.empty((log.n_units, len(keys)))
+    block = np.empty((log.n_units, len(keys)), order="F")
     one_row_units = log.n_units == log.n_rows
     for j, key in enumerate(keys):
         if key not in columns:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -174,6 +175,13 @@ class InteractionLog:
     ) -> InteractionLog:
         """Read a Parquet or CSV file whole and validate it."""
         return cls.from_frame(read_table(path), mapping)
+
+    @cached_property
+    def ones(self) -> np.ndarray:
+        """A read-only array of ones, one per row (shared by every estimator)."""
+        ones = np.ones(self.n_rows)
+        ones.flags.writeable = False
+        return ones
 
     @property
     def n_rows(self) -> int:

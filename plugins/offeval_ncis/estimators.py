@@ -57,7 +57,7 @@ class CIS(_ISFamily):
     def contribute(self, view: PolicyView) -> Contribution:
         """Columns: r * min(cap, w), and 1 per row."""
         cap = check_cap(self.cap)
-        num = view.log.column("reward") * np.minimum(view.weights(), cap)
+        num = view.capped_rewards(cap)
         return ratio_contribution(num, row_ones(view), (("rw", cap), ROWS), weight_tally(view, cap))
 
     def combine(self, stats) -> Linearisation:
@@ -94,8 +94,7 @@ class NCIS(_ISFamily):
     def contribute(self, view: PolicyView) -> Contribution:
         """Columns: r * min(cap, w) and min(cap, w)."""
         cap = check_cap(self.cap)
-        capped = np.minimum(view.weights(), cap)
-        num = view.log.column("reward") * capped
+        num, capped = view.capped_rewards(cap), view.capped_weights(cap)
         return ratio_contribution(num, capped, (("rw", cap), ("w", cap)), weight_tally(view, cap))
 
     def combine(self, stats) -> Linearisation:
@@ -131,8 +130,7 @@ class PiecewiseNCIS(_ISFamily):
                 f"piecewise_ncis: column {self.by!r} has {groups.size} groups in one chunk, "
                 f"more than max_groups={self.max_groups}"
             )
-        capped = np.minimum(view.weights(), cap)
-        num = view.log.column("reward") * capped
+        capped, num = view.capped_weights(cap), view.capped_rewards(cap)
         columns = {}
         for g, group in enumerate(groups):
             member = codes == g
@@ -191,9 +189,8 @@ class PointwiseNCIS(_ISFamily):
             raise ConfigurationError("pointwise_ncis needs the log's candidate sets")
         mu = log.candidates["propensity"].to_numpy()
         normaliser = view.slot_sums(np.minimum(cap * mu, view.candidate_probabilities()))
-        capped = np.minimum(view.weights(), cap)
         with np.errstate(divide="ignore", invalid="ignore"):
-            num = np.where(normaliser > 0, log.column("reward") * capped / normaliser, 0.0)
+            num = np.where(normaliser > 0, view.capped_rewards(cap) / normaliser, 0.0)
         tally = weight_tally(view, cap)
         tally.add("empty_slots", np.count_nonzero(normaliser == 0))
         return Contribution({("pw", cap): num, ROWS: row_ones(view)}, tally)
@@ -208,10 +205,11 @@ class BetaIPS(_ISFamily):
 
     V = mean(w r) - beta * (mean(w) - 1): the weights have known mean 1, so
     subtracting beta times their deviation keeps IPS unbiased while cutting its
-    variance. ``beta=None`` uses the variance-optimal beta* = E[C Y] / E[C^2]
+    variance. ``beta=None`` uses the variance-optimal beta* = Cov(Y, C) / Var(C)
     (C = sum of w - 1 over a trajectory, Y = sum of w r), estimated from the
-    log; its asymptotic MSE is never above that of SNIPS. A number fixes beta
-    (0 gives IPS).
+    log, so the estimated variance is the smallest over all baselines; its
+    asymptotic MSE is never above that of SNIPS. A number fixes beta (0 gives
+    IPS).
     """
 
     name = "beta_ips"
@@ -223,21 +221,20 @@ class BetaIPS(_ISFamily):
     def contribute(self, view: PolicyView) -> Contribution:
         """Columns: w r, w, and 1 per row."""
         inf = float("inf")
-        w = view.weights()
-        cols = {("rw", inf): view.log.column("reward") * w, ("w", inf): w, ROWS: row_ones(view)}
+        cols = {
+            ("rw", inf): view.capped_rewards(inf),
+            ("w", inf): view.weights(),
+            ROWS: row_ones(view),
+        }
         return Contribution(cols, weight_tally(view, inf))
 
     def optimal_beta(self, stats) -> float:
-        """beta* = E[C Y] / E[C^2] with C = W - N, from the accumulated moments."""
+        """beta* = Cov(Y, C) / Var(C), C = W - N: the control-variate (OLS) slope."""
         inf = float("inf")
         y, w, n = ("rw", inf), ("w", inf), ROWS
-        c_mean = stats.mean(w) - stats.mean(n)
-        scale = (stats.n - 1) / stats.n
-        cov_cy = scale * (stats.cov(y, w) - stats.cov(y, n))
-        var_c = scale * (stats.cov(w, w) - 2 * stats.cov(w, n) + stats.cov(n, n))
-        e_cy = cov_cy + c_mean * stats.mean(y)
-        e_cc = var_c + c_mean**2
-        return e_cy / e_cc if e_cc > 0 else 0.0
+        var_c = stats.cov(w, w) - 2 * stats.cov(w, n) + stats.cov(n, n)
+        cov_yc = stats.cov(y, w) - stats.cov(y, n)
+        return cov_yc / var_c if var_c > 0 else 0.0
 
     def combine(self, stats) -> Linearisation:
         """(mean(Y) - beta (mean(W) - mean(N))) / mean(N), beta held fixed."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from offeval import ConfigurationError, Contribution, PolicyView
+from offeval import ConfigurationError, Contribution, PolicyView, Shared
 from offeval.stats import Tally
 
 
@@ -18,12 +18,13 @@ def check_cap(cap: float) -> float:
 def weight_tally(view: PolicyView, cap: float) -> Tally:
     """Mergeable weight diagnostics: sums for ESS, the largest weight, clipping."""
     w = view.weights()
+    sum_w, sum_w2, max_w = view.weight_summary()
     tally = Tally()
     tally.add("rows", w.size)
-    tally.add("sum_w", w.sum())
-    tally.add("sum_w2", np.square(w).sum())
-    tally.add("clipped", np.count_nonzero(w > cap))
-    tally.maximum("max_weight", w.max(initial=0.0))
+    tally.add("sum_w", sum_w)
+    tally.add("sum_w2", sum_w2)
+    tally.add("clipped", np.count_nonzero(w > cap) if cap < max_w else 0)
+    tally.maximum("max_weight", max_w)
     if view.log.has_candidates:
         violations, mass = view.support()
         tally.add("support_violations", violations)
@@ -53,9 +54,9 @@ def ratio_contribution(numerator: np.ndarray, denominator: np.ndarray, keys, tal
     return Contribution({keys[0]: numerator, keys[1]: denominator}, tally)
 
 
-ROWS = ("rows",)
+ROWS = Shared("rows")
 
 
 def row_ones(view: PolicyView) -> np.ndarray:
     """One per logged row: the denominator of per-impression rates."""
-    return np.ones(view.log.n_rows)
+    return view.log.ones

@@ -18,7 +18,12 @@ from scipy.special import expit
 
 from offeval import ConfigurationError, InteractionLog
 from offeval_simulation.examination import MODELS
-from offeval_simulation.rankers import RankingPolicy, pl_prefix_probabilities, prefixes
+from offeval_simulation.rankers import (
+    CONTEXT_BLOCK,
+    RankingPolicy,
+    pl_prefix_probabilities,
+    prefixes,
+)
 
 USER_MODELS = ("position_based", "cascade")
 
@@ -150,19 +155,23 @@ class Environment:
         """Expected clicks per context under the cascade model, exactly."""
         n, k = self.quality.shape
         rows = np.arange(n)
-        if policy.deterministic:
-            return _cascade_clicks(self.quality[rows[:, None], policy.deterministic_ranking()])
-        uniform = np.zeros(n)
-        pl = np.zeros(n)
-        for prefix in prefixes(k, self.n_positions):
-            clicks = _cascade_clicks(self.quality[:, prefix])
-            uniform += clicks
-            if policy.temperature is not None:
-                pl += pl_prefix_probabilities(policy.scores / policy.temperature, prefix) * clicks
         if policy.temperature is None:
-            pl = _cascade_clicks(self.quality[rows[:, None], policy.deterministic_ranking()])
-        uniform /= len(prefixes(k, self.n_positions))
-        return (1 - policy.mix_uniform) * pl + policy.mix_uniform * uniform
+            ranked = _cascade_clicks(self.quality[rows[:, None], policy.deterministic_ranking()])
+        else:
+            ranked = np.empty(n)
+        uniform = np.zeros(n) if policy.mix_uniform else None
+        table = prefixes(k, self.n_positions)
+        for lo in range(0, n, CONTEXT_BLOCK):
+            block = slice(lo, lo + CONTEXT_BLOCK)
+            clicks = _cascade_clicks(self.quality[block][:, table])  # (b, P)
+            if policy.temperature is not None:
+                prob = pl_prefix_probabilities(policy.scores[block] / policy.temperature, table)
+                ranked[block] = (prob * clicks).sum(axis=1)
+            if uniform is not None:
+                uniform[block] = clicks.mean(axis=1)
+        if uniform is None:
+            return ranked
+        return (1 - policy.mix_uniform) * ranked + policy.mix_uniform * uniform
 
     # -- data -------------------------------------------------------------
     def simulate(
@@ -256,7 +265,7 @@ class Environment:
 
 
 def _cascade_clicks(quality_in_order: np.ndarray) -> np.ndarray:
-    """Expected clicks of a cascade user scanning items of the given qualities."""
-    survive = np.cumprod(1 - quality_in_order, axis=1)
-    before = np.c_[np.ones(len(quality_in_order)), survive[:, :-1]]
-    return (before * quality_in_order).sum(axis=1)
+    """Expected clicks of a cascade user scanning items in order (last axis)."""
+    survive = np.cumprod(1 - quality_in_order, axis=-1)
+    before = np.concatenate([np.ones_like(survive[..., :1]), survive[..., :-1]], axis=-1)
+    return (before * quality_in_order).sum(axis=-1)

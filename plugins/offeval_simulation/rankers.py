@@ -18,29 +18,44 @@ import pandas as pd
 from offeval import ColumnError, ConfigurationError
 
 MAX_PREFIXES = 50_000
+#: Contexts processed at once when enumerating prefixes (bounds memory).
+CONTEXT_BLOCK = 2_048
 
 
 def prefixes(k: int, length: int) -> np.ndarray:
-    """All ordered prefixes of ``length`` distinct indices out of ``k``."""
+    """All ordered prefixes of ``length`` distinct indices out of ``k``, as rows."""
     count = np.prod(np.arange(k - length + 1, k + 1), dtype=float)
     if count > MAX_PREFIXES:
         raise ConfigurationError(f"{int(count)} ordered prefixes: too many to enumerate exactly")
     return np.array(list(permutations(range(k), length)), dtype=np.int64).reshape(-1, length)
 
 
-def pl_prefix_probabilities(logits: np.ndarray, prefix: np.ndarray) -> np.ndarray:
-    """P(the ranking starts with ``prefix``) under Plackett-Luce, per context.
+def pl_prefix_probabilities(logits: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """(n, P) probabilities that each context's ranking starts with each prefix row.
 
-    ``logits`` is (n, K); ``prefix`` a sequence of candidate indices.
+    Plackett-Luce with ``logits`` (n, K): the item at each step is drawn with
+    probability proportional to exp(logit) among those not yet placed.
     """
-    shifted = logits - logits.max(axis=1, keepdims=True)
-    weights = np.exp(shifted)
-    remaining = weights.sum(axis=1)
-    prob = np.ones(len(logits))
-    for k in prefix:
-        prob *= weights[:, k] / remaining
-        remaining = remaining - weights[:, k]
+    weights = np.exp(logits - logits.max(axis=1, keepdims=True))
+    remaining = np.repeat(weights.sum(axis=1, keepdims=True), len(table), axis=1)
+    prob = np.ones((len(logits), len(table)))
+    for step in range(table.shape[1]):
+        chosen = weights[:, table[:, step]]
+        prob *= chosen / remaining
+        remaining -= chosen
     return prob
+
+
+def pl_marginals(logits: np.ndarray, length: int) -> np.ndarray:
+    """(n, K, length): exact P(candidate k at position i) under Plackett-Luce."""
+    n, k = logits.shape
+    table = prefixes(k, length)
+    onehot = np.eye(k)[table]  # (P, length, K)
+    out = np.empty((n, k, length))
+    for lo in range(0, n, CONTEXT_BLOCK):
+        prob = pl_prefix_probabilities(logits[lo : lo + CONTEXT_BLOCK], table)
+        out[lo : lo + CONTEXT_BLOCK] = np.einsum("np,pik->nki", prob, onehot)
+    return out
 
 
 class RankingPolicy:
@@ -86,10 +101,7 @@ class RankingPolicy:
             top = self.deterministic_ranking()
             out[np.arange(n)[:, None], top, np.arange(self.n_positions)] = 1.0
         else:
-            logits = self.scores / self.temperature
-            for prefix in prefixes(k, self.n_positions):
-                prob = pl_prefix_probabilities(logits, prefix)
-                out[:, prefix, np.arange(self.n_positions)] += prob[:, None]
+            out = pl_marginals(self.scores / self.temperature, self.n_positions)
         if self.mix_uniform:
             out = (1 - self.mix_uniform) * out + self.mix_uniform / k
         return out

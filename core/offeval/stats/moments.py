@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.linalg.blas import dsyrk
 
 
 @dataclass
@@ -31,8 +32,13 @@ class Moments:
         return cls(0, np.zeros(k), np.zeros((k, k)))
 
     @classmethod
-    def from_array(cls, x: np.ndarray) -> Moments:
-        """Moments of the rows of an (n, k) array."""
+    def from_array(cls, x: np.ndarray, *, overwrite: bool = False) -> Moments:
+        """Moments of the rows of an (n, k) array.
+
+        With ``overwrite`` the array is centred in place (it must be a float
+        array the caller no longer needs), which saves a copy; a
+        Fortran-ordered array is fastest (one symmetric rank-k BLAS update).
+        """
         x = np.asarray(x, dtype=float)
         if x.ndim == 1:
             x = x[:, None]
@@ -40,8 +46,10 @@ class Moments:
         if n == 0:
             return cls.empty(k)
         mean = x.mean(axis=0)
-        centred = x - mean
-        return cls(n, mean, centred.T @ centred)
+        centred = x if overwrite and x.flags.writeable else x.copy(order="F")
+        centred -= mean
+        upper = dsyrk(1.0, np.asfortranarray(centred), trans=1)
+        return cls(n, mean, np.triu(upper) + np.triu(upper, 1).T)
 
     def merge(self, other: Moments) -> Moments:
         """Moments of the union of the two samples."""
