@@ -10,7 +10,7 @@ from offeval.errors import (
 from offeval.estimator import BaseEstimator, Contribution, Estimator, PolicyView, Shared
 from offeval.evaluation import Accumulator, Evaluation, evaluate
 from offeval.hookspecs import hookimpl
-from offeval.log import InteractionLog, read_table, stream_parquet
+from offeval.log import InteractionLog, Log, read_table, stream_parquet
 from offeval.policy import ColumnPolicy, LoggingPolicy, Policy
 from offeval.registry import Registry, get_registry
 from offeval.result import Estimate
@@ -28,6 +28,7 @@ __all__ = [
     "Estimator",
     "Evaluation",
     "InteractionLog",
+    "Log",
     "LoggingPolicy",
     "OffevalError",
     "Policy",

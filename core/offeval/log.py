@@ -6,6 +6,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 import pandas as pd
@@ -123,6 +124,28 @@ def _order_and_positions(
             raise ColumnError("position", "duplicate position within a trajectory", labels[dup])
     frame["position"] = pos
     return frame, labels
+
+
+@runtime_checkable
+class Log(Protocol):
+    """What the engine needs from a log: rows grouped into units, chunkable.
+
+    Rows are sorted so that each unit (trajectory) is contiguous and
+    ``unit_starts`` gives the first row of each unit.
+    """
+
+    frame: pd.DataFrame
+    unit_starts: np.ndarray
+
+    @property
+    def n_rows(self) -> int: ...
+
+    @property
+    def n_units(self) -> int: ...
+
+    def column(self, role: str) -> np.ndarray: ...
+
+    def chunks(self, max_rows: int) -> Iterator[Log]: ...
 
 
 @dataclass(frozen=True, repr=False)
