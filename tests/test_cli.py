@@ -48,36 +48,15 @@ def user_log(tmp_path, env):
     return path
 
 
+MAPPING = "--map trajectory=session --map reward=stream".split()
+
+
 def test_evaluate_a_csv_with_mapping_and_policy_columns(user_log, tmp_path, capsys):
     out = tmp_path / "eval"
-    code = main(
-        [
-            "evaluate",
-            str(user_log),
-            "--map",
-            "trajectory=session",
-            "--map",
-            "reward=stream",
-            "--map",
-            "propensity=mu",
-            "--policy",
-            "a=pi_p01",
-            "--policy",
-            "b=pi_p02",
-            "--policy",
-            "c=pi_p03",
-            "--estimator",
-            "ncis:cap=50",
-            "--estimator",
-            "is",
-            "--baseline",
-            "a",
-            "--out",
-            str(out),
-            "--quiet",
-        ]
-    )
-    assert code == 0
+    policies = "--policy a=pi_p01 --policy b=pi_p02 --policy c=pi_p03".split()
+    estimators = "--estimator ncis:cap=50 --estimator is --baseline a".split()
+    args = [*MAPPING, "--map", "propensity=mu", *policies, *estimators]
+    assert main(["evaluate", str(user_log), *args, "--out", str(out), "--quiet"]) == 0
     table = pd.read_csv(out / "estimates.csv")
     assert len(table) == 6 and set(table["policy"]) == {"a", "b", "c"}
     assert (table.loc[table["policy"] == "a", "relative_value"] == 1.0).all()
@@ -86,19 +65,7 @@ def test_evaluate_a_csv_with_mapping_and_policy_columns(user_log, tmp_path, caps
 
 
 def test_evaluate_reports_a_missing_column_cleanly(user_log, capsys):
-    code = main(
-        [
-            "evaluate",
-            str(user_log),
-            "--map",
-            "trajectory=session",
-            "--map",
-            "reward=stream",
-            "--policy",
-            "a=pi_p01",
-            "--quiet",
-        ]
-    )
+    code = main(["evaluate", str(user_log), *MAPPING, "--policy", "a=pi_p01", "--quiet"])
     assert code == 2
     assert "column 'propensity'" in capsys.readouterr().err
 
