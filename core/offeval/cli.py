@@ -162,6 +162,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     plugins = sub.add_parser("plugins", help="what is registered, by which plugin, what failed")
     plugins.set_defaults(func=cmd_plugins)
+
+    for component in get_registry().components("command"):
+        command = component.factory()
+        sub_parser = sub.add_parser(component.name, help=command.help)
+        command.add_arguments(sub_parser)
+        sub_parser.set_defaults(func=command.run)
     return parser
 
 

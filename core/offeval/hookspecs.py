@@ -47,3 +47,23 @@ def register_environments(register: Register) -> None:
     object with ``demo(...)`` producing logs, candidate policies and their true
     online values (see the ``simulation`` plugin for the reference one).
     """
+
+
+@hookspec
+def register_metric_conventions(register: Register) -> None:
+    """Register named convention presets for top-n IR metrics.
+
+    ``register(name, factory)``: ``factory(**overrides)`` returns a conventions
+    object (see the ``ir`` plugin) that fixes every switch at once, documented
+    with the source it follows.
+    """
+
+
+@hookspec
+def register_commands(register: Register) -> None:
+    """Register sub-commands of the ``offeval`` command line.
+
+    ``register(name, cls)``: ``cls()`` is a command whose ``help`` is a one-line description,
+    ``command.add_arguments(parser)`` declares its arguments and
+    ``command.run(args)`` runs it and returns the exit code.
+    """

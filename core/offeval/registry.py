@@ -23,6 +23,8 @@ KINDS = {
     "estimator": "register_estimators",
     "examination": "register_examination_models",
     "environment": "register_environments",
+    "conventions": "register_metric_conventions",
+    "command": "register_commands",
 }
 
 
@@ -197,10 +199,13 @@ def _validated(kind: str, name: str, factory: Any, plugin: str) -> Component:
         raise RegistryError(f"{kind} name {name!r} from plugin {plugin!r} is not a valid name")
     if not callable(factory):
         raise RegistryError(f"{kind} {name!r} from plugin {plugin!r} is not callable")
-    if kind == "estimator":
-        missing = [m for m in ("contribute", "combine", "get_params") if not hasattr(factory, m)]
-        if missing:
-            raise RegistryError(f"estimator {name!r} from plugin {plugin!r} lacks {missing}")
+    required = {
+        "estimator": ("contribute", "combine", "get_params"),
+        "command": ("help", "add_arguments", "run"),
+    }.get(kind, ())
+    missing = [m for m in required if not hasattr(factory, m)]
+    if missing:
+        raise RegistryError(f"{kind} {name!r} from plugin {plugin!r} lacks {missing}")
     return Component(kind, name, factory, plugin)
 
 

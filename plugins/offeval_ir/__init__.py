@@ -1,0 +1,33 @@
+"""Plugin ``ir``: top-n IR metrics with every convention explicit and switchable."""
+
+from offeval import hookimpl
+from offeval_ir.compare import compare_systems
+from offeval_ir.conventions import PRESETS, Conventions
+from offeval_ir.judgements import Judgements
+from offeval_ir.metrics import METRICS, MetricResult, compute
+
+
+@hookimpl
+def register_metric_conventions(register):
+    """Register the convention presets (blog, trec_eval, ranx, sklearn, ...)."""
+    for name, factory in PRESETS.items():
+        register(name, factory)
+
+
+@hookimpl
+def register_commands(register):
+    """Register ``offeval metrics``."""
+    from offeval_ir.command import MetricsCommand
+
+    register("metrics", MetricsCommand)
+
+
+__all__ = [
+    "METRICS",
+    "PRESETS",
+    "Conventions",
+    "Judgements",
+    "MetricResult",
+    "compare_systems",
+    "compute",
+]

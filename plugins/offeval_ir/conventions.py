@@ -1,0 +1,215 @@
+"""Every convention of the top-n metrics as a named switch, and named presets."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields, replace
+
+from offeval import ConfigurationError
+
+CHOICES = {
+    "precision_denominator": ("k", "min_k_list"),
+    "recall_denominator": ("labels", "min_k_labels"),
+    "ap_denominator": ("hits", "min_k_list", "labels", "min_k_labels"),
+    "gain": ("linear", "exponential"),
+    "dcg_relevance": ("graded", "binary"),
+    "ideal": ("list", "labels"),
+    "empty_labels": ("nan", "zero"),
+    "no_predictions": ("zero", "nan"),
+    "ties": ("expected", "item_desc", "item_asc", "input_order"),
+    "nonpositive_scores": ("count", "irrelevant"),
+}
+
+
+@dataclass(frozen=True)
+class Conventions:
+    """The switches behind P, R, F1, hit rate, AP, RR, DCG and nDCG at k.
+
+    - ``precision_denominator``: ``k`` (hits / k), or ``min_k_list`` (hits /
+      min(k, list length)).
+    - ``recall_denominator``: ``labels`` (hits / number of relevant labels) or
+      ``min_k_labels`` (hits / min(k, number of relevant labels)).
+    - ``ap_denominator``: sum over relevant ranks j <= k of P@j, divided by
+      ``hits`` (relevant items in the top k), ``min_k_list``, ``labels`` (all
+      relevant labels) or ``min_k_labels``.
+    - ``gain``: ``linear`` (grade) or ``exponential`` (2^grade - 1).
+    - ``log_base``: of the discount 1 / log_b(rank + 1).
+    - ``dcg_relevance``: DCG on the label grades (``graded``) or on binary
+      relevance at the threshold (``binary``).
+    - ``ideal``: IDCG from the recommended list's own grades sorted (``list``)
+      or from the user's best labels (``labels``).
+    - ``empty_labels``: users with no relevant label get NaN and are left out
+      of the mean (``nan``, counted) or score 0 (``zero``).
+    - ``no_predictions``: users with labels but no predictions score 0
+      (``zero``) or are left out (``nan``, counted).
+    - ``relevance_threshold``: a label counts as relevant for the binary
+      metrics when its grade is at least this.
+    - ``ties``: for score input, how equal scores are ordered (``expected``
+      is the expected value over a uniformly random order of tied items).
+    - ``nonpositive_scores``: for score input, whether an item scored <= 0
+      can still be a hit (``count``) or is treated as irrelevant
+      (``irrelevant``, as torchmetrics does for P, R, RR and AP).
+    - ``per_metric``: (metric, switch, value) triples where one metric departs
+      from the others (some libraries average different metrics over
+      different users).
+    """
+
+    precision_denominator: str = "k"
+    recall_denominator: str = "labels"
+    ap_denominator: str = "hits"
+    gain: str = "exponential"
+    log_base: float = math.e
+    dcg_relevance: str = "graded"
+    ideal: str = "list"
+    empty_labels: str = "nan"
+    no_predictions: str = "zero"
+    relevance_threshold: float = 1.0
+    ties: str = "item_desc"
+    nonpositive_scores: str = "count"
+    per_metric: tuple[tuple[str, str, object], ...] = ()
+    name: str = "custom"
+
+    def __post_init__(self):
+        for field, choices in CHOICES.items():
+            if getattr(self, field) not in choices:
+                raise ConfigurationError(
+                    f"{field} must be one of {choices}, got {getattr(self, field)!r}"
+                )
+        if not self.log_base > 1:
+            raise ConfigurationError(f"log_base must exceed 1, got {self.log_base}")
+        if not self.relevance_threshold > 0:
+            raise ConfigurationError("relevance_threshold must be positive")
+        for metric, switch, value in self.per_metric:
+            if switch not in CHOICES or value not in CHOICES[switch]:
+                raise ConfigurationError(
+                    f"per_metric override {metric}.{switch}={value!r} is invalid"
+                )
+
+    def for_metric(self, metric: str) -> Conventions:
+        """The conventions one metric uses, after its per-metric overrides."""
+        changes = {switch: value for name, switch, value in self.per_metric if name == metric}
+        return replace(self, per_metric=(), **changes) if changes else self
+
+    def with_(self, **overrides) -> Conventions:
+        """A copy with some switches changed (named ``<preset>+overrides``)."""
+        unknown = set(overrides) - {f.name for f in fields(self)}
+        if unknown:
+            raise ConfigurationError(f"unknown conventions {sorted(unknown)}")
+        name = overrides.pop("name", None) or (
+            f"{self.name}+{','.join(sorted(overrides))}" if overrides else self.name
+        )
+        return replace(self, name=name, **overrides)
+
+
+def _preset(name: str, doc: str, **switches):
+    """A registered preset factory: ``factory(**overrides)`` gives Conventions."""
+    base = Conventions(name=name, **switches)
+
+    def factory(**overrides) -> Conventions:
+        return base.with_(**overrides)
+
+    factory.__doc__ = doc
+    factory.__name__ = name
+    factory.base = base
+    return factory
+
+
+PRESETS = {
+    "blog": _preset(
+        "blog",
+        "The seed blog post: AP over hits in the top k, 2^rel - 1 gain with natural log, "
+        "IDCG from the list's own grades, users without labels NaN and left out.",
+    ),
+    "trec_eval": _preset(
+        "trec_eval",
+        "trec_eval / pytrec_eval / ir-measures (P_k, recall_k, map_cut_k, recip_rank, "
+        "ndcg_cut_k): AP over all relevant labels, linear gain, log2, ideal from the labels, "
+        "ties by item id descending; only judged queries are averaged (no labels: left "
+        "out), a judged query missing from the run scores 0.",
+        ap_denominator="labels",
+        gain="linear",
+        log_base=2.0,
+        ideal="labels",
+        empty_labels="nan",
+        ties="item_desc",
+    ),
+    "ranx": _preset(
+        "ranx",
+        "ranx (precision, recall, f1, hit_rate, map, mrr, ndcg at k, make_comparable=True): "
+        "as trec_eval (linear gain, log2, ideal from labels, AP over all relevant labels, "
+        "queries without labels left out).",
+        ap_denominator="labels",
+        gain="linear",
+        log_base=2.0,
+        ideal="labels",
+        empty_labels="nan",
+        ties="item_desc",
+    ),
+    "sklearn": _preset(
+        "sklearn",
+        "scikit-learn ndcg_score / dcg_score: linear gain, log2, ideal from all labels, ties "
+        "averaged over random orders (ignore_ties=False), all-irrelevant samples score 0.",
+        gain="linear",
+        log_base=2.0,
+        ideal="labels",
+        empty_labels="zero",
+        ties="expected",
+        ap_denominator="labels",
+    ),
+    "torchmetrics": _preset(
+        "torchmetrics",
+        "torchmetrics 1.9 retrieval functions with top_k, on every candidate of a query: "
+        "precision hits/k, AP over hits in the top k, linear gain, log2, ideal from all "
+        "targets, empty targets score 0 (empty_target_action='neg'); for P, R, RR and AP a "
+        "document scored <= 0 never counts as relevant.",
+        ap_denominator="hits",
+        gain="linear",
+        log_base=2.0,
+        ideal="labels",
+        empty_labels="zero",
+        ties="item_asc",
+        per_metric=tuple(
+            (m, "nonpositive_scores", "irrelevant")
+            for m in ("precision", "recall", "f1", "rr", "ap")
+        ),
+    ),
+    "spark_mllib": _preset(
+        "spark_mllib",
+        "Spark MLlib RankingMetrics (precisionAt, recallAt, meanAveragePrecisionAt, ndcgAt): "
+        "AP over min(k, labels), binary relevance, ideal from the labels, users without "
+        "labels score 0 (with a warning in Spark).",
+        ap_denominator="min_k_labels",
+        gain="linear",
+        log_base=2.0,
+        dcg_relevance="binary",
+        ideal="labels",
+        empty_labels="zero",
+    ),
+    "recbole": _preset(
+        "recbole",
+        "RecBole topk metrics (Precision, Recall, MAP, MRR, NDCG, Hit): AP over min(k, "
+        "labels), binary relevance, ideal from the labels; users without positives are "
+        "left out (RecBole filters them before evaluating).",
+        ap_denominator="min_k_labels",
+        gain="linear",
+        log_base=2.0,
+        dcg_relevance="binary",
+        ideal="labels",
+        empty_labels="nan",
+    ),
+    "recommenders": _preset(
+        "recommenders",
+        "Microsoft recommenders 1.2 python_evaluation (precision_at_k, recall_at_k, "
+        "map_at_k, ndcg_at_k): map_at_k over min(k, labels), binary relevance, ideal from "
+        "the labels; precision, recall and MAP average over users in both frames, while "
+        "ndcg_at_k also counts users with labels but no predictions, as 0.",
+        ap_denominator="min_k_labels",
+        gain="linear",
+        log_base=2.0,
+        dcg_relevance="binary",
+        ideal="labels",
+        empty_labels="nan",
+        no_predictions="nan",
+        per_metric=(("ndcg", "no_predictions", "zero"), ("dcg", "no_predictions", "zero")),
+    ),
+}

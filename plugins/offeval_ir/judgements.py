@@ -1,0 +1,266 @@
+"""Judgement data: per user a ranked list of predictions and a set of graded labels.
+
+Everything is held as dense per-user matrices so that metrics are computed
+for all users at once: ``grades[u, j]`` is the label grade of the item user
+``u`` got at rank ``j + 1`` (0 when unlabelled or past the list's end) and
+``label_grades[u]`` lists the user's label grades sorted in decreasing order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from offeval import ColumnError, ConfigurationError, OffevalError
+
+#: Deterministic tie-breaks for score input, and the expected value over a
+#: uniformly random order of tied items.
+TIE_POLICIES = ("expected", "item_desc", "item_asc", "input_order")
+
+
+@dataclass(frozen=True)
+class Judgements:
+    """Dense judgement matrices for U users (see the module docstring).
+
+    ``tie_group`` is set when predictions came as scores with the ``expected``
+    tie policy: items sharing a score share a group id, and metrics that are
+    linear in the per-rank relevance average over the group. ``positive``
+    (score input only) marks ranks whose score is above 0.
+    """
+
+    users: pd.Index
+    grades: np.ndarray
+    lengths: np.ndarray
+    label_grades: np.ndarray
+    tie_group: np.ndarray | None = None
+    positive: np.ndarray | None = None
+
+    @property
+    def n_users(self) -> int:
+        """Number of users."""
+        return len(self.users)
+
+    @property
+    def max_length(self) -> int:
+        """Longest prediction list."""
+        return self.grades.shape[1]
+
+    def n_relevant(self, threshold: float) -> np.ndarray:
+        """Number of labels with grade >= threshold, per user."""
+        return (self.label_grades >= threshold).sum(axis=1)
+
+    def has_labels(self) -> np.ndarray:
+        """Users with at least one label (of any positive grade)."""
+        return (self.label_grades > 0).any(axis=1)
+
+    @classmethod
+    def from_lists(
+        cls,
+        predictions: Mapping[object, Sequence],
+        labels: Mapping[object, Sequence | Mapping[object, float]],
+        users: Sequence | None = None,
+    ) -> Judgements:
+        """From per-user lists: ranked ``predictions[u]``; ``labels[u]`` items or {item: grade}.
+
+        Users absent from one mapping have an empty list there; ``users`` may
+        add users absent from both (a user with nothing at all).
+        """
+        pred_rows = [
+            (u, item, rank)
+            for u, items in predictions.items()
+            for rank, item in enumerate(items, start=1)
+        ]
+        label_rows = []
+        for u, items in labels.items():
+            graded = items.items() if isinstance(items, Mapping) else ((i, 1.0) for i in items)
+            label_rows.extend((u, item, grade) for item, grade in graded)
+        pred = pd.DataFrame(pred_rows, columns=["user", "item", "rank"])
+        lab = pd.DataFrame(label_rows, columns=["user", "item", "relevance"])
+        every = list(dict.fromkeys([*(users or []), *predictions, *labels]))
+        return cls.from_frames(pred, lab, users=every)
+
+    @classmethod
+    def from_frames(
+        cls,
+        predictions: pd.DataFrame,
+        labels: pd.DataFrame,
+        *,
+        users: Sequence | None = None,
+        strict_users: bool = False,
+        ties: str = "item_desc",
+        columns: Mapping[str, str] | None = None,
+    ) -> Judgements:
+        """From long frames: predictions (user, item, rank or score), labels (user, item, grade).
+
+        With a ``score`` column instead of ``rank``, items are ranked by score
+        (highest first) and ``ties`` says how equal scores are ordered. Users
+        are the union of both frames and ``users``; with ``strict_users`` they
+        must be the same in both frames. Column names default to the roles.
+        """
+        names = {
+            "user": "user",
+            "item": "item",
+            "rank": "rank",
+            "score": "score",
+            "relevance": "relevance",
+            **(columns or {}),
+        }
+        pred = _columns(predictions, names, ("user", "item"), "predictions")
+        lab = _columns(labels, names, ("user", "item", "relevance"), "labels")
+        if ties not in TIE_POLICIES:
+            raise ConfigurationError(f"ties must be one of {TIE_POLICIES}, got {ties!r}")
+        grade = _grades(lab, names["relevance"], labels.index.to_numpy())
+        if strict_users:
+            _check_same_users(pred["user"], lab["user"])
+        all_users = pd.Index(
+            pd.unique(
+                pd.concat(
+                    [
+                        pd.Series(list(users or []), dtype=object),
+                        pred["user"].astype(object),
+                        lab["user"].astype(object),
+                    ],
+                    ignore_index=True,
+                )
+            )
+        )
+        if users is not None:
+            unknown = all_users.difference(pd.Index(list(users)))
+            if len(unknown):
+                raise ColumnError("user", f"users not in the given user list: {list(unknown[:10])}")
+        pu = all_users.get_indexer(pred["user"].astype(object))
+        lu = all_users.get_indexer(lab["user"].astype(object))
+        items, _ = pd.factorize(pd.concat([pred["item"], lab["item"]], ignore_index=True))
+        pi, li = items[: len(pred)], items[len(pred) :]
+        _check_duplicates(lu, li, "labels", labels.index.to_numpy())
+        order, tie_keys, score = _ranking_order(pred, names, pu, ties, predictions.index.to_numpy())
+        pu, pi = pu[order], pi[order]
+        _check_duplicates(pu, pi, "predictions", predictions.index.to_numpy()[order])
+        n_items = int(items.max(initial=-1)) + 1
+        pred_grade = _lookup(pu, pi, lu, li, grade, n_items)
+        grades, lengths, positions = _scatter(pu, pred_grade, len(all_users))
+        label_grades = _sorted_labels(lu, grade, len(all_users))
+        tie_group = None
+        if tie_keys is not None:
+            tie_group = np.full(grades.shape, -1, dtype=np.int64)
+            new = np.r_[True, (pu[1:] != pu[:-1]) | (tie_keys[order][1:] != tie_keys[order][:-1])]
+            tie_group[pu, positions] = np.cumsum(new) - 1
+        positive = None
+        if score is not None:
+            positive = np.zeros(grades.shape, dtype=bool)
+            positive[pu, positions] = score[order] > 0
+        return cls(all_users, grades, lengths, label_grades, tie_group, positive)
+
+
+def _columns(frame: pd.DataFrame, names, required, what: str) -> pd.DataFrame:
+    if not isinstance(frame, pd.DataFrame):
+        raise OffevalError(f"{what} must be a pandas DataFrame, got {type(frame).__name__}")
+    for role in required:
+        if names[role] not in frame:
+            raise ColumnError(names[role], f"the {what} need this column (role {role!r})")
+    out = frame.rename(columns={v: k for k, v in names.items() if v in frame}).reset_index(
+        drop=True
+    )
+    for role in ("user", "item"):
+        if role in out and out[role].isna().any():
+            raise ColumnError(
+                names[role],
+                f"missing values in the {what}",
+                frame.index.to_numpy()[out[role].isna().to_numpy()],
+            )
+    return out
+
+
+def _grades(lab: pd.DataFrame, column: str, labels_index: np.ndarray) -> np.ndarray:
+    grade = pd.to_numeric(lab["relevance"], errors="coerce").to_numpy(dtype=float)
+    bad = ~np.isfinite(grade)
+    if bad.any():
+        raise ColumnError(column, "relevance must be a finite number", labels_index[bad])
+    if (grade < 0).any():
+        raise ColumnError(column, "relevance grades must not be negative", labels_index[grade < 0])
+    return grade
+
+
+def _check_same_users(pred_users: pd.Series, label_users: pd.Series) -> None:
+    a, b = set(pred_users), set(label_users)
+    if a != b:
+        only_p, only_l = sorted(map(str, a - b))[:10], sorted(map(str, b - a))[:10]
+        raise ColumnError(
+            "user", f"users differ: only in predictions {only_p}, only in labels {only_l}"
+        )
+
+
+def _check_duplicates(users: np.ndarray, items: np.ndarray, what: str, index: np.ndarray) -> None:
+    key = users.astype(np.int64) * (int(items.max(initial=0)) + 1) + items
+    order = np.argsort(key, kind="stable")
+    dup = np.zeros(len(key), dtype=bool)
+    dup[order[1:]] = key[order][1:] == key[order][:-1]
+    if dup.any():
+        raise ColumnError(
+            "item", f"an item appears twice for the same user in the {what}", index[dup]
+        )
+
+
+def _ranking_order(pred, names, pu, ties, index):
+    """Row order (by user, then rank, or score highest first with the tie policy),
+    the tie keys of the ``expected`` policy, and the scores (None for rank input)."""
+    if "rank" in pred:
+        rank = pd.to_numeric(pred["rank"], errors="coerce").to_numpy(dtype=float)
+        bad = ~np.isfinite(rank)
+        if bad.any():
+            raise ColumnError(names["rank"], "rank must be a number", index[bad])
+        if _sorted(pu, rank):
+            return np.arange(len(pu)), None, None
+        return np.lexsort((rank, pu)), None, None
+    if "score" not in pred:
+        raise ColumnError(names["rank"], "the predictions need a rank or a score column")
+    score = pd.to_numeric(pred["score"], errors="coerce").to_numpy(dtype=float)
+    bad = np.isnan(score)
+    if bad.any():
+        raise ColumnError(names["score"], "score must be a number", index[bad])
+    if ties == "input_order":
+        return np.lexsort((np.arange(len(pu)), -score, pu)), None, score
+    item_rank = pd.Series(pred["item"]).rank(method="dense").to_numpy()
+    second = item_rank if ties in ("item_asc", "expected") else -item_rank
+    order = np.lexsort((second, -score, pu))
+    return order, (score if ties == "expected" else None), score
+
+
+def _sorted(users: np.ndarray, rank: np.ndarray) -> bool:
+    if len(users) < 2:
+        return True
+    du = np.diff(users)
+    return bool(((du > 0) | ((du == 0) & (np.diff(rank) > 0))).all())
+
+
+def _lookup(pu, pi, lu, li, grade, n_items) -> np.ndarray:
+    """Grade of each (user, item) prediction, 0 when the item is not labelled."""
+    if len(lu) == 0:
+        return np.zeros(len(pu))
+    label_key = lu.astype(np.int64) * n_items + li
+    order = np.argsort(label_key)
+    sorted_keys = label_key[order]
+    query = pu.astype(np.int64) * n_items + pi
+    at = np.minimum(np.searchsorted(sorted_keys, query), len(sorted_keys) - 1)
+    found = sorted_keys[at] == query
+    return np.where(found, grade[order][at], 0.0)
+
+
+def _scatter(users: np.ndarray, values: np.ndarray, n_users: int):
+    """(n_users, longest) matrix of per-rank values, list lengths, and positions."""
+    lengths = np.bincount(users, minlength=n_users)
+    starts = np.r_[0, np.cumsum(lengths)[:-1]]
+    positions = np.arange(len(users)) - starts[users]
+    out = np.zeros((n_users, int(lengths.max(initial=0))))
+    out[users, positions] = values
+    return out, lengths, positions
+
+
+def _sorted_labels(users: np.ndarray, grade: np.ndarray, n_users: int) -> np.ndarray:
+    """(n_users, most labels) label grades, each row sorted in decreasing order."""
+    order = np.lexsort((-grade, users))
+    matrix, _, _ = _scatter(users[order], grade[order], n_users)
+    return matrix

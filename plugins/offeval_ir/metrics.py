@@ -1,0 +1,198 @@
+"""Top-n metrics for all users at once, at many cut-offs, under explicit conventions."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import pandas as pd
+
+from offeval import ConfigurationError
+from offeval_ir.conventions import Conventions
+from offeval_ir.judgements import Judgements
+
+METRICS = ("precision", "recall", "f1", "hit_rate", "ap", "rr", "dcg", "ndcg")
+#: Metrics whose expected value under random tie order is the average of per-rank values.
+TIE_LINEAR = ("precision", "recall", "dcg", "ndcg")
+
+
+@dataclass
+class MetricResult:
+    """Per-user values (one column per metric@k), their means and what was left out.
+
+    Means skip NaN users; ``counts`` gives, per column, the users averaged and
+    the users left out with the reason.
+    """
+
+    per_user: pd.DataFrame
+    conventions: Conventions
+    counts: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+    @property
+    def mean(self) -> pd.Series:
+        """Mean over the users with a value (NaN users excluded)."""
+        return self.per_user.mean(axis=0, skipna=True)
+
+    def summary(self) -> pd.DataFrame:
+        """One row per metric@k: mean, users used, users left out by reason."""
+        return pd.concat([self.mean.rename("mean"), self.counts], axis=1)
+
+    def __repr__(self) -> str:
+        means = ", ".join(f"{k}={v:.4f}" for k, v in self.mean.items())
+        return f"MetricResult({self.conventions.name}: {means})"
+
+
+def _discounts(n: int, base: float) -> np.ndarray:
+    return np.log(base) / np.log(np.arange(2, n + 2))
+
+
+def _at(cumulative: np.ndarray, k: int) -> np.ndarray:
+    """Column k of a per-rank cumulative sum (0 for an empty matrix; the last column past it)."""
+    if cumulative.shape[1] == 0:
+        return np.zeros(cumulative.shape[0])
+    return cumulative[:, min(k, cumulative.shape[1]) - 1]
+
+
+def _tie_mean(values: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """Replace each per-rank value by the mean of its tie group (expected value)."""
+    valid = groups >= 0
+    g = groups[valid]
+    sums = np.bincount(g, weights=values[valid])
+    counts = np.bincount(g)
+    out = np.zeros_like(values)
+    out[valid] = (sums / counts)[g]
+    return out
+
+
+def compute(
+    judgements: Judgements,
+    metrics: Sequence[str] = METRICS,
+    ks: Sequence[int | None] = (1, 3, 5, 10),
+    conventions: Conventions | None = None,
+) -> MetricResult:
+    """Compute ``metrics`` at every cut-off in ``ks`` (None = the whole list) for every user."""
+    conv = conventions or Conventions()
+    special = [m for m in metrics if conv.for_metric(m) != conv]
+    if special:
+        base = [m for m in metrics if m not in special]
+        parts = [compute(judgements, [m], ks, conv.for_metric(m)) for m in special]
+        if base:
+            parts.insert(0, compute(judgements, base, ks, replace(conv, per_metric=())))
+        return _merge(parts, conv, metrics, ks)
+    unknown = set(metrics) - set(METRICS)
+    if unknown:
+        raise ConfigurationError(f"unknown metrics {sorted(unknown)}; known: {list(METRICS)}")
+    for k in ks:
+        if k is not None and (int(k) != k or k < 1):
+            raise ConfigurationError(f"cut-off k must be a whole number >= 1, got {k!r}")
+    tied = judgements.tie_group is not None and conv.ties == "expected"
+    if tied and set(metrics) - set(TIE_LINEAR):
+        raise ConfigurationError(
+            "ties='expected' is defined here for precision, recall, dcg and ndcg; for "
+            f"{sorted(set(metrics) - set(TIE_LINEAR))} choose a deterministic tie policy"
+        )
+    j = judgements
+    n_ranks = j.max_length
+    rel = (j.grades >= conv.relevance_threshold).astype(float)
+    if conv.nonpositive_scores == "irrelevant" and j.positive is not None:
+        rel *= j.positive
+    gains_of = (lambda g: g) if conv.gain == "linear" else (lambda g: np.expm1(g * np.log(2)))
+    graded = j.grades if conv.dcg_relevance == "graded" else rel
+    gain = gains_of(graded)
+    if tied:
+        rel = _tie_mean(rel, j.tie_group)
+        gain = _tie_mean(gain, j.tie_group)
+    ranks = np.arange(1, n_ranks + 1)
+    hits = np.cumsum(rel, axis=1)
+    precision_sum = np.cumsum(rel * hits / ranks, axis=1)
+    dcg = np.cumsum(gain * _discounts(n_ranks, conv.log_base), axis=1)
+    first_hit = np.where(rel.any(axis=1), np.argmax(rel > 0, axis=1) + 1, np.inf)
+    n_rel = j.n_relevant(conv.relevance_threshold).astype(float)
+    if tied and conv.ideal == "list":
+        raise ConfigurationError(
+            "ideal='list' needs a definite top k: use a deterministic tie policy, or ideal='labels'"
+        )
+    ideal = _ideal_from_labels(j, conv, gains_of) if conv.ideal == "labels" else None
+
+    columns = {}
+    for k in ks:
+        kk = n_ranks if k is None else int(k)
+        suffix = "" if k is None else f"@{k}"
+        h = _at(hits, kk)
+        idcg = _at(ideal, kk) if ideal is not None else _ideal_of_top_k(graded, kk, conv, gains_of)
+        in_list = np.minimum(kk, j.lengths).astype(float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            p = h / (kk if conv.precision_denominator == "k" else in_list)
+            r = h / (n_rel if conv.recall_denominator == "labels" else np.minimum(kk, n_rel))
+            ap_den = {
+                "hits": h,
+                "min_k_list": in_list,
+                "labels": n_rel,
+                "min_k_labels": np.minimum(kk, n_rel),
+            }[conv.ap_denominator]
+            values = {
+                "precision": p,
+                "recall": r,
+                "f1": np.where(p + r > 0, 2 * p * r / (p + r), 0.0),
+                "hit_rate": (h > 0).astype(float),
+                "ap": np.where(ap_den > 0, _at(precision_sum, kk) / ap_den, 0.0),
+                "rr": np.where(first_hit <= kk, 1 / first_hit, 0.0),
+                "dcg": _at(dcg, kk),
+                "ndcg": np.where(idcg > 0, _at(dcg, kk) / idcg, 0.0),
+            }
+        for name in metrics:
+            columns[f"{name}{suffix}"] = np.nan_to_num(values[name], nan=0.0, posinf=0.0)
+    per_user = pd.DataFrame(columns, index=j.users)
+    per_user.index.name = "user"
+    return _apply_edge_cases(per_user, j, conv, n_rel)
+
+
+def _merge(parts: list[MetricResult], conv: Conventions, metrics, ks) -> MetricResult:
+    """Join results computed under per-metric conventions, in the requested column order."""
+    order = [f"{m}{'' if k is None else f'@{k}'}" for k in ks for m in metrics]
+    per_user = pd.concat([p.per_user for p in parts], axis=1)[order]
+    counts = pd.concat([p.counts for p in parts]).loc[order]
+    return MetricResult(per_user, conv, counts)
+
+
+def _ideal_of_top_k(graded: np.ndarray, k: int, conv: Conventions, gains_of) -> np.ndarray:
+    """IDCG@k from the list itself: its top-k grades sorted in decreasing order."""
+    best = -np.sort(-graded[:, :k], axis=1)
+    return (gains_of(best) * _discounts(best.shape[1], conv.log_base)).sum(axis=1)
+
+
+def _ideal_from_labels(j: Judgements, conv: Conventions, gains_of) -> np.ndarray:
+    """Per-rank cumulative IDCG from the user's best labels (the ideal ranking)."""
+    labels = j.label_grades
+    if conv.dcg_relevance == "binary":
+        labels = (labels >= conv.relevance_threshold).astype(float)
+    width = max(j.max_length, labels.shape[1])
+    best = np.zeros((j.n_users, width))
+    best[:, : labels.shape[1]] = labels
+    return np.cumsum(gains_of(best) * _discounts(width, conv.log_base), axis=1)
+
+
+def _apply_edge_cases(
+    per_user: pd.DataFrame, j: Judgements, conv: Conventions, n_rel: np.ndarray
+) -> MetricResult:
+    """NaN for users left out by the conventions, with the reasons counted."""
+    no_labels = n_rel == 0
+    no_predictions = (j.lengths == 0) & ~no_labels
+    excluded = np.zeros(j.n_users, dtype=bool)
+    if conv.empty_labels == "nan":
+        excluded |= no_labels
+    if conv.no_predictions == "nan":
+        excluded |= no_predictions
+    per_user.loc[excluded] = np.nan
+    counts = pd.DataFrame(
+        {
+            "users": int((~excluded).sum()),
+            "excluded_no_labels": int(no_labels.sum()) if conv.empty_labels == "nan" else 0,
+            "excluded_no_predictions": (
+                int((no_predictions & ~no_labels).sum()) if conv.no_predictions == "nan" else 0
+            ),
+        },
+        index=per_user.columns,
+    )
+    return MetricResult(per_user, conv, counts)
