@@ -107,7 +107,10 @@ def compute(
     hits = np.cumsum(rel, axis=1)
     precision_sum = np.cumsum(rel * hits / ranks, axis=1)
     dcg = np.cumsum(gain * _discounts(n_ranks, conv.log_base), axis=1)
-    first_hit = np.where(rel.any(axis=1), np.argmax(rel > 0, axis=1) + 1, np.inf)
+    first_hit = np.full(j.n_users, np.inf)
+    if n_ranks:
+        found = rel.any(axis=1)
+        first_hit[found] = np.argmax(rel[found] > 0, axis=1) + 1
     n_rel = j.n_relevant(conv.relevance_threshold).astype(float)
     if tied and conv.ideal == "list":
         raise ConfigurationError(

@@ -1,0 +1,259 @@
+"""IR metrics: properties, tie handling against brute force, clear errors, the CLI."""
+
+from __future__ import annotations
+
+from itertools import permutations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from offeval import ColumnError, ConfigurationError
+from offeval.cli import main
+from offeval_ir import METRICS, PRESETS, Conventions, Judgements, compute
+from offeval_ir.conventions import CHOICES
+
+
+@st.composite
+def judgement_lists(draw):
+    n_users = draw(st.integers(1, 6))
+    items = list(range(12))
+    predictions, labels = {}, {}
+    for u in range(n_users):
+        predictions[u] = draw(st.permutations(items))[: draw(st.integers(0, 8))]
+        chosen = draw(st.permutations(items))[: draw(st.integers(0, 6))]
+        labels[u] = {i: draw(st.integers(1, 3)) for i in chosen}
+    return predictions, labels
+
+
+conventions = st.builds(
+    Conventions,
+    **{field: st.sampled_from(choices) for field, choices in CHOICES.items() if field != "ties"},
+    log_base=st.sampled_from([2.0, np.e, 10.0]),
+    relevance_threshold=st.sampled_from([1.0, 2.0]),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(judgement_lists(), conventions)
+def test_bounded_metrics_lie_in_the_unit_interval(data, conv):
+    result = compute(
+        Judgements.from_lists(*data), [m for m in METRICS if m != "dcg"], (1, 3, 5, None), conv
+    )
+    values = result.per_user.to_numpy()
+    finite = values[~np.isnan(values)]
+    assert ((finite >= -1e-12) & (finite <= 1 + 1e-12)).all()
+
+
+@settings(max_examples=100, deadline=None)
+@given(judgement_lists())
+def test_ideal_ranking_has_ndcg_one(data):
+    _, labels = data
+    ideal = {u: sorted(d, key=lambda i: -d[i]) for u, d in labels.items()}
+    for name in ("trec_eval", "blog", "spark_mllib"):
+        result = compute(
+            Judgements.from_lists(ideal, labels), ["ndcg"], (1, 3, 10), PRESETS[name]()
+        )
+        has = [u for u, d in labels.items() if d]
+        np.testing.assert_allclose(result.per_user.loc[has].to_numpy(), 1.0, rtol=1e-12)
+
+
+@settings(max_examples=100, deadline=None)
+@given(judgement_lists())
+def test_log_base_cancels_in_ndcg(data):
+    j = Judgements.from_lists(*data)
+    a = compute(j, ["ndcg"], (3, 10), PRESETS["trec_eval"](log_base=2.0)).per_user
+    b = compute(j, ["ndcg"], (3, 10), PRESETS["trec_eval"](log_base=np.e)).per_user
+    pd.testing.assert_frame_equal(a, b, rtol=1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(judgement_lists(), st.randoms())
+def test_permuting_users_does_not_change_means(data, rnd):
+    predictions, labels = data
+    users = list(predictions)
+    rnd.shuffle(users)
+    a = compute(Judgements.from_lists(predictions, labels), ks=(1, 5)).mean
+    b = compute(Judgements.from_lists({u: predictions[u] for u in users}, labels), ks=(1, 5)).mean
+    pd.testing.assert_series_equal(a, b, rtol=1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(judgement_lists())
+def test_rank_input_equals_untied_score_input(data):
+    predictions, labels = data
+    rows = [(u, i, -r) for u, lst in predictions.items() for r, i in enumerate(lst)]
+    pred = pd.DataFrame(rows, columns=["user", "item", "score"])
+    lab = pd.DataFrame(
+        [(u, i, g) for u, d in labels.items() for i, g in d.items()],
+        columns=["user", "item", "relevance"],
+    )
+    by_score = Judgements.from_frames(pred, lab, users=list(predictions))
+    by_rank = Judgements.from_lists(predictions, labels)
+    a = compute(by_score, ks=(1, 3, 7), conventions=PRESETS["trec_eval"]()).per_user
+    b = compute(by_rank, ks=(1, 3, 7), conventions=PRESETS["trec_eval"]()).per_user
+    pd.testing.assert_frame_equal(a, b.loc[a.index], rtol=1e-12)
+
+
+def test_expected_ties_equal_the_average_over_every_order():
+    scores = {"u": {"a": 3.0, "b": 1.0, "c": 1.0, "d": 1.0, "e": 0.0}}
+    labels = {"u": {"b": 2, "d": 1, "e": 3}}
+    pred = pd.DataFrame(
+        [("u", i, s) for i, s in scores["u"].items()], columns=["user", "item", "score"]
+    )
+    lab = pd.DataFrame(
+        [("u", i, g) for i, g in labels["u"].items()], columns=["user", "item", "relevance"]
+    )
+    conv = PRESETS["sklearn"]()
+    metrics = ["precision", "recall", "dcg", "ndcg"]
+    expected = compute(
+        Judgements.from_frames(pred, lab, ties="expected"), metrics, (1, 2, 3, 4), conv
+    ).per_user.iloc[0]
+    orders = [["a", *mid, "e"] for mid in permutations(["b", "c", "d"])]
+    each = [
+        compute(Judgements.from_lists({"u": o}, labels), metrics, (1, 2, 3, 4), conv).per_user.iloc[
+            0
+        ]
+        for o in orders
+    ]
+    pd.testing.assert_series_equal(
+        expected, pd.concat(each, axis=1).mean(axis=1), check_names=False, rtol=1e-12
+    )
+
+
+def test_tie_policies_are_deterministic_and_named():
+    pred = pd.DataFrame({"user": [1, 1, 1], "item": ["x", "y", "z"], "score": [1.0, 1.0, 0.5]})
+    lab = pd.DataFrame({"user": [1], "item": ["x"], "relevance": [1]})
+    first = {
+        ties: compute(Judgements.from_frames(pred, lab, ties=ties), ["rr"], [3]).mean["rr@3"]
+        for ties in ("item_desc", "item_asc", "input_order")
+    }
+    assert first == {"item_desc": 0.5, "item_asc": 1.0, "input_order": 1.0}
+    with pytest.raises(ConfigurationError, match="deterministic tie policy"):
+        compute(
+            Judgements.from_frames(pred, lab, ties="expected"), ["ap"], [3], PRESETS["sklearn"]()
+        )
+
+
+def test_edge_case_switches():
+    j = Judgements.from_lists(
+        {1: [1, 2], 2: [], 3: [4]}, {1: [2], 2: [1], 3: []}, users=[1, 2, 3, 4]
+    )
+    nan = compute(j, ["precision"], [2], Conventions(empty_labels="nan", no_predictions="nan"))
+    zero = compute(j, ["precision"], [2], Conventions(empty_labels="zero", no_predictions="zero"))
+    assert nan.per_user["precision@2"].tolist()[0] == 0.5 and nan.mean["precision@2"] == 0.5
+    assert zero.mean["precision@2"] == pytest.approx(0.5 / 4)
+    counts = nan.counts.loc["precision@2"]
+    assert (counts["users"], counts["excluded_no_labels"], counts["excluded_no_predictions"]) == (
+        1,
+        2,
+        1,
+    )
+
+
+def test_relevance_threshold_for_binary_metrics_on_graded_labels():
+    j = Judgements.from_lists({1: [1, 2, 3]}, {1: {1: 1, 2: 3, 3: 2}})
+    high = compute(j, ["precision", "ndcg"], [3], PRESETS["trec_eval"](relevance_threshold=2))
+    assert high.mean["precision@3"] == pytest.approx(2 / 3)
+    low = compute(j, ["precision", "ndcg"], [3], PRESETS["trec_eval"]())
+    assert low.mean["precision@3"] == 1.0 and high.mean["ndcg@3"] == low.mean["ndcg@3"]
+
+
+@pytest.mark.parametrize(
+    ("predictions", "labels", "message"),
+    [
+        (
+            pd.DataFrame({"user": [1, 1], "item": [5, 5], "rank": [1, 2]}),
+            pd.DataFrame({"user": [1], "item": [5], "relevance": [1]}),
+            "appears twice",
+        ),
+        (
+            pd.DataFrame({"user": [1], "item": [5], "rank": [1]}),
+            pd.DataFrame({"user": [1], "item": [5], "relevance": [-1]}),
+            "must not be negative",
+        ),
+        (
+            pd.DataFrame({"user": [1], "item": [5]}),
+            pd.DataFrame({"user": [1], "item": [5], "relevance": [1]}),
+            "rank or a score",
+        ),
+        (
+            pd.DataFrame({"user": [1], "item": [5], "rank": [1]}),
+            pd.DataFrame({"user": [1], "item": [5]}),
+            "'relevance'",
+        ),
+    ],
+)
+def test_bad_input_raises_a_column_error(predictions, labels, message):
+    with pytest.raises(ColumnError, match=message):
+        Judgements.from_frames(predictions, labels)
+
+
+def test_duplicate_rows_are_named():
+    pred = pd.DataFrame({"user": [1, 1, 2], "item": [5, 5, 5], "rank": [1, 2, 1]}, index=[7, 8, 9])
+    lab = pd.DataFrame({"user": [1], "item": [5], "relevance": [1]})
+    with pytest.raises(ColumnError, match=r"rows \[8\]"):
+        Judgements.from_frames(pred, lab)
+
+
+def test_mismatched_users_and_bad_settings():
+    pred = pd.DataFrame({"user": [1, 2], "item": [5, 5], "rank": [1, 1]})
+    lab = pd.DataFrame({"user": [1, 3], "item": [5, 5], "relevance": [1, 1]})
+    with pytest.raises(ColumnError, match=r"only in predictions \['2'\], only in labels \['3'\]"):
+        Judgements.from_frames(pred, lab, strict_users=True)
+    with pytest.raises(ColumnError, match="not in the given user list"):
+        Judgements.from_frames(pred, lab, users=[1, 2])
+    j = Judgements.from_frames(pred, lab)
+    with pytest.raises(ConfigurationError, match="k must be a whole number >= 1"):
+        compute(j, ks=[0])
+    with pytest.raises(ConfigurationError, match="unknown metrics"):
+        compute(j, ["auc"])
+    with pytest.raises(ConfigurationError, match="ap_denominator must be one of"):
+        Conventions(ap_denominator="queries")
+    with pytest.raises(ConfigurationError, match="unknown conventions"):
+        PRESETS["blog"](gains="linear")
+
+
+def test_offeval_metrics_command(tmp_path, capsys):
+    pred = pd.DataFrame(
+        [
+            (u, i, r)
+            for u, lst in {1: [1, 6, 8], 2: [1, 2, 3, 4, 5]}.items()
+            for r, i in enumerate(lst, start=1)
+        ],
+        columns=["uid", "item", "rank"],
+    )
+    lab = pd.DataFrame(
+        [(u, i, 1) for u, lst in {1: [1, 2, 3, 4, 5, 6], 2: [2, 4, 6]}.items() for i in lst],
+        columns=["uid", "item", "relevance"],
+    )
+    pred.to_csv(tmp_path / "pred.csv", index=False)
+    lab.to_parquet(tmp_path / "labels.parquet")
+    out = tmp_path / "table.csv"
+    code = main(
+        [
+            "metrics",
+            str(tmp_path / "pred.csv"),
+            str(tmp_path / "labels.parquet"),
+            "--preset",
+            "trec_eval",
+            "--set",
+            "ap_denominator=hits",
+            "--k",
+            "3",
+            "--metric",
+            "ap",
+            "--metric",
+            "ndcg",
+            "--column",
+            "user=uid",
+            "--out",
+            str(out),
+        ]
+    )
+    assert code == 0
+    table = pd.read_csv(out, index_col=0)
+    assert table.loc["ap@3", "mean"] == pytest.approx((1 + 0.5) / 2)
+    assert "trec_eval+ap_denominator" in capsys.readouterr().out
