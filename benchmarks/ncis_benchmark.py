@@ -2,11 +2,11 @@
 
 Usage: python benchmarks/ncis_benchmark.py [--rows 10000000] [--chunk-rows 250000]
 
-Each measurement runs in a fresh subprocess so that peak memory (ru_maxrss) is
-its own. Reported: seconds and rows per second of the estimator pass (one pass,
-all policies and estimators, intervals and the 66-pair grid of every
-estimator), and peak memory beyond the data (peak RSS minus RSS once the log
-is built). With obp installed, obp's IPW and SNIPW with their bootstrap
+Each measurement runs in a fresh subprocess so that peak memory is its own.
+Reported: seconds and rows per second of the estimator pass (one pass, all
+policies and estimators, intervals and the 66-pair grid of every estimator),
+and peak memory beyond the data (peak RSS during the pass minus RSS once the
+log is built). With obp installed, obp's IPW and SNIPW with their bootstrap
 intervals are timed on the same data (obp needs dense action distributions,
 so it runs on a smaller log by default).
 """
@@ -14,13 +14,12 @@ so it runs on a smaller log by default).
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
 import sys
 import time
 
 import numpy as np
 import pandas as pd
+from measure import in_subprocess, peak_mb, reset_peak
 
 N_POLICIES = 12
 N_ACTIONS = 10
@@ -44,24 +43,6 @@ def synthetic(rows: int, seed: int = 0) -> tuple[pd.DataFrame, np.ndarray, np.nd
     for j in range(N_POLICIES):
         frame[f"pi_{j:02d}"] = targets[j][action]
     return frame, logging, targets
-
-
-def reset_peak() -> float:
-    """Reset the kernel's peak-RSS counter (Linux); return the current RSS in MB."""
-    with open("/proc/self/clear_refs", "w") as f:
-        f.write("5")
-    return _status("VmRSS")
-
-
-def peak_mb() -> float:
-    """Peak resident memory since the last reset, in MB."""
-    return _status("VmHWM")
-
-
-def _status(field: str) -> float:
-    with open("/proc/self/status") as f:
-        line = next(line for line in f if line.startswith(field))
-    return int(line.split()[1]) / 1024
 
 
 def offeval_log(rows: int):
@@ -153,15 +134,6 @@ def run_obp(rows: int, bootstrap: int) -> dict:
     }
 
 
-def in_subprocess(python: str, call: str) -> dict:
-    code = (
-        f"import sys, json; sys.path.insert(0, 'benchmarks'); import ncis_benchmark as b; "
-        f"print(json.dumps(b.{call}))"
-    )
-    out = subprocess.run([python, "-c", code], capture_output=True, text=True, check=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, nargs="+", default=[1_000_000, 3_000_000, 10_000_000])
@@ -171,18 +143,14 @@ def main() -> None:
     parser.add_argument("--obp-bootstrap", type=int, default=100)
     args = parser.parse_args()
     results = [
-        in_subprocess(sys.executable, f"run_offeval({n}, {args.chunk_rows})") for n in args.rows
+        in_subprocess(sys.executable, "ncis_benchmark", f"run_offeval({n}, {args.chunk_rows})")
+        for n in args.rows
     ]
-    results.append(
-        in_subprocess(
-            sys.executable,
-            f"run_offeval_bootstrap({args.obp_rows}, {args.obp_bootstrap}, {args.chunk_rows})",
-        )
-    )
+    call = f"run_offeval_bootstrap({args.obp_rows}, {args.obp_bootstrap}, {args.chunk_rows})"
+    results.append(in_subprocess(sys.executable, "ncis_benchmark", call))
     if args.obp_python:
-        results.append(
-            in_subprocess(args.obp_python, f"run_obp({args.obp_rows}, {args.obp_bootstrap})")
-        )
+        call = f"run_obp({args.obp_rows}, {args.obp_bootstrap})"
+        results.append(in_subprocess(args.obp_python, "ncis_benchmark", call))
     table = pd.DataFrame(results)
     with pd.option_context("display.width", 160, "display.float_format", "{:,.2f}".format):
         print(table.to_string(index=False))

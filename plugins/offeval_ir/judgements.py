@@ -115,33 +115,26 @@ class Judgements:
         grade = _grades(lab, names["relevance"], labels.index.to_numpy())
         if strict_users:
             _check_same_users(pred["user"], lab["user"])
-        all_users = pd.Index(
-            pd.unique(
-                pd.concat(
-                    [
-                        pd.Series(list(users or []), dtype=object),
-                        pred["user"].astype(object),
-                        lab["user"].astype(object),
-                    ],
-                    ignore_index=True,
-                )
-            )
-        )
-        if users is not None:
-            unknown = all_users.difference(pd.Index(list(users)))
-            if len(unknown):
-                raise ColumnError("user", f"users not in the given user list: {list(unknown[:10])}")
-        pu = all_users.get_indexer(pred["user"].astype(object))
-        lu = all_users.get_indexer(lab["user"].astype(object))
-        items, _ = pd.factorize(pd.concat([pred["item"], lab["item"]], ignore_index=True))
-        pi, li = items[: len(pred)], items[len(pred) :]
+        pu, lu, all_users = _user_codes(pred["user"], lab["user"], users)
+        items, _ = pd.factorize(_concat(pred["item"], lab["item"]), sort=True)
+        items = items.astype(np.int32)
+        n_pred = len(pred["user"])
+        pi, li = items[:n_pred], items[n_pred:]
         _check_duplicates(lu, li, "labels", labels.index.to_numpy())
-        order, tie_keys, score = _ranking_order(pred, names, pu, ties, predictions.index.to_numpy())
-        pu, pi = pu[order], pi[order]
-        _check_duplicates(pu, pi, "predictions", predictions.index.to_numpy()[order])
+        order, tie_keys, score = _ranking_order(
+            pred, names, pu, pi, ties, predictions.index.to_numpy()
+        )
+        if not np.array_equal(order, np.arange(len(order))):
+            pu, pi = pu[order], pi[order]
         n_items = int(items.max(initial=-1)) + 1
-        pred_grade = _lookup(pu, pi, lu, li, grade, n_items)
+        pred_grade = _lookup(pu, pi, lu, li, grade, len(all_users), n_items)
         grades, lengths, positions = _scatter(pu, pred_grade, len(all_users))
+        item_matrix = np.zeros(grades.shape, dtype=np.int32)
+        item_matrix[pu, positions] = pi
+        _check_list_duplicates(
+            item_matrix, lengths, positions, pu, lambda: predictions.index.to_numpy()[order]
+        )
+        del item_matrix
         label_grades = _sorted_labels(lu, grade, len(all_users))
         tie_group = None
         if tie_keys is not None:
@@ -155,27 +148,45 @@ class Judgements:
         return cls(all_users, grades, lengths, label_grades, tie_group, positive)
 
 
-def _columns(frame: pd.DataFrame, names, required, what: str) -> pd.DataFrame:
+def _columns(frame: pd.DataFrame, names, required, what: str) -> dict[str, np.ndarray]:
+    """The role columns of ``frame`` as arrays (no copy for numeric columns)."""
     if not isinstance(frame, pd.DataFrame):
         raise OffevalError(f"{what} must be a pandas DataFrame, got {type(frame).__name__}")
     for role in required:
         if names[role] not in frame:
             raise ColumnError(names[role], f"the {what} need this column (role {role!r})")
-    out = frame.rename(columns={v: k for k, v in names.items() if v in frame}).reset_index(
-        drop=True
-    )
+    out = {k: frame[v].to_numpy() for k, v in names.items() if v in frame}
     for role in ("user", "item"):
-        if role in out and out[role].isna().any():
+        missing = pd.isna(out[role])
+        if missing.any():
             raise ColumnError(
-                names[role],
-                f"missing values in the {what}",
-                frame.index.to_numpy()[out[role].isna().to_numpy()],
+                names[role], f"missing values in the {what}", frame.index.to_numpy()[missing]
             )
     return out
 
 
+def _concat(a: np.ndarray, b: np.ndarray) -> pd.Series:
+    return pd.concat([pd.Series(a), pd.Series(b)], ignore_index=True)
+
+
+def _user_codes(pred_users: pd.Series, label_users: pd.Series, users: Sequence | None):
+    """Integer codes of the users of both frames, and the user index (given users first)."""
+    parts = [pd.Series(pred_users), pd.Series(label_users)]
+    given = 0
+    if users is not None:
+        given = len(users)
+        parts.insert(0, pd.Series(list(users)))
+    codes, uniques = pd.factorize(pd.concat(parts, ignore_index=True))
+    codes = codes.astype(np.int32)
+    if users is not None and codes[given:].max(initial=-1) >= given:
+        unknown = uniques[given:]
+        raise ColumnError("user", f"users not in the given user list: {list(unknown[:10])}")
+    pu = codes[given : given + len(pred_users)]
+    return pu, codes[given + len(pred_users) :], pd.Index(uniques)
+
+
 def _grades(lab: pd.DataFrame, column: str, labels_index: np.ndarray) -> np.ndarray:
-    grade = pd.to_numeric(lab["relevance"], errors="coerce").to_numpy(dtype=float)
+    grade = pd.to_numeric(pd.Series(lab["relevance"]), errors="coerce").to_numpy(dtype=float)
     bad = ~np.isfinite(grade)
     if bad.any():
         raise ColumnError(column, "relevance must be a finite number", labels_index[bad])
@@ -194,21 +205,39 @@ def _check_same_users(pred_users: pd.Series, label_users: pd.Series) -> None:
 
 
 def _check_duplicates(users: np.ndarray, items: np.ndarray, what: str, index: np.ndarray) -> None:
+    """An item listed twice for one user is an error naming the second row."""
+    if len(users) < 2:
+        return
     key = users.astype(np.int64) * (int(items.max(initial=0)) + 1) + items
-    order = np.argsort(key, kind="stable")
-    dup = np.zeros(len(key), dtype=bool)
-    dup[order[1:]] = key[order][1:] == key[order][:-1]
-    if dup.any():
+    order = np.argsort(key)
+    same = key[order][1:] == key[order][:-1]
+    if same.any():
         raise ColumnError(
-            "item", f"an item appears twice for the same user in the {what}", index[dup]
+            "item",
+            f"an item appears twice for the same user in the {what}",
+            np.sort(index[order[1:][same]]),
         )
 
 
-def _ranking_order(pred, names, pu, ties, index):
+def _check_list_duplicates(items: np.ndarray, lengths: np.ndarray, positions, users, index):
+    """Duplicate items within each user's list, found by sorting the rows of the item matrix."""
+    width = items.shape[1]
+    if width < 2:
+        return
+    filled = np.arange(width) < lengths[:, None]
+    ranked = np.sort(np.where(filled, items, -1 - np.arange(width)), axis=1)
+    if (ranked[:, 1:] == ranked[:, :-1]).any():
+        _check_duplicates(users, items[users, positions], "predictions", index())
+
+
+def _ranking_order(pred, names, pu, pi, ties, index):
     """Row order (by user, then rank, or score highest first with the tie policy),
-    the tie keys of the ``expected`` policy, and the scores (None for rank input)."""
+    the tie keys of the ``expected`` policy, and the scores (None for rank input).
+
+    ``pi`` are item codes in item order, used to break ties by item.
+    """
     if "rank" in pred:
-        rank = pd.to_numeric(pred["rank"], errors="coerce").to_numpy(dtype=float)
+        rank = pd.to_numeric(pd.Series(pred["rank"]), errors="coerce").to_numpy(dtype=float)
         bad = ~np.isfinite(rank)
         if bad.any():
             raise ColumnError(names["rank"], "rank must be a number", index[bad])
@@ -217,16 +246,17 @@ def _ranking_order(pred, names, pu, ties, index):
         return np.lexsort((rank, pu)), None, None
     if "score" not in pred:
         raise ColumnError(names["rank"], "the predictions need a rank or a score column")
-    score = pd.to_numeric(pred["score"], errors="coerce").to_numpy(dtype=float)
+    score = pd.to_numeric(pd.Series(pred["score"]), errors="coerce").to_numpy(dtype=float)
     bad = np.isnan(score)
     if bad.any():
         raise ColumnError(names["score"], "score must be a number", index[bad])
+    keys = score if ties == "expected" else None
+    if _sorted(pu, -score):  # already ranked and free of ties: every policy agrees
+        return np.arange(len(pu)), keys, score
     if ties == "input_order":
         return np.lexsort((np.arange(len(pu)), -score, pu)), None, score
-    item_rank = pd.Series(pred["item"]).rank(method="dense").to_numpy()
-    second = item_rank if ties in ("item_asc", "expected") else -item_rank
-    order = np.lexsort((second, -score, pu))
-    return order, (score if ties == "expected" else None), score
+    second = pi if ties in ("item_asc", "expected") else -pi
+    return np.lexsort((second, -score, pu)), keys, score
 
 
 def _sorted(users: np.ndarray, rank: np.ndarray) -> bool:
@@ -236,10 +266,20 @@ def _sorted(users: np.ndarray, rank: np.ndarray) -> bool:
     return bool(((du > 0) | ((du == 0) & (np.diff(rank) > 0))).all())
 
 
-def _lookup(pu, pi, lu, li, grade, n_items) -> np.ndarray:
+#: Largest users x items table used for the dense grade lookup (float32 cells).
+DENSE_CELLS = 20_000_000
+
+
+def _lookup(pu, pi, lu, li, grade, n_users, n_items) -> np.ndarray:
     """Grade of each (user, item) prediction, 0 when the item is not labelled."""
     if len(lu) == 0:
         return np.zeros(len(pu))
+    if n_users * n_items <= DENSE_CELLS:
+        table = np.zeros((n_users, n_items), dtype=np.float32)
+        table[lu, li] = grade
+        exact = np.array_equal(table[lu, li], grade)
+        if exact:
+            return table[pu, pi].astype(float)
     label_key = lu.astype(np.int64) * n_items + li
     order = np.argsort(label_key)
     sorted_keys = label_key[order]

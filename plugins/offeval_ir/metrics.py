@@ -93,22 +93,31 @@ def compute(
             f"{sorted(set(metrics) - set(TIE_LINEAR))} choose a deterministic tie policy"
         )
     j = judgements
-    n_ranks = j.max_length
-    rel = (j.grades >= conv.relevance_threshold).astype(float)
+    # ranks past the largest cut-off never matter (tie groups are averaged first, in full)
+    n_ranks = j.max_length if None in ks else min(j.max_length, int(max(ks)))
+    width = j.max_length if tied else n_ranks
+    grades = j.grades[:, :width]
+    rel = (grades >= conv.relevance_threshold).astype(float)
     if conv.nonpositive_scores == "irrelevant" and j.positive is not None:
-        rel *= j.positive
+        rel *= j.positive[:, :width]
     gains_of = (lambda g: g) if conv.gain == "linear" else (lambda g: np.expm1(g * np.log(2)))
-    graded = j.grades if conv.dcg_relevance == "graded" else rel
-    gain = gains_of(graded)
+    graded = grades if conv.dcg_relevance == "graded" else rel
+    wanted = set(metrics)
+    gain = gains_of(graded) if wanted & {"dcg", "ndcg"} else None
     if tied:
-        rel = _tie_mean(rel, j.tie_group)
-        gain = _tie_mean(gain, j.tie_group)
+        rel = _tie_mean(rel, j.tie_group)[:, :n_ranks]
+        gain = _tie_mean(gain, j.tie_group)[:, :n_ranks] if gain is not None else None
+        graded = graded[:, :n_ranks]
     ranks = np.arange(1, n_ranks + 1)
-    hits = np.cumsum(rel, axis=1)
-    precision_sum = np.cumsum(rel * hits / ranks, axis=1)
-    dcg = np.cumsum(gain * _discounts(n_ranks, conv.log_base), axis=1)
+    hits = np.cumsum(rel, axis=1) if wanted - {"dcg", "ndcg"} else None
+    precision_sum = np.cumsum(rel * hits / ranks, axis=1) if "ap" in wanted else None
+    dcg = (
+        np.cumsum(gain * _discounts(n_ranks, conv.log_base), axis=1)
+        if wanted & {"dcg", "ndcg"}
+        else None
+    )
     first_hit = np.full(j.n_users, np.inf)
-    if n_ranks:
+    if n_ranks and "rr" in wanted:
         found = rel.any(axis=1)
         first_hit[found] = np.argmax(rel[found] > 0, axis=1) + 1
     n_rel = j.n_relevant(conv.relevance_threshold).astype(float)
@@ -116,34 +125,46 @@ def compute(
         raise ConfigurationError(
             "ideal='list' needs a definite top k: use a deterministic tie policy, or ideal='labels'"
         )
-    ideal = _ideal_from_labels(j, conv, gains_of) if conv.ideal == "labels" else None
+    ideal = (
+        _ideal_from_labels(j, conv, gains_of)
+        if conv.ideal == "labels" and "ndcg" in wanted
+        else None
+    )
 
     columns = {}
     for k in ks:
         kk = n_ranks if k is None else int(k)
         suffix = "" if k is None else f"@{k}"
-        h = _at(hits, kk)
-        idcg = _at(ideal, kk) if ideal is not None else _ideal_of_top_k(graded, kk, conv, gains_of)
+        h = _at(hits, kk) if hits is not None else None
         in_list = np.minimum(kk, j.lengths).astype(float)
+        values = {}
         with np.errstate(divide="ignore", invalid="ignore"):
-            p = h / (kk if conv.precision_denominator == "k" else in_list)
-            r = h / (n_rel if conv.recall_denominator == "labels" else np.minimum(kk, n_rel))
-            ap_den = {
-                "hits": h,
-                "min_k_list": in_list,
-                "labels": n_rel,
-                "min_k_labels": np.minimum(kk, n_rel),
-            }[conv.ap_denominator]
-            values = {
-                "precision": p,
-                "recall": r,
-                "f1": np.where(p + r > 0, 2 * p * r / (p + r), 0.0),
-                "hit_rate": (h > 0).astype(float),
-                "ap": np.where(ap_den > 0, _at(precision_sum, kk) / ap_den, 0.0),
-                "rr": np.where(first_hit <= kk, 1 / first_hit, 0.0),
-                "dcg": _at(dcg, kk),
-                "ndcg": np.where(idcg > 0, _at(dcg, kk) / idcg, 0.0),
-            }
+            if h is not None:
+                p = h / (kk if conv.precision_denominator == "k" else in_list)
+                r = h / (n_rel if conv.recall_denominator == "labels" else np.minimum(kk, n_rel))
+                values.update(
+                    precision=p,
+                    recall=r,
+                    hit_rate=(h > 0).astype(float),
+                    f1=np.where(p + r > 0, 2 * p * r / (p + r), 0.0),
+                )
+            if precision_sum is not None:
+                ap_den = {
+                    "hits": h,
+                    "min_k_list": in_list,
+                    "labels": n_rel,
+                    "min_k_labels": np.minimum(kk, n_rel),
+                }[conv.ap_denominator]
+                values["ap"] = np.where(ap_den > 0, _at(precision_sum, kk) / ap_den, 0.0)
+            values["rr"] = np.where(first_hit <= kk, 1 / first_hit, 0.0)
+            if dcg is not None:
+                idcg = (
+                    _at(ideal, kk)
+                    if ideal is not None
+                    else _ideal_of_top_k(graded, kk, conv, gains_of)
+                )
+                values["dcg"] = _at(dcg, kk)
+                values["ndcg"] = np.where(idcg > 0, values["dcg"] / idcg, 0.0)
         for name in metrics:
             columns[f"{name}{suffix}"] = np.nan_to_num(values[name], nan=0.0, posinf=0.0)
     per_user = pd.DataFrame(columns, index=j.users)
