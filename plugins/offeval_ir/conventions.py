@@ -101,18 +101,30 @@ class Conventions:
         return replace(self, name=name, **overrides)
 
 
-def _preset(name: str, doc: str, **switches):
+def _preset(name: str, doc: str, base: Conventions | None = None, **switches):
     """A registered preset factory: ``factory(**overrides)`` gives Conventions."""
-    base = Conventions(name=name, **switches)
+    preset = replace(base or Conventions(), name=name, **switches)
 
     def factory(**overrides) -> Conventions:
-        return base.with_(**overrides)
+        return preset.with_(**overrides)
 
     factory.__doc__ = doc
     factory.__name__ = name
-    factory.base = base
+    factory.base = preset
     return factory
 
+
+#: What the trec_eval family shares: linear gains, log2, the ideal ranking of the labels.
+TREC = Conventions(
+    ap_denominator="labels",
+    gain="linear",
+    log_base=2.0,
+    ideal="labels",
+    empty_labels="nan",
+    ties="item_desc",
+)
+#: What the binary-relevance libraries share on top: AP over min(k, labels), binary DCG.
+BINARY = replace(TREC, ap_denominator="min_k_labels", dcg_relevance="binary")
 
 PRESETS = {
     "blog": _preset(
@@ -126,35 +138,22 @@ PRESETS = {
         "ndcg_cut_k): AP over all relevant labels, linear gain, log2, ideal from the labels, "
         "ties by item id descending; only judged queries are averaged (no labels: left "
         "out), a judged query missing from the run scores 0.",
-        ap_denominator="labels",
-        gain="linear",
-        log_base=2.0,
-        ideal="labels",
-        empty_labels="nan",
-        ties="item_desc",
+        TREC,
     ),
     "ranx": _preset(
         "ranx",
         "ranx (precision, recall, f1, hit_rate, map, mrr, ndcg at k, make_comparable=True): "
         "as trec_eval (linear gain, log2, ideal from labels, AP over all relevant labels, "
         "queries without labels left out).",
-        ap_denominator="labels",
-        gain="linear",
-        log_base=2.0,
-        ideal="labels",
-        empty_labels="nan",
-        ties="item_desc",
+        TREC,
     ),
     "sklearn": _preset(
         "sklearn",
         "scikit-learn ndcg_score / dcg_score: linear gain, log2, ideal from all labels, ties "
         "averaged over random orders (ignore_ties=False), all-irrelevant samples score 0.",
-        gain="linear",
-        log_base=2.0,
-        ideal="labels",
+        TREC,
         empty_labels="zero",
         ties="expected",
-        ap_denominator="labels",
     ),
     "torchmetrics": _preset(
         "torchmetrics",
@@ -162,10 +161,8 @@ PRESETS = {
         "precision hits/k, AP over hits in the top k, linear gain, log2, ideal from all "
         "targets, empty targets score 0 (empty_target_action='neg'); for P, R, RR and AP a "
         "document scored <= 0 never counts as relevant.",
+        TREC,
         ap_denominator="hits",
-        gain="linear",
-        log_base=2.0,
-        ideal="labels",
         empty_labels="zero",
         ties="item_asc",
         per_metric=tuple(
@@ -178,11 +175,7 @@ PRESETS = {
         "Spark MLlib RankingMetrics (precisionAt, recallAt, meanAveragePrecisionAt, ndcgAt): "
         "AP over min(k, labels), binary relevance, ideal from the labels, users without "
         "labels score 0 (with a warning in Spark).",
-        ap_denominator="min_k_labels",
-        gain="linear",
-        log_base=2.0,
-        dcg_relevance="binary",
-        ideal="labels",
+        BINARY,
         empty_labels="zero",
     ),
     "recbole": _preset(
@@ -190,12 +183,7 @@ PRESETS = {
         "RecBole topk metrics (Precision, Recall, MAP, MRR, NDCG, Hit): AP over min(k, "
         "labels), binary relevance, ideal from the labels; users without positives are "
         "left out (RecBole filters them before evaluating).",
-        ap_denominator="min_k_labels",
-        gain="linear",
-        log_base=2.0,
-        dcg_relevance="binary",
-        ideal="labels",
-        empty_labels="nan",
+        BINARY,
     ),
     "recommenders": _preset(
         "recommenders",
@@ -203,12 +191,7 @@ PRESETS = {
         "map_at_k, ndcg_at_k): map_at_k over min(k, labels), binary relevance, ideal from "
         "the labels; precision, recall and MAP average over users in both frames, while "
         "ndcg_at_k also counts users with labels but no predictions, as 0.",
-        ap_denominator="min_k_labels",
-        gain="linear",
-        log_base=2.0,
-        dcg_relevance="binary",
-        ideal="labels",
-        empty_labels="nan",
+        BINARY,
         no_predictions="nan",
         per_metric=(("ndcg", "no_predictions", "zero"), ("dcg", "no_predictions", "zero")),
     ),
