@@ -135,3 +135,36 @@ def test_check_pending_catches_a_misspelled_hook():
     reg.add_plugin(Typo(), "typo")
     with pytest.raises(pluggy.PluginValidationError, match="register_estimator"):
         reg.check_pending()
+
+
+def test_every_hook_is_a_documented_component_kind():
+    import inspect
+
+    from offeval import hookspecs
+    from offeval.registry import KINDS
+
+    specs = {
+        name
+        for name, _ in inspect.getmembers(hookspecs, inspect.isfunction)
+        if name.startswith("register_")
+    }
+    assert specs == set(KINDS.values())
+    for name in specs:
+        function = getattr(hookspecs, name)
+        assert list(inspect.signature(function).parameters) == ["register"], name
+        assert "register(name," in inspect.getdoc(function), f"{name} must document its callback"
+
+
+def test_ir_plugin_registers_presets_and_the_metrics_command():
+    reg = Registry()
+    assert {
+        "blog",
+        "trec_eval",
+        "ranx",
+        "sklearn",
+        "torchmetrics",
+        "spark_mllib",
+        "recbole",
+        "recommenders",
+    } <= set(reg.names("conventions"))
+    assert reg.get("command", "metrics").plugin == "ir"
