@@ -32,9 +32,3 @@ class ConfigurationError(OffevalError):
 
 class RegistryError(OffevalError):
     """A component name is unknown or registered twice."""
-
-
-def offending_rows(mask: np.ndarray, index: np.ndarray | None = None) -> np.ndarray:
-    """Row labels where ``mask`` is true (positions, or labels from ``index``)."""
-    positions = np.flatnonzero(mask)
-    return positions if index is None else np.asarray(index)[positions]

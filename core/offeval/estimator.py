@@ -120,13 +120,26 @@ class Contribution:
 
 
 class ColumnStats(Protocol):
-    """Moments of one policy's columns, as an estimator's ``combine`` sees them."""
+    """Moments of one policy's columns, as an estimator's ``combine`` sees them.
+
+    ``n`` is the number of units, ``keys`` maps each column key to its index in
+    the evaluation's column space; ``mean`` and ``cov`` are over units.
+    """
 
     n: int
+    keys: dict[Hashable, int]
 
-    def mean(self, key: Hashable) -> float: ...
-    def cov(self, a: Hashable, b: Hashable) -> float: ...
-    def index(self, key: Hashable) -> int: ...
+    def mean(self, key: Hashable) -> float:
+        """Mean of one column over units."""
+        ...
+
+    def cov(self, a: Hashable, b: Hashable) -> float:
+        """Sample covariance of two columns over units."""
+        ...
+
+    def index(self, key: Hashable) -> int:
+        """Index of a column in the evaluation's column space."""
+        ...
 
 
 @runtime_checkable
