@@ -11,17 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from offeval.errors import OffevalError
-from offeval.registry import get_registry
-
-
-def _pairs(items: Sequence[str], what: str) -> dict[str, str]:
-    out = {}
-    for item in items:
-        key, eq, value = item.partition("=")
-        if not eq or not key or not value:
-            raise OffevalError(f"{what} {item!r} must look like key=value")
-        out[key] = value
-    return out
+from offeval.registry import get_registry, parse_pairs
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -54,8 +44,11 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from offeval.policy import ColumnPolicy
 
     registry = get_registry()
-    mapping = _pairs(args.map, "--map")
-    policies = [ColumnPolicy(col, name) for name, col in _pairs(args.policy, "--policy").items()]
+    mapping = parse_pairs(args.map, typed=False, what="--map")
+    policies = [
+        ColumnPolicy(col, name)
+        for name, col in parse_pairs(args.policy, typed=False, what="--policy").items()
+    ]
     if not policies:
         raise OffevalError("give at least one target policy: --policy NAME=COLUMN")
     specs = args.estimator or ["is", "cis", "ncis", "beta_ips"]

@@ -13,7 +13,14 @@ from offeval.evaluation import Evaluation, evaluate
 from offeval.log import InteractionLog
 from offeval.registry import Registry, get_registry
 from offeval.stats.compare import kendall_tau
+from offeval.stats.inference import interval
 from offeval.stats.ranking import rank_probabilities
+
+
+def _coverage(values: np.ndarray, se: np.ndarray, truth: np.ndarray) -> float:
+    """Share of 95% normal intervals around ``values`` that contain ``truth``."""
+    low, high = interval(values, se, 0.95)
+    return float(np.mean((low <= truth) & (truth <= high)))
 
 
 @dataclass
@@ -107,12 +114,7 @@ def run_demo(
             "kendall_tau": ab_tau.statistic,
             "tau_p_value": ab_tau.p_value,
             "mean_abs_error": float(np.mean(np.abs(ab["mean"].to_numpy() - truth.to_numpy()))),
-            "ci_coverage": float(
-                np.mean(
-                    np.abs(ab["mean"].to_numpy() - truth.to_numpy())
-                    <= 1.959964 * ab["se"].to_numpy()
-                )
-            ),
+            "ci_coverage": _coverage(ab["mean"].to_numpy(), ab["se"].to_numpy(), truth.to_numpy()),
             "p_true_best_ranked_first": np.nan,
             "picked": ab.loc[ab["mean"].idxmax(), "policy"],
         }

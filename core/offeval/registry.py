@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from types import ModuleType
@@ -213,16 +214,22 @@ def _why(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
+def parse_pairs(items: Sequence[str], *, typed: bool = True, what: str = "parameter") -> dict:
+    """Parse ``key=value`` strings; values typed (numbers, inf, booleans, None) or left as text."""
+    params: dict[str, Any] = {}
+    for item in items:
+        key, eq, raw = item.partition("=")
+        if not eq or not key.strip() or not raw.strip():
+            raise RegistryError(f"{what} {item!r} is not key=value")
+        params[key.strip()] = _literal(raw.strip()) if typed else raw.strip()
+    return params
+
+
 def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     """Split ``"name:key=value,key=value"`` into a name and typed parameters."""
     name, _, rest = spec.partition(":")
-    params: dict[str, Any] = {}
-    for part in filter(None, (p.strip() for p in rest.split(","))):
-        key, eq, raw = part.partition("=")
-        if not eq:
-            raise RegistryError(f"parameter {part!r} in {spec!r} is not key=value")
-        params[key.strip()] = _literal(raw.strip())
-    return name.strip(), params
+    parts = [p.strip() for p in rest.split(",") if p.strip()]
+    return name.strip(), parse_pairs(parts, what=f"parameter in {spec!r}")
 
 
 def _literal(raw: str) -> Any:

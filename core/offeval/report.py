@@ -12,6 +12,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from offeval.demo import DemoResult  # noqa: E402
+from offeval.tables import markdown_table  # noqa: E402
 
 
 def plot_estimates(estimates: pd.DataFrame, truth: pd.Series, path: Path) -> Path:
@@ -57,20 +58,6 @@ def plot_rank_1(rank_1: pd.DataFrame, truth: pd.Series, path: Path) -> Path:
     return path
 
 
-def _markdown(frame: pd.DataFrame, digits: int = 4) -> str:
-    """A pipe table without optional dependencies."""
-
-    def cell(v):
-        if isinstance(v, (float, np.floating)):
-            return "" if np.isnan(v) else f"{v:.{digits}g}"
-        return str(v)
-
-    head = "| " + " | ".join(map(str, frame.columns)) + " |"
-    rule = "|" + "|".join("---" for _ in frame.columns) + "|"
-    body = ["| " + " | ".join(cell(v) for v in row) + " |" for row in frame.itertuples(index=False)]
-    return "\n".join([head, rule, *body])
-
-
 def write_demo_report(result: DemoResult, out: str | Path) -> Path:
     """Write ``report.md`` with its tables and plots into folder ``out``."""
     out = Path(out)
@@ -100,7 +87,7 @@ share of 95% intervals covering the truth, probability that the true best
 policy comes out first when the offline evaluation is re-drawn from its
 estimated joint normal distribution, and the policy each estimator picks.
 
-{_markdown(result.summary)}
+{markdown_table(result.summary)}
 
 ![estimates against truth](estimates.png)
 
@@ -108,11 +95,11 @@ estimated joint normal distribution, and the policy each estimator picks.
 
 ![P(rank 1)](rank_1.png)
 
-{_markdown(result.rank_1.reset_index(names="policy"))}
+{markdown_table(result.rank_1.reset_index(names="policy"))}
 
 ## Estimates per policy
 
-{_markdown(wide.reset_index())}
+{markdown_table(wide.reset_index())}
 
 Files: `summary.csv`, `estimates.csv` (with standard errors, intervals and
 diagnostics), `ab_test.csv`.

@@ -8,7 +8,8 @@ from pathlib import Path
 import pandas as pd
 
 from offeval import OffevalError, get_registry, read_table
-from offeval.registry import parse_spec
+from offeval.registry import parse_pairs
+from offeval.tables import markdown_table
 from offeval_ir.judgements import Judgements
 from offeval_ir.metrics import METRICS, compute
 
@@ -44,14 +45,14 @@ class MetricsCommand:
 
     def run(self, args: argparse.Namespace) -> int:
         """Compute and print the metrics table."""
-        overrides = parse_spec("x:" + ",".join(args.set))[1] if args.set else {}
+        overrides = parse_pairs(args.set, what="--set")
         conventions = get_registry().create("conventions", args.preset, **overrides)
-        columns = parse_spec("x:" + ",".join(args.column))[1] if args.column else {}
+        columns = parse_pairs(args.column, typed=False, what="--column")
         judgements = Judgements.from_frames(
             read_table(args.predictions),
             read_table(args.labels),
             ties=conventions.ties,
-            columns={k: str(v) for k, v in columns.items()},
+            columns=columns,
         )
         result = compute(judgements, args.metric or METRICS, args.k or [1, 3, 5, 10], conventions)
         table = result.per_user.reset_index() if args.per_user else result.summary()
@@ -61,19 +62,9 @@ class MetricsCommand:
         if args.out:
             out = Path(args.out)
             if out.suffix == ".md":
-                out.write_text(
-                    table.round(6).to_markdown() if _has_tabulate() else table.round(6).to_string()
-                )
+                out.write_text(markdown_table(table.reset_index(), digits=6) + "\n")
             elif out.suffix == ".csv":
                 table.to_csv(out)
             else:
                 raise OffevalError(f"--out must end in .csv or .md, got {out.name}")
         return 0
-
-
-def _has_tabulate() -> bool:
-    try:
-        import tabulate  # noqa: F401
-    except ImportError:
-        return False
-    return True

@@ -36,7 +36,7 @@ class MetricResult:
 
     def summary(self) -> pd.DataFrame:
         """One row per metric@k: mean, users used, users left out by reason."""
-        return pd.concat([self.mean.rename("mean"), self.counts], axis=1)
+        return pd.concat([self.mean.rename("mean"), self.counts], axis=1).rename_axis("metric")
 
     def __repr__(self) -> str:
         means = ", ".join(f"{k}={v:.4f}" for k, v in self.mean.items())
