@@ -11,7 +11,7 @@ from offeval.estimator import BaseEstimator, Contribution, Estimator, PolicyView
 from offeval.evaluation import Accumulator, Evaluation, evaluate
 from offeval.hookspecs import hookimpl
 from offeval.log import InteractionLog, Log, read_table, stream_parquet
-from offeval.policy import ColumnPolicy, LoggingPolicy, Policy
+from offeval.policy import ColumnPolicy, ExposurePolicy, LoggingPolicy, Policy, RerankPolicy
 from offeval.registry import Registry, get_registry
 from offeval.result import Estimate
 
@@ -26,6 +26,7 @@ __all__ = [
     "Contribution",
     "Estimate",
     "Estimator",
+    "ExposurePolicy",
     "Evaluation",
     "InteractionLog",
     "Log",
@@ -34,6 +35,7 @@ __all__ = [
     "Policy",
     "PolicyView",
     "Registry",
+    "RerankPolicy",
     "RegistryError",
     "Shared",
     "SupportError",

@@ -85,6 +85,19 @@ class PolicyView:
             self._cache[key] = self.log.column("reward") * self.capped_weights(cap)
         return self._cache[key]
 
+    def exposure(self, examination) -> np.ndarray:
+        """Target exposure sum_i e(i) P(rank i) of each logged row's item, computed once."""
+        key = f"exposure:{getattr(examination, 'spec', repr(examination))}"
+        if key not in self._cache:
+            if not hasattr(self.policy, "exposure"):
+                raise ConfigurationError(
+                    f"policy {self.policy.name!r} gives no exposures: exposure-based estimators "
+                    "need a ranking policy with exposure(rows, examination), e.g. RerankPolicy"
+                )
+            values = np.asarray(self.policy.exposure(self.log.frame, examination), dtype=float)
+            self._cache[key] = values
+        return self._cache[key]
+
     def weight_summary(self) -> tuple[float, float, float]:
         """Sum, sum of squares and maximum of the weights, computed once."""
         if "weight_summary" not in self._cache:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
 import numpy as np
 import pandas as pd
 
-from offeval.errors import ColumnError
+from offeval import ranking
+from offeval.errors import ColumnError, ConfigurationError
 
 
 @runtime_checkable
@@ -64,3 +66,93 @@ class LoggingPolicy:
 
     def __repr__(self) -> str:
         return "LoggingPolicy()"
+
+
+@runtime_checkable
+class ExposurePolicy(Protocol):
+    """A ranking policy that also gives expected exposures (used by DCG-type estimators).
+
+    ``exposure(rows, examination)`` returns, for each row's (context, item),
+    sum_i e(i) P(item at rank i | context) where ``examination`` maps 1-based
+    ranks to e(i).
+    """
+
+    name: str
+
+    def exposure(self, rows: pd.DataFrame, examination: Callable) -> np.ndarray:
+        """Expected examination of each row's item."""
+        ...
+
+
+class RerankPolicy:
+    """Re-ranks each trajectory's logged items by a score column (fixed candidate set).
+
+    Deterministic (``temperature=None``: sort by score, ties by logged
+    position) or Plackett-Luce over ``score / temperature``. This is the
+    setting of the DCG seed's Eq. 11: the candidate generator is kept and only
+    the order changes. Plackett-Luce marginals are exact when enumerable and
+    Monte Carlo otherwise (``method``, ``samples``, ``seed``).
+    """
+
+    def __init__(
+        self,
+        column: str,
+        *,
+        temperature: float | None = None,
+        name: str | None = None,
+        method: str = "auto",
+        samples: int = 2_000,
+        seed: int = 0,
+    ):
+        if temperature is not None and not temperature > 0:
+            raise ConfigurationError(f"temperature must be positive or None, got {temperature}")
+        self.column = column
+        self.temperature = temperature
+        self.name = name or column
+        self.method = method
+        self.samples = samples
+        self.seed = seed
+
+    def marginals(self, rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        """(rows, L) probability of each row's item at rank 1..L of its trajectory, and L."""
+        for column in ("trajectory", self.column):
+            if column not in rows:
+                raise ColumnError(column, f"policy {self.name!r} needs this column")
+        score = rows[self.column].to_numpy(dtype=float)
+        bad = ~np.isfinite(score)
+        if bad.any():
+            raise ColumnError(self.column, "scores must be finite", np.flatnonzero(bad))
+        traj = rows["trajectory"].to_numpy()
+        starts = np.flatnonzero(np.r_[True, traj[1:] != traj[:-1]])
+        if np.unique(traj[starts]).size != starts.size:
+            raise ColumnError("trajectory", "rows must be grouped by trajectory")
+        unit = np.repeat(np.arange(starts.size), np.diff(np.r_[starts, traj.size]))
+        slot = np.arange(traj.size) - starts[unit]
+        length = int(slot.max()) + 1 if traj.size else 1
+        padded = np.full((starts.size, length), -np.inf)
+        padded[unit, slot] = score if self.temperature is None else score / self.temperature
+        if self.temperature is None:
+            table = ranking.deterministic(padded, length)
+        else:
+            table = ranking.plackett_luce(
+                padded, length, method=self.method, samples=self.samples, seed=self.seed
+            )
+        return table.values[unit, slot], length
+
+    def probabilities(self, rows: pd.DataFrame) -> np.ndarray:
+        """Probability that each row's item lands at the row's logged position."""
+        table, length = self.marginals(rows)
+        pos = rows["position"].to_numpy(dtype=np.int64)
+        inside = pos <= length
+        out = np.zeros(len(rows))
+        out[inside] = table[np.flatnonzero(inside), pos[inside] - 1]
+        return out
+
+    def exposure(self, rows: pd.DataFrame, examination: Callable) -> np.ndarray:
+        """sum_i e(i) P(row's item at rank i) within its trajectory."""
+        table, length = self.marginals(rows)
+        return table @ np.asarray(examination(np.arange(1, length + 1)), dtype=float)
+
+    def __repr__(self) -> str:
+        kind = "deterministic" if self.temperature is None else f"PL(T={self.temperature:g})"
+        return f"RerankPolicy({self.column!r}, {kind}, name={self.name!r})"

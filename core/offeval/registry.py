@@ -177,6 +177,12 @@ class Registry:
         name, params = parse_spec(spec)
         return self.create(kind, name, **params)
 
+    def resolve(self, kind: str, spec_or_component: Any) -> Any:
+        """A component given either ready-made or as a spec string to build."""
+        if isinstance(spec_or_component, str):
+            return self.create_from_spec(kind, spec_or_component)
+        return spec_or_component
+
     @property
     def plugins(self) -> list[str]:
         """Names of the registered plugins."""
@@ -226,10 +232,30 @@ def parse_pairs(items: Sequence[str], *, typed: bool = True, what: str = "parame
 
 
 def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
-    """Split ``"name:key=value,key=value"`` into a name and typed parameters."""
-    name, _, rest = spec.partition(":")
-    parts = [p.strip() for p in rest.split(",") if p.strip()]
+    """Split ``"name:key=value,key=value"`` or ``"name(key=value, ...)"`` into name and params.
+
+    A value may itself be a spec in the parenthesised form, e.g.
+    ``"dcg:examination=exponential(gamma=0.7),cap=10"``; it is kept as text.
+    """
+    spec = spec.strip()
+    if spec.endswith(")") and "(" in spec and ":" not in spec.partition("(")[0]:
+        name, _, rest = spec[:-1].partition("(")
+    else:
+        name, _, rest = spec.partition(":")
+    parts = [p.strip() for p in _top_level_split(rest) if p.strip()]
     return name.strip(), parse_pairs(parts, what=f"parameter in {spec!r}")
+
+
+def _top_level_split(text: str) -> list[str]:
+    """Split on commas that are not inside brackets."""
+    parts, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        depth += {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return parts
 
 
 def _literal(raw: str) -> Any:

@@ -12,7 +12,8 @@ In the spirit of scikit-learn's ``check_estimator``::
 The checks run on :func:`synthetic_log`, a small slate log with known truth,
 candidate sets, and a ``group`` column. Estimator ``tags`` opt in to stronger
 checks: ``unbiased`` (estimate within 4 standard errors of the truth) and
-``linear_in_reward`` (scaling rewards scales the estimate).
+``linear_in_reward`` (scaling rewards scales the estimate); the tag
+``policy="ranking"`` runs the checks with a ranking policy (exposures).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from offeval.errors import OffevalError
 from offeval.estimator import Estimator
 from offeval.evaluation import evaluate
 from offeval.log import InteractionLog
-from offeval.policy import ColumnPolicy
+from offeval.policy import ColumnPolicy, RerankPolicy
 
 Check = Callable[[Estimator], None]
 
@@ -37,7 +38,9 @@ def synthetic_log(n: int = 20_000, seed: int = 0) -> tuple[InteractionLog, Colum
     Each trajectory fills positions 1 and 2, each slot drawing an item from
     its own logging distribution; clicks are Bernoulli with a slot-specific
     rate. Returns the log, the target policy (column ``target``, also in the
-    candidate table) and the target's true reward per impression.
+    candidate table) and the target's true reward per impression. Column
+    ``target_score`` lets a ranking policy re-rank each trajectory's items
+    (estimators tagged ``policy="ranking"`` are checked with it).
     """
     rng = np.random.default_rng(seed)
     mu = np.array([[0.4, 0.3, 0.2, 0.1], [0.25, 0.25, 0.25, 0.25]])
@@ -55,6 +58,7 @@ def synthetic_log(n: int = 20_000, seed: int = 0) -> tuple[InteractionLog, Colum
             "reward": (rng.random(slots.size) < q[slots, items]).astype(float),
             "propensity": mu[slots, items],
             "target": pi[slots, items],
+            "target_score": pi[slots, items] * q[slots, items],
             "group": np.repeat(rng.integers(0, 2, n), 2),
         }
     )
@@ -73,6 +77,8 @@ def synthetic_log(n: int = 20_000, seed: int = 0) -> tuple[InteractionLog, Colum
 
 
 def _estimate(estimator: Estimator, log: InteractionLog, policy, **kw):
+    if (getattr(estimator, "tags", {}) or {}).get("policy") == "ranking":
+        policy = RerankPolicy("target_score", name=policy.name)
     return evaluate(log, [policy], [estimator], **kw).estimate(policy.name)
 
 

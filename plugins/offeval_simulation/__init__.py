@@ -2,15 +2,7 @@
 
 from offeval import hookimpl
 from offeval_simulation.environment import ABResult, Environment
-from offeval_simulation.examination import MODELS
 from offeval_simulation.rankers import RankingPolicy
-
-
-@hookimpl
-def register_examination_models(register):
-    """Register the standard examination models."""
-    for name, factory in MODELS.items():
-        register(name, factory)
 
 
 @hookimpl
@@ -19,4 +11,4 @@ def register_environments(register):
     register("default", Environment)
 
 
-__all__ = ["ABResult", "Environment", "MODELS", "RankingPolicy"]
+__all__ = ["ABResult", "Environment", "RankingPolicy"]

@@ -3,7 +3,7 @@
 Contexts (users) each have K candidate items; the true click probability of
 an examined item is Q(x, a) = sigmoid(offset + scale * affinity(x, a)) with a
 low-rank affinity. Users follow the position-based model (click = examined
-and attracted, examination from any registered model) or the cascade model
+and attracted, examination from any registered model, by name, spec or object) or the cascade model
 (scan down, stop at the first click), which breaks the item-position
 assumption of the IS family on purpose.
 """
@@ -11,13 +11,13 @@ assumption of the IS family on purpose.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy.special import expit
 
-from offeval import ConfigurationError, InteractionLog
-from offeval_simulation.examination import MODELS
+from offeval import ConfigurationError, InteractionLog, get_registry
 from offeval_simulation.rankers import (
     CONTEXT_BLOCK,
     RankingPolicy,
@@ -59,7 +59,7 @@ class Environment:
         click_offset: float = -2.0,
         click_scale: float = 1.2,
         user_model: str = "position_based",
-        examination: str = "exponential",
+        examination: Any = "exponential",
         examination_params: dict | None = None,
     ):
         if user_model not in USER_MODELS:
@@ -71,7 +71,12 @@ class Environment:
         self.n_groups = n_groups
         self.n_days = n_days
         self.user_model = user_model
-        self.examination = MODELS[examination](**(examination_params or {}))
+        registry = get_registry()
+        self.examination = (
+            registry.create("examination", examination, **examination_params)
+            if examination_params
+            else registry.resolve("examination", examination)
+        )
         rng = np.random.default_rng(seed)
         users = rng.normal(0, 1 / np.sqrt(dim), (n_contexts, dim))
         items = rng.normal(0, 1, (n_items, dim))
@@ -97,12 +102,28 @@ class Environment:
         temperature: float | None = 1.0,
         mix_uniform: float = 0.0,
         seed: int = 0,
+        generator_size: int | None = None,
+        generator_noise: float = 1.0,
     ) -> RankingPolicy:
-        """A ranker scoring candidates by ``skill * affinity + noise * N(0, 1)``."""
+        """A ranker scoring candidates by ``skill * affinity + noise * N(0, 1)``.
+
+        With ``generator_size`` it is two-stage: a Plackett-Luce generator over
+        ``affinity + generator_noise * N(0, 1)`` first draws that many candidates.
+        """
         rng = np.random.default_rng([self.seed, seed])
         scores = skill * self.affinity + noise * rng.standard_normal(self.affinity.shape)
+        generator = None
+        if generator_size is not None:
+            generator = self.affinity + generator_noise * rng.standard_normal(self.affinity.shape)
         return RankingPolicy(
-            name, scores, self.candidates, self.n_positions, temperature, mix_uniform
+            name,
+            scores,
+            self.candidates,
+            self.n_positions,
+            temperature,
+            mix_uniform,
+            generator_scores=generator,
+            generator_size=generator_size,
         )
 
     def logging_policy(self, shuffled_share: float = 0.05) -> RankingPolicy:
@@ -153,6 +174,10 @@ class Environment:
 
     def _cascade_values(self, policy: RankingPolicy) -> np.ndarray:
         """Expected clicks per context under the cascade model, exactly."""
+        if policy.two_stage:
+            raise ConfigurationError(
+                "exact cascade values are not available for two-stage policies"
+            )
         n, k = self.quality.shape
         rows = np.arange(n)
         if policy.temperature is None:
@@ -185,9 +210,11 @@ class Environment:
         """A log of ``n_trajectories`` rankings served by ``policy``, with clicks.
 
         Columns: trajectory, context, item, position, reward, propensity (the
-        exact marginal of the item at its position), logging_score, shuffled,
-        day, group. With ``with_candidates`` the log also lists every
-        candidate of every slot with its propensity.
+        exact marginal of the item at its position), ``rank_probability_i``
+        for every rank i (the logged item's marginal at rank i, from which any
+        examination model gives the logging exposure), logging_score,
+        shuffled, day, group. With ``with_candidates`` the log also lists
+        every candidate of every slot with its propensity.
         """
         rng = np.random.default_rng([self.seed, seed, 1])
         contexts = rng.integers(0, self.n_contexts, n_trajectories)
@@ -205,6 +232,10 @@ class Environment:
                 "position": pos,
                 "reward": clicks.ravel().astype(float),
                 "propensity": policy.marginals[ctx, cand_index, pos - 1],
+                **{
+                    f"rank_probability_{i + 1}": policy.marginals[ctx, cand_index, i]
+                    for i in range(length)
+                },
                 "logging_score": policy.scores[ctx, cand_index],
                 "shuffled": np.repeat(shuffled, length),
                 "day": np.repeat(rng.integers(0, self.n_days, n), length),

@@ -2,9 +2,10 @@
 
 A policy holds scores for each context's K candidates. Stochastic policies are
 Plackett-Luce (softmax sampling without replacement) at a temperature;
-deterministic ones sort by score. The probability that candidate k lands at
-position i is computed exactly by enumerating the K!/(K-L)! ordered prefixes of
-length L (a loop over prefixes, vectorised over contexts).
+deterministic ones sort by score; two-stage ones first draw a candidate set
+from the K by Plackett-Luce over generator scores, then rank it. Rank marginals
+come from :mod:`offeval.ranking` (exact). The cascade ground truth needs the
+probability of every ordered prefix, enumerated here.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from itertools import permutations
 import numpy as np
 import pandas as pd
 
-from offeval import ColumnError, ConfigurationError
+from offeval import ColumnError, ConfigurationError, ranking
 
 MAX_PREFIXES = 50_000
 #: Contexts processed at once when enumerating prefixes (bounds memory).
@@ -46,25 +47,16 @@ def pl_prefix_probabilities(logits: np.ndarray, table: np.ndarray) -> np.ndarray
     return prob
 
 
-def pl_marginals(logits: np.ndarray, length: int) -> np.ndarray:
-    """(n, K, length): exact P(candidate k at position i) under Plackett-Luce."""
-    n, k = logits.shape
-    table = prefixes(k, length)
-    onehot = np.eye(k)[table]  # (P, length, K)
-    out = np.empty((n, k, length))
-    for lo in range(0, n, CONTEXT_BLOCK):
-        prob = pl_prefix_probabilities(logits[lo : lo + CONTEXT_BLOCK], table)
-        out[lo : lo + CONTEXT_BLOCK] = np.einsum("np,pik->nki", prob, onehot)
-    return out
-
-
 class RankingPolicy:
     """Ranks each context's candidates by score: Plackett-Luce or deterministic.
 
     ``scores`` is (n_contexts, K) aligned with the environment's candidate
     sets; ``temperature=None`` means deterministic (sort by score, ties by
     candidate order). ``mix_uniform`` mixes in a share of uniformly shuffled
-    rankings (the logging policy's exploration traffic).
+    rankings (the logging policy's exploration traffic). With
+    ``generator_scores`` and ``generator_size`` the policy is two-stage: a
+    Plackett-Luce candidate generator draws ``generator_size`` of the K
+    candidates, and the ranker orders only those.
     """
 
     def __init__(
@@ -75,6 +67,8 @@ class RankingPolicy:
         n_positions: int,
         temperature: float | None = 1.0,
         mix_uniform: float = 0.0,
+        generator_scores: np.ndarray | None = None,
+        generator_size: int | None = None,
     ):
         if temperature is not None and not temperature > 0:
             raise ConfigurationError(f"temperature must be positive or None, got {temperature}")
@@ -86,22 +80,40 @@ class RankingPolicy:
         self.n_positions = n_positions
         self.temperature = temperature
         self.mix_uniform = mix_uniform
+        if (generator_scores is None) != (generator_size is None):
+            raise ConfigurationError("a two-stage policy needs generator_scores and generator_size")
+        self.generator_scores = generator_scores
+        self.generator_size = generator_size
+
+    @property
+    def two_stage(self) -> bool:
+        """True when a stochastic candidate generator precedes the ranker."""
+        return self.generator_size is not None
 
     @property
     def deterministic(self) -> bool:
         """True when the policy always shows the same ranking for a context."""
-        return self.temperature is None and self.mix_uniform == 0
+        return self.temperature is None and self.mix_uniform == 0 and not self.two_stage
 
     @cached_property
     def marginals(self) -> np.ndarray:
         """(n_contexts, K, L): probability that candidate k is shown at position i."""
-        n, k = self.scores.shape
-        out = np.zeros((n, k, self.n_positions))
-        if self.temperature is None:
-            top = self.deterministic_ranking()
-            out[np.arange(n)[:, None], top, np.arange(self.n_positions)] = 1.0
+        k = self.scores.shape[1]
+        if self.two_stage:
+            out = ranking.two_stage(
+                self.generator_scores,
+                self.generator_size,
+                self.scores,
+                self.n_positions,
+                ranker_temperature=self.temperature,
+                method="exact",
+            ).values
+        elif self.temperature is None:
+            out = ranking.deterministic(self.scores, self.n_positions).values
         else:
-            out = pl_marginals(self.scores / self.temperature, self.n_positions)
+            out = ranking.plackett_luce(
+                self.scores / self.temperature, self.n_positions, method="exact"
+            ).values
         if self.mix_uniform:
             out = (1 - self.mix_uniform) * out + self.mix_uniform / k
         return out
@@ -115,38 +127,56 @@ class RankingPolicy:
     ) -> tuple[np.ndarray, np.ndarray]:
         """Rankings (n, L) of candidate indices for ``contexts``, and a shuffled flag."""
         n, k = len(contexts), self.scores.shape[1]
-        if self.temperature is None:
-            ranking = self.deterministic_ranking()[contexts]
-        else:
-            keys = self.scores[contexts] / self.temperature + rng.gumbel(size=(n, k))
-            ranking = np.argsort(-keys, axis=1)[:, : self.n_positions]
+        keys = self.scores[contexts]
+        if self.temperature is not None:
+            keys = keys / self.temperature + rng.gumbel(size=(n, k))
+        if self.two_stage:
+            drawn = self.generator_scores[contexts] + rng.gumbel(size=(n, k))
+            chosen = np.argsort(-drawn, axis=1)[:, : self.generator_size]
+            in_set = np.zeros((n, k), dtype=bool)
+            np.put_along_axis(in_set, chosen, True, axis=1)
+            keys = np.where(in_set, keys, -np.inf)
+        order = np.argsort(-keys, axis=1, kind="stable")[:, : self.n_positions]
         shuffled = rng.random(n) < self.mix_uniform
         if shuffled.any():
             random_order = np.argsort(rng.random((int(shuffled.sum()), k)), axis=1)
-            ranking[shuffled] = random_order[:, : self.n_positions]
-        return ranking, shuffled
+            order[shuffled] = random_order[:, : self.n_positions]
+        return order, shuffled
 
-    def probabilities(self, rows: pd.DataFrame) -> np.ndarray:
-        """P(item at position | context) for each row; 0 for non-candidates."""
-        for column in ("context", "item", "position"):
+    def _locate(self, rows: pd.DataFrame, columns: tuple[str, ...]) -> tuple:
+        """Context index, candidate index and a found-mask for each row."""
+        for column in columns:
             if column not in rows:
                 raise ColumnError(column, f"policy {self.name!r} needs this column")
         ctx = rows["context"].to_numpy(dtype=np.int64)
         item = rows["item"].to_numpy()
-        pos = rows["position"].to_numpy(dtype=np.int64)
         bad = (ctx < 0) | (ctx >= len(self.candidates))
         if bad.any():
             raise ColumnError(
                 "context", "unknown context for this environment", np.flatnonzero(bad)
             )
         match = self.candidates[ctx] == item[:, None]
-        k = match.argmax(axis=1)
-        ok = match.any(axis=1) & (pos <= self.n_positions)
+        return ctx, match.argmax(axis=1), match.any(axis=1)
+
+    def probabilities(self, rows: pd.DataFrame) -> np.ndarray:
+        """P(item at position | context) for each row; 0 for non-candidates."""
+        ctx, k, found = self._locate(rows, ("context", "item", "position"))
+        pos = rows["position"].to_numpy(dtype=np.int64)
+        ok = found & (pos <= self.n_positions)
         out = np.zeros(len(rows))
         out[ok] = self.marginals[ctx[ok], k[ok], pos[ok] - 1]
+        return out
+
+    def exposure(self, rows: pd.DataFrame, examination) -> np.ndarray:
+        """Expected examination sum_i e(i) P(item at rank i | context) of each row's item."""
+        ctx, k, found = self._locate(rows, ("context", "item"))
+        e = np.asarray(examination(np.arange(1, self.n_positions + 1)), dtype=float)
+        out = np.zeros(len(rows))
+        out[found] = self.marginals[ctx[found], k[found]] @ e
         return out
 
     def __repr__(self) -> str:
         kind = "deterministic" if self.temperature is None else f"PL(T={self.temperature:g})"
         mix = f", {self.mix_uniform:.0%} shuffled" if self.mix_uniform else ""
-        return f"RankingPolicy({self.name!r}, {kind}{mix})"
+        stage = f", two-stage top {self.generator_size}" if self.two_stage else ""
+        return f"RankingPolicy({self.name!r}, {kind}{mix}{stage})"

@@ -1,12 +1,17 @@
-"""Examination (position-bias) models e(i) = P(examined | rank i), i = 1, 2, ..."""
+"""Examination (position-bias) models e(i) = P(examined | rank i), i = 1, 2, ...
+
+Each model is a callable on 1-based ranks with a ``spec`` that rebuilds it
+from the registry (``get_registry().resolve("examination", spec)``).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
-from offeval import ConfigurationError
+from offeval import ConfigurationError, get_registry
 
 
 def _ranks(ranks) -> np.ndarray:
@@ -27,6 +32,11 @@ class Logarithmic:
     def __call__(self, ranks) -> np.ndarray:
         return np.log(self.base) / np.log(_ranks(ranks) + 1.0)
 
+    @property
+    def spec(self) -> str:
+        """Registry spec of this model."""
+        return f"logarithmic(base={self.base!r})"
+
     def __repr__(self) -> str:
         return f"Logarithmic(base={self.base})"
 
@@ -42,6 +52,11 @@ class Exponential:
     def __call__(self, ranks) -> np.ndarray:
         return self.gamma ** (_ranks(ranks) - 1.0)
 
+    @property
+    def spec(self) -> str:
+        """Registry spec of this model."""
+        return f"exponential(gamma={self.gamma!r})"
+
     def __repr__(self) -> str:
         return f"Exponential(gamma={self.gamma})"
 
@@ -51,6 +66,8 @@ class Reciprocal:
 
     def __call__(self, ranks) -> np.ndarray:
         return 1.0 / _ranks(ranks)
+
+    spec = "reciprocal"
 
     def __repr__(self) -> str:
         return "Reciprocal()"
@@ -70,27 +87,62 @@ class Table:
         padded = np.r_[self.values, 0.0]
         return padded[np.minimum(r, padded.size) - 1]
 
+    @property
+    def spec(self) -> str:
+        """Registry spec of this model."""
+        return f"table(values={self.values.tolist()!r})"
+
     def __repr__(self) -> str:
         return f"Table(values={self.values.tolist()})"
 
 
 class CutOff:
-    """Another model truncated at n: e(i) = model(i) for i <= n, else 0."""
+    """Any model truncated at n: e(i) = model(i) for i <= n, else 0.
 
-    def __init__(self, n: int = 10, model: str = "logarithmic", **params):
+    ``model`` is a registered name (configured by ``params``), a spec string
+    such as ``"exponential(gamma=0.5)"``, or a model object.
+    """
+
+    def __init__(self, n: int = 10, model: Any = "logarithmic", **params: Any):
         if int(n) != n or n < 1:
             raise ConfigurationError(f"cut-off n must be a whole number >= 1, got {n}")
-        if model not in MODELS or model == "cutoff":
-            raise ConfigurationError(f"unknown examination model {model!r}")
         self.n = int(n)
-        self.model = MODELS[model](**params)
+        if isinstance(model, str) and params:
+            self.model = get_registry().create("examination", model, **params)
+        else:
+            self.model = examination_model(model)
 
     def __call__(self, ranks) -> np.ndarray:
         r = _ranks(ranks)
         return np.where(r <= self.n, self.model(r), 0.0)
 
+    @property
+    def spec(self) -> str:
+        """Registry spec of this model."""
+        return f"cutoff(n={self.n},model={self.model.spec})"
+
     def __repr__(self) -> str:
         return f"CutOff(n={self.n}, model={self.model!r})"
+
+
+def examination_model(spec_or_model: Any) -> Callable[[np.ndarray], np.ndarray]:
+    """An examination model from a registry spec (``"logarithmic(base=10)"``) or as given."""
+    model = get_registry().resolve("examination", spec_or_model)
+    if not callable(model):
+        raise ConfigurationError(f"examination model {spec_or_model!r} is not callable on ranks")
+    return model
+
+
+def examination_values(model: Callable[[np.ndarray], np.ndarray], length: int) -> np.ndarray:
+    """e(1), ..., e(length) as a float array, checked finite and non-negative.
+
+    Values above 1 are allowed: learnt models are relative to rank 1, and
+    only ratios of exposures enter the unbiased estimators.
+    """
+    e = np.asarray(model(np.arange(1, length + 1)), dtype=float)
+    if e.shape != (length,) or np.any(~np.isfinite(e)) or np.any(e < 0):
+        raise ConfigurationError(f"examination model {model!r} must give finite values >= 0")
+    return e
 
 
 MODELS = {

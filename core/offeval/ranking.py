@@ -1,0 +1,246 @@
+"""Rank marginals P(item k at rank i | context) of ranking policies.
+
+Rankers score each context's K candidates (an (n, K) array). Deterministic
+rankers sort by score; Plackett-Luce rankers draw items one at a time with
+probability proportional to exp(score) among those not yet placed; two-stage
+policies first draw a candidate set from a larger pool (Plackett-Luce without
+replacement), then rank it. Marginals are exact where the subsets to sum over
+are few enough (dynamic programming over placed sets), otherwise Monte Carlo
+with Gumbel top-k sampling at a stated sample count and seed. A score of
+``-inf`` marks a padding slot that is never ranked.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import combinations
+from math import comb
+
+import numpy as np
+
+from offeval.errors import ConfigurationError
+
+#: Largest number of placed sets the exact dynamic programme may visit per context.
+MAX_SUBSETS = 1 << 16
+#: Context-by-subset cells held at once (bounds memory of the exact method).
+BLOCK_CELLS = 1 << 22
+METHODS = ("auto", "exact", "monte_carlo")
+
+
+@dataclass(frozen=True)
+class RankMarginals:
+    """(n, K, L) probabilities that candidate k is shown at rank i, and how they were got.
+
+    ``method`` is ``deterministic``, ``exact`` or ``monte_carlo``; ``samples``
+    and ``seed`` are set for Monte Carlo.
+    """
+
+    values: np.ndarray
+    method: str
+    samples: int | None = None
+    seed: int | None = None
+
+    def exposure(self, examination: np.ndarray) -> np.ndarray:
+        """(n, K) expected examination sum_i e(i) P(rank = i); ``examination`` is e(1..L)."""
+        return self.values @ np.asarray(examination, dtype=float)
+
+    def exposure_se(self, examination: np.ndarray) -> np.ndarray:
+        """(n, K) Monte Carlo standard error of :meth:`exposure` (zero when exact)."""
+        if self.samples is None:
+            return np.zeros(self.values.shape[:2])
+        e = np.asarray(examination, dtype=float)
+        mean = self.values @ e
+        variance = np.maximum(self.values @ (e * e) - mean**2, 0.0)
+        return np.sqrt(variance / self.samples)
+
+
+def _check(method: str, length: int, k: int) -> None:
+    if method not in METHODS:
+        raise ConfigurationError(f"method must be one of {METHODS}, got {method!r}")
+    if not 1 <= length <= k:
+        raise ConfigurationError(f"ranking length must lie in 1..{k}, got {length}")
+
+
+def placed_sets(k: int, length: int) -> int:
+    """Number of sets of fewer than ``length`` items out of ``k``: the exact method's work."""
+    return sum(comb(k, s) for s in range(length))
+
+
+def deterministic(scores: np.ndarray, length: int) -> RankMarginals:
+    """Sort by score (ties by candidate order); ``-inf`` slots are never ranked."""
+    scores = np.asarray(scores, dtype=float)
+    n, k = scores.shape
+    _check("auto", length, k)
+    order = np.argsort(-scores, axis=1, kind="stable")[:, :length]
+    out = np.zeros((n, k, length))
+    valid = np.isfinite(np.take_along_axis(scores, order, axis=1))
+    rows, ranks = np.nonzero(valid)
+    out[rows, order[rows, ranks], ranks] = 1.0
+    return RankMarginals(out, "deterministic")
+
+
+def plackett_luce(
+    logits: np.ndarray,
+    length: int,
+    *,
+    method: str = "auto",
+    samples: int = 10_000,
+    seed: int = 0,
+) -> RankMarginals:
+    """Plackett-Luce marginals: exact when at most MAX_SUBSETS placed sets, else Monte Carlo."""
+    logits = np.asarray(logits, dtype=float)
+    n, k = logits.shape
+    _check(method, length, k)
+    exact = method == "exact" or (method == "auto" and placed_sets(k, length) <= MAX_SUBSETS)
+    if not exact:
+        return _pl_monte_carlo(logits, length, samples, seed)
+    if placed_sets(k, length) > MAX_SUBSETS:
+        raise ConfigurationError(
+            f"exact Plackett-Luce marginals for {k} items and {length} ranks visit "
+            f"{placed_sets(k, length)} sets (limit {MAX_SUBSETS}); use method='monte_carlo'"
+        )
+    return RankMarginals(_pl_exact(logits, length)[0], "exact")
+
+
+def _pl_exact(logits: np.ndarray, length: int) -> tuple[np.ndarray, dict[int, np.ndarray]]:
+    """Exact marginals, and P(the first s draws are exactly set S) for |S| = length.
+
+    Dynamic programme over placed sets, level by level: a set's probability
+    passes to each one-larger set with the chance of drawing the added item.
+    Vectorised over contexts; blocks of contexts bound memory.
+    """
+    n, k = logits.shape
+    widest = max(comb(k, s) for s in range(length + 1))
+    block = max(1, BLOCK_CELLS // widest)
+    marginals = np.empty((n, k, length))
+    final: dict[int, np.ndarray] = {}
+    levels = [np.array([m for m in range(1 << k) if m.bit_count() == s]) for s in range(length + 1)]
+    index = np.zeros(1 << k, dtype=np.int64)
+    for masks in levels:
+        index[masks] = np.arange(len(masks))
+    bits = [((masks[:, None] >> np.arange(k)) & 1).astype(float) for masks in levels]
+    parts = []
+    for lo in range(0, n, block):
+        weights = _weights(logits[lo : lo + block])  # (b, K)
+        total = weights.sum(axis=1)
+        prob = np.ones((1, len(weights)))
+        for s in range(length):
+            masks = levels[s]
+            remaining = total[None, :] - bits[s] @ weights.T  # (m, b)
+            nxt = np.zeros((len(levels[s + 1]), len(weights)))
+            for item in range(k):
+                free = (masks >> item) & 1 == 0
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    draw = np.where(remaining[free] > 0, weights[:, item] / remaining[free], 0.0)
+                step = prob[free] * draw
+                marginals[lo : lo + block, item, s] = step.sum(axis=0)
+                nxt[index[masks[free] | (1 << item)]] += step
+            prob = nxt
+        parts.append(prob)
+    final_prob = np.concatenate(parts, axis=1)
+    for row, mask in enumerate(levels[length]):
+        final[int(mask)] = final_prob[row]
+    return marginals, final
+
+
+def _weights(logits: np.ndarray) -> np.ndarray:
+    top = np.max(np.where(np.isfinite(logits), logits, -np.inf), axis=1, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0.0)
+    return np.exp(logits - top)
+
+
+def _pl_monte_carlo(logits: np.ndarray, length: int, samples: int, seed: int) -> RankMarginals:
+    if int(samples) != samples or samples < 1:
+        raise ConfigurationError(f"samples must be a positive whole number, got {samples}")
+    rng = np.random.default_rng(seed)
+    n, k = logits.shape
+    counts = np.zeros((n, k, length))
+    block = max(1, BLOCK_CELLS // (int(samples) * k))
+    for lo in range(0, n, block):
+        keys = logits[lo : lo + block, None, :] + rng.gumbel(
+            size=(len(logits[lo : lo + block]), samples, k)
+        )
+        _count_top(keys, logits[lo : lo + block], length, counts[lo : lo + block])
+    return RankMarginals(counts / samples, "monte_carlo", int(samples), seed)
+
+
+def _count_top(keys: np.ndarray, logits: np.ndarray, length: int, out: np.ndarray) -> None:
+    """Add, per context, how often each item lands at each of the top ``length`` ranks."""
+    b, s, k = keys.shape
+    top = np.argsort(-keys, axis=2, kind="stable")[:, :, :length]  # (b, S, L)
+    valid = np.isfinite(np.take_along_axis(np.broadcast_to(logits[:, None, :], keys.shape), top, 2))
+    ctx = np.broadcast_to(np.arange(b)[:, None, None], top.shape)
+    rank = np.broadcast_to(np.arange(length), top.shape)
+    np.add.at(out, (ctx[valid], top[valid], rank[valid]), 1.0)
+
+
+def two_stage(
+    generator_logits: np.ndarray,
+    size: int,
+    ranker_scores: np.ndarray,
+    length: int,
+    *,
+    ranker_temperature: float | None = None,
+    method: str = "auto",
+    samples: int = 10_000,
+    seed: int = 0,
+) -> RankMarginals:
+    """Marginals of a two-stage policy over a pool of N items per context.
+
+    The candidate generator draws ``size`` items from the pool by Plackett-Luce
+    without replacement over ``generator_logits``; the ranker orders them by
+    ``ranker_scores`` (deterministic) or Plackett-Luce at ``ranker_temperature``.
+    Exact by enumerating the C(N, size) candidate sets when they are at most
+    MAX_SUBSETS / 64, else Monte Carlo.
+    """
+    g = np.asarray(generator_logits, dtype=float)
+    r = np.asarray(ranker_scores, dtype=float)
+    n, pool = g.shape
+    if r.shape != g.shape:
+        raise ConfigurationError("generator and ranker scores must have the same (n, N) shape")
+    if not 1 <= length <= size <= pool:
+        raise ConfigurationError(f"need 1 <= length <= size <= pool, got {length}, {size}, {pool}")
+    _check(method, length, pool)
+    enumerable = (
+        comb(pool, size) <= MAX_SUBSETS // 64 and placed_sets(pool, size + 1) <= MAX_SUBSETS
+    )
+    if method == "monte_carlo" or (method == "auto" and not enumerable):
+        return _two_stage_monte_carlo(g, size, r, length, ranker_temperature, samples, seed)
+    if not enumerable:
+        raise ConfigurationError(
+            f"{comb(pool, size)} candidate sets of {size} out of {pool}: too many to enumerate; "
+            "use method='monte_carlo'"
+        )
+    _, set_prob = _pl_exact(g, size)
+    out = np.zeros((n, pool, length))
+    for members in combinations(range(pool), size):
+        mask = sum(1 << m for m in members)
+        cols = list(members)
+        inner = (
+            deterministic(r[:, cols], length)
+            if ranker_temperature is None
+            else plackett_luce(r[:, cols] / ranker_temperature, length, method="exact")
+        )
+        out[:, cols, :] += set_prob[mask][:, None, None] * inner.values
+    return RankMarginals(out, "exact")
+
+
+def _two_stage_monte_carlo(g, size, r, length, temperature, samples, seed) -> RankMarginals:
+    if int(samples) != samples or samples < 1:
+        raise ConfigurationError(f"samples must be a positive whole number, got {samples}")
+    rng = np.random.default_rng(seed)
+    n, pool = g.shape
+    counts = np.zeros((n, pool, length))
+    block = max(1, BLOCK_CELLS // (int(samples) * pool))
+    for lo in range(0, n, block):
+        gb, rb = g[lo : lo + block], r[lo : lo + block]
+        shape = (len(gb), samples, pool)
+        chosen = np.argsort(-(gb[:, None, :] + rng.gumbel(size=shape)), axis=2)[:, :, :size]
+        in_set = np.zeros(shape, dtype=bool)
+        np.put_along_axis(in_set, chosen, True, axis=2)
+        keys = np.broadcast_to(rb[:, None, :], shape).copy()
+        if temperature is not None:
+            keys = keys / temperature + rng.gumbel(size=shape)
+        keys = np.where(in_set, keys, -np.inf)
+        _count_top(keys, np.where(np.isfinite(gb), rb, -np.inf), length, counts[lo : lo + block])
+    return RankMarginals(counts / samples, "monte_carlo", int(samples), seed)

@@ -1,0 +1,38 @@
+"""Plugin ``dcg``: DCG as an unbiased off-policy estimator of online reward (seed 000).
+
+Registers the examination models (logarithmic, exponential, reciprocal,
+table, cutoff, and ``pbm``, a position-based model with learnt values) and
+the estimators ``dcg``, ``ndcg`` and ``pndcg``.
+"""
+
+from offeval import hookimpl
+from offeval_dcg.estimators import DCG, NDCG, PNDCG
+from offeval_dcg.examination import MODELS, examination_model
+from offeval_dcg.learnt import PositionBasedModel, fit_em, fit_shuffled
+
+
+@hookimpl
+def register_examination_models(register):
+    """Register the parametric examination models and the learnt PBM."""
+    for name, factory in MODELS.items():
+        register(name, factory)
+    register("pbm", PositionBasedModel)
+
+
+@hookimpl
+def register_estimators(register):
+    """Register DCG, nDCG and post-normalised nDCG."""
+    for cls in (DCG, NDCG, PNDCG):
+        register(cls.name, cls)
+
+
+__all__ = [
+    "DCG",
+    "NDCG",
+    "PNDCG",
+    "MODELS",
+    "PositionBasedModel",
+    "examination_model",
+    "fit_em",
+    "fit_shuffled",
+]

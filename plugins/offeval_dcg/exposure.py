@@ -1,0 +1,132 @@
+"""Target and logging exposures of the logged rows, and the support check.
+
+Exposure eps(x, a) = sum_i e(i) P(rank of a = i | x). The target's comes
+from the policy (:meth:`offeval.PolicyView.exposure`). The logging policy's,
+eps0, comes from one of:
+
+- ``"exposure"``: the log's ``exposure`` column, computed by whoever logged it;
+- ``"rank_probabilities"``: columns ``rank_probability_1..L`` (the logged
+  item's marginal at every rank), combined with the estimator's examination
+  model;
+- ``"rank"``: e(logged rank), the seed's Eq. 11 (deterministic logging ranker,
+  fixed candidate generator);
+- a ranking policy object (anything with ``exposure(rows, examination)``).
+
+``"auto"`` takes the first of the three columns-based sources the log has.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+
+from offeval import ConfigurationError, InteractionLog, PolicyView, SupportError
+
+RANK_PREFIX = "rank_probability_"
+SOURCES = ("auto", "exposure", "rank_probabilities", "rank")
+SUPPORT_POLICIES = ("fail", "drop", "warn")
+
+
+def rank_probability_columns(log: InteractionLog) -> list[str]:
+    """The log's ``rank_probability_i`` columns, in rank order."""
+    cols = [c for c in log.frame.columns if str(c).startswith(RANK_PREFIX)]
+    return sorted(cols, key=lambda c: int(str(c)[len(RANK_PREFIX) :]))
+
+
+def logging_source(log: InteractionLog, logging) -> str:
+    """Which source gives eps0 on this log (resolving ``"auto"``)."""
+    if not isinstance(logging, str):
+        return "policy"
+    if logging not in SOURCES:
+        raise ConfigurationError(f"logging must be a policy or one of {SOURCES}, got {logging!r}")
+    if logging != "auto":
+        return logging
+    if "exposure" in log.frame:
+        return "exposure"
+    if rank_probability_columns(log):
+        return "rank_probabilities"
+    return "rank"
+
+
+def logging_exposure(view: PolicyView, logging, examination) -> tuple[np.ndarray, str]:
+    """eps0 of every logged row under the logging policy, and the source used."""
+    log = view.log
+    source = logging_source(log, logging)
+    if source == "policy":
+        return np.asarray(logging.exposure(log.frame, examination), dtype=float), source
+    if source == "exposure":
+        return log.column("exposure"), source
+    if source == "rank_probabilities":
+        cols = rank_probability_columns(log)
+        if not cols:
+            raise ConfigurationError(
+                f"logging='rank_probabilities' needs columns {RANK_PREFIX}1, {RANK_PREFIX}2, ..."
+            )
+        e = np.asarray(examination(np.arange(1, len(cols) + 1)), dtype=float)
+        return log.frame[cols].to_numpy(dtype=float) @ e, source
+    return np.asarray(examination(log.column("position").astype(np.int64)), dtype=float), source
+
+
+def check_support(violations: np.ndarray, mass: float, where: np.ndarray, policy: str) -> int:
+    """Apply the support ``policy`` to violations (target exposure > 0, logging exposure 0).
+
+    ``violations`` flags rows or trajectories, ``where`` labels them for the
+    message. ``fail`` raises :class:`offeval.SupportError` naming them;
+    ``warn`` warns (the violating rows get weight 0, so the estimate is
+    biased); ``drop`` leaves it to the caller, who excludes and counts the
+    trajectories. Returns the number of violations.
+    """
+    if policy not in SUPPORT_POLICIES:
+        raise ConfigurationError(f"support must be one of {SUPPORT_POLICIES}, got {policy!r}")
+    count = int(np.count_nonzero(violations))
+    if count and policy == "fail":
+        shown = [
+            int(x) if np.issubdtype(np.asarray(where).dtype, np.integer) else x
+            for x in np.asarray(where)[violations][:10]
+        ]
+        raise SupportError(
+            f"full support violated {count} times: the target exposes items the logging policy "
+            f"never exposes (at {shown}{', ...' if count > 10 else ''}; target exposure "
+            f"{mass:.4g}); choose support='drop' or 'warn' to go on"
+        )
+    if count and policy == "warn":
+        warnings.warn(
+            f"full support violated {count} times (target exposure {mass:.4g}); "
+            "those items get weight 0 and the estimate is biased",
+            stacklevel=3,
+        )
+    return count
+
+
+def candidate_support(view: PolicyView, target_model, logging_model) -> tuple[np.ndarray, float]:
+    """Violations among the log's candidate sets: per-trajectory count, and target mass.
+
+    A candidate's logging exposure is sum over its slots of e(slot position) x
+    its propensity there; its target exposure comes from the policy. Needs
+    the log's candidate table (one row per candidate per slot).
+    """
+    log = view.log
+    cands = log.candidates
+    traj = cands["trajectory"].to_numpy()
+    codes, uniques = _pair_codes(traj, cands["item"].to_numpy())
+    e = np.asarray(logging_model(cands["position"].to_numpy(dtype=np.int64)), dtype=float)
+    eps0 = np.bincount(codes, weights=e * cands["propensity"].to_numpy(), minlength=len(uniques))
+    first = np.unique(codes, return_index=True)[1]
+    rows = cands.iloc[first][["trajectory", "item", "position"]].assign(
+        context=log.frame["context"].to_numpy()[cands["slot"].to_numpy()[first]]
+        if "context" in log.frame
+        else 0
+    )
+    eps = np.asarray(view.policy.exposure(rows, target_model), dtype=float)
+    bad = (eps0 <= 0) & (eps > 0)
+    unit = np.searchsorted(log.frame["trajectory"].to_numpy()[log.unit_starts], traj[first])
+    per_unit = np.bincount(unit[bad], minlength=len(log.unit_starts))
+    return per_unit, float(eps[bad].sum())
+
+
+def _pair_codes(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Dense codes of (a, b) pairs."""
+    codes, uniques = pd.factorize(pd.MultiIndex.from_arrays([a, b]))
+    return codes, uniques
