@@ -41,14 +41,28 @@ class DemoResult:
 #: Extra configurations the demo adds when their estimator is registered: low
 #: caps, to show what capping without normalisation does to the ranking.
 DEMO_EXTRAS = ("cis:cap=10", "ncis:cap=10")
+#: Configurations that replace an estimator's defaults in the demo: the DCG
+#: family discounts with the environment's own examination model
+#: (``{examination}``), and DCG reports reward per impression like the truth.
+DEMO_SPECS = {
+    "dcg": (
+        "dcg:examination={examination},per=impression",
+        "dcg:examination={examination},per=impression,cap=2",
+    ),
+    "ndcg": ("ndcg:examination={examination}",),
+    "pndcg": ("pndcg:examination={examination}",),
+}
 
 
-def usable_estimators(registry: Registry, log: InteractionLog, policy) -> tuple[list, dict]:
-    """Every registered estimator (default settings, plus DEMO_EXTRAS) that runs on this log."""
+def usable_estimators(
+    registry: Registry, log: InteractionLog, policy, examination: str = "logarithmic"
+) -> tuple[list, dict]:
+    """Every registered estimator (DEMO_SPECS or defaults, plus DEMO_EXTRAS) that runs here."""
     probe = next(log.chunks(2_000))
     usable, skipped = [], {}
-    specs = registry.names("estimator")
-    specs += [s for s in DEMO_EXTRAS if s.split(":")[0] in specs]
+    names = registry.names("estimator")
+    specs = [s.format(examination=examination) for n in names for s in DEMO_SPECS.get(n, (n,))]
+    specs += [s for s in DEMO_EXTRAS if s.split(":")[0] in names]
     for name in specs:
         try:
             estimator = registry.create_from_spec("estimator", name)
@@ -78,19 +92,27 @@ def run_demo(
     log = env.simulate(env.logging_policy(), n_trajectories, seed=seed, with_candidates=True)
     truth = pd.Series({p.name: env.online_value(p) for p in policies}, name="truth")
     ab = pd.DataFrame([vars(r) for r in env.ab_test(policies, n_per_cell, seed=seed)])
-    estimators, skipped = usable_estimators(registry, log, policies[0])
+    examination = getattr(env, "examination", None)
+    estimators, skipped = usable_estimators(
+        registry, log, policies[0], getattr(examination, "spec", "logarithmic")
+    )
     if not estimators:
         raise OffevalError(f"no registered estimator runs on the demo log: {skipped}")
     evaluation = evaluate(log, policies, estimators, progress=progress)
     names = list(truth.index)
     true_best = truth.idxmax()
     rows, ranks = [], {}
+    normalised = {
+        getattr(e, "label", e.name) for e in estimators if getattr(e, "tags", {}).get("normalised")
+    }
     for label in evaluation.estimators:
         est = [evaluation.estimate(p, label) for p in names]
         values = np.array([e.value for e in est])
         covered = np.mean(
             [e.ci_low <= truth[p] <= e.ci_high for e, p in zip(est, names, strict=True)]
         )
+        # Normalised metrics (nDCG) are not on the reward scale: only their order counts.
+        error = np.nan if label in normalised else float(np.mean(np.abs(values - truth.to_numpy())))
         tau = kendall_tau(values, truth.to_numpy())
         probs = rank_probabilities(
             names, values, evaluation.covariance(label), draws=draws, seed=seed
@@ -101,8 +123,8 @@ def run_demo(
                 "estimator": label,
                 "kendall_tau": tau.statistic,
                 "tau_p_value": tau.p_value,
-                "mean_abs_error": float(np.mean(np.abs(values - truth.to_numpy()))),
-                "ci_coverage": covered,
+                "mean_abs_error": error,
+                "ci_coverage": np.nan if label in normalised else covered,
                 "p_true_best_ranked_first": probs.loc[true_best, "p_rank_1"],
                 "picked": names[int(np.argmax(values))],
             }

@@ -98,6 +98,21 @@ class PolicyView:
             self._cache[key] = values
         return self._cache[key]
 
+    def candidate_exposure(self, examination) -> np.ndarray:
+        """Target exposure of each distinct (trajectory, item) of the candidate table."""
+        key = f"candidate_exposure:{getattr(examination, 'spec', repr(examination))}"
+        if key not in self._cache:
+            cands = self._candidates()
+            first = self.log.candidate_items[1]
+            rows = cands.iloc[first][["trajectory", "item", "position"]]
+            if "context" in self.log.frame:
+                slots = cands["slot"].to_numpy()[first]
+                rows = rows.assign(context=self.log.frame["context"].to_numpy()[slots])
+            self.exposure(examination)  # the same policy check and error
+            values = np.asarray(self.policy.exposure(rows, examination), dtype=float)
+            self._cache[key] = values
+        return self._cache[key]
+
     def weight_summary(self) -> tuple[float, float, float]:
         """Sum, sum of squares and maximum of the weights, computed once."""
         if "weight_summary" not in self._cache:

@@ -11,7 +11,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import pandas as pd
 
-from offeval.errors import ColumnError, OffevalError
+from offeval.errors import ColumnError, ConfigurationError, OffevalError
 
 #: Column roles an interaction log understands, with what each holds.
 ROLES: dict[str, str] = {
@@ -198,6 +198,23 @@ class InteractionLog:
     ) -> InteractionLog:
         """Read a Parquet or CSV file whole and validate it."""
         return cls.from_frame(read_table(path), mapping)
+
+    @cached_property
+    def unit_index(self) -> np.ndarray:
+        """Index (0 .. n_units - 1) of each row's trajectory."""
+        return np.repeat(np.arange(self.n_units), np.diff(np.r_[self.unit_starts, self.n_rows]))
+
+    @cached_property
+    def candidate_items(self) -> tuple[np.ndarray, np.ndarray]:
+        """Codes of the candidate table's distinct (trajectory, item) pairs; each's first row."""
+        if self.candidates is None:
+            raise ConfigurationError("this log has no candidate table")
+        unit = self.unit_index[self.candidates["slot"].to_numpy()]
+        items, uniques = pd.factorize(self.candidates["item"].to_numpy())
+        codes = pd.factorize(unit.astype(np.int64) * max(len(uniques), 1) + items)[0]
+        running = np.maximum.accumulate(codes)
+        first = np.flatnonzero(np.r_[True, running[1:] > running[:-1]])
+        return codes, first
 
     @cached_property
     def ones(self) -> np.ndarray:

@@ -124,9 +124,8 @@ def evaluate_by(
     if column not in log.frame:
         raise ColumnError(column, "evaluate_by groups trajectories by this column")
     values = log.frame[column].to_numpy()
-    unit = np.repeat(np.arange(log.n_units), np.diff(np.r_[log.unit_starts, log.n_rows]))
     first = values[log.unit_starts]
-    mixed = np.flatnonzero(values != first[unit])
+    mixed = np.flatnonzero(values != first[log.unit_index])
     if mixed.size:
         raise ColumnError(column, "must be constant within each trajectory", mixed)
     frames = []

@@ -12,6 +12,7 @@ that sum over the rows logged (``per="impression"``).
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 
 import numpy as np
@@ -66,6 +67,27 @@ class _DCGFamily(BaseEstimator):
     logging = "auto"
     support = "fail"
 
+    @property
+    def label(self) -> str:
+        """Name and the parameters that differ from their defaults, e.g. ``dcg(cap=2)``."""
+        defaults = inspect.signature(type(self).__init__).parameters
+        shown = []
+        for key, value in self.get_params().items():
+            if isinstance(value, str) or value is None or isinstance(value, (int, float)):
+                if value == defaults[key].default:
+                    continue
+                text = (
+                    "inf"
+                    if value == float("inf")
+                    else f"{value:g}"
+                    if isinstance(value, float)
+                    else str(value)
+                )
+            else:
+                text = getattr(value, "spec", getattr(value, "name", repr(value)))
+            shown.append(f"{key}={text}")
+        return f"{self.name}({', '.join(shown)})" if shown else self.name
+
     def _models(self):
         model = examination_model(self.examination)
         target = model if self.cutoff is None else CutOff(self.cutoff, model)
@@ -89,7 +111,7 @@ class _DCGFamily(BaseEstimator):
         row_count = check_support(
             bad_rows, float(eps[bad_rows].sum()), log.source_rows, self.support
         )
-        unit = np.repeat(np.arange(log.n_units), np.diff(np.r_[log.unit_starts, log.n_rows]))
+        unit = log.unit_index
         bad_units = np.bincount(unit[bad_rows], minlength=log.n_units)
         tally = Tally()
         if log.has_candidates and source != "rank":
@@ -246,7 +268,7 @@ class NDCG(_Normalised):
     """
 
     name = "ndcg"
-    tags = {"policy": "ranking"}
+    tags = {"policy": "ranking", "normalised": True}
 
     def __init__(
         self,
@@ -300,7 +322,7 @@ class PNDCG(_Normalised):
     """Post-normalised DCG: mean DCG / mean ideal DCG. Orders policies as DCG does."""
 
     name = "pndcg"
-    tags = {"policy": "ranking"}
+    tags = {"policy": "ranking", "normalised": True}
 
     def __init__(
         self,

@@ -20,7 +20,6 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-import pandas as pd
 
 from offeval import ConfigurationError, InteractionLog, PolicyView, SupportError
 
@@ -101,32 +100,19 @@ def check_support(violations: np.ndarray, mass: float, where: np.ndarray, policy
 
 
 def candidate_support(view: PolicyView, target_model, logging_model) -> tuple[np.ndarray, float]:
-    """Violations among the log's candidate sets: per-trajectory count, and target mass.
+    """Violations among the log's candidate sets: count per trajectory, and target exposure.
 
-    A candidate's logging exposure is sum over its slots of e(slot position) x
-    its propensity there; its target exposure comes from the policy. Needs
-    the log's candidate table (one row per candidate per slot).
+    A candidate's logging exposure is the sum over its slots of e(slot
+    position) x its propensity there; its target exposure comes from the
+    policy. Needs the log's candidate table (one row per candidate per slot).
     """
     log = view.log
     cands = log.candidates
-    traj = cands["trajectory"].to_numpy()
-    codes, uniques = _pair_codes(traj, cands["item"].to_numpy())
+    codes, first = log.candidate_items
     e = np.asarray(logging_model(cands["position"].to_numpy(dtype=np.int64)), dtype=float)
-    eps0 = np.bincount(codes, weights=e * cands["propensity"].to_numpy(), minlength=len(uniques))
-    first = np.unique(codes, return_index=True)[1]
-    rows = cands.iloc[first][["trajectory", "item", "position"]].assign(
-        context=log.frame["context"].to_numpy()[cands["slot"].to_numpy()[first]]
-        if "context" in log.frame
-        else 0
-    )
-    eps = np.asarray(view.policy.exposure(rows, target_model), dtype=float)
+    weights = e * cands["propensity"].to_numpy()
+    eps0 = np.bincount(codes, weights=weights, minlength=first.size)
+    eps = view.candidate_exposure(target_model)
     bad = (eps0 <= 0) & (eps > 0)
-    unit = np.searchsorted(log.frame["trajectory"].to_numpy()[log.unit_starts], traj[first])
-    per_unit = np.bincount(unit[bad], minlength=len(log.unit_starts))
-    return per_unit, float(eps[bad].sum())
-
-
-def _pair_codes(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Dense codes of (a, b) pairs."""
-    codes, uniques = pd.factorize(pd.MultiIndex.from_arrays([a, b]))
-    return codes, uniques
+    unit = log.unit_index[cands["slot"].to_numpy()[first]]
+    return np.bincount(unit[bad], minlength=log.n_units), float(eps[bad].sum())

@@ -72,10 +72,6 @@ class PositionBasedModel:
         return f"PositionBasedModel([{vals}], method={self.method!r})"
 
 
-def _units(log: InteractionLog) -> np.ndarray:
-    return np.repeat(np.arange(log.n_units), np.diff(np.r_[log.unit_starts, log.n_rows]))
-
-
 def fit_shuffled(log: InteractionLog, *, shuffled: str = "shuffled") -> PositionBasedModel:
     """e(i) = CTR(i) / CTR(1) on the rows flagged in column ``shuffled``."""
     if shuffled not in log.frame:
@@ -83,7 +79,7 @@ def fit_shuffled(log: InteractionLog, *, shuffled: str = "shuffled") -> Position
     flag = log.frame[shuffled].to_numpy().astype(bool)
     if not flag.any():
         raise ColumnError(shuffled, "no row is flagged as shuffled traffic")
-    unit = _units(log)[flag]
+    unit = log.unit_index[flag]
     pos = log.column("position")[flag].astype(np.int64)
     click = log.column("reward")[flag]
     _, unit = np.unique(unit, return_inverse=True)
@@ -129,7 +125,7 @@ def fit_em(
         )
     theta = _em(codes, pos, click, np.ones(click.size), iterations, tol)
     rng = np.random.default_rng(seed)
-    unit = _units(log)
+    unit = log.unit_index
     draws = np.array(
         [
             _em(
