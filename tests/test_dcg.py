@@ -336,3 +336,18 @@ def test_sensitivity_uses_the_99_percent_interval():
     assert row["tpr"] == pytest.approx(1 / 3)  # only 3.0 clears 2.576 standard errors
     assert row["sign_agreement"] == pytest.approx(2 / 3)
     assert row["mean_p_value"] == pytest.approx(np.mean(stats.norm.sf([3.0, 2.0, -1.0])))
+
+
+def test_cli_evaluates_dcg_with_rerank_policies(tmp_path, capsys):
+    from offeval.cli import main
+
+    env = Environment(seed=2, n_contexts=100)
+    log = env.simulate(env.logging_policy(), 500, seed=1)
+    path = tmp_path / "log.csv"
+    log.frame.assign(flipped=-log.frame["logging_score"]).to_csv(path, index=False)
+    spec = "dcg:examination=exponential(gamma=0.7),cap=200"
+    assert (
+        main(["evaluate", str(path), "--rerank", "flip=flipped", "--estimator", spec, "--quiet"])
+        == 0
+    )
+    assert "dcg(examination=exponential(gamma=0.7), cap=200)" in capsys.readouterr().out

@@ -41,16 +41,21 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     """Evaluate target policies (probability columns) on a user's log file."""
     from offeval.evaluation import evaluate
     from offeval.log import InteractionLog, stream_parquet
-    from offeval.policy import ColumnPolicy
+    from offeval.policy import ColumnPolicy, RerankPolicy
 
     registry = get_registry()
     mapping = parse_pairs(args.map, typed=False, what="--map")
     policies = [
         ColumnPolicy(col, name)
         for name, col in parse_pairs(args.policy, typed=False, what="--policy").items()
+    ] + [
+        RerankPolicy(col, name=name)
+        for name, col in parse_pairs(args.rerank, typed=False, what="--rerank").items()
     ]
     if not policies:
-        raise OffevalError("give at least one target policy: --policy NAME=COLUMN")
+        raise OffevalError(
+            "give at least one target policy: --policy NAME=COLUMN or --rerank NAME=SCORE_COLUMN"
+        )
     specs = args.estimator or ["is", "cis", "ncis", "beta_ips"]
     estimators = [registry.create_from_spec("estimator", spec) for spec in specs]
     path = Path(args.log)
@@ -137,6 +142,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         metavar="NAME=COLUMN",
         help="target policy given by its probability column",
+    )
+    ev.add_argument(
+        "--rerank",
+        action="append",
+        default=[],
+        metavar="NAME=COLUMN",
+        help="ranking policy re-ranking each trajectory's items by a score column (for dcg)",
     )
     ev.add_argument(
         "--estimator",

@@ -113,8 +113,8 @@ class RerankPolicy:
         self.samples = samples
         self.seed = seed
 
-    def marginals(self, rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-        """(rows, L) probability of each row's item at rank 1..L of its trajectory, and L."""
+    def _layout(self, rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Scores, each row's trajectory index and its slot within the trajectory."""
         for column in ("trajectory", self.column):
             if column not in rows:
                 raise ColumnError(column, f"policy {self.name!r} needs this column")
@@ -127,9 +127,26 @@ class RerankPolicy:
         if np.unique(traj[starts]).size != starts.size:
             raise ColumnError("trajectory", "rows must be grouped by trajectory")
         unit = np.repeat(np.arange(starts.size), np.diff(np.r_[starts, traj.size]))
-        slot = np.arange(traj.size) - starts[unit]
-        length = int(slot.max()) + 1 if traj.size else 1
-        padded = np.full((starts.size, length), -np.inf)
+        return score, unit, np.arange(traj.size) - starts[unit]
+
+    def ranks(self, rows: pd.DataFrame) -> np.ndarray:
+        """Deterministic policies: each row's 1-based rank within its trajectory."""
+        score, unit, slot = self._layout(rows)
+        if not score.size:
+            return np.zeros(0, dtype=np.int64)
+        length = int(slot.max()) + 1
+        padded = np.full((int(unit.max()) + 1, length), np.inf)
+        padded[unit, slot] = -score  # ascending sort = best first; padding last
+        order = np.argsort(padded, axis=1, kind="stable")
+        ranks = np.empty(padded.shape, dtype=np.int64)
+        np.put_along_axis(ranks, order, np.arange(1, length + 1)[None, :], axis=1)
+        return ranks[unit, slot]
+
+    def marginals(self, rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        """(rows, L) probability of each row's item at rank 1..L of its trajectory, and L."""
+        score, unit, slot = self._layout(rows)
+        length = int(slot.max()) + 1 if slot.size else 1
+        padded = np.full((int(unit.max()) + 1 if unit.size else 0, length), -np.inf)
         padded[unit, slot] = score if self.temperature is None else score / self.temperature
         if self.temperature is None:
             table = ranking.deterministic(padded, length)
@@ -150,6 +167,10 @@ class RerankPolicy:
 
     def exposure(self, rows: pd.DataFrame, examination: Callable) -> np.ndarray:
         """sum_i e(i) P(row's item at rank i) within its trajectory."""
+        if self.temperature is None:
+            rank = self.ranks(rows)
+            top = int(rank.max()) if rank.size else 1
+            return np.asarray(examination(np.arange(1, top + 1)), dtype=float)[rank - 1]
         table, length = self.marginals(rows)
         return table @ np.asarray(examination(np.arange(1, length + 1)), dtype=float)
 

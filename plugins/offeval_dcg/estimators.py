@@ -19,7 +19,7 @@ import numpy as np
 
 from offeval import BaseEstimator, ConfigurationError, Contribution, PolicyView
 from offeval.stats import Linearisation, Tally
-from offeval_dcg.examination import CutOff, examination_model
+from offeval_dcg.examination import CutOff, at_ranks, examination_model
 from offeval_dcg.exposure import (
     SOURCES,
     candidate_support,
@@ -234,7 +234,7 @@ def _ideal(r: Rows, ideal_model, view: PolicyView) -> np.ndarray:
     order = np.lexsort((-r.labels, r.unit))
     rank = np.arange(log.n_rows) - log.unit_starts[r.unit[order]] + 1
     out = np.empty(log.n_rows)
-    out[order] = r.labels[order] * np.asarray(ideal_model(rank), dtype=float)
+    out[order] = r.labels[order] * at_ranks(ideal_model, rank)
     return out
 
 

@@ -22,6 +22,7 @@ import warnings
 import numpy as np
 
 from offeval import ConfigurationError, InteractionLog, PolicyView, SupportError
+from offeval_dcg.examination import at_ranks
 
 RANK_PREFIX = "rank_probability_"
 SOURCES = ("auto", "exposure", "rank_probabilities", "rank")
@@ -65,7 +66,7 @@ def logging_exposure(view: PolicyView, logging, examination) -> tuple[np.ndarray
             )
         e = np.asarray(examination(np.arange(1, len(cols) + 1)), dtype=float)
         return log.frame[cols].to_numpy(dtype=float) @ e, source
-    return np.asarray(examination(log.column("position").astype(np.int64)), dtype=float), source
+    return at_ranks(examination, log.column("position")), source
 
 
 def check_support(violations: np.ndarray, mass: float, where: np.ndarray, policy: str) -> int:
@@ -109,7 +110,7 @@ def candidate_support(view: PolicyView, target_model, logging_model) -> tuple[np
     log = view.log
     cands = log.candidates
     codes, first = log.candidate_items
-    e = np.asarray(logging_model(cands["position"].to_numpy(dtype=np.int64)), dtype=float)
+    e = at_ranks(logging_model, cands["position"].to_numpy())
     weights = e * cands["propensity"].to_numpy()
     eps0 = np.bincount(codes, weights=weights, minlength=first.size)
     eps = view.candidate_exposure(target_model)
