@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from offeval import BaseEstimator, ConfigurationError, Contribution, PolicyView
-from offeval.stats import Linearisation, Tally
+from offeval.stats import Linearisation, Tally, ratio_of_means
 from offeval_dcg.examination import CutOff, at_ranks, examination_model
 from offeval_dcg.exposure import (
     SOURCES,
@@ -163,14 +163,6 @@ class _DCGFamily(BaseEstimator):
         return out
 
 
-def _ratio(stats, num, den) -> Linearisation:
-    y, d = stats.mean(num), stats.mean(den)
-    if d == 0:
-        return Linearisation(float("nan"), np.array([stats.index(num)]), np.array([np.nan]))
-    cols = np.array([stats.index(num), stats.index(den)])
-    return Linearisation(y / d, cols, np.array([1 / d, -y / d**2]))
-
-
 class DCG(_DCGFamily):
     """Unbiased (m = inf) or clipped DCG: expected reward per trajectory under the target.
 
@@ -225,7 +217,7 @@ class DCG(_DCGFamily):
 
     def combine(self, stats) -> Linearisation:
         """Mean DCG per included trajectory (or per included row)."""
-        return _ratio(stats, ("dcg", self._key(), self.support), self._denominator())
+        return ratio_of_means(stats, ("dcg", self._key(), self.support), self._denominator())
 
 
 def _ideal(r: Rows, ideal_model, view: PolicyView) -> np.ndarray:
@@ -315,7 +307,7 @@ class NDCG(_Normalised):
     def combine(self, stats) -> Linearisation:
         """Mean nDCG over the trajectories counted."""
         keys = self._keys()
-        return _ratio(stats, keys[0], keys[1])
+        return ratio_of_means(stats, keys[0], keys[1])
 
 
 class PNDCG(_Normalised):
@@ -357,4 +349,4 @@ class PNDCG(_Normalised):
     def combine(self, stats) -> Linearisation:
         """Ratio of mean DCG to mean ideal DCG (delta-method standard error)."""
         keys = self._keys()
-        return _ratio(stats, keys[0], keys[1])
+        return ratio_of_means(stats, keys[0], keys[1])

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from offeval import BaseEstimator, ConfigurationError, Contribution, PolicyView
-from offeval.stats import Linearisation, Tally
+from offeval.stats import Linearisation, Tally, ratio_of_means
 from offeval_ncis.weights import (
     ROWS,
     check_cap,
@@ -21,15 +21,6 @@ from offeval_ncis.weights import (
     weight_diagnostics,
     weight_tally,
 )
-
-
-def _ratio(stats, num, den) -> Linearisation:
-    """Linearised ratio of two column means."""
-    y, d = stats.mean(num), stats.mean(den)
-    if d == 0:
-        return Linearisation(float("nan"), np.array([stats.index(num)]), np.array([np.nan]))
-    cols = np.array([stats.index(num), stats.index(den)])
-    return Linearisation(y / d, cols, np.array([1 / d, -y / d**2]))
 
 
 class _ISFamily(BaseEstimator):
@@ -62,7 +53,7 @@ class CIS(_ISFamily):
 
     def combine(self, stats) -> Linearisation:
         """Per-row mean of the capped reward."""
-        return _ratio(stats, ("rw", check_cap(self.cap)), ROWS)
+        return ratio_of_means(stats, ("rw", check_cap(self.cap)), ROWS)
 
 
 class IS(CIS):
@@ -100,7 +91,7 @@ class NCIS(_ISFamily):
     def combine(self, stats) -> Linearisation:
         """Ratio of the two column means (delta-method standard error)."""
         cap = check_cap(self.cap)
-        return _ratio(stats, ("rw", cap), ("w", cap))
+        return ratio_of_means(stats, ("rw", cap), ("w", cap))
 
 
 class PiecewiseNCIS(_ISFamily):
@@ -197,7 +188,7 @@ class PointwiseNCIS(_ISFamily):
 
     def combine(self, stats) -> Linearisation:
         """Per-row mean of the slot-normalised capped reward."""
-        return _ratio(stats, ("pw", check_cap(self.cap)), ROWS)
+        return ratio_of_means(stats, ("pw", check_cap(self.cap)), ROWS)
 
 
 class BetaIPS(_ISFamily):

@@ -7,7 +7,7 @@ from offeval.stats.compare import (
     pairwise_grid,
     unpaired_difference,
 )
-from offeval.stats.inference import Linearisation, interval
+from offeval.stats.inference import Linearisation, interval, ratio_of_means
 from offeval.stats.moments import Moments, Tally
 from offeval.stats.ranking import rank_probabilities
 
@@ -21,5 +21,6 @@ __all__ = [
     "kendall_tau",
     "pairwise_grid",
     "rank_probabilities",
+    "ratio_of_means",
     "unpaired_difference",
 ]

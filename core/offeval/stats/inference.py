@@ -40,6 +40,19 @@ class Linearisation:
         return Linearisation(self.value - other.value, cols, np.r_[self.gradient, -other.gradient])
 
 
+def ratio_of_means(stats, numerator, denominator) -> Linearisation:
+    """Linearised ratio of two column means; NaN when the denominator's mean is 0.
+
+    ``stats`` is any :class:`offeval.estimator.ColumnStats` (``mean`` and
+    ``index`` by column key).
+    """
+    y, d = stats.mean(numerator), stats.mean(denominator)
+    if d == 0:
+        return Linearisation(float("nan"), np.array([stats.index(numerator)]), np.array([np.nan]))
+    cols = np.array([stats.index(numerator), stats.index(denominator)])
+    return Linearisation(y / d, cols, np.array([1 / d, -y / d**2]))
+
+
 def variance(lin: Linearisation, covariance: np.ndarray, n: int) -> float:
     """Delta-method variance of a linearised estimate from n units."""
     g = lin.dense(covariance.shape[0])
