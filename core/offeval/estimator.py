@@ -89,13 +89,7 @@ class PolicyView:
         """Target exposure sum_i e(i) P(rank i) of each logged row's item, computed once."""
         key = f"exposure:{getattr(examination, 'spec', repr(examination))}"
         if key not in self._cache:
-            if not hasattr(self.policy, "exposure"):
-                raise ConfigurationError(
-                    f"policy {self.policy.name!r} gives no exposures: exposure-based estimators "
-                    "need a ranking policy with exposure(rows, examination), e.g. RerankPolicy"
-                )
-            values = np.asarray(self.policy.exposure(self.log.frame, examination), dtype=float)
-            self._cache[key] = values
+            self._cache[key] = self._exposures(self.log.frame, examination)
         return self._cache[key]
 
     def candidate_exposure(self, examination) -> np.ndarray:
@@ -108,10 +102,16 @@ class PolicyView:
             if "context" in self.log.frame:
                 slots = cands["slot"].to_numpy()[first]
                 rows = rows.assign(context=self.log.frame["context"].to_numpy()[slots])
-            self.exposure(examination)  # the same policy check and error
-            values = np.asarray(self.policy.exposure(rows, examination), dtype=float)
-            self._cache[key] = values
+            self._cache[key] = self._exposures(rows, examination)
         return self._cache[key]
+
+    def _exposures(self, rows, examination) -> np.ndarray:
+        if not hasattr(self.policy, "exposure"):
+            raise ConfigurationError(
+                f"policy {self.policy.name!r} gives no exposures: exposure-based estimators "
+                "need a ranking policy with exposure(rows, examination), e.g. RerankPolicy"
+            )
+        return np.asarray(self.policy.exposure(rows, examination), dtype=float)
 
     def weight_summary(self) -> tuple[float, float, float]:
         """Sum, sum of squares and maximum of the weights, computed once."""
@@ -209,10 +209,14 @@ class BaseEstimator:
         """The parameters as given to the constructor."""
         return {p: getattr(self, p) for p in self.param_names()}
 
+    def label_params(self) -> dict[str, Any]:
+        """The parameters the label shows: all of them, unless a subclass says otherwise."""
+        return self.get_params()
+
     @property
     def label(self) -> str:
         """Short human label, e.g. ``ncis(cap=100)``."""
-        params = ", ".join(f"{k}={_fmt(v)}" for k, v in self.get_params().items())
+        params = ", ".join(f"{k}={_fmt(v)}" for k, v in self.label_params().items())
         return f"{self.name}({params})" if params else self.name
 
     def diagnose(self, tally: Tally) -> dict[str, float]:
@@ -225,6 +229,8 @@ class BaseEstimator:
 
 
 def _fmt(value: Any) -> str:
+    if value is not None and not isinstance(value, (str, int, float)):
+        return str(getattr(value, "spec", None) or getattr(value, "name", None) or value)
     if isinstance(value, float) and value == float("inf"):
         return "inf"
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:

@@ -143,6 +143,12 @@ def _pl_exact(logits: np.ndarray, length: int) -> tuple[np.ndarray, dict[int, np
     return marginals, final
 
 
+def _check_samples(samples) -> int:
+    if int(samples) != samples or samples < 1:
+        raise ConfigurationError(f"samples must be a positive whole number, got {samples}")
+    return int(samples)
+
+
 def _weights(logits: np.ndarray) -> np.ndarray:
     top = np.max(np.where(np.isfinite(logits), logits, -np.inf), axis=1, keepdims=True)
     top = np.where(np.isfinite(top), top, 0.0)
@@ -150,18 +156,17 @@ def _weights(logits: np.ndarray) -> np.ndarray:
 
 
 def _pl_monte_carlo(logits: np.ndarray, length: int, samples: int, seed: int) -> RankMarginals:
-    if int(samples) != samples or samples < 1:
-        raise ConfigurationError(f"samples must be a positive whole number, got {samples}")
+    samples = _check_samples(samples)
     rng = np.random.default_rng(seed)
     n, k = logits.shape
     counts = np.zeros((n, k, length))
-    block = max(1, BLOCK_CELLS // (int(samples) * k))
+    block = max(1, BLOCK_CELLS // (samples * k))
     for lo in range(0, n, block):
         keys = logits[lo : lo + block, None, :] + rng.gumbel(
             size=(len(logits[lo : lo + block]), samples, k)
         )
         _count_top(keys, logits[lo : lo + block], length, counts[lo : lo + block])
-    return RankMarginals(counts / samples, "monte_carlo", int(samples), seed)
+    return RankMarginals(counts / samples, "monte_carlo", samples, seed)
 
 
 def _count_top(keys: np.ndarray, logits: np.ndarray, length: int, out: np.ndarray) -> None:
@@ -226,12 +231,11 @@ def two_stage(
 
 
 def _two_stage_monte_carlo(g, size, r, length, temperature, samples, seed) -> RankMarginals:
-    if int(samples) != samples or samples < 1:
-        raise ConfigurationError(f"samples must be a positive whole number, got {samples}")
+    samples = _check_samples(samples)
     rng = np.random.default_rng(seed)
     n, pool = g.shape
     counts = np.zeros((n, pool, length))
-    block = max(1, BLOCK_CELLS // (int(samples) * pool))
+    block = max(1, BLOCK_CELLS // (samples * pool))
     for lo in range(0, n, block):
         gb, rb = g[lo : lo + block], r[lo : lo + block]
         shape = (len(gb), samples, pool)
@@ -243,4 +247,4 @@ def _two_stage_monte_carlo(g, size, r, length, temperature, samples, seed) -> Ra
             keys = keys / temperature + rng.gumbel(size=shape)
         keys = np.where(in_set, keys, -np.inf)
         _count_top(keys, np.where(np.isfinite(gb), rb, -np.inf), length, counts[lo : lo + block])
-    return RankMarginals(counts / samples, "monte_carlo", int(samples), seed)
+    return RankMarginals(counts / samples, "monte_carlo", samples, seed)

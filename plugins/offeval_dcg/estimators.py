@@ -52,6 +52,10 @@ def _check_cap(cap) -> float:
     return float(cap)
 
 
+def _plain(value) -> bool:
+    return value is None or isinstance(value, (str, int, float))
+
+
 def _choice(name: str, value, options) -> None:
     if value not in options:
         raise ConfigurationError(f"{name} must be one of {options}, got {value!r}")
@@ -67,26 +71,14 @@ class _DCGFamily(BaseEstimator):
     logging = "auto"
     support = "fail"
 
-    @property
-    def label(self) -> str:
-        """Name and the parameters that differ from their defaults, e.g. ``dcg(cap=2)``."""
+    def label_params(self) -> dict:
+        """Only the parameters that differ from their defaults, e.g. ``dcg(cap=2)``."""
         defaults = inspect.signature(type(self).__init__).parameters
-        shown = []
-        for key, value in self.get_params().items():
-            if isinstance(value, str) or value is None or isinstance(value, (int, float)):
-                if value == defaults[key].default:
-                    continue
-                text = (
-                    "inf"
-                    if value == float("inf")
-                    else f"{value:g}"
-                    if isinstance(value, float)
-                    else str(value)
-                )
-            else:
-                text = getattr(value, "spec", getattr(value, "name", repr(value)))
-            shown.append(f"{key}={text}")
-        return f"{self.name}({', '.join(shown)})" if shown else self.name
+        return {
+            key: value
+            for key, value in self.get_params().items()
+            if not (_plain(value) and value == defaults[key].default)
+        }
 
     def _models(self):
         model = examination_model(self.examination)
@@ -122,19 +114,21 @@ class _DCGFamily(BaseEstimator):
             tally.add("unsupported_exposure", mass)
             bad_units = bad_units + per_unit
         included = ~((bad_units > 0) & (self.support == "drop"))
-        with np.errstate(divide="ignore"):
-            inverse = np.where(eps0 > 0, np.minimum(cap, 1.0 / np.where(eps0 > 0, eps0, 1.0)), 0.0)
+        exposed = eps0 > 0
+        inverse = np.zeros_like(eps0)
+        inverse[exposed] = np.minimum(cap, 1.0 / eps0[exposed])
         weight = inverse if self.labels == "debiased" else np.ones_like(inverse)
         labels = np.where(included[unit], reward * weight, 0.0)
         first = np.zeros(log.n_rows)
         first[log.unit_starts] = 1.0
         tally.add("rows", log.n_rows)
-        tally.add("clipped", int(np.count_nonzero(1.0 / eps0[eps0 > 0] > cap)))
+        tally.add("clipped", int(np.count_nonzero(eps0[exposed] * cap < 1)))
         tally.add("row_violations", row_count)
         tally.add(f"source_{source}", log.n_rows)
-        tally.maximum("max_weight", float((inverse * eps).max(initial=0.0)))
-        tally.add("sum_w", float((inverse * eps).sum()))
-        tally.add("sum_w2", float(((inverse * eps) ** 2).sum()))
+        ratio = inverse * eps
+        tally.maximum("max_weight", float(ratio.max(initial=0.0)))
+        tally.add("sum_w", float(ratio.sum()))
+        tally.add("sum_w2", float(ratio @ ratio))
         dropped = int((~included).sum())
         return Rows(
             labels, eps, included, first, unit, tally, {"support": dropped} if dropped else {}
@@ -157,9 +151,8 @@ class _DCGFamily(BaseEstimator):
         for source, code in SOURCE_CODES.items():
             if s.get(f"source_{source}"):
                 out["logging_exposure_source"] = code
-        for key in ("zero_ideal",):
-            if key in s:
-                out[key] = int(s[key])
+        if "zero_ideal" in s:
+            out["zero_ideal"] = int(s["zero_ideal"])
         return out
 
 
