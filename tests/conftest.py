@@ -1,10 +1,10 @@
-"""Shared fixtures: a small simulated environment and the kit's synthetic log."""
+"""Shared fixtures: a small simulated environment and a two-slot bandit log."""
 
 from __future__ import annotations
 
 import pytest
+from oracles import synthetic_log
 
-from offeval.testing import synthetic_log
 from offeval_simulation import Environment
 
 
@@ -16,5 +16,5 @@ def env() -> Environment:
 
 @pytest.fixture(scope="session")
 def bandit():
-    """The conformance kit's log, target policy and true value."""
+    """A two-slot bandit log with candidates, its target policy and true value."""
     return synthetic_log(20_000, seed=3)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
-from offeval import InteractionLog
+from offeval import ColumnPolicy, InteractionLog
 
 
 def unit_sums(log: InteractionLog, values: np.ndarray) -> np.ndarray:
@@ -24,3 +25,47 @@ def delta_se(func, unit_columns: np.ndarray, eps: float = 1e-7) -> tuple[float, 
         grad[j] = (func(means + step) - func(means - step)) / (2 * step[j])
     cov = np.cov(unit_columns, rowvar=False)
     return value, float(np.sqrt(grad @ cov @ grad / len(unit_columns)))
+
+
+def synthetic_log(n: int = 20_000, seed: int = 0) -> tuple[InteractionLog, ColumnPolicy, float]:
+    """A two-position log over four items with a known target value.
+
+    Each trajectory fills positions 1 and 2, each slot drawing an item from
+    its own logging distribution; clicks are Bernoulli with a slot-specific
+    rate. Returns the log, the target policy (column ``target``, also in the
+    candidate table) and the target's true reward per impression. Column
+    ``target_score`` lets a ranking policy re-rank each trajectory's items
+    (estimators tagged ``policy="ranking"`` are checked with it).
+    """
+    rng = np.random.default_rng(seed)
+    mu = np.array([[0.4, 0.3, 0.2, 0.1], [0.25, 0.25, 0.25, 0.25]])
+    pi = np.array([[0.1, 0.2, 0.3, 0.4], [0.7, 0.1, 0.1, 0.1]])
+    q = np.array([[0.10, 0.20, 0.30, 0.50], [0.05, 0.10, 0.20, 0.30]])
+    truth = float((pi * q).sum(axis=1).mean())
+    slots = np.repeat([[0, 1]], n, axis=0).ravel()
+    u = rng.random(slots.size)[:, None]
+    items = (u > np.cumsum(mu, axis=1)[slots]).sum(axis=1)
+    frame = pd.DataFrame(
+        {
+            "trajectory": np.repeat(np.arange(n), 2),
+            "item": items,
+            "position": slots + 1,
+            "reward": (rng.random(slots.size) < q[slots, items]).astype(float),
+            "propensity": mu[slots, items],
+            "target": pi[slots, items],
+            "target_score": pi[slots, items] * q[slots, items],
+            "group": np.repeat(rng.integers(0, 2, n), 2),
+        }
+    )
+    cand_slot = np.repeat(np.arange(slots.size), 4)
+    cand_item = np.tile(np.arange(4), slots.size)
+    candidates = pd.DataFrame(
+        {
+            "trajectory": np.repeat(frame["trajectory"].to_numpy(), 4),
+            "position": np.repeat(frame["position"].to_numpy(), 4),
+            "item": cand_item,
+            "propensity": mu[slots[cand_slot], cand_item],
+            "target": pi[slots[cand_slot], cand_item],
+        }
+    )
+    return InteractionLog.from_frame(frame, candidates=candidates), ColumnPolicy("target"), truth

@@ -112,7 +112,7 @@ def test_candidates_for_unlogged_slot_are_rejected():
             "propensity": [0.2] * 6,
         }
     )
-    with pytest.raises(ColumnError, match=r"not in the log \(rows \[5\]\)"):
+    with pytest.raises(ColumnError, match=r"not in the log \(candidate rows \[5\]\)"):
         InteractionLog.from_frame(frame(), MAPPING, candidates=cands)
 
 

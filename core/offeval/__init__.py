@@ -1,23 +1,34 @@
 """offeval: offline evaluation of recommendation and ranking policies."""
 
+from offeval.environment import Environment
 from offeval.errors import (
     ColumnError,
     ConfigurationError,
     OffevalError,
     RegistryError,
+    RowError,
+    SplitUnitError,
     SupportError,
 )
-from offeval.estimator import BaseEstimator, Contribution, Estimator, PolicyView, Shared
+from offeval.estimator import (
+    ESTIMANDS,
+    BaseEstimator,
+    Contribution,
+    Estimator,
+    PolicyView,
+    Shared,
+)
 from offeval.evaluation import Accumulator, Evaluation, evaluate
-from offeval.hookspecs import hookimpl
+from offeval.hookspecs import hookimpl, hookspec
 from offeval.log import InteractionLog, Log, read_table, stream_parquet
 from offeval.policy import ColumnPolicy, ExposurePolicy, LoggingPolicy, Policy, RerankPolicy
-from offeval.registry import Registry, get_registry
+from offeval.registry import Registry, active_registry, get_registry
 from offeval.result import Estimate
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "ESTIMANDS",
     "Accumulator",
     "BaseEstimator",
     "ColumnError",
@@ -26,6 +37,7 @@ __all__ = [
     "Contribution",
     "Estimate",
     "Estimator",
+    "Environment",
     "ExposurePolicy",
     "Evaluation",
     "InteractionLog",
@@ -37,11 +49,15 @@ __all__ = [
     "Registry",
     "RerankPolicy",
     "RegistryError",
+    "RowError",
+    "SplitUnitError",
     "Shared",
     "SupportError",
+    "active_registry",
     "evaluate",
     "get_registry",
     "hookimpl",
+    "hookspec",
     "read_table",
     "stream_parquet",
 ]

@@ -21,6 +21,7 @@ from offeval.estimator import Estimator
 from offeval.evaluation import Accumulator, _label
 from offeval.log import InteractionLog
 from offeval.policy import Policy
+from offeval.stats.inference import check_level
 from offeval.stats.moments import Moments
 
 #: Largest number of Poisson draws held in memory at once.
@@ -45,16 +46,19 @@ def bootstrap(
     tables), each replicate dividing by its own baseline value. Results are
     reproducible for a given ``seed`` and chunking.
     """
-    if replicates < 2:
-        raise OffevalError("replicates must be at least 2")
-    chunks = log.chunks(chunk_rows) if isinstance(log, InteractionLog) else log
+    if isinstance(replicates, bool) or not isinstance(replicates, int) or replicates < 2:
+        raise OffevalError(f"replicates must be a whole number >= 2, got {replicates!r}")
+    check_level(level)
     acc = Accumulator(policies, estimators)
+    names = [p.name for p in policies]
+    if baseline is not None and baseline not in names:
+        raise OffevalError(f"baseline {baseline!r} is not among the policies {names}")
+    whole = isinstance(log, InteractionLog)
+    chunks = log.chunks(chunk_rows) if whole else log
     sums = np.zeros((replicates, 0))
     totals = np.zeros(replicates)
     for index, chunk in enumerate(tqdm(chunks, desc="bootstrap", disable=not progress)):
-        block = acc.unit_block(chunk)
-        full = Moments.from_array(block)
-        acc.moments = full if acc.moments is None else acc.moments.merge(full)
+        block = acc.fold(chunk, new_units=whole)
         sums = np.pad(sums, ((0, 0), (0, block.shape[1] - sums.shape[1])))
         rng = np.random.default_rng([seed, index])
         step = max(1, MAX_DRAWS // max(len(block), 1))
@@ -72,14 +76,10 @@ def bootstrap(
     ns = np.r_[acc.moments.n, totals]
     for r in range(replicates + 1):
         moments = Moments(int(ns[r]), means[r], acc.moments.comoment)
-        for p, policy in enumerate(policies):
-            stats = acc.policy_stats(policy.name, moments, covariance)
+        for p in range(len(policies)):
             for e, estimator in enumerate(estimators):
-                values[r, p, e] = estimator.combine(stats).value
+                values[r, p, e] = estimator.combine(acc.stats(p, e, moments, covariance)).value
     if baseline is not None:
-        names = [p.name for p in policies]
-        if baseline not in names:
-            raise OffevalError(f"baseline {baseline!r} is not among the policies {names}")
         values = values / values[:, [names.index(baseline)], :]
     tail = (1 - level) / 2
     rows = []

@@ -1,4 +1,9 @@
-"""The ``offeval`` command line: demo, evaluate, plugins."""
+"""The ``offeval`` command line: demo, evaluate, plugins, and the plugins' commands.
+
+A user mistake gets one line on stderr and a non-zero exit, never a
+traceback (``--debug`` shows it). ``evaluate`` checks everything it can
+(options, file, columns, estimators, baseline) before the long computation.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +12,40 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 import pandas as pd
 
 from offeval.errors import OffevalError
-from offeval.registry import get_registry, parse_pairs
+from offeval.registry import Registry, get_registry, parse_pairs
+from offeval.stats.compare import CORRECTIONS
+from offeval.stats.inference import check_level
+
+#: Rows of the log the estimators are tried on before the full run.
+PROBE_ROWS = 2_000
+
+
+class UsageError(OffevalError):
+    """A command-line argument is malformed."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but a usage mistake is one line naming the command's --help."""
+
+    def error(self, message: str) -> NoReturn:
+        """Raise instead of printing the usage block."""
+        raise UsageError(f"{message} (see {self.prog} --help)")
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not >= 1")
+    return value
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -37,32 +71,76 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_evaluate(args: argparse.Namespace) -> int:
-    """Evaluate target policies (probability columns) on a user's log file."""
-    from offeval.evaluation import evaluate
-    from offeval.log import InteractionLog, stream_parquet
+def _policies(args: argparse.Namespace) -> list:
     from offeval.policy import ColumnPolicy, RerankPolicy
 
-    registry = get_registry()
-    mapping = parse_pairs(args.map, typed=False, what="--map")
-    policies = [
-        ColumnPolicy(col, name)
-        for name, col in parse_pairs(args.policy, typed=False, what="--policy").items()
-    ] + [
-        RerankPolicy(col, name=name)
-        for name, col in parse_pairs(args.rerank, typed=False, what="--rerank").items()
-    ]
+    given = parse_pairs(args.policy, typed=False, what="--policy")
+    reranked = parse_pairs(args.rerank, typed=False, what="--rerank")
+    both = sorted(set(given) & set(reranked))
+    if both:
+        raise OffevalError(f"policy names {both} are given by both --policy and --rerank")
+    policies = [ColumnPolicy(col, name) for name, col in given.items()]
+    policies += [RerankPolicy(col, name=name) for name, col in reranked.items()]
     if not policies:
         raise OffevalError(
             "give at least one target policy: --policy NAME=COLUMN or --rerank NAME=SCORE_COLUMN"
         )
-    specs = args.estimator or ["is", "cis", "ncis", "beta_ips"]
-    estimators = [registry.create_from_spec("estimator", spec) for spec in specs]
-    path = Path(args.log)
-    if args.stream and path.suffix in {".parquet", ".pq"}:
-        log = stream_parquet(path, mapping, batch_rows=args.chunk_rows)
+    names = [p.name for p in policies]
+    if args.baseline is not None and args.baseline not in names:
+        raise OffevalError(f"--baseline {args.baseline!r} is not one of the policies {names}")
+    return policies
+
+
+def _usable(registry: Registry, specs: list[str] | None, probe, policies) -> list:
+    """The estimators to run, each tried on a probe of the log first.
+
+    Named estimators must run (an error otherwise); by default every
+    registered estimator runs at its defaults, and those that cannot run on
+    this log and these policies are skipped with the reason.
+    """
+    from offeval.evaluation import evaluate
+
+    chosen = specs or registry.names("estimator")
+    estimators = [registry.create_from_spec("estimator", spec) for spec in chosen]
+    usable = []
+    for spec, estimator in zip(chosen, estimators, strict=True):
+        try:
+            evaluate(probe, policies, [estimator])
+        except OffevalError as exc:
+            if specs:
+                raise OffevalError(f"--estimator {spec}: {exc}") from None
+            print(f"offeval: skipping {spec}: {exc}", file=sys.stderr)
+            continue
+        usable.append(estimator)
+    if not usable:
+        raise OffevalError("no registered estimator runs on this log: name one with --estimator")
+    return usable
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    """Evaluate target policies (probability or score columns) on a user's log file."""
+    from offeval.evaluation import evaluate
+    from offeval.log import InteractionLog, read_table, stream_parquet
+
+    registry = get_registry()
+    check_level(args.level)
+    if args.correction != "none" and args.correction not in CORRECTIONS:
+        raise OffevalError(
+            f"--correction {args.correction!r}: one of none, {', '.join(CORRECTIONS)}"
+        )
+    correction = None if args.correction == "none" else args.correction
+    mapping = parse_pairs(args.map, typed=False, what="--map")
+    policies = _policies(args)
+    out = Path(args.out) if args.out else None
+    if out is not None and out.exists() and not out.is_dir():
+        raise OffevalError(f"--out {out}: exists and is not a folder")
+    if args.stream:
+        log = stream_parquet(args.log, mapping, batch_rows=args.chunk_rows)
+        probe = next(iter(stream_parquet(args.log, mapping, batch_rows=PROBE_ROWS)))
     else:
-        log = InteractionLog.from_file(path, mapping)
+        log = InteractionLog.from_frame(read_table(args.log), mapping)
+        probe = next(log.chunks(PROBE_ROWS))
+    estimators = _usable(registry, args.estimator, probe, policies)
     evaluation = evaluate(
         log,
         policies,
@@ -88,12 +166,11 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         )
     with pd.option_context("display.width", 160, "display.max_columns", 30):
         print(table.round(6).to_string(index=False))
-    if args.out:
-        out = Path(args.out)
+    if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         table.to_csv(out / "estimates.csv", index=False)
         for label in evaluation.estimators:
-            grid = evaluation.grid(label, correction=args.correction, baseline=args.baseline)
+            grid = evaluation.grid(label, correction=correction, baseline=args.baseline)
             safe = "".join(c if c.isalnum() else "_" for c in label)
             grid.table.to_csv(out / f"pairs_{safe}.csv", index=False)
         print(f"written: {out}/estimates.csv and one pairs_*.csv per estimator")
@@ -113,22 +190,32 @@ def cmd_plugins(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of every sub-command."""
-    parser = argparse.ArgumentParser(prog="offeval", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
+def build_parser(registry: Registry | None = None) -> Parser:
+    """The argument parser of every sub-command, the plugins' commands included.
+
+    A plugin command that cannot be built is left out and recorded among the
+    registry's failures (``offeval plugins`` lists them).
+    """
+    registry = registry or get_registry()
+    parser = Parser(prog="offeval", description=__doc__)
+    parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
 
     demo = sub.add_parser("demo", help="simulated A/B test predicted from logs; writes a report")
     demo.add_argument("--out", default="offeval-report", help="report folder")
     demo.add_argument("--seed", type=int, default=0)
-    demo.add_argument("--trajectories", type=int, default=100_000, help="logged trajectories")
-    demo.add_argument("--policies", type=int, default=12, help="candidate policies")
-    demo.add_argument("--per-cell", type=int, default=100_000, help="trajectories per A/B cell")
+    demo.add_argument(
+        "--trajectories", type=positive_int, default=100_000, help="logged trajectories"
+    )
+    demo.add_argument("--policies", type=positive_int, default=12, help="candidate policies")
+    demo.add_argument(
+        "--per-cell", type=positive_int, default=100_000, help="trajectories per A/B cell"
+    )
     demo.add_argument("--quiet", action="store_true", help="no progress bars")
     demo.set_defaults(func=cmd_demo)
 
     ev = sub.add_parser("evaluate", help="estimate target policies on your own log file")
-    ev.add_argument("log", help="Parquet or CSV file")
+    ev.add_argument("log", help="Parquet, CSV or TSV file")
     ev.add_argument(
         "--map",
         action="append",
@@ -148,18 +235,18 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="NAME=COLUMN",
-        help="ranking policy re-ranking each trajectory's items by a score column (for dcg)",
+        help="ranking policy re-ranking each trajectory's items by a score column",
     )
     ev.add_argument(
         "--estimator",
         action="append",
         metavar="SPEC",
-        help="e.g. ncis:cap=100 (repeatable; default is, cis, ncis, beta_ips)",
+        help="e.g. name:cap=100 (repeatable; default: every registered estimator that runs)",
     )
     ev.add_argument("--baseline", help="report values relative to this policy")
-    ev.add_argument("--correction", default="holm", help="multiple-comparison correction")
-    ev.add_argument("--level", type=float, default=0.95, help="confidence level")
-    ev.add_argument("--chunk-rows", type=int, default=250_000)
+    ev.add_argument("--correction", default="holm", help="multiple-comparison correction, or none")
+    ev.add_argument("--level", type=float, default=0.95, help="confidence level, e.g. 0.95")
+    ev.add_argument("--chunk-rows", type=positive_int, default=250_000)
     ev.add_argument("--stream", action="store_true", help="stream a Parquet file in batches")
     ev.add_argument("--out", help="folder for estimates.csv and pairwise tests")
     ev.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -168,22 +255,50 @@ def build_parser() -> argparse.ArgumentParser:
     plugins = sub.add_parser("plugins", help="what is registered, by which plugin, what failed")
     plugins.set_defaults(func=cmd_plugins)
 
-    for component in get_registry().components("command"):
-        command = component.factory()
-        sub_parser = sub.add_parser(component.name, help=command.help)
-        command.add_arguments(sub_parser)
+    for component in registry.components("command"):
+        try:
+            command = component.factory()
+            arguments = Parser(prog=f"offeval {component.name}")
+            command.add_arguments(arguments)
+            summary = str(command.help)
+        except Exception as exc:  # a plugin's broken command must not break the others
+            registry.record_failure(
+                component.plugin, "command", f"{component.name}: {type(exc).__name__}: {exc}"
+            )
+            continue
+        sub_parser = sub.add_parser(
+            component.name, help=summary, parents=[arguments], add_help=False
+        )
         sub_parser.set_defaults(func=command.run)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``offeval`` command."""
-    args = build_parser().parse_args(argv)
+    """Entry point of the ``offeval`` command: 0 on success, 2 on a user mistake."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
     try:
+        args = build_parser().parse_args(argv)
         return args.func(args)
+    except SystemExit as exc:  # --help, or a plugin command exiting on its own
+        return exc.code if isinstance(exc.code, int) else 0
+    except KeyboardInterrupt:
+        print("offeval: interrupted", file=sys.stderr)
+        return 130
     except OffevalError as exc:
+        if debug:
+            raise
         print(f"offeval: error: {exc}", file=sys.stderr)
         return 2
+    except Exception as exc:
+        if debug:
+            raise
+        print(
+            f"offeval: internal error: {type(exc).__name__}: {exc} "
+            "(run again with --debug for the traceback)",
+            file=sys.stderr,
+        )
+        return 1
 
 
 if __name__ == "__main__":

@@ -38,39 +38,48 @@ class DemoResult:
     settings: dict[str, Any]
 
 
-#: Extra configurations the demo adds when their estimator is registered: low
-#: caps, to show what capping without normalisation does to the ranking.
-DEMO_EXTRAS = ("cis:cap=10", "ncis:cap=10")
-#: Configurations that replace an estimator's defaults in the demo: the DCG
-#: family discounts with the environment's own examination model
-#: (``{examination}``), and DCG reports reward per impression like the truth.
-DEMO_SPECS = {
-    "dcg": (
-        "dcg:examination={examination},per=impression",
-        "dcg:examination={examination},per=impression,cap=2",
-    ),
-    "ndcg": ("ndcg:examination={examination}",),
-    "pndcg": ("pndcg:examination={examination}",),
-}
+def demo_estimators(registry: Registry, environment) -> tuple[list, dict[str, str]]:
+    """The estimators the plugins configure for the demo, plus every other at its defaults.
+
+    Configurations come from each plugin's ``register_demo_estimators`` hook;
+    a registered estimator that no plugin configures joins with its default
+    parameters, so a third-party estimator appears in the demo too. Returns
+    the estimators and, for each configuration that could not be built, why.
+    """
+    built, skipped = [], {}
+    for plugin, item in registry.call("register_demo_estimators", environment=environment):
+        try:
+            built.append(registry.resolve("estimator", item))
+        except OffevalError as exc:
+            skipped[f"{item} (from {plugin})"] = str(exc)
+    configured = {getattr(e, "name", None) for e in built}
+    for name in registry.names("estimator"):
+        if name not in configured:
+            try:
+                built.append(registry.create("estimator", name))
+            except OffevalError as exc:
+                skipped[name] = str(exc)
+    return built, skipped
 
 
 def usable_estimators(
-    registry: Registry, log: InteractionLog, policy, examination: str = "logarithmic"
-) -> tuple[list, dict]:
-    """Every registered estimator (DEMO_SPECS or defaults, plus DEMO_EXTRAS) that runs here."""
+    registry: Registry, log: InteractionLog, policy, environment
+) -> tuple[list, dict[str, str]]:
+    """The demo's estimators that run on this log and policy; the others with the reason."""
     probe = next(log.chunks(2_000))
-    usable, skipped = [], {}
-    names = registry.names("estimator")
-    specs = [s.format(examination=examination) for n in names for s in DEMO_SPECS.get(n, (n,))]
-    specs += [s for s in DEMO_EXTRAS if s.split(":")[0] in names]
-    for name in specs:
+    candidates, skipped = demo_estimators(registry, environment)
+    usable, labels = [], set()
+    for estimator in candidates:
+        label = getattr(estimator, "label", estimator.name)
+        if label in labels:
+            continue
         try:
-            estimator = registry.create_from_spec("estimator", name)
             evaluate(probe, [policy], [estimator])
-        except (OffevalError, TypeError) as exc:
-            skipped[name] = str(exc)
+        except OffevalError as exc:
+            skipped[label] = str(exc)
             continue
         usable.append(estimator)
+        labels.add(label)
     return usable, skipped
 
 
@@ -90,20 +99,23 @@ def run_demo(
     env = registry.create("environment", environment, seed=seed)
     policies = env.candidate_policies(n_policies)
     log = env.simulate(env.logging_policy(), n_trajectories, seed=seed, with_candidates=True)
-    truth = pd.Series({p.name: env.online_value(p) for p in policies}, name="truth")
-    ab = pd.DataFrame([vars(r) for r in env.ab_test(policies, n_per_cell, seed=seed)])
-    examination = getattr(env, "examination", None)
-    estimators, skipped = usable_estimators(
-        registry, log, policies[0], getattr(examination, "spec", "logarithmic")
+    truth = pd.Series(
+        {p.name: env.true_value(p, "reward_per_impression") for p in policies}, name="truth"
     )
+    ab = pd.DataFrame([vars(r) for r in env.ab_test(policies, n_per_cell, seed=seed)])
+    estimators, skipped = usable_estimators(registry, log, policies[0], env)
     if not estimators:
         raise OffevalError(f"no registered estimator runs on the demo log: {skipped}")
     evaluation = evaluate(log, policies, estimators, progress=progress)
     names = list(truth.index)
     true_best = truth.idxmax()
     rows, ranks = [], {}
-    normalised = {
-        getattr(e, "label", e.name) for e in estimators if getattr(e, "tags", {}).get("normalised")
+    # Only estimators of reward per impression are on the truth's scale; for the others
+    # (per-trajectory DCG, normalised metrics) only their order counts.
+    other_scale = {
+        getattr(e, "label", e.name)
+        for e in estimators
+        if getattr(e, "estimand", None) != "reward_per_impression"
     }
     for label in evaluation.estimators:
         est = [evaluation.estimate(p, label) for p in names]
@@ -111,8 +123,9 @@ def run_demo(
         covered = np.mean(
             [e.ci_low <= truth[p] <= e.ci_high for e, p in zip(est, names, strict=True)]
         )
-        # Normalised metrics (nDCG) are not on the reward scale: only their order counts.
-        error = np.nan if label in normalised else float(np.mean(np.abs(values - truth.to_numpy())))
+        error = (
+            np.nan if label in other_scale else float(np.mean(np.abs(values - truth.to_numpy())))
+        )
         tau = kendall_tau(values, truth.to_numpy())
         probs = rank_probabilities(
             names, values, evaluation.covariance(label), draws=draws, seed=seed
@@ -124,7 +137,7 @@ def run_demo(
                 "kendall_tau": tau.statistic,
                 "tau_p_value": tau.p_value,
                 "mean_abs_error": error,
-                "ci_coverage": np.nan if label in normalised else covered,
+                "ci_coverage": np.nan if label in other_scale else covered,
                 "p_true_best_ranked_first": probs.loc[true_best, "p_rank_1"],
                 "picked": names[int(np.argmax(values))],
             }

@@ -11,25 +11,30 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from functools import reduce
 
-import numpy as np
 import pandas as pd
 
-from offeval.errors import OffevalError
+from offeval.errors import OffevalError, SplitUnitError
 from offeval.estimator import Estimator
 from offeval.evaluation import Accumulator, Evaluation
 from offeval.log import InteractionLog
 from offeval.policy import Policy
+from offeval.stats.inference import check_level
+
+#: How to fix a Dask DataFrame whose trajectories span partitions.
+REPARTITION = (
+    "the trajectories are split across partitions: repartition so that every trajectory "
+    "lies in one partition (e.g. set the trajectory as the index)"
+)
 
 
 def _fold(frame: pd.DataFrame, mapping, policies, estimators, chunk_rows: int):
-    """Accumulate one partition; also return its trajectory ids."""
+    """Accumulate one partition (its trajectory ids recorded in the accumulator's ledger)."""
     if len(frame) == 0:
         return None
-    log = InteractionLog.from_frame(frame, mapping)
     acc = Accumulator(policies, estimators)
-    for chunk in log.chunks(chunk_rows):
+    for chunk in InteractionLog.from_frame(frame, mapping).chunks(chunk_rows):
         acc.add(chunk)
-    return acc, pd.unique(log.frame["trajectory"])
+    return acc
 
 
 def evaluate_dask(
@@ -50,16 +55,17 @@ def evaluate_dask(
         import dask
     except ImportError:  # pragma: no cover - exercised only without the extra
         raise OffevalError("evaluate_dask needs dask: pip install 'offeval[dask]'") from None
+    check_level(level)
+    Accumulator(policies, estimators)  # checks the setup before any work is sent out
+    if not hasattr(frame, "to_delayed"):
+        raise OffevalError(f"expected a dask DataFrame, got {type(frame).__name__}")
     fold = dask.delayed(_fold)
     parts = [fold(p, mapping, policies, estimators, chunk_rows) for p in frame.to_delayed()]
     results = [r for r in dask.compute(*parts) if r is not None]
     if not results:
         raise OffevalError("the Dask DataFrame has no rows")
-    ids = pd.Index(np.concatenate([r[1] for r in results]))
-    if ids.has_duplicates:
-        split = list(ids[ids.duplicated()].unique()[:10])
-        raise OffevalError(
-            f"trajectories {split} are split across partitions; repartition so that every "
-            "trajectory lies in one partition (e.g. set the trajectory as the index)"
-        )
-    return reduce(Accumulator.merge, [r[0] for r in results]).result(level)
+    try:
+        merged = reduce(Accumulator.merge, results)
+    except SplitUnitError as err:
+        raise SplitUnitError(err.ids, err.count, REPARTITION) from None
+    return merged.result(level)

@@ -1,157 +1,190 @@
 """The Estimator protocol, a base class with scikit-learn-style parameters,
-and what an estimator hands to the statistics engine."""
+and what an estimator hands to the statistics engine.
+
+The contract that keeps numbers honest:
+
+- an estimator's columns belong to it: the engine keys every column by
+  (policy, estimator, the estimator's own key), so two estimators that happen
+  to use the same key never read each other's data;
+- sharing is explicit: a column given as :class:`Shared` is defined by a
+  function and its arguments, so every estimator asking for it gets the same
+  values, computed once per chunk and policy;
+- columns are per row (summed over each trajectory by the engine) or per unit
+  (one value per trajectory).
+"""
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
-from offeval.errors import ConfigurationError
+from offeval.errors import ColumnError, ConfigurationError, OffevalError, RowError
 from offeval.log import InteractionLog
 from offeval.policy import Policy
 from offeval.stats.inference import Linearisation
 from offeval.stats.moments import Tally
 
+#: What an estimator can declare it estimates (its ``estimand``), with the meaning.
+ESTIMANDS: dict[str, str] = {
+    "reward_per_impression": "expected reward per logged row (slot) under the target policy",
+    "reward_per_trajectory": "expected total reward of a trajectory under the target policy",
+}
+#: What an estimator can promise about its estimand (its ``guarantee``).
+GUARANTEES = ("unbiased", "consistent", None)
+
 
 class PolicyView:
-    """A policy seen on one log chunk, with its probabilities computed once.
+    """A policy seen on one log chunk, its answers computed once and checked.
 
     Every estimator evaluating the same policy on the same chunk shares one
-    view, so the policy is queried once however many estimators run.
+    view, so the policy is queried once however many estimators run. What a
+    policy returns is checked (one finite value per row; probabilities in
+    [0, 1]); a policy's error about rows it was given is re-raised naming the
+    user's input rows. Estimator-specific quantities are cached with
+    :meth:`memo`.
     """
 
     def __init__(self, policy: Policy, log: InteractionLog):
         self.policy = policy
         self.log = log
-        self._cache: dict[str, np.ndarray] = {}
+        self._cache: dict[Hashable, Any] = {}
+
+    def memo(self, function: Callable[..., Any], *args: Any, key: Hashable = None) -> Any:
+        """``function(view, *args)``, computed once per view.
+
+        Results are keyed by the function and its arguments (or the function
+        and ``key``, when the arguments are not hashable).
+        """
+        key = (function, args if key is None else key)
+        if key not in self._cache:
+            self._cache[key] = function(self, *args)
+        return self._cache[key]
+
+    def ask(
+        self,
+        method: str,
+        *args: Any,
+        rows=None,
+        labels: np.ndarray | None = None,
+        table: str = "rows",
+    ) -> np.ndarray:
+        """Call ``policy.<method>(rows, *args)``: one finite float per row, errors relabelled.
+
+        ``rows`` defaults to the log's rows; ``labels`` are their input labels.
+        """
+        if rows is None:
+            rows, labels = self.log.frame, self.log.source_rows
+        function = getattr(self.policy, method, None)
+        name = getattr(self.policy, "name", type(self.policy).__name__)
+        if not callable(function):
+            raise ConfigurationError(
+                f"policy {name!r} ({type(self.policy).__name__}) has no {method}() method, "
+                "which this estimator needs"
+            )
+        try:
+            values = function(rows, *args)
+        except ColumnError as err:
+            raise err.at_labels(labels, table) from None
+        try:
+            values = np.asarray(values, dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise OffevalError(
+                f"policy {name!r}: {method}() did not return numbers ({exc})"
+            ) from None
+        if values.shape != (len(rows),):
+            raise OffevalError(
+                f"policy {name!r}: {method}() returned shape {values.shape} for {len(rows)} rows"
+            )
+        bad = ~np.isfinite(values)
+        if bad.any():
+            raise RowError(f"policy {name!r}", f"{method}() gave NaN or inf", labels[bad], table)
+        return values
 
     def probabilities(self) -> np.ndarray:
         """Target probability of each logged row's (item, position)."""
-        if "rows" not in self._cache:
-            self._cache["rows"] = np.asarray(self.policy.probabilities(self.log.frame), float)
-        return self._cache["rows"]
+        return self.memo(_probabilities, False)
 
     def candidate_probabilities(self) -> np.ndarray:
         """Target probability of each row of the log's candidate table."""
-        if "candidates" not in self._cache:
-            cands = self._candidates()
-            rows = cands.assign(context=self.log.frame["context"].to_numpy()[cands["slot"]])
-            self._cache["candidates"] = np.asarray(self.policy.probabilities(rows), float)
-        return self._cache["candidates"]
-
-    def _candidates(self):
-        if self.log.candidates is None:
-            raise ConfigurationError(
-                "this estimator needs the log's candidate sets (candidates=...)"
-            )
-        return self.log.candidates
-
-    def slot_sums(self, values: np.ndarray) -> np.ndarray:
-        """Sum a per-candidate quantity over each slot: one value per log row."""
-        slot = self._candidates()["slot"].to_numpy()
-        return np.bincount(slot, weights=values, minlength=self.log.n_rows)
-
-    def support(self) -> tuple[int, float]:
-        """Candidates the target may show but the logger never does: count and mass."""
-        if "support" not in self._cache:
-            mu = self._candidates()["propensity"].to_numpy()
-            pi = self.candidate_probabilities()
-            unsupported = (mu == 0) & (pi > 0)
-            self._cache["support"] = (int(unsupported.sum()), float(pi[unsupported].sum()))
-        return self._cache["support"]
+        return self.memo(_probabilities, True)
 
     def weights(self) -> np.ndarray:
         """Importance weights pi/mu of the logged rows."""
-        if "weights" not in self._cache:
-            self._cache["weights"] = self.probabilities() / self.log.column("propensity")
-        return self._cache["weights"]
+        return self.memo(_weights)
 
-    def capped_weights(self, cap: float) -> np.ndarray:
-        """min(cap, pi/mu) per row, computed once per cap."""
-        key = f"capped:{cap!r}"
-        if key not in self._cache:
-            w = self.weights()
-            self._cache[key] = w if cap >= self.weight_summary()[2] else np.minimum(w, cap)
-        return self._cache[key]
 
-    def capped_rewards(self, cap: float) -> np.ndarray:
-        """reward * min(cap, pi/mu) per row, computed once per cap."""
-        key = f"capped_rewards:{cap!r}"
-        if key not in self._cache:
-            self._cache[key] = self.log.column("reward") * self.capped_weights(cap)
-        return self._cache[key]
+def _probabilities(view: PolicyView, candidates: bool) -> np.ndarray:
+    log = view.log
+    if candidates:
+        cands = log.require_candidates()
+        rows = cands.assign(context=log.frame["context"].to_numpy()[cands["slot"]])
+        labels, table = log.candidate_source_rows, "candidate rows"
+    else:
+        rows, labels, table = log.frame, log.source_rows, "rows"
+    p = view.ask("probabilities", rows=rows, labels=labels, table=table)
+    bad = (p < 0) | (p > 1)
+    if bad.any():
+        name = getattr(view.policy, "name", type(view.policy).__name__)
+        raise RowError(f"policy {name!r}", "probabilities must lie in [0, 1]", labels[bad], table)
+    return p
 
-    def exposure(self, examination) -> np.ndarray:
-        """Target exposure sum_i e(i) P(rank i) of each logged row's item, computed once."""
-        key = f"exposure:{getattr(examination, 'spec', repr(examination))}"
-        if key not in self._cache:
-            self._cache[key] = self._exposures(self.log.frame, examination)
-        return self._cache[key]
 
-    def candidate_exposure(self, examination) -> np.ndarray:
-        """Target exposure of each distinct (trajectory, item) of the candidate table."""
-        key = f"candidate_exposure:{getattr(examination, 'spec', repr(examination))}"
-        if key not in self._cache:
-            cands = self._candidates()
-            first = self.log.candidate_items[1]
-            rows = cands.iloc[first][["trajectory", "item", "position"]]
-            if "context" in self.log.frame:
-                slots = cands["slot"].to_numpy()[first]
-                rows = rows.assign(context=self.log.frame["context"].to_numpy()[slots])
-            self._cache[key] = self._exposures(rows, examination)
-        return self._cache[key]
-
-    def _exposures(self, rows, examination) -> np.ndarray:
-        if not hasattr(self.policy, "exposure"):
-            raise ConfigurationError(
-                f"policy {self.policy.name!r} gives no exposures: exposure-based estimators "
-                "need a ranking policy with exposure(rows, examination), e.g. RerankPolicy"
-            )
-        return np.asarray(self.policy.exposure(rows, examination), dtype=float)
-
-    def weight_summary(self) -> tuple[float, float, float]:
-        """Sum, sum of squares and maximum of the weights, computed once."""
-        if "weight_summary" not in self._cache:
-            w = self.weights()
-            self._cache["weight_summary"] = (float(w.sum()), float(w @ w), float(w.max(initial=0)))
-        return self._cache["weight_summary"]
+def _weights(view: PolicyView) -> np.ndarray:
+    return view.probabilities() / view.log.column("propensity")
 
 
 @dataclass(frozen=True)
 class Shared:
-    """A column key whose values do not depend on the policy (e.g. row counts).
+    """A column defined by a computation, shared by every estimator that asks for it.
 
-    The engine stores such a column once for all policies instead of once each.
+    ``function(view, *args)`` returns one value per log row; because the
+    column is identified by the function and its arguments, estimators that
+    give the same ones necessarily want the same values, which the engine
+    computes once per chunk and policy and stores once. With
+    ``policy_free=True`` the function is ``function(log, *args)`` and the
+    column is stored once for all policies (row counts, for instance).
     """
 
-    name: str
+    function: Callable[..., np.ndarray]
+    args: tuple = ()
+    policy_free: bool = False
+
+    def compute(self, view: PolicyView) -> np.ndarray:
+        """The column's values on the view's chunk."""
+        if self.policy_free:
+            return self.function(view.log, *self.args)
+        return view.memo(self.function, *self.args)
 
 
 @dataclass
 class Contribution:
-    """Row-level columns an estimator emits for one policy on one log chunk.
+    """The columns an estimator emits for one policy on one log chunk.
 
-    The engine sums each column over the rows of a trajectory (the unit) and
-    folds the unit sums into one moment accumulator. Columns are keyed so that
-    estimators sharing a column (CIS and NCIS share their numerator) store it
-    once. ``tally`` carries mergeable diagnostics; ``excluded`` counts units
-    left out of the estimate, by reason.
+    ``columns`` are per row: arrays of one value per log row, or
+    :class:`Shared` definitions; the engine sums them over each trajectory.
+    ``unit_columns`` are per unit: one value per trajectory (for quantities
+    such as a trajectory's nDCG, which are not sums over rows). Keys are the
+    estimator's own; ``combine`` reads the columns back by the same keys.
+    ``tally`` carries mergeable diagnostics; ``excluded`` counts units left
+    out of the estimate, by reason (their columns must be zero).
     """
 
-    columns: dict[Hashable, np.ndarray]
+    columns: dict[Hashable, np.ndarray | Shared] = field(default_factory=dict)
+    unit_columns: dict[Hashable, np.ndarray] = field(default_factory=dict)
     tally: Tally = field(default_factory=Tally)
     excluded: dict[str, int] = field(default_factory=dict)
 
 
 class ColumnStats(Protocol):
-    """Moments of one policy's columns, as an estimator's ``combine`` sees them.
+    """Moments of one (policy, estimator)'s columns, as its ``combine`` sees them.
 
-    ``n`` is the number of units, ``keys`` maps each column key to its index in
-    the evaluation's column space; ``mean`` and ``cov`` are over units.
+    ``n`` is the number of units, ``keys`` maps each of the estimator's column
+    keys to its index in the evaluation's column space; ``mean`` and ``cov``
+    are over units.
     """
 
     n: int
@@ -174,7 +207,7 @@ class ColumnStats(Protocol):
 class Estimator(Protocol):
     """A named, configured off-policy estimator.
 
-    ``contribute`` turns one log chunk and one policy into row-level columns;
+    ``contribute`` turns one log chunk and one policy into columns;
     ``combine`` maps the accumulated moments of those columns to a value and
     its gradient; ``diagnose`` turns the accumulated tally into diagnostics.
     """
@@ -190,20 +223,35 @@ class Estimator(Protocol):
 class BaseEstimator:
     """Convenience base: parameters stored as given, a readable label and repr.
 
-    Subclasses declare ``name`` and keyword-only ``__init__`` parameters, each
-    with a default, and assign them unchanged to attributes of the same name.
-    ``tags`` declare properties the conformance kit checks (see
-    :mod:`offeval.testing`).
+    Subclasses declare ``name`` and keyword ``__init__`` parameters, each with
+    a default, assigned unchanged to attributes of the same name (validate
+    them there: bad parameters fail at construction). What the estimator
+    promises is declared for the conformance kit (:mod:`offeval.testing`):
+
+    - ``estimand``: a key of :data:`ESTIMANDS`, or None when the estimator is
+      not an estimate of online reward (a normalised metric, say);
+    - ``guarantee``: ``"unbiased"``, ``"consistent"`` or None (biased);
+    - ``requires``: what it needs beyond trajectory, item, position and
+      reward: log roles or columns (``"propensity"``), ``"candidates"`` (the
+      candidate table), or policy methods (``"exposure()"``);
+    - ``expected_failed_checks``: kit checks known to fail, each with a reason.
+
+    Each may be a property when it depends on the parameters.
     """
 
     name: ClassVar[str] = ""
     tags: ClassVar[dict[str, Any]] = {}
+    estimand: str | None = None
+    guarantee: str | None = None
+    requires: tuple[str, ...] = ()
+    expected_failed_checks: dict[str, str] = {}
 
     @classmethod
     def param_names(cls) -> list[str]:
         """The names of the constructor's parameters."""
         sig = inspect.signature(cls.__init__)
-        return [p for p in sig.parameters if p != "self"]
+        variadic = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+        return [n for n, p in sig.parameters.items() if n != "self" and p.kind not in variadic]
 
     def get_params(self) -> dict[str, Any]:
         """The parameters as given to the constructor."""
@@ -220,8 +268,8 @@ class BaseEstimator:
         return f"{self.name}({params})" if params else self.name
 
     def diagnose(self, tally: Tally) -> dict[str, float]:
-        """By default, every tallied sum, maximum and minimum."""
-        return {**tally.sums, **tally.maxima, **tally.minima}
+        """By default, every tallied count, sum, maximum and minimum."""
+        return {**tally.counts, **tally.sums, **tally.maxima, **tally.minima}
 
     def __repr__(self) -> str:
         params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())

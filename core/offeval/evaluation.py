@@ -1,13 +1,14 @@
 """One pass over a log for many policies and many estimators.
 
-Each log chunk is turned into per-unit column sums for every (policy,
-estimator) pair; all of them are folded into one moment accumulator, whose
+Estimators emit columns per row or per unit for every (policy, estimator)
+pair; the engine sums row columns over each trajectory (the unit), keys every
+column by its owner, and folds all of them into one moment accumulator, whose
 cross-covariances give paired comparisons between policies for free.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,35 +16,50 @@ import pandas as pd
 from tqdm import tqdm
 
 from offeval.errors import OffevalError
-from offeval.estimator import Estimator, PolicyView, Shared
+from offeval.estimator import Contribution, Estimator, PolicyView, Shared
 from offeval.log import InteractionLog
 from offeval.policy import Policy
+from offeval.registry import parse_spec
 from offeval.result import Estimate
 from offeval.stats.compare import PairwiseComparison, pairwise_grid
-from offeval.stats.inference import Linearisation, interval, variance
+from offeval.stats.inference import Linearisation, check_level, interval, variance
 from offeval.stats.moments import Moments, Tally
+from offeval.units import UnitLedger
+
+#: How to fix input whose trajectories arrive in several chunks.
+SPLIT_ADVICE = (
+    "sort the input by trajectory first (a Parquet file: "
+    "pq.write_table(pq.read_table(path).sort_by(trajectory_column), sorted_path)), "
+    "or read it whole with InteractionLog.from_file, which sorts it"
+)
 
 
 @dataclass
 class _Stats:
-    """Moments of one policy's columns, addressed by column key."""
+    """Moments of one (policy, estimator)'s columns, addressed by the estimator's keys."""
 
     moments: Moments
     keys: dict[Hashable, int]
     cov_matrix: np.ndarray
+    owner: str
 
     @property
     def n(self) -> int:
         return self.moments.n
 
     def index(self, key: Hashable) -> int:
+        if key not in self.keys:
+            raise OffevalError(
+                f"{self.owner} reads column {key!r}, which it never emitted "
+                f"(its columns: {list(self.keys)})"
+            )
         return self.keys[key]
 
     def mean(self, key: Hashable) -> float:
-        return float(self.moments.mean[self.keys[key]])
+        return float(self.moments.mean[self.index(key)])
 
     def cov(self, a: Hashable, b: Hashable) -> float:
-        return float(self.cov_matrix[self.keys[a], self.keys[b]])
+        return float(self.cov_matrix[self.index(a), self.index(b)])
 
 
 class Accumulator:
@@ -51,71 +67,149 @@ class Accumulator:
 
     Accumulators merge, so chunks may be processed anywhere (in a loop, from a
     Parquet stream, on workers) and combined: the result does not depend on
-    the chunking.
+    the chunking. A trajectory that arrives in two chunks is an error naming
+    it, never a second unit.
     """
 
     def __init__(self, policies: Sequence[Policy], estimators: Sequence[Estimator]):
-        names = [p.name for p in policies]
-        if len(set(names)) != len(names):
-            raise OffevalError(f"policy names must be unique, got {names}")
-        labels = [_label(e) for e in estimators]
-        if len(set(labels)) != len(labels):
-            raise OffevalError(f"estimators must differ, got {labels}")
+        _check_components(policies, estimators)
         self.policies = list(policies)
         self.estimators = list(estimators)
-        self.keys: list[tuple[str, Hashable]] | None = None
+        #: Global column keys: (p, e, key) owned, (p, Shared) per policy, (None, Shared) shared.
+        self.keys: list[tuple] = []
+        self._where: dict[tuple, int] = {}
+        #: Per (p, e): the estimator's own column key -> global column key.
+        self.local: dict[tuple[int, int], dict[Hashable, tuple]] = {}
         self.moments: Moments | None = None
         self.tallies: dict[tuple[int, int], Tally] = {}
         self.excluded: dict[tuple[int, int], dict[str, int]] = {}
+        self.ledger = UnitLedger()
 
-    def add(self, log: InteractionLog) -> Accumulator:
-        """Fold one chunk of whole trajectories."""
-        chunk = Moments.from_array(self.unit_block(log), overwrite=True)
-        self.moments = chunk if self.moments is None else self.moments.merge(chunk)
+    def add(self, log: InteractionLog, *, new_units: bool = False) -> Accumulator:
+        """Fold one chunk of whole trajectories.
+
+        ``new_units=True`` vouches that no trajectory of the chunk was added
+        before (chunks of one :class:`InteractionLog`), which skips the check.
+        """
+        self.fold(log, new_units=new_units, keep=False)
         return self
+
+    def fold(
+        self, log: InteractionLog, *, new_units: bool = False, keep: bool = True
+    ) -> np.ndarray:
+        """Fold one chunk and return its (n_units, k) block of unit sums.
+
+        With ``keep=False`` the block is centred in place (saving a copy) and
+        must not be used afterwards.
+        """
+        if not new_units:
+            self.ledger.add(log.unit_ids, SPLIT_ADVICE)
+        block = self.unit_block(log)
+        chunk = Moments.from_array(block, overwrite=not keep)
+        self.moments = chunk if self.moments is None else self.moments.merge(chunk)
+        return block
 
     def unit_block(self, log: InteractionLog) -> np.ndarray:
         """(n_units, k) column sums of one chunk; tallies and exclusions are recorded."""
-        columns: dict[tuple[str, Hashable], np.ndarray] = {}
+        values: dict[tuple, np.ndarray] = {}
+        unit_level: set[tuple] = set()
         for p, policy in enumerate(self.policies):
             view = PolicyView(policy, log)
             for e, estimator in enumerate(self.estimators):
                 contribution = estimator.contribute(view)
-                for key, values in contribution.columns.items():
-                    owner = None if isinstance(key, Shared) else policy.name
-                    columns.setdefault((owner, key), values)
+                if not isinstance(contribution, Contribution):
+                    raise OffevalError(
+                        f"{_label(estimator)}.contribute() returned {type(contribution).__name__}, "
+                        "not a Contribution"
+                    )
+                self._collect(p, e, contribution, view, values, unit_level)
                 self.tallies[p, e] = self.tallies.get((p, e), Tally()).merge(contribution.tally)
                 counts = self.excluded.setdefault((p, e), {})
                 for reason, count in contribution.excluded.items():
                     counts[reason] = counts.get(reason, 0) + int(count)
-        self._extend_keys(columns)
-        return _unit_sums(columns, self.keys, log)
+        return self._block(values, unit_level, log)
 
-    def _extend_keys(self, columns: Mapping[tuple[str, Hashable], np.ndarray]) -> None:
-        """Add columns first seen in this chunk; they were zero for earlier units."""
-        if self.keys is None:
-            self.keys = list(columns)
-            return
-        new = [key for key in columns if key not in set(self.keys)]
-        if new and self.moments is not None:
-            self.moments = self.moments.extended(len(new))
-        self.keys.extend(new)
+    def _collect(self, p, e, contribution, view, values, unit_level) -> None:
+        """Key one contribution's columns by their owner, computing shared ones once."""
+        local = self.local.setdefault((p, e), {})
+        owner = f"estimator {_label(self.estimators[e])!r} on policy {self.policies[p].name!r}"
+        if not isinstance(contribution.tally, Tally) or not isinstance(
+            contribution.unit_columns, dict
+        ):
+            raise OffevalError(
+                f"{owner}: build the contribution as Contribution(columns, unit_columns, "
+                "tally=..., excluded=...)"
+            )
+        both = set(contribution.columns) & set(contribution.unit_columns)
+        if both:
+            raise OffevalError(
+                f"{owner}: keys {sorted(map(str, both))} are both row and unit columns"
+            )
+        items = [(k, v, False) for k, v in contribution.columns.items()]
+        items += [(k, v, True) for k, v in contribution.unit_columns.items()]
+        for key, column, per_unit in items:
+            if isinstance(column, Shared) and not per_unit:
+                where = (None, column) if column.policy_free else (p, column)
+                if where not in values:
+                    values[where] = column.compute(view)
+            else:
+                where = (p, e, key)
+                values[where] = column
+                if per_unit:
+                    unit_level.add(where)
+            if local.setdefault(key, where) != where:
+                raise OffevalError(f"{owner}: column {key!r} changed between chunks")
+            if where not in self._where:
+                self._new_column(where)
+
+    def _new_column(self, where: tuple) -> None:
+        """A column first seen in this chunk: it was zero for earlier units."""
+        self._where[where] = len(self.keys)
+        self.keys.append(where)
+        if self.moments is not None:
+            self.moments = self.moments.extended(1)
+
+    def _block(self, values: dict, unit_level: set, log: InteractionLog) -> np.ndarray:
+        """(n_units, k) array: row columns summed per trajectory, unit columns as given."""
+        block = np.empty((log.n_units, len(self.keys)), order="F")
+        one_row_units = log.n_units == log.n_rows
+        for j, where in enumerate(self.keys):
+            if where not in values:
+                block[:, j] = 0.0
+                continue
+            per_unit = where in unit_level
+            column = np.asarray(values[where], dtype=float)
+            size = log.n_units if per_unit else log.n_rows
+            if column.shape != (size,):
+                kind = "units" if per_unit else "rows"
+                raise OffevalError(
+                    f"column {_describe(where, self)} has shape {column.shape}, expected one value "
+                    f"per {kind[:-1]} ({size} {kind})"
+                )
+            block[:, j] = (
+                column if per_unit or one_row_units else np.add.reduceat(column, log.unit_starts)
+            )
+        return block
 
     def merge(self, other: Accumulator) -> Accumulator:
         """Combine with an accumulator over other trajectories of the same setup."""
-        if other.moments is None:
-            return self
-        if self.moments is None:
-            return other
         if [p.name for p in other.policies] != [p.name for p in self.policies] or [
             _label(e) for e in other.estimators
         ] != [_label(e) for e in self.estimators]:
             raise OffevalError("cannot merge accumulators of different policies or estimators")
-        keys = list(self.keys) + [k for k in other.keys if k not in set(self.keys)]
+        if other.moments is None:
+            return self
+        if self.moments is None:
+            return other
         out = Accumulator(self.policies, self.estimators)
-        out.keys = keys
-        out.moments = _aligned(self.moments, self.keys, keys).merge(
-            _aligned(other.moments, other.keys, keys)
+        out.ledger = self.ledger.merge(other.ledger, SPLIT_ADVICE)
+        for where in [*self.keys, *other.keys]:
+            if where not in out._where:
+                out._new_column(where)
+        for pe in set(self.local) | set(other.local):
+            out.local[pe] = {**other.local.get(pe, {}), **self.local.get(pe, {})}
+        out.moments = _aligned(self.moments, self.keys, out.keys).merge(
+            _aligned(other.moments, other.keys, out.keys)
         )
         for pe in set(self.tallies) | set(other.tallies):
             out.tallies[pe] = self.tallies.get(pe, Tally()).merge(other.tallies.get(pe, Tally()))
@@ -125,44 +219,61 @@ class Accumulator:
             out.excluded[pe] = merged
         return out
 
-    def policy_stats(self, policy: str, moments: Moments, covariance: np.ndarray) -> _Stats:
-        """The columns of one policy, as its estimators' ``combine`` sees them."""
-        own = {k: i for i, (name, k) in enumerate(self.keys) if name in (policy, None)}
-        return _Stats(moments, own, covariance)
+    def stats(self, p: int, e: int, moments: Moments, covariance: np.ndarray) -> _Stats:
+        """The columns of one (policy, estimator), as its ``combine`` sees them."""
+        keys = {key: self._where[where] for key, where in self.local.get((p, e), {}).items()}
+        owner = f"estimator {_label(self.estimators[e])!r}"
+        return _Stats(moments, keys, covariance, owner)
 
     def result(self, level: float = 0.95) -> Evaluation:
         """Values, standard errors and intervals of every (policy, estimator)."""
-        if self.moments is None or self.keys is None:
+        if self.moments is None:
             raise OffevalError("no data was added")
         return Evaluation(self, level)
+
+
+def _check_components(policies: Sequence[Policy], estimators: Sequence[Estimator]) -> None:
+    if isinstance(policies, (str, bytes)) or not isinstance(policies, Sequence) or not policies:
+        raise OffevalError("give at least one target policy (a list of policies)")
+    if (
+        isinstance(estimators, (str, bytes))
+        or not isinstance(estimators, Sequence)
+        or not estimators
+    ):
+        raise OffevalError("give at least one estimator (a list of estimators)")
+    for policy in policies:
+        if not isinstance(getattr(policy, "name", None), str):
+            raise OffevalError(f"{policy!r} is not a policy: it needs a name and probabilities()")
+    for estimator in estimators:
+        if not isinstance(estimator, Estimator):
+            raise OffevalError(
+                f"{estimator!r} is not an estimator (contribute, combine, diagnose, get_params); "
+                "build one with get_registry().create_from_spec('estimator', spec)"
+            )
+    names = [p.name for p in policies]
+    if len(set(names)) != len(names):
+        raise OffevalError(f"policy names must be unique, got {names}")
+    labels = [_label(e) for e in estimators]
+    if len(set(labels)) != len(labels):
+        raise OffevalError(f"estimators must differ, got {labels}")
+
+
+def _describe(where: tuple, acc: Accumulator) -> str:
+    if len(where) == 3:
+        p, e, key = where
+        return f"{key!r} of {_label(acc.estimators[e])} on {acc.policies[p].name}"
+    return f"{where[1].function.__name__}{where[1].args}"
 
 
 def _aligned(moments: Moments, keys: list, target: list) -> Moments:
     """Moments re-indexed onto ``target`` keys (absent columns are all zero)."""
     where = {key: i for i, key in enumerate(target)}
-    idx = np.array([where[key] for key in keys])
+    idx = np.array([where[key] for key in keys], dtype=np.int64)
     mean = np.zeros(len(target))
     comoment = np.zeros((len(target), len(target)))
     mean[idx] = moments.mean
     comoment[np.ix_(idx, idx)] = moments.comoment
     return Moments(moments.n, mean, comoment)
-
-
-def _unit_sums(
-    columns: Mapping[tuple[str, Hashable], np.ndarray], keys: list, log: InteractionLog
-) -> np.ndarray:
-    """(n_units, k) array of each column summed over the rows of each trajectory."""
-    block = np.empty((log.n_units, len(keys)), order="F")
-    one_row_units = log.n_units == log.n_rows
-    for j, key in enumerate(keys):
-        if key not in columns:
-            block[:, j] = 0.0
-            continue
-        values = np.asarray(columns[key], dtype=float)
-        if values.shape != (log.n_rows,):
-            raise OffevalError(f"column {key} has shape {values.shape}, expected ({log.n_rows},)")
-        block[:, j] = values if one_row_units else np.add.reduceat(values, log.unit_starts)
-    return block
 
 
 def _label(estimator: Estimator) -> str:
@@ -175,30 +286,41 @@ class Evaluation:
     Because every estimate is linearised over the same unit-level columns, any
     two estimates have a known covariance: paired differences, values relative
     to a baseline and significance grids are exact delta-method computations.
+    Estimators are named by their label (``"ncis(cap=100)"``), or by their
+    registered name or a spec (``"ncis"``, ``"ncis:cap=100"``) when only one
+    of the evaluated estimators matches.
     """
 
     def __init__(self, acc: Accumulator, level: float):
-        self.level = level
+        self.level = check_level(level)
         self.policies = [p.name for p in acc.policies]
         self.estimators = [_label(e) for e in acc.estimators]
+        self._components = list(acc.estimators)
         self.n_units = acc.moments.n
         self._covariance = acc.moments.covariance()
         self._lin: dict[tuple[str, str], Linearisation] = {}
         self._estimates: dict[tuple[str, str], Estimate] = {}
         for p, policy in enumerate(acc.policies):
-            stats = acc.policy_stats(policy.name, acc.moments, self._covariance)
             for e, estimator in enumerate(acc.estimators):
-                lin = estimator.combine(stats)
+                lin = estimator.combine(acc.stats(p, e, acc.moments, self._covariance))
                 label = self.estimators[e]
                 self._lin[policy.name, label] = lin
-                diagnostics = estimator.diagnose(acc.tallies[p, e])
+                tally = acc.tallies.get((p, e), Tally())
+                diagnostics = {**tally.counts, **estimator.diagnose(tally)}
+                excluded = acc.excluded.get((p, e), {})
+                if sum(excluded.values()) > self.n_units:
+                    raise OffevalError(
+                        f"estimator {label!r} excluded {sum(excluded.values())} units out of "
+                        f"{self.n_units}: a unit was excluded twice"
+                    )
                 self._estimates[policy.name, label] = self._estimate(
-                    policy.name, label, lin, acc.excluded[p, e], diagnostics
+                    policy.name, label, lin, excluded, diagnostics
                 )
 
     def _estimate(self, policy, label, lin, excluded=None, diagnostics=None) -> Estimate:
         se = float(np.sqrt(max(variance(lin, self._covariance, self.n_units), 0.0)))
         low, high = interval(lin.value, se, self.level)
+        excluded = dict(excluded or {})
         return Estimate(
             policy,
             label,
@@ -207,46 +329,76 @@ class Evaluation:
             low,
             high,
             self.level,
-            self.n_units,
-            dict(excluded or {}),
+            self.n_units - sum(excluded.values()),
+            excluded,
             dict(diagnostics or {}),
         )
 
     def estimate(self, policy: str, estimator: str | None = None) -> Estimate:
         """The estimate of one policy by one estimator (the only one, if omitted)."""
-        return self._estimates[policy, self._estimator(estimator)]
+        return self._estimates[self._policy(policy), self._estimator(estimator)]
+
+    def _policy(self, policy: str) -> str:
+        if policy not in self.policies:
+            raise OffevalError(f"unknown policy {policy!r}: one of {self.policies}")
+        return policy
 
     def _estimator(self, estimator: str | None) -> str:
+        """The label of the estimator named by label, registered name or spec."""
         if estimator is None:
             if len(self.estimators) != 1:
                 raise OffevalError(f"name an estimator: one of {self.estimators}")
             return self.estimators[0]
-        if estimator not in self.estimators:
-            raise OffevalError(f"unknown estimator {estimator!r}: one of {self.estimators}")
-        return estimator
+        if estimator in self.estimators:
+            return estimator
+        try:
+            name, params = parse_spec(str(estimator))
+        except OffevalError:
+            name, params = None, {}
+        matches = [
+            label
+            for label, component in zip(self.estimators, self._components, strict=True)
+            if component.name == name
+            and all(component.get_params().get(k, object()) == v for k, v in params.items())
+        ]
+        if len(matches) == 1:
+            return matches[0]
+        if matches:
+            raise OffevalError(f"estimator {estimator!r} is ambiguous: it matches {matches}")
+        raise OffevalError(f"unknown estimator {estimator!r}: one of {self.estimators}")
 
     def linearisation(self, policy: str, estimator: str | None = None) -> Linearisation:
         """The value and gradient behind an estimate."""
-        return self._lin[policy, self._estimator(estimator)]
+        return self._lin[self._policy(policy), self._estimator(estimator)]
 
     def difference(self, a: str, b: str, estimator: str | None = None) -> Estimate:
         """Paired difference V(a) - V(b) on the same log, with its interval."""
         est = self._estimator(estimator)
-        lin = self._lin[a, est].minus(self._lin[b, est])
+        lin = self._lin[self._policy(a), est].minus(self._lin[self._policy(b), est])
         return self._estimate(f"{a} - {b}", est, lin)
 
     def relative(self, baseline: str, estimator: str | None = None) -> list[Estimate]:
         """Every policy's value divided by the baseline's (baseline = 1, se 0)."""
         est = self._estimator(estimator)
-        base = self._lin[baseline, est]
+        base = self._baseline(baseline, est)
         return [self._estimate(p, est, self._lin[p, est].ratio(base)) for p in self.policies]
+
+    def _baseline(self, baseline: str, est: str) -> Linearisation:
+        base = self._lin[self._policy(baseline), est]
+        if not np.isfinite(base.value) or base.value == 0:
+            raise OffevalError(
+                f"baseline {baseline!r} has value {base.value} under {est}: values relative "
+                "to it are undefined; choose another baseline"
+            )
+        return base
 
     def covariance(self, estimator: str | None = None, baseline: str | None = None) -> np.ndarray:
         """Covariance matrix of the policies' estimates (already divided by n)."""
         est = self._estimator(estimator)
         lins = [self._lin[p, est] for p in self.policies]
         if baseline is not None:
-            lins = [lin.ratio(self._lin[baseline, est]) for lin in lins]
+            base = self._baseline(baseline, est)
+            lins = [lin.ratio(base) for lin in lins]
         k = self._covariance.shape[0]
         grads = np.stack([lin.dense(k) for lin in lins])
         return grads @ self._covariance @ grads.T / self.n_units
@@ -289,10 +441,17 @@ def evaluate(
 
     ``log`` is an :class:`InteractionLog` (processed in chunks of about
     ``chunk_rows`` rows, so memory beyond the data does not grow with its size)
-    or any iterable of logs, such as :func:`offeval.log.stream_parquet`.
+    or any iterable of logs, such as :func:`offeval.log.stream_parquet`; a
+    trajectory that appears in two of them is an error naming it.
     """
-    chunks = log.chunks(chunk_rows) if isinstance(log, InteractionLog) else log
+    check_level(level)
     acc = Accumulator(policies, estimators)
+    whole = isinstance(log, InteractionLog)
+    if not whole and not isinstance(log, Iterable):
+        raise OffevalError(f"log must be an InteractionLog or an iterable of them, got {log!r}")
+    chunks = log.chunks(chunk_rows) if whole else log
     for chunk in tqdm(chunks, desc="evaluating", unit="chunk", disable=not progress):
-        acc.add(chunk)
+        if not isinstance(chunk, InteractionLog):
+            raise OffevalError(f"expected InteractionLog chunks, got {type(chunk).__name__}")
+        acc.add(chunk, new_units=whole)
     return acc.result(level)

@@ -1,9 +1,11 @@
-"""Every hook an offeval plugin can implement.
+"""The hooks the core itself calls. Plugins add their own with ``register_hookspecs``.
 
-Each hook receives a ``register`` callback, ``register(name, factory)``: the
-host validates what it receives and rejects duplicate names, so a plugin never
-returns values. All hooks are called once per plugin when the registry loads;
-none stops at the first result. Specs only ever gain arguments.
+Each hook receives a ``register`` callback: the host validates what it
+receives and rejects duplicate names, so a plugin never returns values. The
+registration hooks are called once per plugin when the registry loads; none
+stops at the first result. Hooks are called through pluggy, so an
+implementation may take any subset of a hook's arguments, and specifications
+only ever gain arguments.
 """
 
 from __future__ import annotations
@@ -17,7 +19,32 @@ PROJECT = "offeval"
 hookspec = pluggy.HookspecMarker(PROJECT)
 hookimpl = pluggy.HookimplMarker(PROJECT)
 
-Register = Callable[[str, Any], None]
+Register = Callable[..., None]
+
+#: What an estimator class must have (see :class:`offeval.Estimator`).
+ESTIMATOR_METHODS = ("contribute", "combine", "get_params")
+#: What an environment must have (see :class:`offeval.environment.Environment`).
+ENVIRONMENT_METHODS = ("logging_policy", "candidate_policies", "simulate", "true_value", "ab_test")
+
+
+@hookspec
+def register_hookspecs(register: Register) -> None:
+    """Add hook specifications that this plugin brings (as pytest's ``pytest_addhooks``).
+
+    ``register(holder)``: ``holder`` is a module or class whose functions are
+    marked with :data:`hookspec`. Other plugins can then implement them.
+    """
+
+
+@hookspec
+def register_component_kinds(register: Register) -> None:
+    """Declare component kinds that this plugin brings.
+
+    ``register(name, hook, required=(), description="")``: components of kind
+    ``name`` are registered through the hook named ``hook`` (a specification
+    the plugin adds with :func:`register_hookspecs`); ``required`` lists the
+    attributes every factory of the kind must have.
+    """
 
 
 @hookspec
@@ -26,36 +53,17 @@ def register_estimators(register: Register) -> None:
 
     ``register(name, cls)``: ``cls`` follows :class:`offeval.estimator.Estimator`;
     ``cls(**params)`` builds a configured estimator. The name must be unique
-    across all plugins.
-    """
-
-
-@hookspec
-def register_examination_models(register: Register) -> None:
-    """Register examination (position-bias) models e(i) = P(examined | rank i).
-
-    ``register(name, factory)``: ``factory(**params)`` returns a callable
-    mapping an integer array of 1-based ranks to examination probabilities.
+    across all plugins; a built-in's name cannot be taken.
     """
 
 
 @hookspec
 def register_environments(register: Register) -> None:
-    """Register simulation environments (used by ``offeval demo``).
+    """Register simulation environments (used by ``offeval demo`` and the conformance kit).
 
     ``register(name, factory)``: ``factory(seed=..., **params)`` returns an
-    object with ``demo(...)`` producing logs, candidate policies and their true
-    online values (see the ``simulation`` plugin for the reference one).
-    """
-
-
-@hookspec
-def register_metric_conventions(register: Register) -> None:
-    """Register named convention presets for top-n IR metrics.
-
-    ``register(name, factory)``: ``factory(**overrides)`` returns a conventions
-    object (see the ``ir`` plugin) that fixes every switch at once, documented
-    with the source it follows.
+    :class:`offeval.environment.Environment`: logs, candidate policies and
+    their exact values.
     """
 
 
@@ -66,4 +74,14 @@ def register_commands(register: Register) -> None:
     ``register(name, cls)``: ``cls()`` is a command whose ``help`` is a one-line description,
     ``command.add_arguments(parser)`` declares its arguments and
     ``command.run(args)`` runs it and returns the exit code.
+    """
+
+
+@hookspec
+def register_demo_estimators(register: Register, environment: Any) -> None:
+    """Configure this plugin's estimators for ``offeval demo`` on ``environment``.
+
+    ``register(estimator)``: an estimator object or a spec string such as
+    ``"my_estimator:cap=10"``. A registered estimator that no plugin
+    configures appears in the demo with its default parameters.
     """

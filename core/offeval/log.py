@@ -27,24 +27,43 @@ ROLES: dict[str, str] = {
     "shuffled": "true where the trajectory came from uniformly shuffled traffic",
 }
 REQUIRED = ("trajectory", "item", "reward")
+#: Largest position (1-based rank) a log may hold.
+MAX_POSITION = np.iinfo(np.int32).max
+TRUE_WORDS = frozenset({"true", "t", "yes", "y", "1"})
+FALSE_WORDS = frozenset({"false", "f", "no", "n", "0"})
 
 
 def _mapped(frame: pd.DataFrame, mapping: Mapping[str, str]) -> pd.DataFrame:
-    unknown = set(mapping) - set(ROLES)
+    """The frame with canonical role names: each role's column renamed, extras kept."""
+    unknown = sorted(set(mapping) - set(ROLES))
     if unknown:
-        raise OffevalError(f"unknown column roles {sorted(unknown)}; known roles: {list(ROLES)}")
-    roles = {role: role for role in ROLES if role in frame.columns}
+        raise OffevalError(f"unknown column roles {unknown}; known roles: {list(ROLES)}")
+    for role, name in mapping.items():
+        if name not in frame.columns:
+            raise ColumnError(
+                name,
+                f"mapped to role {role!r} but not in the data (columns: {list(frame.columns)})",
+            )
+        if role in frame.columns and name != role:
+            raise ColumnError(
+                role,
+                f"role {role!r} is mapped to column {name!r}, but the data also has a column "
+                f"named {role!r}: rename or drop one of them",
+            )
+    roles = {role: role for role in ROLES if role in frame.columns and role not in mapping}
     roles.update(mapping)
+    by_column: dict[str, list[str]] = {}
+    for role, name in roles.items():
+        by_column.setdefault(name, []).append(role)
+    for name, used in by_column.items():
+        if len(used) > 1:
+            raise ColumnError(name, f"one column cannot serve two roles {used}")
     for role in REQUIRED:
         if role not in roles:
             raise ColumnError(role, "required column is missing (map it with mapping={role: name})")
-    for role, name in roles.items():
-        if name not in frame.columns:
-            raise ColumnError(name, f"mapped to role {role!r} but not in the data")
     renamed = {name: role for role, name in roles.items()}
-    clashes = [c for c in frame.columns if c in ROLES and c not in renamed and c not in roles]
-    extras = frame.drop(columns=list(renamed) + clashes)
     out = frame[list(renamed)].rename(columns=renamed)
+    extras = frame.drop(columns=list(renamed))
     return pd.concat([out, extras], axis=1) if len(extras.columns) else out
 
 
@@ -55,10 +74,34 @@ def _check_finite(values: np.ndarray, column: str, labels: np.ndarray) -> None:
 
 
 def _numeric(frame: pd.DataFrame, column: str, labels: np.ndarray) -> np.ndarray:
-    try:
-        return frame[column].to_numpy(dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise ColumnError(column, f"must be numeric ({exc})") from None
+    """A column as floats; non-numbers are an error naming their rows."""
+    values = frame[column]
+    if values.dtype.kind in "biuf":
+        return values.to_numpy(dtype=float)
+    numbers = pd.to_numeric(values, errors="coerce")
+    bad = (numbers.isna() & values.notna()).to_numpy()
+    if values.dtype.kind == "M" or values.dtype.kind == "m" or bad.any():
+        rows = labels[bad] if bad.any() else labels[:0]
+        raise ColumnError(column, f"must be numeric (found {values.dtype} values)", rows)
+    return numbers.to_numpy(dtype=float)
+
+
+def booleans(values: pd.Series, column: str, labels: np.ndarray) -> np.ndarray:
+    """True/false values: booleans, 0/1, or the words true/false, yes/no, t/f, y/n."""
+    if values.dtype == bool:
+        return values.to_numpy()
+    if values.dtype.kind in "iuf":
+        numbers = values.to_numpy(dtype=float)
+        bad = ~np.isin(numbers, (0.0, 1.0))
+        if bad.any():
+            raise ColumnError(column, "must be true or false (0 or 1)", labels[bad])
+        return numbers == 1.0
+    words = values.map(lambda v: str(v).strip().lower())
+    true, false = words.isin(TRUE_WORDS).to_numpy(), words.isin(FALSE_WORDS).to_numpy()
+    bad = ~(true | false)
+    if bad.any():
+        raise ColumnError(column, "must be true or false (true/false, yes/no, 1/0)", labels[bad])
+    return true
 
 
 def _validate(frame: pd.DataFrame, labels: np.ndarray) -> pd.DataFrame:
@@ -66,10 +109,11 @@ def _validate(frame: pd.DataFrame, labels: np.ndarray) -> pd.DataFrame:
     reward = _numeric(frame, "reward", labels)
     _check_finite(reward, "reward", labels)
     frame["reward"] = reward
-    for column in ("trajectory", "item"):
-        missing = frame[column].isna().to_numpy()
-        if missing.any():
-            raise ColumnError(column, "must not be missing", labels[missing])
+    for column in ("trajectory", "item", "context"):
+        if column in frame:
+            missing = frame[column].isna().to_numpy()
+            if missing.any():
+                raise ColumnError(column, "must not be missing", labels[missing])
     if "propensity" in frame:
         p = _numeric(frame, "propensity", labels)
         bad = ~((p > 0) & (p <= 1))
@@ -87,23 +131,22 @@ def _validate(frame: pd.DataFrame, labels: np.ndarray) -> pd.DataFrame:
         _check_finite(s, "logging_score", labels)
         frame["logging_score"] = s
     if "shuffled" in frame:
-        if frame["shuffled"].isna().any():
-            rows = labels[frame["shuffled"].isna().to_numpy()]
-            raise ColumnError("shuffled", "must be true or false", rows)
-        frame["shuffled"] = frame["shuffled"].astype(bool)
+        frame["shuffled"] = booleans(frame["shuffled"], "shuffled", labels)
     return frame
 
 
 def _order_and_positions(
     frame: pd.DataFrame, labels: np.ndarray
-) -> tuple[pd.DataFrame, np.ndarray]:
-    """Sort rows by (trajectory, position); fill and check positions."""
+) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
+    """Sort rows by (trajectory, position); fill and check positions; find unit starts."""
     codes, _ = pd.factorize(frame["trajectory"], sort=False)
     if "position" in frame:
         pos = _numeric(frame, "position", labels)
-        bad = ~(np.isfinite(pos) & (pos >= 1) & (pos == np.round(pos)))
+        bad = ~(np.isfinite(pos) & (pos >= 1) & (pos <= MAX_POSITION) & (pos == np.round(pos)))
         if bad.any():
-            raise ColumnError("position", "must be a whole number >= 1", labels[bad])
+            raise ColumnError(
+                "position", f"must be a whole number from 1 to {MAX_POSITION}", labels[bad]
+            )
         pos = pos.astype(np.int64)
         order = np.lexsort((pos, codes))
     else:
@@ -123,7 +166,7 @@ def _order_and_positions(
         if dup.any():
             raise ColumnError("position", "duplicate position within a trajectory", labels[dup])
     frame["position"] = pos
-    return frame, labels
+    return frame, labels, starts
 
 
 @runtime_checkable
@@ -158,13 +201,15 @@ class InteractionLog:
     row back to its label in the input, so errors can name input rows.
     ``candidates`` optionally lists, for each (trajectory, position) slot, every
     item the logging policy could have shown there with its ``propensity``; its
-    ``slot`` column is the index of the log row of that slot.
+    ``slot`` column is the index of the log row of that slot, and
+    ``candidate_source_rows`` the input label of each of its rows.
     """
 
     frame: pd.DataFrame
     source_rows: np.ndarray
     unit_starts: np.ndarray
     candidates: pd.DataFrame | None = None
+    candidate_source_rows: np.ndarray | None = None
 
     @classmethod
     def from_frame(
@@ -178,19 +223,20 @@ class InteractionLog:
             raise OffevalError(f"expected a pandas DataFrame, got {type(frame).__name__}")
         if len(frame) == 0:
             raise OffevalError("the log has no rows")
+        if not isinstance(mapping or {}, Mapping):
+            raise OffevalError(f"mapping must be a dict of role -> column, got {mapping!r}")
         labels = frame.index.to_numpy()
         data = _mapped(frame.reset_index(drop=True), mapping or {})
         data = _validate(data, labels)
-        data, labels = _order_and_positions(data, labels)
+        data, labels, starts = _order_and_positions(data, labels)
         if "context" not in data:
             data["context"] = data["trajectory"]
         roles = [r for r in ROLES if r in data]
         data = data[roles + [c for c in data.columns if c not in ROLES]]
-        codes = pd.factorize(data["trajectory"], sort=False)[0]
-        starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
+        cand_rows = None
         if candidates is not None:
-            candidates = _validate_candidates(candidates, data)
-        return cls(data, labels, starts, candidates)
+            candidates, cand_rows = _validate_candidates(candidates, data, labels)
+        return cls(data, labels, starts, candidates, cand_rows)
 
     @classmethod
     def from_file(
@@ -205,12 +251,16 @@ class InteractionLog:
         return np.repeat(np.arange(self.n_units), np.diff(np.r_[self.unit_starts, self.n_rows]))
 
     @cached_property
+    def unit_ids(self) -> np.ndarray:
+        """The trajectory id of each unit."""
+        return self.frame["trajectory"].to_numpy()[self.unit_starts]
+
+    @cached_property
     def candidate_items(self) -> tuple[np.ndarray, np.ndarray]:
         """Codes of the candidate table's distinct (trajectory, item) pairs; each's first row."""
-        if self.candidates is None:
-            raise ConfigurationError("this log has no candidate table")
-        unit = self.unit_index[self.candidates["slot"].to_numpy()]
-        items, uniques = pd.factorize(self.candidates["item"].to_numpy())
+        cands = self.require_candidates()
+        unit = self.unit_index[cands["slot"].to_numpy()]
+        items, uniques = pd.factorize(cands["item"].to_numpy())
         codes = pd.factorize(unit.astype(np.int64) * max(len(uniques), 1) + items)[0]
         running = np.maximum.accumulate(codes)
         first = np.flatnonzero(np.r_[True, running[1:] > running[:-1]])
@@ -238,6 +288,15 @@ class InteractionLog:
         """Whether per-slot candidate sets with logging propensities are known."""
         return self.candidates is not None
 
+    def require_candidates(self) -> pd.DataFrame:
+        """The candidate table; a clear error if the log has none."""
+        if self.candidates is None:
+            raise ConfigurationError(
+                "this estimator needs the log's candidate sets: build the log with "
+                "InteractionLog.from_frame(..., candidates=table)"
+            )
+        return self.candidates
+
     def column(self, role: str) -> np.ndarray:
         """The values of one column as a numpy array; a clear error if absent."""
         if role not in self.frame:
@@ -246,8 +305,12 @@ class InteractionLog:
 
     def chunks(self, max_rows: int) -> Iterator[InteractionLog]:
         """Split into consecutive logs of whole trajectories, about ``max_rows`` each."""
-        if max_rows < 1:
-            raise OffevalError("max_rows must be at least 1")
+        if (
+            isinstance(max_rows, bool)
+            or not isinstance(max_rows, (int, np.integer))
+            or max_rows < 1
+        ):
+            raise OffevalError(f"chunk size must be a whole number of rows >= 1, got {max_rows!r}")
         bounds = np.r_[self.unit_starts, self.n_rows]
         cut_units = np.unique(np.searchsorted(bounds, np.arange(0, self.n_rows, max_rows)))
         edges = np.r_[bounds[cut_units[cut_units < self.n_units]], self.n_rows]
@@ -256,20 +319,24 @@ class InteractionLog:
 
     def slice_rows(self, lo: int, hi: int) -> InteractionLog:
         """Rows ``lo:hi``, which must start and end at trajectory boundaries."""
-        starts = self.unit_starts[(self.unit_starts >= lo) & (self.unit_starts < hi)] - lo
+        first, last = np.searchsorted(self.unit_starts, [lo, hi])
+        starts = self.unit_starts[first:last] - lo
         frame = self.frame.iloc[lo:hi].reset_index(drop=True)
-        cands = None
+        cands, cand_rows = None, None
         if self.candidates is not None:
             slot = self.candidates["slot"].to_numpy()
             a, b = np.searchsorted(slot, [lo, hi])
             cands = self.candidates.iloc[a:b].reset_index(drop=True)
             cands["slot"] -= lo
-        return InteractionLog(frame, self.source_rows[lo:hi], starts, cands)
+            cand_rows = self.candidate_source_rows[a:b]
+        return InteractionLog(frame, self.source_rows[lo:hi], starts, cands, cand_rows)
 
     def with_columns(self, **columns: np.ndarray) -> InteractionLog:
         """A copy with extra per-row columns (e.g. target probabilities)."""
         frame = self.frame.assign(**columns)
-        return InteractionLog(frame, self.source_rows, self.unit_starts, self.candidates)
+        return InteractionLog(
+            frame, self.source_rows, self.unit_starts, self.candidates, self.candidate_source_rows
+        )
 
     def __repr__(self) -> str:
         roles = [r for r in ROLES if r in self.frame]
@@ -280,12 +347,19 @@ class InteractionLog:
         )
 
 
-def _validate_candidates(candidates: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
+def _validate_candidates(
+    candidates: pd.DataFrame, rows: pd.DataFrame, row_labels: np.ndarray
+) -> tuple[pd.DataFrame, np.ndarray]:
     """Candidate sets: trajectory, position, item, propensity in [0, 1].
 
-    Returns the table sorted by slot with an integer ``slot`` column: the row
-    of the log whose (trajectory, position) the candidate belongs to.
+    Returns the table sorted by slot with an integer ``slot`` column (the row
+    of the log whose (trajectory, position) the candidate belongs to), and the
+    input label of each of its rows.
     """
+    if not isinstance(candidates, pd.DataFrame):
+        raise OffevalError(
+            f"candidates must be a pandas DataFrame, got {type(candidates).__name__}"
+        )
     for column in ("trajectory", "position", "item", "propensity"):
         if column not in candidates:
             raise ColumnError(column, "the candidate table must have this column")
@@ -294,17 +368,27 @@ def _validate_candidates(candidates: pd.DataFrame, rows: pd.DataFrame) -> pd.Dat
     p = _numeric(cands, "propensity", labels)
     bad = ~((p >= 0) & (p <= 1))
     if bad.any():
-        raise ColumnError("propensity", "candidate propensities must lie in [0, 1]", labels[bad])
+        raise ColumnError(
+            "propensity",
+            "candidate propensities must lie in [0, 1]",
+            labels[bad],
+            table="candidate rows",
+        )
     cands["propensity"] = p
     dup = cands.duplicated(["trajectory", "position", "item"]).to_numpy()
     if dup.any():
-        raise ColumnError("item", "candidate listed twice for the same slot", labels[dup])
+        raise ColumnError(
+            "item", "candidate listed twice for the same slot", labels[dup], table="candidate rows"
+        )
     slots = rows[["trajectory", "position"]].assign(slot=np.arange(len(rows)))
     cands = cands.merge(slots, on=["trajectory", "position"], how="left", sort=False)
     orphan = cands["slot"].isna().to_numpy()
     if orphan.any():
         raise ColumnError(
-            "trajectory", "candidate for a slot that is not in the log", labels[orphan]
+            "trajectory",
+            "candidate for a slot that is not in the log",
+            labels[orphan],
+            table="candidate rows",
         )
     cands["slot"] = cands["slot"].astype(np.int64)
     logged = rows[["item"]].assign(slot=np.arange(len(rows)))
@@ -312,22 +396,52 @@ def _validate_candidates(candidates: pd.DataFrame, rows: pd.DataFrame) -> pd.Dat
     missing = (found["_merge"] == "left_only").to_numpy()
     if missing.any():
         raise ColumnError(
-            "item", "logged item absent from its slot's candidate set", np.flatnonzero(missing)
+            "item", "logged item absent from its slot's candidate set", row_labels[missing]
         )
     order = np.argsort(cands["slot"].to_numpy(), kind="stable")
-    return cands.iloc[order].reset_index(drop=True)
+    return cands.iloc[order].reset_index(drop=True), labels[order]
+
+
+#: File suffixes read as Parquet, and as delimited text with their separator.
+PARQUET_SUFFIXES = (".parquet", ".pq")
+TEXT_SUFFIXES = {".csv": ",", ".gz": ",", ".txt": ",", ".tsv": "\t"}
+
+
+def _checked_path(path: str | Path) -> Path:
+    """The path of a readable data file; an OffevalError naming it otherwise."""
+    path = Path(path)
+    if not path.exists():
+        raise OffevalError(f"{path}: no such file")
+    if path.is_dir():
+        raise OffevalError(f"{path}: is a directory, not a data file")
+    if path.suffix.lower() not in (*PARQUET_SUFFIXES, *TEXT_SUFFIXES):
+        raise OffevalError(
+            f"{path}: unsupported file type {path.suffix!r}: use .parquet, .csv or .tsv"
+        )
+    return path
 
 
 def read_table(path: str | Path) -> pd.DataFrame:
-    """Read a Parquet or CSV file into a DataFrame."""
-    path = Path(path)
-    if not path.exists():
-        raise OffevalError(f"no such file: {path}")
-    if path.suffix in {".parquet", ".pq"}:
-        return pd.read_parquet(path)
-    if path.suffix in {".csv", ".gz", ".txt"}:
-        return pd.read_csv(path)
-    raise OffevalError(f"unsupported file type {path.suffix!r}: use .parquet or .csv")
+    """Read a Parquet, CSV or TSV file into a DataFrame; unreadable files are OffevalErrors."""
+    path = _checked_path(path)
+    suffix = path.suffix.lower()
+    try:
+        if suffix in PARQUET_SUFFIXES:
+            frame = pd.read_parquet(path)
+        else:
+            frame = pd.read_csv(path, sep=TEXT_SUFFIXES[suffix])
+    except pd.errors.EmptyDataError:
+        raise OffevalError(f"{path}: the file is empty") from None
+    except pd.errors.ParserError as exc:
+        detail = str(exc).strip().splitlines()[-1]
+        raise OffevalError(f"{path}: not a well-formed delimited file ({detail})") from None
+    except UnicodeDecodeError:
+        raise OffevalError(f"{path}: not a text file (cannot decode it as UTF-8)") from None
+    except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+        raise OffevalError(f"{path}: cannot read it as {suffix[1:]} ({exc})") from None
+    if len(frame) == 0:
+        raise OffevalError(f"{path}: the file has no rows")
+    return frame
 
 
 def stream_parquet(
@@ -336,14 +450,32 @@ def stream_parquet(
     """Validated logs of whole trajectories, read from a Parquet file in batches.
 
     The rows of a trajectory must be contiguous in the file; a trajectory that
-    straddles a batch boundary is carried over to the next batch.
+    straddles a batch boundary is carried over to the next batch. A file not
+    grouped by trajectory cannot be streamed: :func:`offeval.evaluate` and
+    :class:`offeval.Accumulator` then stop with an error naming a trajectory
+    that comes back, and saying how to sort the file.
     """
     import pyarrow.parquet as pq
 
+    path = _checked_path(path)
+    if path.suffix.lower() not in PARQUET_SUFFIXES:
+        raise OffevalError(f"{path}: only Parquet files can be streamed")
+    if isinstance(batch_rows, bool) or not isinstance(batch_rows, int) or batch_rows < 1:
+        raise OffevalError(f"batch_rows must be a whole number >= 1, got {batch_rows!r}")
     trajectory = (mapping or {}).get("trajectory", "trajectory")
+    try:
+        source = pq.ParquetFile(path)
+    except (OSError, ValueError) as exc:
+        raise OffevalError(f"{path}: cannot read it as parquet ({exc})") from None
+    if trajectory not in source.schema_arrow.names:
+        raise ColumnError(trajectory, f"the trajectory column is not in {path}")
+    return _batches(source, mapping, trajectory, batch_rows)
+
+
+def _batches(source, mapping, trajectory: str, batch_rows: int) -> Iterator[InteractionLog]:
     carry: pd.DataFrame | None = None
     offset = 0
-    for batch in pq.ParquetFile(path).iter_batches(batch_size=batch_rows):
+    for batch in source.iter_batches(batch_size=batch_rows):
         frame = batch.to_pandas()
         frame.index = pd.RangeIndex(offset, offset + len(frame))
         offset += len(frame)

@@ -40,14 +40,16 @@ class ColumnPolicy:
         self.name = name or column
 
     def probabilities(self, rows: pd.DataFrame) -> np.ndarray:
-        """The column's values, checked to lie in [0, 1]."""
+        """The column's values, checked to be numbers in [0, 1]."""
         if self.column not in rows:
             raise ColumnError(self.column, f"policy {self.name!r} reads this column; it is absent")
-        p = rows[self.column].to_numpy(dtype=float)
+        p = pd.to_numeric(rows[self.column], errors="coerce").to_numpy(dtype=float)
         bad = ~((p >= 0) & (p <= 1))
         if bad.any():
             raise ColumnError(
-                self.column, "target probabilities must lie in [0, 1]", np.flatnonzero(bad)
+                self.column,
+                f"target probabilities of policy {self.name!r} must be numbers in [0, 1]",
+                positions=np.flatnonzero(bad),
             )
         return p
 
@@ -121,7 +123,7 @@ class RerankPolicy:
         score = rows[self.column].to_numpy(dtype=float)
         bad = ~np.isfinite(score)
         if bad.any():
-            raise ColumnError(self.column, "scores must be finite", np.flatnonzero(bad))
+            raise ColumnError(self.column, "scores must be finite", positions=np.flatnonzero(bad))
         traj = rows["trajectory"].to_numpy()
         starts = np.flatnonzero(np.r_[True, traj[1:] != traj[:-1]])
         if np.unique(traj[starts]).size != starts.size:

@@ -1,12 +1,33 @@
-"""The plugin registry: entry-point discovery, validation, lookup by name."""
+"""The plugin registry: entry-point discovery, validation, lookup by name.
+
+Loading goes in stages, each isolating a failing plugin (its failure is
+recorded in :attr:`Registry.failures`; the other plugins still load):
+
+1. plugins are imported from the ``offeval`` entry-point group, the built-in
+   ones (those of the offeval distribution) first;
+2. every plugin's ``register_hookspecs`` adds the hook specifications it
+   brings (as pytest's ``pytest_addhooks`` does);
+3. every plugin's ``register_component_kinds`` declares the kinds it brings;
+4. a hook implementation that matches no specification (a misspelled name)
+   is reported as its plugin's failure;
+5. each kind's hook is called once per plugin, built-ins first, so a
+   third-party plugin can never take a built-in's name: the clash is
+   reported against the third-party plugin.
+
+Hooks are called through pluggy, which matches arguments by name, so hook
+specifications can gain arguments without breaking implementations.
+"""
 
 from __future__ import annotations
 
 import ast
+import inspect
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 from types import ModuleType
 from typing import Any
 
@@ -18,15 +39,19 @@ from offeval.errors import RegistryError
 ENTRY_POINT_GROUP = "offeval"
 #: Comma-separated entry-point names; when set, only these plugins load.
 ALLOW_ENV = "OFFEVAL_PLUGINS"
+#: The distribution whose plugins are built in (their names cannot be taken over).
+BUILTIN_DISTRIBUTION = "offeval"
 
-#: Component kinds and the hook that registers each.
-KINDS = {
-    "estimator": "register_estimators",
-    "examination": "register_examination_models",
-    "environment": "register_environments",
-    "conventions": "register_metric_conventions",
-    "command": "register_commands",
-}
+
+@dataclass(frozen=True)
+class Kind:
+    """A component kind: its name, the hook that registers it, what a factory must have."""
+
+    name: str
+    hook: str
+    required: tuple[str, ...] = ()
+    description: str = ""
+    plugin: str = ""
 
 
 @dataclass(frozen=True)
@@ -54,6 +79,20 @@ class PluginFailure:
     reason: str
 
 
+class _Core:
+    """The host is a plugin of itself: it declares the kinds the core uses."""
+
+    @hookspecs.hookimpl
+    def register_component_kinds(self, register):
+        """Estimators, environments (the demo and the kit), command-line sub-commands."""
+        register("estimator", "register_estimators", hookspecs.ESTIMATOR_METHODS)
+        register("environment", "register_environments", hookspecs.ENVIRONMENT_METHODS)
+        register("command", "register_commands", ("help", "add_arguments", "run"))
+
+
+_ACTIVE: ContextVar[Registry | None] = ContextVar("offeval_active_registry", default=None)
+
+
 class Registry:
     """Components registered by plugins, looked up and configured by name.
 
@@ -66,7 +105,9 @@ class Registry:
         self._use_entry_points = entry_points
         self._pm = pluggy.PluginManager(hookspecs.PROJECT)
         self._pm.add_hookspecs(hookspecs)
-        self._components: dict[str, dict[str, Component]] = {kind: {} for kind in KINDS}
+        self.kinds: dict[str, Kind] = {}
+        self._components: dict[str, dict[str, Component]] = {}
+        self._builtin: set[str] = set()
         self.failures: list[PluginFailure] = []
         self._loaded = False
 
@@ -76,27 +117,188 @@ class Registry:
         if self._loaded:
             return self
         self._loaded = True
-        if self._use_entry_points:
-            allow = os.environ.get(ALLOW_ENV)
-            allowed = None if allow is None else {n.strip() for n in allow.split(",") if n.strip()}
-            for ep in entry_points(group=ENTRY_POINT_GROUP):
-                if allowed is not None and ep.name not in allowed:
-                    continue
-                try:
-                    self._pm.register(ep.load(), name=ep.name)
-                except Exception as exc:  # a broken plugin must not break the others
-                    self.failures.append(PluginFailure(ep.name, "import", _why(exc)))
-        for name, plugin in self._pm.list_name_plugin():
-            self._collect(name, plugin)
+        with self.activated():
+            self._register(_Core(), "offeval", builtin=True)
+            if self._use_entry_points:
+                for ep, builtin in self._entry_points():
+                    try:
+                        plugin = ep.load()
+                    except Exception as exc:  # a broken plugin must not break the others
+                        self.record_failure(ep.name, "import", _why(exc))
+                        continue
+                    self._register(plugin, ep.name, builtin=builtin)
+            names = [name for name, _ in self._pm.list_name_plugin()]
+            self._setup(names)
         return self
+
+    def _entry_points(self) -> list[tuple[EntryPoint, bool]]:
+        """Entry points to load, built-ins first; unknown allow-list names are failures."""
+        found = list(entry_points(group=ENTRY_POINT_GROUP))
+        allow = os.environ.get(ALLOW_ENV)
+        if allow is not None:
+            allowed = {n.strip() for n in allow.split(",") if n.strip()}
+            for name in sorted(allowed - {ep.name for ep in found}):
+                known = ", ".join(sorted({ep.name for ep in found})) or "none"
+                self.record_failure(
+                    name,
+                    "allow-list",
+                    f"{ALLOW_ENV} names it but no plugin is installed "
+                    f"under that name (installed: {known})",
+                )
+            found = [ep for ep in found if ep.name in allowed]
+        marked = [(ep, _is_builtin(ep)) for ep in found]
+        return sorted(marked, key=lambda item: (not item[1], item[0].name))
+
+    def _register(self, plugin: object, name: str, *, builtin: bool) -> bool:
+        if self._pm.has_plugin(name):
+            owner = "the built-in plugin" if name in self._builtin else "another plugin"
+            self.record_failure(name, "import", f"the plugin name {name!r} is taken by {owner}")
+            return False
+        try:
+            self._pm.register(plugin, name=name)
+        except Exception as exc:  # a hook whose arguments do not match its specification
+            self.record_failure(name, "register", _why(exc))
+            return False
+        if builtin:
+            self._builtin.add(name)
+        return True
+
+    def _setup(self, names: Sequence[str]) -> None:
+        """Stages 2-5 for the plugins ``names`` (already registered with pluggy)."""
+        for name in names:
+            for holder in self._call(name, "register_hookspecs"):
+                self._add_hookspecs(name, holder)
+        for name in names:
+            for kind in self._call(name, "register_component_kinds"):
+                self._add_kind(name, kind)
+        self._report_unmatched(names)
+        for kind in list(self.kinds.values()):
+            for name in names:
+                self._collect(name, kind)
+
+    def _call(self, plugin: str, hook: str, **kwargs: Any) -> list:
+        """Call one plugin's implementation of ``hook``; what it registers, or [] if it failed."""
+        received: list = []
+        caller = self.hook_caller(plugin, hook)
+        if caller is None:
+            return received
+        try:
+            caller(register=lambda *args, **kw: received.append((args, kw)), **kwargs)
+        except Exception as exc:  # the plugin's own bug: report it, keep the others
+            self.record_failure(plugin, hook, _why(exc))
+            return []
+        return received
+
+    def hook_caller(self, plugin: str, hook: str) -> Callable | None:
+        """A caller of ``hook`` restricted to one plugin's implementation (None if it has none)."""
+        caller = getattr(self._pm.hook, hook, None)
+        if caller is None or not any(i.plugin_name == plugin for i in caller.get_hookimpls()):
+            return None
+        others = [p for n, p in self._pm.list_name_plugin() if n != plugin]
+        return self._pm.subset_hook_caller(hook, remove_plugins=others)
+
+    def _add_hookspecs(self, plugin: str, received: tuple) -> None:
+        (args, kw) = received
+        holder = (args or (kw.get("specs"),))[0]
+        functions = {
+            name: fn
+            for name, fn in inspect.getmembers(holder, callable)
+            if self._pm.parse_hookspec_opts(holder, name) is not None
+        }
+        if not functions:
+            self.record_failure(
+                plugin, "register_hookspecs", f"{holder!r} holds no offeval.hookspec"
+            )
+            return
+        for name, function in functions.items():
+            existing = getattr(self._pm.hook, name, None)
+            if existing is not None and existing.spec is not None:
+                self.record_failure(
+                    plugin, "register_hookspecs", f"hook {name!r} is already specified"
+                )
+                return
+            allowed = set(inspect.signature(function).parameters) - {"self"}
+            for impl in existing.get_hookimpls() if existing is not None else ():
+                extra = set(impl.argnames) - allowed
+                if extra:
+                    self.record_failure(
+                        impl.plugin_name,
+                        name,
+                        f"implementation takes {sorted(extra)}, which "
+                        f"the specification of {name!r} does not give",
+                    )
+                    self.remove_plugin(impl.plugin_name)
+        self._pm.add_hookspecs(holder)
+
+    def _add_kind(self, plugin: str, received: tuple) -> None:
+        args, kw = received
+        try:
+            kind = Kind(*args, **kw, plugin=plugin)
+        except TypeError as exc:
+            self.record_failure(plugin, "register_component_kinds", f"bad kind declaration: {exc}")
+            return
+        caller = getattr(self._pm.hook, kind.hook, None)
+        if kind.name in self.kinds:
+            owner = self.kinds[kind.name].plugin
+            self.record_failure(
+                plugin,
+                "register_component_kinds",
+                f"kind {kind.name!r} is already declared by plugin {owner!r}",
+            )
+        elif caller is None or caller.spec is None:
+            self.record_failure(
+                plugin,
+                "register_component_kinds",
+                f"kind {kind.name!r} names hook {kind.hook!r}, which has no specification",
+            )
+        else:
+            self.kinds[kind.name] = kind
+            self._components[kind.name] = {}
+
+    def _report_unmatched(self, names: Sequence[str]) -> None:
+        """A hook implementation with no specification is its plugin's failure (a typo)."""
+        for hook, caller in sorted(vars(self._pm.hook).items()):
+            if caller.spec is None:
+                for impl in caller.get_hookimpls():
+                    if impl.plugin_name in names:
+                        self.record_failure(
+                            impl.plugin_name,
+                            hook,
+                            "implements a hook that no plugin specifies "
+                            "(misspelled? see `offeval plugins` for the hooks there are)",
+                        )
+
+    def _collect(self, plugin: str, kind: Kind) -> None:
+        """Register the components one plugin gives for one kind, isolating failures."""
+        for args, kw in self._call(plugin, kind.hook):
+            try:
+                name, factory = _two(args, kw)
+                self._add(_validated(kind, name, factory, plugin))
+            except RegistryError as exc:
+                self.record_failure(plugin, kind.hook, str(exc))
+
+    def _add(self, comp: Component) -> None:
+        existing = self._components[comp.kind].get(comp.name)
+        if existing is not None:
+            builtin = " (built-in)" if existing.plugin in self._builtin else ""
+            raise RegistryError(
+                f"{comp.kind} {comp.name!r} from plugin {comp.plugin!r} clashes with the one "
+                f"from plugin {existing.plugin!r}{builtin}, which keeps the name"
+            )
+        self._components[comp.kind][comp.name] = comp
+
+    def record_failure(self, plugin: str, stage: str, reason: str) -> None:
+        """Record that a plugin failed at some stage (listed by ``offeval plugins``)."""
+        self.failures.append(PluginFailure(plugin, stage, reason))
 
     def add_plugin(self, plugin: ModuleType | object, name: str) -> None:
         """Register a plugin object directly (tests, notebooks, embedding apps)."""
         self.load()
         if self._pm.has_plugin(name):
             raise RegistryError(f"a plugin named {name!r} is already registered")
-        self._pm.register(plugin, name=name)
-        self._collect(name, plugin)
+        with self.activated():
+            if self._register(plugin, name, builtin=False):
+                self._setup([name])
 
     def remove_plugin(self, name: str) -> None:
         """Unregister a plugin and every component it provided."""
@@ -105,75 +307,60 @@ class Registry:
             for key in [k for k, c in comps.items() if c.plugin == name]:
                 del comps[key]
 
-    def _collect(self, plugin_name: str, plugin: object) -> None:
-        """Call each registration hook the plugin implements, isolating failures."""
-        for kind, hook_name in KINDS.items():
-            for impl in getattr(self._pm.hook, hook_name).get_hookimpls():
-                if impl.plugin_name == plugin_name:
-                    self._call_register_hook(plugin_name, kind, hook_name, impl.function)
-
-    def _call_register_hook(self, plugin_name: str, kind: str, hook_name: str, function) -> None:
-        staged: list[Component] = []
-
-        def register(name: str, factory: Any) -> None:
-            staged.append(_validated(kind, name, factory, plugin_name))
-
-        try:
-            function(register=register)
-        except Exception as exc:  # the plugin's own bug: report it, keep the others
-            self.failures.append(PluginFailure(plugin_name, hook_name, _why(exc)))
-            return
-        for comp in staged:
-            try:
-                self._add(comp)
-            except RegistryError as exc:
-                self.failures.append(PluginFailure(plugin_name, hook_name, str(exc)))
-
-    def _add(self, comp: Component) -> None:
-        existing = self._components[comp.kind].get(comp.name)
-        if existing is not None:
-            raise RegistryError(
-                f"{comp.kind} {comp.name!r} from plugin {comp.plugin!r} clashes with the one "
-                f"from plugin {existing.plugin!r}"
-            )
-        self._components[comp.kind][comp.name] = comp
-
     def register(self, kind: str, name: str, factory: Any, plugin: str = "<direct>") -> None:
         """Register one component directly; a duplicate name raises RegistryError."""
         self.load()
-        self._add(_validated(kind, name, factory, plugin))
+        self._add(_validated(self._kind(kind), name, factory, plugin))
 
     # -- lookup -----------------------------------------------------------
+    def _kind(self, kind: str) -> Kind:
+        self.load()
+        if kind not in self.kinds:
+            raise RegistryError(f"unknown component kind {kind!r}: one of {list(self.kinds)}")
+        return self.kinds[kind]
+
     def names(self, kind: str) -> list[str]:
         """Names of the registered components of one kind, sorted."""
-        self.load()
-        return sorted(self._components[_kind(kind)])
+        return sorted(self._components[self._kind(kind).name])
 
     def components(self, kind: str | None = None) -> list[Component]:
         """Registered components (of one kind, or all)."""
         self.load()
-        kinds = KINDS if kind is None else [_kind(kind)]
+        kinds = list(self.kinds) if kind is None else [self._kind(kind).name]
         return [c for k in kinds for _, c in sorted(self._components[k].items())]
 
     def get(self, kind: str, name: str) -> Component:
         """One component; a clear error listing the known names if absent."""
-        self.load()
-        comps = self._components[_kind(kind)]
+        comps = self._components[self._kind(kind).name]
         if name not in comps:
             known = ", ".join(sorted(comps)) or "none"
             raise RegistryError(f"no {kind} named {name!r}; registered: {known}")
         return comps[name]
 
     def create(self, kind: str, name: str, **params: Any) -> Any:
-        """Build a configured component: ``create("estimator", "ncis", cap=100)``."""
+        """Build a configured component: ``create("estimator", "my_estimator", cap=100)``.
+
+        Unknown parameter names are an error listing the known ones; the
+        component resolves any component it names through this registry.
+        """
         factory = self.get(kind, name).factory
-        try:
-            return factory(**params)
-        except TypeError as exc:
-            raise RegistryError(f"cannot configure {kind} {name!r} with {params}: {exc}") from None
+        known = _parameters(factory)
+        if known is not None and set(params) - set(known):
+            unknown = sorted(set(params) - set(known))
+            raise RegistryError(
+                f"{kind} {name!r} has no parameter {', '.join(unknown)}; "
+                f"its parameters: {', '.join(known) or 'none'}"
+            )
+        with self.activated():
+            try:
+                return factory(**params)
+            except TypeError as exc:
+                raise RegistryError(
+                    f"cannot configure {kind} {name!r} with {params}: {exc}"
+                ) from None
 
     def create_from_spec(self, kind: str, spec: str) -> Any:
-        """Build from a spec string such as ``"ncis:cap=100,normalised=true"``."""
+        """Build from a spec string such as ``"name:cap=100,normalised=true"``."""
         name, params = parse_spec(spec)
         return self.create(kind, name, **params)
 
@@ -183,37 +370,87 @@ class Registry:
             return self.create_from_spec(kind, spec_or_component)
         return spec_or_component
 
+    def call(self, hook: str, **kwargs: Any) -> list[tuple[str, Any]]:
+        """Call ``hook`` once per plugin that implements it: (plugin, value) for each
+        value a plugin passed to ``register``.
+
+        A plugin whose implementation raises is recorded in :attr:`failures`
+        and contributes nothing; the others are unaffected.
+        """
+        self.load()
+        out = []
+        with self.activated():
+            for name in self.plugins:
+                for args, kw in self._call(name, hook, **kwargs):
+                    out.append(
+                        (name, args[0] if len(args) == 1 and not kw else (*args, *kw.values()))
+                    )
+        return out
+
+    @contextmanager
+    def activated(self) -> Iterator[Registry]:
+        """Make this the registry that :func:`active_registry` returns, within the block."""
+        token = _ACTIVE.set(self)
+        try:
+            yield self
+        finally:
+            _ACTIVE.reset(token)
+
     @property
     def plugins(self) -> list[str]:
-        """Names of the registered plugins."""
+        """Names of the registered plugins (the core itself is ``offeval``)."""
         self.load()
         return [name for name, _ in self._pm.list_name_plugin()]
 
+    def is_builtin(self, plugin: str) -> bool:
+        """Whether the plugin comes with offeval itself."""
+        return plugin in self._builtin
+
     def check_pending(self) -> None:
-        """Raise if a plugin implements a hook that no spec declares (a typo)."""
+        """Raise if a plugin implements a hook that no specification declares (a typo)."""
         self.load()
-        self._pm.check_pending()
+        unmatched = [f for f in self.failures if "no plugin specifies" in f.reason]
+        if unmatched:
+            raise RegistryError(
+                "; ".join(f"plugin {f.plugin!r}: {f.stage} {f.reason}" for f in unmatched)
+            )
 
 
-def _kind(kind: str) -> str:
-    if kind not in KINDS:
-        raise RegistryError(f"unknown component kind {kind!r}: one of {list(KINDS)}")
-    return kind
+def _is_builtin(ep: EntryPoint) -> bool:
+    dist = getattr(ep, "dist", None)
+    return dist is not None and dist.metadata["Name"] == BUILTIN_DISTRIBUTION
 
 
-def _validated(kind: str, name: str, factory: Any, plugin: str) -> Component:
+def _two(args: tuple, kw: dict) -> tuple[str, Any]:
+    """The (name, factory) a ``register`` callback was given."""
+    try:
+        bound = inspect.signature(lambda name, factory: None).bind(*args, **kw)
+    except TypeError:
+        raise RegistryError(f"register(name, factory) called with {args} {kw}") from None
+    return bound.arguments["name"], bound.arguments["factory"]
+
+
+def _parameters(factory: Any) -> list[str] | None:
+    """The keyword parameters a factory accepts, or None if it takes any (or cannot tell)."""
+    try:
+        sig = inspect.signature(factory)
+    except (TypeError, ValueError):
+        return None
+    params = [p for p in sig.parameters.values() if p.name != "self"]
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        return None
+    return [p.name for p in params if p.kind is not inspect.Parameter.VAR_POSITIONAL]
+
+
+def _validated(kind: Kind, name: str, factory: Any, plugin: str) -> Component:
     if not isinstance(name, str) or not name or not name.replace("-", "_").isidentifier():
-        raise RegistryError(f"{kind} name {name!r} from plugin {plugin!r} is not a valid name")
+        raise RegistryError(f"{kind.name} name {name!r} from plugin {plugin!r} is not a valid name")
     if not callable(factory):
-        raise RegistryError(f"{kind} {name!r} from plugin {plugin!r} is not callable")
-    required = {
-        "estimator": ("contribute", "combine", "get_params"),
-        "command": ("help", "add_arguments", "run"),
-    }.get(kind, ())
-    missing = [m for m in required if not hasattr(factory, m)]
+        raise RegistryError(f"{kind.name} {name!r} from plugin {plugin!r} is not callable")
+    missing = [m for m in kind.required if not hasattr(factory, m)]
     if missing:
-        raise RegistryError(f"{kind} {name!r} from plugin {plugin!r} lacks {missing}")
-    return Component(kind, name, factory, plugin)
+        raise RegistryError(f"{kind.name} {name!r} from plugin {plugin!r} lacks {missing}")
+    return Component(kind.name, name, factory, plugin)
 
 
 def _why(exc: BaseException) -> str:
@@ -221,12 +458,17 @@ def _why(exc: BaseException) -> str:
 
 
 def parse_pairs(items: Sequence[str], *, typed: bool = True, what: str = "parameter") -> dict:
-    """Parse ``key=value`` strings; values typed (numbers, inf, booleans, None) or left as text."""
+    """Parse ``key=value`` strings; values typed (numbers, inf, booleans, None) or left as text.
+
+    A key given twice is an error. Values are parsed as literals, never evaluated.
+    """
     params: dict[str, Any] = {}
     for item in items:
         key, eq, raw = item.partition("=")
         if not eq or not key.strip() or not raw.strip():
             raise RegistryError(f"{what} {item!r} is not key=value")
+        if key.strip() in params:
+            raise RegistryError(f"{what}: {key.strip()!r} is given twice")
         params[key.strip()] = _literal(raw.strip()) if typed else raw.strip()
     return params
 
@@ -235,13 +477,24 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     """Split ``"name:key=value,key=value"`` or ``"name(key=value, ...)"`` into name and params.
 
     A value may itself be a spec in the parenthesised form, e.g.
-    ``"dcg:examination=exponential(gamma=0.7),cap=10"``; it is kept as text.
+    ``"name:model=exponential(gamma=0.7),cap=10"``; it is kept as text.
     """
+    if not isinstance(spec, str) or not spec.strip():
+        raise RegistryError(
+            f"a spec must be a non-empty string such as 'name:key=value', got {spec!r}"
+        )
     spec = spec.strip()
     if spec.endswith(")") and "(" in spec and ":" not in spec.partition("(")[0]:
         name, _, rest = spec[:-1].partition("(")
     else:
         name, _, rest = spec.partition(":")
+    depth = 0
+    for char in rest:
+        depth += {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(char, 0)
+        if depth < 0:
+            break
+    if depth != 0:
+        raise RegistryError(f"unbalanced brackets in spec {spec!r}")
     parts = [p.strip() for p in _top_level_split(rest) if p.strip()]
     return name.strip(), parse_pairs(parts, what=f"parameter in {spec!r}")
 
@@ -268,7 +521,7 @@ def _literal(raw: str) -> Any:
         return None
     try:
         return ast.literal_eval(raw)
-    except (ValueError, SyntaxError):
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
         return raw
 
 
@@ -281,6 +534,15 @@ def get_registry() -> Registry:
     if _default is None:
         _default = Registry()
     return _default.load()
+
+
+def active_registry() -> Registry:
+    """The registry building components right now, else the process-wide one.
+
+    Plugins resolve the components they name (``"exponential(gamma=0.9)"``)
+    through it, so a component built by a registry uses that registry.
+    """
+    return _ACTIVE.get() or get_registry()
 
 
 def reset_registry() -> None:

@@ -13,7 +13,8 @@ class Estimate:
     """A point estimate with standard error, confidence interval and diagnostics.
 
     ``n_units`` is the number of units (trajectories) the estimate used;
-    ``excluded`` counts units left out, by reason; ``diagnostics`` holds
+    ``excluded`` counts units left out, by reason (``n_excluded`` in all; the
+    log had ``n_units + n_excluded``); ``diagnostics`` holds
     estimator-specific numbers such as the effective sample size, the largest
     importance weight or the share of clipped weights.
     """
@@ -28,6 +29,11 @@ class Estimate:
     n_units: int
     excluded: dict[str, int] = field(default_factory=dict)
     diagnostics: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def n_excluded(self) -> int:
+        """Units left out of the estimate, whatever the reason."""
+        return sum(self.excluded.values())
 
     @property
     def interval(self) -> tuple[float, float]:
@@ -45,8 +51,9 @@ class Estimate:
             "ci_high": self.ci_high,
             "level": self.level,
             "n_units": self.n_units,
-            "excluded": sum(self.excluded.values()),
+            "n_excluded": self.n_excluded,
         }
+        row.update({f"excluded_{k}": v for k, v in self.excluded.items()})
         row.update({f"diag_{k}": v for k, v in self.diagnostics.items()})
         return row
 
@@ -59,7 +66,7 @@ class Estimate:
         lines = [
             f"Estimate {self.estimator} of {self.policy!r}: {self.value:.6g} "
             f"(se {self.se:.3g}, {pct} CI [{self.ci_low:.6g}, {self.ci_high:.6g}], "
-            f"{self.n_units:,} units)"
+            f"{self.n_units:,} units used)"
         ]
         if self.excluded:
             lines.append(f"  excluded: {self.excluded}")

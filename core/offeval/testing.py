@@ -1,4 +1,4 @@
-"""Conformance kit: checks any estimator against the protocol and basic statistics.
+"""Conformance kit: checks any estimator against the protocol and against exact truth.
 
 In the spirit of scikit-learn's ``check_estimator``::
 
@@ -9,103 +9,133 @@ In the spirit of scikit-learn's ``check_estimator``::
     def test_conformance(estimator, check):   # one pytest case per check
         check(estimator)
 
-The checks run on :func:`synthetic_log`, a small slate log with known truth,
-candidate sets, and a ``group`` column. Estimator ``tags`` opt in to stronger
-checks: ``unbiased`` (estimate within 4 standard errors of the truth) and
-``linear_in_reward`` (scaling rewards scales the estimate); the tag
-``policy="ranking"`` runs the checks with a ranking policy (exposures).
+The checks run on logs of a registered simulation environment (``default``,
+the built-in simulator) whose exact values are known. Role checks run on
+every estimator whatever it claims: protocol, parameters, fields of the
+estimate, invariance to chunking and to trajectory order, declared
+requirements (removing one must raise an :class:`offeval.OffevalError` naming
+it; nothing undeclared may be needed), and dependence on the data (a
+constant or data-ignoring estimator fails). What an estimator declares is
+then checked against the truth:
+
+- ``estimand`` with ``guarantee="unbiased"`` or ``"consistent"``: on a large
+  log, two target policies' estimates and their paired difference lie within
+  4.5 standard errors of the exact values;
+- ``guarantee="unbiased"``: over 200 independent small logs, the mean
+  estimate lies within 4 standard errors of the truth and 95% intervals
+  cover it at least 85% of the time;
+- tag ``linear_in_reward``: rewards times 3 give estimate and se times 3.
+
+Estimators declare checks known to fail in ``expected_failed_checks``
+(check name -> reason): :func:`parametrize_with_checks` marks them as
+expected failures, :func:`check_estimator` skips them. ``assumptions``
+(environment parameters, e.g. the users' examination model) set up the
+environment in which the guarantee holds.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 
 import numpy as np
-import pandas as pd
 
 from offeval.errors import OffevalError
-from offeval.estimator import Estimator
+from offeval.estimator import ESTIMANDS, GUARANTEES, Estimator
 from offeval.evaluation import evaluate
 from offeval.log import InteractionLog
-from offeval.policy import ColumnPolicy, RerankPolicy
+from offeval.registry import active_registry
+from offeval.result import Estimate
 
 Check = Callable[[Estimator], None]
 
+#: The registered environment the kit draws its logs and truth from.
+ENVIRONMENT = "default"
+#: Trajectories of the large log on which estimates must match the truth.
+LARGE = 100_000
+#: Independent small logs (of LARGE / REPLICATES trajectories) for the unbiasedness check.
+REPLICATES = 200
+#: The columns every log has (the rest may be removed to test declared requirements).
+CORE_COLUMNS = ("trajectory", "context", "item", "position", "reward")
 
-def synthetic_log(n: int = 20_000, seed: int = 0) -> tuple[InteractionLog, ColumnPolicy, float]:
-    """A two-position log over four items with a known target value.
 
-    Each trajectory fills positions 1 and 2, each slot drawing an item from
-    its own logging distribution; clicks are Bernoulli with a slot-specific
-    rate. Returns the log, the target policy (column ``target``, also in the
-    candidate table) and the target's true reward per impression. Column
-    ``target_score`` lets a ranking policy re-rank each trajectory's items
-    (estimators tagged ``policy="ranking"`` are checked with it).
+def _declared(estimator: Estimator, name: str, default=None):
+    return getattr(estimator, name, default)
+
+
+def _assumptions(estimator: Estimator) -> tuple:
+    return tuple(sorted((_declared(estimator, "assumptions", None) or {}).items()))
+
+
+@lru_cache(maxsize=8)
+def _environment(assumptions: tuple):
+    return active_registry().create("environment", ENVIRONMENT, seed=5, **dict(assumptions))
+
+
+@lru_cache(maxsize=16)
+def _log(assumptions: tuple, n: int, seed: int, candidates: bool) -> InteractionLog:
+    env = _environment(assumptions)
+    return env.simulate(env.logging_policy(), n, seed=seed, with_candidates=candidates)
+
+
+def kit_setup(estimator: Estimator, n: int = 4_000, seed: int = 0):
+    """The environment, a log of ``n`` trajectories and two target policies for ``estimator``.
+
+    The log has the candidate table when the estimator requires it.
     """
-    rng = np.random.default_rng(seed)
-    mu = np.array([[0.4, 0.3, 0.2, 0.1], [0.25, 0.25, 0.25, 0.25]])
-    pi = np.array([[0.1, 0.2, 0.3, 0.4], [0.7, 0.1, 0.1, 0.1]])
-    q = np.array([[0.10, 0.20, 0.30, 0.50], [0.05, 0.10, 0.20, 0.30]])
-    truth = float((pi * q).sum(axis=1).mean())
-    slots = np.repeat([[0, 1]], n, axis=0).ravel()
-    u = rng.random(slots.size)[:, None]
-    items = (u > np.cumsum(mu, axis=1)[slots]).sum(axis=1)
-    frame = pd.DataFrame(
-        {
-            "trajectory": np.repeat(np.arange(n), 2),
-            "item": items,
-            "position": slots + 1,
-            "reward": (rng.random(slots.size) < q[slots, items]).astype(float),
-            "propensity": mu[slots, items],
-            "target": pi[slots, items],
-            "target_score": pi[slots, items] * q[slots, items],
-            "group": np.repeat(rng.integers(0, 2, n), 2),
-        }
-    )
-    cand_slot = np.repeat(np.arange(slots.size), 4)
-    cand_item = np.tile(np.arange(4), slots.size)
-    candidates = pd.DataFrame(
-        {
-            "trajectory": np.repeat(frame["trajectory"].to_numpy(), 4),
-            "position": np.repeat(frame["position"].to_numpy(), 4),
-            "item": cand_item,
-            "propensity": mu[slots[cand_slot], cand_item],
-            "target": pi[slots[cand_slot], cand_item],
-        }
-    )
-    return InteractionLog.from_frame(frame, candidates=candidates), ColumnPolicy("target"), truth
+    key = _assumptions(estimator)
+    env = _environment(key)
+    candidates = "candidates" in _declared(estimator, "requires", ())
+    policies = list(env.candidate_policies(4))
+    return env, _log(key, n, seed, candidates), [policies[0], policies[-1]]
 
 
-def _estimate(estimator: Estimator, log: InteractionLog, policy, **kw):
-    if (getattr(estimator, "tags", {}) or {}).get("policy") == "ranking":
-        policy = RerankPolicy("target_score", name=policy.name)
+def _estimate(estimator: Estimator, log, policy, **kw) -> Estimate:
     return evaluate(log, [policy], [estimator], **kw).estimate(policy.name)
 
 
+def _close(a: float, b: float, rtol: float = 1e-9) -> bool:
+    return bool(np.isclose(a, b, rtol=rtol, atol=1e-12, equal_nan=True))
+
+
 def check_protocol(estimator: Estimator) -> None:
-    """The estimator follows the Estimator protocol and has a name."""
+    """Follows the Estimator protocol; declares a known estimand, guarantee and requirements."""
     assert isinstance(estimator, Estimator), "does not follow offeval.Estimator"
     assert isinstance(estimator.name, str) and estimator.name, "needs a non-empty name"
     assert isinstance(estimator.get_params(), dict), "get_params() must return a dict"
+    estimand = _declared(estimator, "estimand")
+    assert estimand is None or estimand in ESTIMANDS, f"estimand {estimand!r} not in ESTIMANDS"
+    guarantee = _declared(estimator, "guarantee")
+    assert guarantee in GUARANTEES, f"guarantee {guarantee!r} not one of {GUARANTEES}"
+    assert guarantee is None or estimand is not None, "a guarantee needs an estimand"
+    requires = _declared(estimator, "requires", ())
+    assert isinstance(requires, tuple) and all(isinstance(r, str) for r in requires), (
+        "requires must be a tuple of strings"
+    )
 
 
 def check_params_roundtrip(estimator: Estimator) -> None:
     """Rebuilding from get_params() gives the same parameters and estimate."""
     clone = type(estimator)(**estimator.get_params())
     assert clone.get_params() == estimator.get_params(), "parameters not stored as given"
-    log, policy, _ = synthetic_log(4_000)
+    _, log, (policy, _) = kit_setup(estimator)
     a, b = _estimate(estimator, log, policy), _estimate(clone, log, policy)
-    assert np.isclose(a.value, b.value, rtol=1e-12, equal_nan=True), "clone estimates differently"
+    assert _close(a.value, b.value, 1e-12), "clone estimates differently"
 
 
 def check_estimate_fields(estimator: Estimator) -> None:
-    """Finite value, non-negative standard error, interval around the value."""
-    log, policy, _ = synthetic_log()
+    """Finite value and se, interval around the value, every unit used or excluded."""
+    _, log, (policy, _) = kit_setup(estimator)
     est = _estimate(estimator, log, policy)
     assert np.isfinite(est.value), f"value is {est.value}"
     assert np.isfinite(est.se) and est.se >= 0, f"standard error is {est.se}"
     assert est.ci_low <= est.value <= est.ci_high, "interval does not contain the value"
-    assert est.n_units == log.n_units, "n_units must count the trajectories used"
+    assert est.n_units + est.n_excluded == log.n_units, (
+        f"{est.n_units} units used + {est.n_excluded} excluded != {log.n_units} in the log"
+    )
+    assert est.n_units > 0, "no unit was used"
+    for key, value in est.diagnostics.items():
+        assert isinstance(value, (int, float, np.integer, np.floating)), f"diagnostic {key}"
     narrow = _estimate(estimator, log, policy, level=0.80)
     assert narrow.ci_high - narrow.ci_low < est.ci_high - est.ci_low or est.se == 0, (
         "an 80% interval must be narrower than a 95% one"
@@ -113,75 +143,195 @@ def check_estimate_fields(estimator: Estimator) -> None:
 
 
 def check_chunking_invariance(estimator: Estimator) -> None:
-    """Chunked evaluation gives the same numbers as one pass over the whole log."""
-    log, policy, _ = synthetic_log(6_000)
+    """Chunked, or fed as an iterable of logs, the numbers equal one pass over the whole log."""
+    _, log, (policy, _) = kit_setup(estimator, 6_000)
     whole = _estimate(estimator, log, policy, chunk_rows=log.n_rows)
     chunked = _estimate(estimator, log, policy, chunk_rows=997)
-    assert np.isclose(whole.value, chunked.value, rtol=1e-9, atol=1e-12), "value depends on chunks"
-    assert np.isclose(whole.se, chunked.se, rtol=1e-9, atol=1e-12), "se depends on chunks"
+    streamed = _estimate(estimator, list(log.chunks(1_500)), policy)
+    for other in (chunked, streamed):
+        assert _close(whole.value, other.value), "value depends on the chunks"
+        assert _close(whole.se, other.se), "se depends on the chunks"
+        assert other.n_units == whole.n_units, "units counted differently in chunks"
 
 
 def check_unit_order_invariance(estimator: Estimator) -> None:
     """Shuffling the order of trajectories does not change the estimate."""
-    log, policy, _ = synthetic_log(6_000)
-    rng = np.random.default_rng(1)
-    order = rng.permutation(log.n_units)
+    _, log, (policy, _) = kit_setup(estimator, 6_000)
+    order = np.random.default_rng(1).permutation(log.n_units)
     frame = log.frame.set_index("trajectory").loc[order].reset_index()
-    shuffled = InteractionLog.from_frame(frame, candidates=log.candidates.drop(columns="slot"))
+    cands = None if log.candidates is None else log.candidates.drop(columns="slot")
+    shuffled = InteractionLog.from_frame(frame, candidates=cands)
     a, b = _estimate(estimator, log, policy), _estimate(estimator, shuffled, policy)
-    assert np.isclose(a.value, b.value, rtol=1e-9), "value depends on row order"
-    assert np.isclose(a.se, b.se, rtol=1e-9), "se depends on row order"
+    assert _close(a.value, b.value), "value depends on row order"
+    assert _close(a.se, b.se), "se depends on row order"
 
 
-def check_errors_are_offeval_errors(estimator: Estimator) -> None:
-    """Missing inputs raise an OffevalError (a ValueError), never a KeyError."""
-    log, policy, _ = synthetic_log(2_000)
-    stripped = InteractionLog.from_frame(log.frame.drop(columns=["propensity", "group"]))
+class _ProbabilitiesOnly:
+    """A policy that gives probabilities but no exposures."""
+
+    def __init__(self, policy):
+        self.name = policy.name
+        self._policy = policy
+
+    def probabilities(self, rows):
+        return self._policy.probabilities(rows)
+
+
+def _without(log: InteractionLog, requirement: str) -> InteractionLog:
+    """The log without one requirement: a column (``prefix_*``: columns by prefix) or its
+    candidate table."""
+    if requirement == "candidates":
+        return InteractionLog(log.frame, log.source_rows, log.unit_starts)
+    prefix = requirement[:-1] if requirement.endswith("*") else None
+    drop = [c for c in log.frame.columns if (c == requirement or (prefix and c.startswith(prefix)))]
+    assert drop, f"the kit's log has no column {requirement!r} to remove"
+    return InteractionLog(
+        log.frame.drop(columns=drop),
+        log.source_rows,
+        log.unit_starts,
+        log.candidates,
+        log.candidate_source_rows,
+    )
+
+
+def check_requirements(estimator: Estimator) -> None:
+    """Removing a declared requirement raises an OffevalError naming it; nothing else is needed."""
+    _, log, (policy, _) = kit_setup(estimator, 2_000)
+    requires = _declared(estimator, "requires", ())
+    for requirement in requires:
+        if requirement.endswith("()"):
+            log_, policy_ = log, _ProbabilitiesOnly(policy)
+        else:
+            log_, policy_ = _without(log, requirement), policy
+        try:
+            _estimate(estimator, log_, policy_)
+        except OffevalError as exc:
+            stem = requirement.rstrip("()*").split("_")[0].rstrip("s")
+            assert stem in str(exc), f"the error does not name {requirement!r}: {exc}"
+            continue
+        except Exception as exc:  # noqa: BLE001 - the point is to name the wrong type
+            raise AssertionError(
+                f"without {requirement!r}: raised {type(exc).__name__} instead of an OffevalError"
+            ) from exc
+        raise AssertionError(f"declares it requires {requirement!r} but runs without it")
+    minimal = log
+    if "candidates" not in requires:
+        minimal = _without(minimal, "candidates")
+    optional = [c for c in log.frame.columns if c not in CORE_COLUMNS]
+    keep = {r.rstrip("*") for r in requires}
+    drop = [c for c in optional if not any(c == k or c.startswith(k) for k in keep if k)]
+    minimal = InteractionLog(
+        minimal.frame.drop(columns=drop),
+        minimal.source_rows,
+        minimal.unit_starts,
+        minimal.candidates,
+        minimal.candidate_source_rows,
+    )
+    bare = policy if any(r.endswith("()") for r in requires) else _ProbabilitiesOnly(policy)
     try:
-        _estimate(estimator, stripped, policy)
-    except OffevalError:
-        pass
-    except Exception as exc:  # noqa: BLE001 - the point is to name the wrong type
-        raise AssertionError(f"raised {type(exc).__name__} instead of an OffevalError") from exc
+        _estimate(estimator, minimal, bare)
+    except Exception as exc:  # noqa: BLE001 - any failure here is an undeclared requirement
+        raise AssertionError(
+            f"needs more than it declares ({requires}): without {drop} and policy methods "
+            f"beyond probabilities() it raised {type(exc).__name__}: {exc}"
+        ) from exc
+
+
+def check_depends_on_data(estimator: Estimator) -> None:
+    """The estimate changes with the rewards and with the target policy (no constant answers)."""
+    _, log, (policy, other) = kit_setup(estimator)
+    base = _estimate(estimator, log, policy)
+    rng = np.random.default_rng(2)
+    shuffled_rewards = log.with_columns(reward=rng.permutation(log.column("reward")))
+    assert not _close(base.value, _estimate(estimator, shuffled_rewards, policy).value, 1e-6), (
+        "the estimate does not change when the rewards are shuffled: it ignores the data"
+    )
+    assert not _close(base.value, _estimate(estimator, log, other).value, 1e-6), (
+        "two different target policies get the same estimate: it ignores the policy"
+    )
+
+
+def check_tracks_the_truth(estimator: Estimator) -> None:
+    """Declared estimand and guarantee: estimates and their difference match the exact values."""
+    estimand = _declared(estimator, "estimand")
+    env, log, policies = kit_setup(estimator, LARGE, seed=7)
+    evaluation = evaluate(log, policies, [estimator])
+    truth = [env.true_value(p, estimand) for p in policies]
+    for policy, value in zip(policies, truth, strict=True):
+        est = evaluation.estimate(policy.name)
+        assert est.se > 0, f"standard error 0 on {log.n_units} trajectories"
+        z = (est.value - value) / est.se
+        assert abs(z) < 4.5, (
+            f"{policy.name}: estimate {est.value:.6g} is {z:.1f} standard errors from the "
+            f"exact {estimand} {value:.6g}"
+        )
+    diff = evaluation.difference(policies[0].name, policies[1].name)
+    z = (diff.value - (truth[0] - truth[1])) / diff.se
+    assert abs(z) < 4.5, f"paired difference is {z:.1f} standard errors from the exact one"
+
+
+def check_unbiased(estimator: Estimator) -> None:
+    """Guarantee ``unbiased``: over independent small logs, mean on the truth, intervals cover."""
+    estimand = _declared(estimator, "estimand")
+    env, log, (policy, _) = kit_setup(estimator, LARGE, seed=7)
+    truth = env.true_value(policy, estimand)
+    size = log.n_units // REPLICATES
+    bounds = np.r_[log.unit_starts, log.n_rows]
+    values, covered = [], []
+    for r in range(REPLICATES):
+        part = log.slice_rows(int(bounds[r * size]), int(bounds[(r + 1) * size]))
+        est = _estimate(estimator, part, policy)
+        values.append(est.value)
+        covered.append(est.ci_low <= truth <= est.ci_high)
+    values = np.asarray(values)
+    z = (values.mean() - truth) / (values.std(ddof=1) / np.sqrt(REPLICATES))
+    assert abs(z) < 4, (
+        f"mean of {REPLICATES} estimates on {size} trajectories each is {z:.1f} standard "
+        f"errors from the exact {estimand}"
+    )
+    assert np.mean(covered) >= 0.85, f"95% intervals covered the truth {np.mean(covered):.0%}"
 
 
 def check_linear_in_reward(estimator: Estimator) -> None:
     """Tag ``linear_in_reward``: rewards times 3 give estimate and se times 3."""
-    log, policy, _ = synthetic_log(6_000)
-    scaled = log.with_columns(reward=3 * log.frame["reward"].to_numpy())
+    _, log, (policy, _) = kit_setup(estimator, 6_000)
+    scaled = log.with_columns(reward=3 * log.column("reward"))
     a, b = _estimate(estimator, log, policy), _estimate(estimator, scaled, policy)
-    assert np.isclose(3 * a.value, b.value, rtol=1e-9), "value is not linear in the reward"
-    assert np.isclose(3 * a.se, b.se, rtol=1e-9), "se is not linear in the reward"
+    assert _close(3 * a.value, b.value), "value is not linear in the reward"
+    assert _close(3 * a.se, b.se), "se is not linear in the reward"
 
 
-def check_unbiased(estimator: Estimator) -> None:
-    """Tag ``unbiased``: on 100,000 trajectories, within 4 standard errors of the truth."""
-    log, policy, truth = synthetic_log(100_000, seed=7)
-    est = _estimate(estimator, log, policy)
-    z = (est.value - truth) / est.se
-    assert abs(z) < 4, f"estimate {est.value:.5f} is {z:.1f} standard errors from {truth:.5f}"
-
-
-CHECKS: tuple[Check, ...] = (
+#: Checks every estimator takes, whatever it declares.
+ROLE_CHECKS: tuple[Check, ...] = (
     check_protocol,
     check_params_roundtrip,
     check_estimate_fields,
     check_chunking_invariance,
     check_unit_order_invariance,
-    check_errors_are_offeval_errors,
+    check_requirements,
+    check_depends_on_data,
 )
-TAGGED: dict[str, Check] = {"linear_in_reward": check_linear_in_reward, "unbiased": check_unbiased}
 
 
 def checks_for(estimator: Estimator) -> list[Check]:
-    """The checks that apply to an estimator, given its tags."""
-    tags = getattr(estimator, "tags", {}) or {}
-    return list(CHECKS) + [check for tag, check in TAGGED.items() if tags.get(tag)]
+    """The checks that apply to an estimator, given what it declares."""
+    checks = list(ROLE_CHECKS)
+    guarantee = _declared(estimator, "guarantee")
+    if _declared(estimator, "estimand") is not None and guarantee is not None:
+        checks.append(check_tracks_the_truth)
+    if guarantee == "unbiased":
+        checks.append(check_unbiased)
+    if (_declared(estimator, "tags", {}) or {}).get("linear_in_reward"):
+        checks.append(check_linear_in_reward)
+    return checks
 
 
 def check_estimator(estimator: Estimator) -> None:
-    """Run every applicable check; the first failure raises AssertionError."""
+    """Run every applicable check except declared known failures; the first failure raises."""
+    known = _declared(estimator, "expected_failed_checks", {}) or {}
     for check in checks_for(estimator):
+        if check.__name__ in known:
+            continue
         try:
             check(estimator)
         except AssertionError as exc:
@@ -189,9 +339,21 @@ def check_estimator(estimator: Estimator) -> None:
 
 
 def parametrize_with_checks(estimators: Sequence[Estimator]):
-    """A pytest parametrize decorator: one case per (estimator, check)."""
+    """A pytest parametrize decorator: one case per (estimator, check).
+
+    Declared known failures are strict expected failures (they must fail).
+    """
     import pytest
 
-    cases = [(e, c) for e in estimators for c in checks_for(e)]
-    ids = [f"{getattr(e, 'label', e.name)}-{c.__name__}" for e, c in cases]
-    return pytest.mark.parametrize(("estimator", "check"), cases, ids=ids)
+    cases = []
+    for estimator in estimators:
+        known = _declared(estimator, "expected_failed_checks", {}) or {}
+        for check in checks_for(estimator):
+            marks = ()
+            if check.__name__ in known:
+                marks = pytest.mark.xfail(reason=known[check.__name__], strict=True)
+            label = getattr(estimator, "label", estimator.name)
+            cases.append(
+                pytest.param(estimator, check, id=f"{label}-{check.__name__}", marks=marks)
+            )
+    return pytest.mark.parametrize(("estimator", "check"), cases)

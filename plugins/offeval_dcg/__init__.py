@@ -6,9 +6,22 @@ the estimators ``dcg``, ``ndcg`` and ``pndcg``.
 """
 
 from offeval import hookimpl
+from offeval_dcg import hookspecs
 from offeval_dcg.estimators import DCG, NDCG, PNDCG
 from offeval_dcg.examination import MODELS, examination_model
 from offeval_dcg.learnt import PositionBasedModel, fit_em, fit_shuffled
+
+
+@hookimpl
+def register_hookspecs(register):
+    """Bring the ``register_examination_models`` hook."""
+    register(hookspecs)
+
+
+@hookimpl
+def register_component_kinds(register):
+    """Bring the ``examination`` component kind."""
+    register("examination", "register_examination_models", description="examination models")
 
 
 @hookimpl
@@ -24,6 +37,16 @@ def register_estimators(register):
     """Register DCG, nDCG and post-normalised nDCG."""
     for cls in (DCG, NDCG, PNDCG):
         register(cls.name, cls)
+
+
+@hookimpl
+def register_demo_estimators(register, environment):
+    """DCG with the environment's own examination model, per impression like the truth."""
+    model = getattr(getattr(environment, "examination", None), "spec", "logarithmic")
+    register(DCG(examination=model, per="impression"))
+    register(DCG(examination=model, per="impression", cap=2))
+    register(NDCG(examination=model))
+    register(PNDCG(examination=model))
 
 
 __all__ = [

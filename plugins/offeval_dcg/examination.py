@@ -1,7 +1,9 @@
 """Examination (position-bias) models e(i) = P(examined | rank i), i = 1, 2, ...
 
 Each model is a callable on 1-based ranks with a ``spec`` that rebuilds it
-from the registry (``get_registry().resolve("examination", spec)``).
+from the registry (``active_registry().resolve("examination", spec)``): the
+registry building the component that names the model, else the process-wide
+one.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from offeval import ConfigurationError, get_registry
+from offeval import ConfigurationError, active_registry
 
 
 def _ranks(ranks) -> np.ndarray:
@@ -108,7 +110,7 @@ class CutOff:
             raise ConfigurationError(f"cut-off n must be a whole number >= 1, got {n}")
         self.n = int(n)
         if isinstance(model, str) and params:
-            self.model = get_registry().create("examination", model, **params)
+            self.model = active_registry().create("examination", model, **params)
         else:
             self.model = examination_model(model)
 
@@ -127,7 +129,7 @@ class CutOff:
 
 def examination_model(spec_or_model: Any) -> Callable[[np.ndarray], np.ndarray]:
     """An examination model from a registry spec (``"logarithmic(base=10)"``) or as given."""
-    model = get_registry().resolve("examination", spec_or_model)
+    model = active_registry().resolve("examination", spec_or_model)
     if not callable(model):
         raise ConfigurationError(f"examination model {spec_or_model!r} is not callable on ranks")
     return model

@@ -1,8 +1,9 @@
 """Target and logging exposures of the logged rows, and the support check.
 
 Exposure eps(x, a) = sum_i e(i) P(rank of a = i | x). The target's comes
-from the policy (:meth:`offeval.PolicyView.exposure`). The logging policy's,
-eps0, comes from one of:
+from the policy's ``exposure(rows, examination)`` (:func:`target_exposure`,
+computed once per chunk and model). The logging policy's, eps0, comes from
+one of:
 
 - ``"exposure"``: the log's ``exposure`` column, computed by whoever logged it;
 - ``"rank_probabilities"``: columns ``rank_probability_1..L`` (the logged
@@ -22,6 +23,7 @@ import warnings
 import numpy as np
 
 from offeval import ConfigurationError, InteractionLog, PolicyView, SupportError
+from offeval.errors import describe_rows
 from offeval_dcg.examination import at_ranks
 
 RANK_PREFIX = "rank_probability_"
@@ -50,12 +52,42 @@ def logging_source(log: InteractionLog, logging) -> str:
     return "rank"
 
 
+def model_key(model) -> str:
+    """A hashable key of an examination model: its spec."""
+    return getattr(model, "spec", None) or repr(model)
+
+
+def target_exposure(view: PolicyView, model) -> np.ndarray:
+    """The target's exposure of each logged row's item under ``model``, once per chunk."""
+    return view.memo(_row_exposure, model, key=model_key(model))
+
+
+def _row_exposure(view: PolicyView, model) -> np.ndarray:
+    return view.ask("exposure", model)
+
+
+def candidate_exposure(view: PolicyView, model) -> np.ndarray:
+    """The target's exposure of each distinct (trajectory, item) of the candidate table."""
+    return view.memo(_candidate_exposure, model, key=model_key(model))
+
+
+def _candidate_exposure(view: PolicyView, model) -> np.ndarray:
+    log = view.log
+    cands = log.require_candidates()
+    first = log.candidate_items[1]
+    rows = cands.iloc[first][["trajectory", "item", "position"]]
+    slots = cands["slot"].to_numpy()[first]
+    rows = rows.assign(context=log.frame["context"].to_numpy()[slots])
+    labels = log.candidate_source_rows[first]
+    return view.ask("exposure", model, rows=rows, labels=labels, table="candidate rows")
+
+
 def logging_exposure(view: PolicyView, logging, examination) -> tuple[np.ndarray, str]:
     """eps0 of every logged row under the logging policy, and the source used."""
     log = view.log
     source = logging_source(log, logging)
     if source == "policy":
-        return np.asarray(logging.exposure(log.frame, examination), dtype=float), source
+        return PolicyView(logging, log).ask("exposure", examination), source
     if source == "exposure":
         return log.column("exposure"), source
     if source == "rank_probabilities":
@@ -82,13 +114,9 @@ def check_support(violations: np.ndarray, mass: float, where: np.ndarray, policy
         raise ConfigurationError(f"support must be one of {SUPPORT_POLICIES}, got {policy!r}")
     count = int(np.count_nonzero(violations))
     if count and policy == "fail":
-        shown = [
-            int(x) if np.issubdtype(np.asarray(where).dtype, np.integer) else x
-            for x in np.asarray(where)[violations][:10]
-        ]
         raise SupportError(
             f"full support violated {count} times: the target exposes items the logging policy "
-            f"never exposes (at {shown}{', ...' if count > 10 else ''}; target exposure "
+            f"never exposes (at {describe_rows(np.asarray(where)[violations])}; target exposure "
             f"{mass:.4g}); choose support='drop' or 'warn' to go on"
         )
     if count and policy == "warn":
@@ -113,7 +141,7 @@ def candidate_support(view: PolicyView, target_model, logging_model) -> tuple[np
     e = at_ranks(logging_model, cands["position"].to_numpy())
     weights = e * cands["propensity"].to_numpy()
     eps0 = np.bincount(codes, weights=weights, minlength=first.size)
-    eps = view.candidate_exposure(target_model)
+    eps = candidate_exposure(view, target_model)
     bad = (eps0 <= 0) & (eps > 0)
     unit = log.unit_index[cands["slot"].to_numpy()[first]]
     return np.bincount(unit[bad], minlength=log.n_units), float(eps[bad].sum())

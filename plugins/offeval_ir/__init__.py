@@ -1,10 +1,23 @@
 """Plugin ``ir``: top-n IR metrics with every convention explicit and switchable."""
 
 from offeval import hookimpl
+from offeval_ir import hookspecs
 from offeval_ir.compare import compare_systems
 from offeval_ir.conventions import PRESETS, Conventions
 from offeval_ir.judgements import Judgements
 from offeval_ir.metrics import METRICS, MetricResult, compute
+
+
+@hookimpl
+def register_hookspecs(register):
+    """Bring the ``register_metric_conventions`` hook."""
+    register(hookspecs)
+
+
+@hookimpl
+def register_component_kinds(register):
+    """Bring the ``conventions`` component kind (IR metric convention presets)."""
+    register("conventions", "register_metric_conventions", description="IR metric conventions")
 
 
 @hookimpl

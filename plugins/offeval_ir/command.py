@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from offeval import OffevalError, get_registry, read_table
+from offeval import OffevalError, active_registry, read_table
 from offeval.registry import parse_pairs
 from offeval.tables import markdown_table
 from offeval_ir.judgements import Judgements
@@ -46,7 +46,7 @@ class MetricsCommand:
     def run(self, args: argparse.Namespace) -> int:
         """Compute and print the metrics table."""
         overrides = parse_pairs(args.set, what="--set")
-        conventions = get_registry().create("conventions", args.preset, **overrides)
+        conventions = active_registry().create("conventions", args.preset, **overrides)
         columns = parse_pairs(args.column, typed=False, what="--column")
         judgements = Judgements.from_frames(
             read_table(args.predictions),

@@ -25,4 +25,13 @@ def register_estimators(register):
         register(cls.name, cls)
 
 
+@hookimpl
+def register_demo_estimators(register):
+    """Every IS estimator at its defaults, plus low caps to show what capping does."""
+    for cls in ESTIMATORS:
+        register(cls())
+    register(CIS(cap=10))
+    register(NCIS(cap=10))
+
+
 __all__ = ["CIS", "IS", "NCIS", "BetaIPS", "PiecewiseNCIS", "PointwiseNCIS"]

@@ -15,18 +15,24 @@ from offeval import BaseEstimator, ConfigurationError, Contribution, PolicyView
 from offeval.stats import Linearisation, Tally, ratio_of_means
 from offeval_ncis.weights import (
     ROWS,
+    capped_reward_column,
+    capped_rewards,
+    capped_weight_column,
+    capped_weights,
     check_cap,
-    ratio_contribution,
-    row_ones,
     weight_diagnostics,
     weight_tally,
 )
 
+INF = float("inf")
+
 
 class _ISFamily(BaseEstimator):
-    """Shared diagnostics of the weight-based estimators."""
+    """Shared declarations and diagnostics of the weight-based estimators."""
 
-    cap: float = float("inf")
+    cap: float = INF
+    estimand = "reward_per_impression"
+    requires: tuple[str, ...] = ("propensity",)
 
     def diagnose(self, tally: Tally) -> dict[str, float]:
         """Effective sample size, weights, clipping and support diagnostics."""
@@ -43,27 +49,33 @@ class CIS(_ISFamily):
     tags = {"linear_in_reward": True}
 
     def __init__(self, cap: float = 100.0):
+        check_cap(cap)
         self.cap = cap
 
+    @property
+    def guarantee(self) -> str | None:
+        """Unbiased without a cap; biased (downwards) where the cap binds."""
+        return "unbiased" if self.cap == INF else None
+
     def contribute(self, view: PolicyView) -> Contribution:
-        """Columns: r * min(cap, w), and 1 per row."""
-        cap = check_cap(self.cap)
-        num = view.capped_rewards(cap)
-        return ratio_contribution(num, row_ones(view), (("rw", cap), ROWS), weight_tally(view, cap))
+        """Columns: r * min(cap, w) (shared with NCIS), and 1 per row."""
+        cap = float(self.cap)
+        return Contribution(
+            {"rw": capped_reward_column(cap), "rows": ROWS}, tally=weight_tally(view, cap)
+        )
 
     def combine(self, stats) -> Linearisation:
         """Per-row mean of the capped reward."""
-        return ratio_of_means(stats, ("rw", check_cap(self.cap)), ROWS)
+        return ratio_of_means(stats, "rw", "rows")
 
 
 class IS(CIS):
     """Importance sampling (inverse propensity scoring): mean of r * pi/mu. Unbiased."""
 
     name = "is"
-    tags = {"linear_in_reward": True, "unbiased": True}
 
     def __init__(self):
-        self.cap = float("inf")
+        self.cap = INF
 
     def get_params(self) -> dict:
         """IS has no parameters."""
@@ -80,18 +92,23 @@ class NCIS(_ISFamily):
     tags = {"linear_in_reward": True}
 
     def __init__(self, cap: float = 100.0):
+        check_cap(cap)
         self.cap = cap
 
+    @property
+    def guarantee(self) -> str | None:
+        """Consistent without a cap (SNIPS); biased where the cap binds."""
+        return "consistent" if self.cap == INF else None
+
     def contribute(self, view: PolicyView) -> Contribution:
-        """Columns: r * min(cap, w) and min(cap, w)."""
-        cap = check_cap(self.cap)
-        num, capped = view.capped_rewards(cap), view.capped_weights(cap)
-        return ratio_contribution(num, capped, (("rw", cap), ("w", cap)), weight_tally(view, cap))
+        """Columns: r * min(cap, w) and min(cap, w), both shared with other estimators."""
+        cap = float(self.cap)
+        columns = {"rw": capped_reward_column(cap), "w": capped_weight_column(cap)}
+        return Contribution(columns, tally=weight_tally(view, cap))
 
     def combine(self, stats) -> Linearisation:
         """Ratio of the two column means (delta-method standard error)."""
-        cap = check_cap(self.cap)
-        return ratio_of_means(stats, ("rw", cap), ("w", cap))
+        return ratio_of_means(stats, "rw", "w")
 
 
 class PiecewiseNCIS(_ISFamily):
@@ -105,51 +122,57 @@ class PiecewiseNCIS(_ISFamily):
     """
 
     name = "piecewise_ncis"
-    tags = {"linear_in_reward": True, "needs_columns": ("group",)}
+    tags = {"linear_in_reward": True}
 
     def __init__(self, cap: float = 100.0, by: str = "group", max_groups: int = 64):
+        check_cap(cap)
+        if not isinstance(by, str) or not by:
+            raise ConfigurationError(f"by must name a column of the log, got {by!r}")
+        if isinstance(max_groups, bool) or not isinstance(max_groups, int) or max_groups < 1:
+            raise ConfigurationError(f"max_groups must be a whole number >= 1, got {max_groups!r}")
         self.cap = cap
         self.by = by
         self.max_groups = max_groups
 
+    @property
+    def requires(self) -> tuple[str, ...]:
+        """Propensities and the grouping column."""
+        return ("propensity", self.by)
+
+    @property
+    def guarantee(self) -> str | None:
+        """Consistent without a cap (NCIS within each group); biased where the cap binds."""
+        return "consistent" if self.cap == INF else None
+
     def contribute(self, view: PolicyView) -> Contribution:
         """Columns per group g: r*min(cap,w)*[g], min(cap,w)*[g], [g]."""
-        cap = check_cap(self.cap)
+        cap = float(self.cap)
         groups, codes = np.unique(view.log.column(self.by), return_inverse=True)
         if groups.size > self.max_groups:
             raise ConfigurationError(
                 f"piecewise_ncis: column {self.by!r} has {groups.size} groups in one chunk, "
                 f"more than max_groups={self.max_groups}"
             )
-        capped, num = view.capped_weights(cap), view.capped_rewards(cap)
+        capped, num = view.memo(capped_weights, cap), view.memo(capped_rewards, cap)
         columns = {}
         for g, group in enumerate(groups):
             member = codes == g
-            columns["g_rw", cap, group] = np.where(member, num, 0.0)
-            columns["g_w", cap, group] = np.where(member, capped, 0.0)
-            columns["g_n", group] = member.astype(float)
-        return Contribution(columns, weight_tally(view, cap))
+            columns["rw", group] = np.where(member, num, 0.0)
+            columns["w", group] = np.where(member, capped, 0.0)
+            columns["n", group] = member.astype(float)
+        return Contribution(columns, tally=weight_tally(view, cap))
 
     def combine(self, stats) -> Linearisation:
         """sum_g (n_g / n) * (Y_g / W_g), linearised over all group columns."""
-        cap = check_cap(self.cap)
-        groups = [k[2] for k in stats.keys if isinstance(k, tuple) and k[:2] == ("g_rw", cap)]
-        n_total = sum(stats.mean(("g_n", g)) for g in groups)
+        groups = [k[1] for k in stats.keys if k[0] == "rw"]
+        n_total = sum(stats.mean(("n", g)) for g in groups)
         value, cols, grad = 0.0, [], []
         for g in groups:
-            y, w, n = (
-                stats.mean(("g_rw", cap, g)),
-                stats.mean(("g_w", cap, g)),
-                stats.mean(("g_n", g)),
-            )
+            y, w, n = stats.mean(("rw", g)), stats.mean(("w", g)), stats.mean(("n", g))
             r = y / w if w > 0 else 0.0
             share = n / n_total
             value += share * r
-            cols += [
-                stats.index(("g_rw", cap, g)),
-                stats.index(("g_w", cap, g)),
-                stats.index(("g_n", g)),
-            ]
+            cols += [stats.index(("rw", g)), stats.index(("w", g)), stats.index(("n", g))]
             grad += [share / w if w > 0 else 0.0, -share * r / w if w > 0 else 0.0, r / n_total]
         # d(share_g)/d(n_h) = -share_g / n_total for every h: subtract value / n_total from each n.
         grad = np.array(grad)
@@ -167,28 +190,35 @@ class PointwiseNCIS(_ISFamily):
     """
 
     name = "pointwise_ncis"
-    tags = {"linear_in_reward": True, "needs_candidates": True}
+    tags = {"linear_in_reward": True}
+    requires = ("propensity", "candidates")
 
     def __init__(self, cap: float = 100.0):
+        check_cap(cap)
         self.cap = cap
+
+    @property
+    def guarantee(self) -> str | None:
+        """Unbiased without a cap (it is IS then); biased where the cap binds."""
+        return "unbiased" if self.cap == INF else None
 
     def contribute(self, view: PolicyView) -> Contribution:
         """Columns: r * min(cap, w) / normaliser(slot), and 1 per row."""
-        cap = check_cap(self.cap)
+        cap = float(self.cap)
         log = view.log
-        if not log.has_candidates:
-            raise ConfigurationError("pointwise_ncis needs the log's candidate sets")
-        mu = log.candidates["propensity"].to_numpy()
-        normaliser = view.slot_sums(np.minimum(cap * mu, view.candidate_probabilities()))
+        cands = log.require_candidates()
+        mu = cands["propensity"].to_numpy()
+        capped = np.minimum(cap * mu, view.candidate_probabilities())
+        normaliser = np.bincount(cands["slot"].to_numpy(), weights=capped, minlength=log.n_rows)
         with np.errstate(divide="ignore", invalid="ignore"):
-            num = np.where(normaliser > 0, view.capped_rewards(cap) / normaliser, 0.0)
+            num = np.where(normaliser > 0, view.memo(capped_rewards, cap) / normaliser, 0.0)
         tally = weight_tally(view, cap)
-        tally.add("empty_slots", np.count_nonzero(normaliser == 0))
-        return Contribution({("pw", cap): num, ROWS: row_ones(view)}, tally)
+        tally.count("empty_slots", np.count_nonzero(normaliser == 0))
+        return Contribution({"pw": num, "rows": ROWS}, tally=tally)
 
     def combine(self, stats) -> Linearisation:
         """Per-row mean of the slot-normalised capped reward."""
-        return ratio_of_means(stats, ("pw", check_cap(self.cap)), ROWS)
+        return ratio_of_means(stats, "pw", "rows")
 
 
 class BetaIPS(_ISFamily):
@@ -204,35 +234,36 @@ class BetaIPS(_ISFamily):
     """
 
     name = "beta_ips"
-    tags = {"linear_in_reward": True, "unbiased": True}
+    tags = {"linear_in_reward": True}
 
     def __init__(self, beta: float | None = None):
+        if beta is not None and (
+            isinstance(beta, bool) or not isinstance(beta, (int, float)) or not np.isfinite(beta)
+        ):
+            raise ConfigurationError(f"beta must be a finite number or None, got {beta!r}")
         self.beta = beta
 
+    @property
+    def guarantee(self) -> str:
+        """Unbiased for a fixed beta; consistent when beta* is estimated from the same log."""
+        return "consistent" if self.beta is None else "unbiased"
+
     def contribute(self, view: PolicyView) -> Contribution:
-        """Columns: w r, w, and 1 per row."""
-        inf = float("inf")
-        cols = {
-            ("rw", inf): view.capped_rewards(inf),
-            ("w", inf): view.weights(),
-            ROWS: row_ones(view),
-        }
-        return Contribution(cols, weight_tally(view, inf))
+        """Columns: w r, w, and 1 per row (all shared)."""
+        columns = {"y": capped_reward_column(INF), "w": capped_weight_column(INF), "n": ROWS}
+        return Contribution(columns, tally=weight_tally(view, INF))
 
     def optimal_beta(self, stats) -> float:
         """beta* = Cov(Y, C) / Var(C), C = W - N: the control-variate (OLS) slope."""
-        inf = float("inf")
-        y, w, n = ("rw", inf), ("w", inf), ROWS
-        var_c = stats.cov(w, w) - 2 * stats.cov(w, n) + stats.cov(n, n)
-        cov_yc = stats.cov(y, w) - stats.cov(y, n)
+        var_c = stats.cov("w", "w") - 2 * stats.cov("w", "n") + stats.cov("n", "n")
+        cov_yc = stats.cov("y", "w") - stats.cov("y", "n")
         return cov_yc / var_c if var_c > 0 else 0.0
 
     def combine(self, stats) -> Linearisation:
         """(mean(Y) - beta (mean(W) - mean(N))) / mean(N), beta held fixed."""
-        inf = float("inf")
         beta = self.optimal_beta(stats) if self.beta is None else float(self.beta)
-        y, w, n = stats.mean(("rw", inf)), stats.mean(("w", inf)), stats.mean(ROWS)
+        y, w, n = stats.mean("y"), stats.mean("w"), stats.mean("n")
         value = (y - beta * (w - n)) / n
-        cols = np.array([stats.index(("rw", inf)), stats.index(("w", inf)), stats.index(ROWS)])
+        cols = np.array([stats.index("y"), stats.index("w"), stats.index("n")])
         grad = np.array([1 / n, -beta / n, beta / n - (y - beta * (w - n)) / n**2])
         return Linearisation(value, cols, grad)

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit
 
-from offeval import ConfigurationError, InteractionLog, get_registry
+from offeval import ESTIMANDS, ConfigurationError, InteractionLog, OffevalError, active_registry
 from offeval_simulation.rankers import (
     CONTEXT_BLOCK,
     RankingPolicy,
@@ -71,7 +71,7 @@ class Environment:
         self.n_groups = n_groups
         self.n_days = n_days
         self.user_model = user_model
-        registry = get_registry()
+        registry = active_registry()
         self.examination = (
             registry.create("examination", examination, **examination_params)
             if examination_params
@@ -163,6 +163,17 @@ class Environment:
     def online_value(self, policy: RankingPolicy) -> float:
         """Exact expected reward per impression if ``policy`` served every context."""
         return float(self.context_values(policy).mean())
+
+    def true_value(self, policy: RankingPolicy, estimand: str) -> float:
+        """Exact value of an estimand of :data:`offeval.ESTIMANDS` if ``policy`` served everyone.
+
+        Every trajectory shows ``n_positions`` items, so reward per trajectory
+        is ``n_positions`` times reward per impression.
+        """
+        if estimand not in ESTIMANDS:
+            raise OffevalError(f"unknown estimand {estimand!r}: one of {list(ESTIMANDS)}")
+        value = self.online_value(policy)
+        return value * self.n_positions if estimand == "reward_per_trajectory" else value
 
     def context_values(self, policy: RankingPolicy) -> np.ndarray:
         """Exact expected reward per impression for each context."""

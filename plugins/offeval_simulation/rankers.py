@@ -153,7 +153,7 @@ class RankingPolicy:
         bad = (ctx < 0) | (ctx >= len(self.candidates))
         if bad.any():
             raise ColumnError(
-                "context", "unknown context for this environment", np.flatnonzero(bad)
+                "context", "unknown context for this environment", positions=np.flatnonzero(bad)
             )
         match = self.candidates[ctx] == item[:, None]
         return ctx, match.argmax(axis=1), match.any(axis=1)

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from offeval.errors import OffevalError
+
 
 @dataclass(frozen=True)
 class Linearisation:
@@ -59,12 +61,22 @@ def variance(lin: Linearisation, covariance: np.ndarray, n: int) -> float:
     return float(g @ covariance @ g) / n if n > 0 else float("nan")
 
 
+def check_level(level: float) -> float:
+    """A confidence level must lie strictly between 0 and 1 (0.95, not 95)."""
+    if (
+        isinstance(level, bool)
+        or not isinstance(level, (int, float, np.integer, np.floating))
+        or not 0 < level < 1
+    ):
+        raise OffevalError(f"confidence level must lie in (0, 1), e.g. 0.95; got {level!r}")
+    return float(level)
+
+
 def interval(
     value: float, se: float, level: float = 0.95, df: float | None = None
 ) -> tuple[float, float]:
     """Two-sided normal (``df=None``) or Student-t confidence interval."""
-    if not 0 < level < 1:
-        raise ValueError(f"confidence level must lie in (0, 1), got {level}")
+    check_level(level)
     tail = (1 + level) / 2
     q = stats.norm.ppf(tail) if df is None else stats.t.ppf(tail, df)
     return value - q * se, value + q * se
@@ -79,4 +91,4 @@ def p_value(z: float | np.ndarray, alternative: str = "two-sided", df: float | N
         return dist.sf(z)
     if alternative == "less":
         return dist.cdf(z)
-    raise ValueError(f"alternative must be two-sided, greater or less, got {alternative!r}")
+    raise OffevalError(f"alternative must be two-sided, greater or less, got {alternative!r}")

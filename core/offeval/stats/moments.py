@@ -79,11 +79,22 @@ class Moments:
 
 @dataclass
 class Tally:
-    """Mergeable named scalars for diagnostics: sums, maxima and minima."""
+    """Mergeable named scalars for diagnostics: counts, sums, maxima and minima.
 
+    ``counts`` are events worth reporting as they are (rows clipped, support
+    violations, empty slots): the engine puts every one of them in the
+    estimate's diagnostics, whatever the estimator's ``diagnose`` returns.
+    ``sums``, ``maxima`` and ``minima`` are raw material for ``diagnose``.
+    """
+
+    counts: dict[str, int] = field(default_factory=dict)
     sums: dict[str, float] = field(default_factory=dict)
     maxima: dict[str, float] = field(default_factory=dict)
     minima: dict[str, float] = field(default_factory=dict)
+
+    def count(self, name: str, events: int) -> None:
+        """Add ``events`` to the reported count ``name``."""
+        self.counts[name] = self.counts.get(name, 0) + int(events)
 
     def add(self, name: str, value: float) -> None:
         """Add ``value`` to the running sum ``name``."""
@@ -99,7 +110,9 @@ class Tally:
 
     def merge(self, other: Tally) -> Tally:
         """The tally of both samples."""
-        out = Tally(dict(self.sums), dict(self.maxima), dict(self.minima))
+        out = Tally(dict(self.counts), dict(self.sums), dict(self.maxima), dict(self.minima))
+        for name, value in other.counts.items():
+            out.count(name, value)
         for name, value in other.sums.items():
             out.add(name, value)
         for name, value in other.maxima.items():

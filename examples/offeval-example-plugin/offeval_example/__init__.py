@@ -13,26 +13,35 @@ class TrimmedIS(BaseEstimator):
 
     Rows whose importance weight exceeds ``max_weight`` contribute nothing, a
     bias towards zero that trades for variance differently from capping. The
-    share of trimmed rows is reported in the diagnostics.
+    number and share of trimmed rows are reported in the diagnostics.
     """
 
     name = "trimmed_is"
     tags = {"linear_in_reward": True}
+    estimand = "reward_per_impression"
+    requires = ("propensity",)
 
     def __init__(self, max_weight: float = 50.0):
+        if isinstance(max_weight, bool) or not isinstance(max_weight, (int, float)):
+            raise ConfigurationError(f"max_weight must be a positive number, got {max_weight!r}")
+        if not max_weight > 0:
+            raise ConfigurationError(f"max_weight must be a positive number, got {max_weight!r}")
         self.max_weight = max_weight
+
+    @property
+    def guarantee(self) -> str | None:
+        """Unbiased when nothing is trimmed; biased (towards zero) otherwise."""
+        return "unbiased" if self.max_weight == float("inf") else None
 
     def contribute(self, view: PolicyView) -> Contribution:
         """Columns: r * w where w <= max_weight, and 1 per row."""
-        if not self.max_weight > 0:
-            raise ConfigurationError(f"max_weight must be positive, got {self.max_weight!r}")
         w = view.weights()
         kept = w <= self.max_weight
         tally = Tally()
         tally.add("rows", w.size)
-        tally.add("trimmed", np.count_nonzero(~kept))
+        tally.count("trimmed", np.count_nonzero(~kept))
         numerator = np.where(kept, view.log.column("reward") * w, 0.0)
-        return Contribution({"trimmed_rw": numerator, "rows": np.ones(w.size)}, tally)
+        return Contribution({"trimmed_rw": numerator, "rows": np.ones(w.size)}, tally=tally)
 
     def combine(self, stats) -> Linearisation:
         """Ratio of the two column means (delta-method standard error)."""
@@ -41,8 +50,8 @@ class TrimmedIS(BaseEstimator):
         return Linearisation(y / n, cols, np.array([1 / n, -y / n**2]))
 
     def diagnose(self, tally: Tally) -> dict[str, float]:
-        """Share of rows trimmed away."""
-        return {"trimmed_share": tally.sums["trimmed"] / tally.sums["rows"]}
+        """Share of rows trimmed away (the count itself is reported by the engine)."""
+        return {"trimmed_share": tally.counts["trimmed"] / tally.sums["rows"]}
 
 
 @hookimpl

@@ -1,0 +1,41 @@
+"""What the core needs from a simulation environment (registered by plugins).
+
+``offeval demo`` and the conformance kit (:mod:`offeval.testing`) work with
+any registered environment through this protocol; the reference one is the
+built-in simulator.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
+
+from offeval.log import InteractionLog
+from offeval.policy import Policy
+
+
+@runtime_checkable
+class Environment(Protocol):
+    """A seeded world with exact ground truth.
+
+    ``simulate`` gives logs of a policy (with a ``propensity`` column and, on
+    request, the candidate table); ``true_value(policy, estimand)`` gives the
+    exact value of an estimand (a key of :data:`offeval.estimator.ESTIMANDS`)
+    if ``policy`` served everyone; ``ab_test`` gives online A/B cells.
+    Candidate policies give probabilities and, for ranking estimators,
+    exposures.
+    """
+
+    def logging_policy(self) -> Policy: ...
+
+    def candidate_policies(self, n: int) -> Sequence[Policy]: ...
+
+    def simulate(
+        self, policy: Policy, n_trajectories: int, *, seed: int = 0, with_candidates: bool = False
+    ) -> InteractionLog: ...
+
+    def true_value(self, policy: Policy, estimand: str) -> float: ...
+
+    def ab_test(
+        self, policies: Sequence[Policy], n_per_cell: int, *, seed: int = 0
+    ) -> list[Any]: ...
