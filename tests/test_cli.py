@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 import pytest
 
-from offeval.cli import main
+import offeval.registry as registry_module
+from offeval import OffevalError, Registry, hookimpl
+from offeval.cli import build_parser, main
 
 
 def test_demo_writes_a_report_with_table_and_plots(tmp_path, capsys):
@@ -74,3 +78,117 @@ def test_plugins_lists_components(capsys):
     assert main(["plugins"]) == 0
     out = capsys.readouterr().out
     assert "estimator    ncis" in out and "environment  default" in out
+
+
+def one_line_error(capsys, argv, *patterns, code=2):
+    """The command fails with ``code`` and exactly one line on stderr, no traceback."""
+    assert main(argv) == code
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1, captured.err
+    assert "Traceback" not in captured.err + captured.out
+    for pattern in patterns:
+        assert re.search(pattern, lines[0]), (pattern, lines[0])
+    return lines[0]
+
+
+EVALUATE = ["evaluate", "--quiet", *MAPPING, "--map", "propensity=mu", "--policy", "a=pi_p01"]
+MISTAKES = {
+    "level as a percentage": (["--level", "95"], "confidence level", "95"),
+    "level not a number": (["--level", "abc"], "--level: invalid float value: 'abc'"),
+    "unknown baseline": (["--baseline", "zzz"], "--baseline 'zzz' is not one of the policies"),
+    "map without =": (["--map", "session"], "--map 'session' is not key=value"),
+    "unknown role": (["--map", "sessions=session"], "unknown column roles"),
+    "policy column absent": (["--policy", "b=pi_nope"], "'pi_nope'"),
+    "unknown estimator": (["--estimator", "snipz"], "no estimator named 'snipz'"),
+    "bad estimator parameter": (["--estimator", "ncis:cap=-1"], "cap must be a positive"),
+    "estimator that cannot run here": (["--estimator", "dcg"], r"--estimator dcg: .*exposure"),
+    "unknown correction": (["--correction", "magic"], "--correction 'magic'"),
+    "chunk size zero": (["--chunk-rows", "0"], "--chunk-rows: 0 is not >= 1"),
+    "repeated parameter": (["--estimator", "ncis:cap=1,cap=2"], "'cap' is given twice"),
+}
+
+
+@pytest.mark.parametrize("case", MISTAKES.values(), ids=list(MISTAKES))
+def test_evaluate_mistakes_are_one_line(user_log, capsys, case):
+    extra, *patterns = case
+    one_line_error(capsys, [*EVALUATE[:1], str(user_log), *EVALUATE[1:], *extra], *patterns)
+
+
+def test_options_are_checked_before_the_file_is_read(tmp_path, capsys):
+    missing = str(tmp_path / "nope.csv")
+    one_line_error(capsys, ["evaluate", missing, "--policy", "a=x", "--level", "95"], "level")
+    one_line_error(capsys, ["evaluate", missing, "--policy", "a=x", "--baseline", "b"], "baseline")
+    one_line_error(capsys, ["evaluate", missing, "--policy", "a=x"], "nope.csv: no such file")
+
+
+def test_file_and_command_mistakes_are_one_line(tmp_path, user_log, capsys):
+    one_line_error(capsys, ["evaluate", str(user_log), *MAPPING, "--quiet"], "target policy")
+    (tmp_path / "out").write_text("a file")
+    args = [*EVALUATE[1:], "--out", str(tmp_path / "out")]
+    one_line_error(capsys, ["evaluate", str(user_log), *args], "exists and is not a folder")
+    one_line_error(capsys, ["evaluate", str(tmp_path), "--policy", "a=x"], "is a directory")
+    one_line_error(capsys, ["evalute"], "invalid choice: 'evalute'")
+    one_line_error(capsys, ["metrics", "p.csv", "l.csv"], "p.csv: no such file")
+    one_line_error(capsys, ["metrics", str(user_log), str(user_log), "--preset", "x"], "'x'")
+
+
+def test_an_unsorted_parquet_file_streamed_is_one_line(tmp_path, user_log, capsys):
+    path = tmp_path / "log.parquet"
+    pd.read_csv(user_log).sample(frac=1.0, random_state=0).to_parquet(path)
+    argv = ["evaluate", str(path), *EVALUATE[1:], "--stream", "--chunk-rows", "500"]
+    one_line_error(capsys, argv, "appear in more than one chunk", "sort")
+
+
+def test_debug_shows_the_traceback_and_internal_errors_are_one_line(user_log, capsys, monkeypatch):
+    with pytest.raises(OffevalError, match="confidence level"):
+        main(["--debug", *EVALUATE[:1], str(user_log), *EVALUATE[1:], "--level", "95"])
+
+    def broken(*args, **kwargs):
+        raise ZeroDivisionError("a bug")
+
+    monkeypatch.setattr("offeval.cli.cmd_plugins", broken)
+    monkeypatch.setattr("offeval.cli.build_parser", _parser_with(broken))
+    one_line_error(
+        capsys, ["plugins"], "internal error: ZeroDivisionError: a bug", "--debug", code=1
+    )
+
+
+def _parser_with(func):
+    real = build_parser
+
+    def build(registry=None):
+        parser = real(registry)
+        parser.set_defaults(func=func)
+        return parser
+
+    return build
+
+
+class BrokenCommand:
+    help = "never built"
+
+    def __init__(self):
+        raise RuntimeError("cannot build")
+
+    def add_arguments(self, parser):
+        """Never reached."""
+
+    def run(self, args):
+        """Never reached."""
+
+
+class BrokenCommandPlugin:
+    @hookimpl
+    def register_commands(self, register):
+        register("broken", BrokenCommand)
+
+
+def test_a_plugin_command_that_fails_to_build_is_isolated(capsys, monkeypatch):
+    reg = Registry()
+    reg.add_plugin(BrokenCommandPlugin(), "brokencmd")
+    monkeypatch.setattr(registry_module, "_default", reg)
+    assert main(["plugins"]) == 0
+    out = capsys.readouterr().out
+    assert "brokencmd (command): broken: RuntimeError: cannot build" in out
+    one_line_error(capsys, ["broken"], "invalid choice: 'broken'")

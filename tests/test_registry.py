@@ -1,21 +1,32 @@
-"""The plugin registry: discovery, isolation of broken plugins, clear errors."""
+"""The plugin registry: discovery, plugin-brought hooks and kinds, trust, isolation, errors."""
 
 from __future__ import annotations
 
+import ast
+import inspect
+import re
+import textwrap
 from importlib.metadata import EntryPoint
+from pathlib import Path
 
-import pluggy
 import pytest
 
 import offeval.registry as registry_module
-from offeval import RegistryError, hookimpl
+from offeval import RegistryError, hookimpl, hookspec
+from offeval.cli import main
 from offeval.registry import Registry, parse_spec
+from offeval_dcg import DCG
 from offeval_ncis import NCIS
+
+CORE = Path(__file__).resolve().parents[1] / "core" / "offeval"
+PLUGINS = ("ncis", "dcg", "ndcg", "pndcg", "ir", "simulation", "decision", "disagreement")
 
 
 def test_builtin_plugins_come_through_entry_points():
     reg = Registry()
-    assert {"ncis", "simulation"} <= set(reg.plugins)
+    assert reg.plugins[:1] == ["offeval"]  # the core is a plugin of itself
+    assert {"ncis", "simulation", "dcg", "ir"} <= set(reg.plugins)
+    assert all(reg.is_builtin(p) for p in reg.plugins)
     assert {"is", "cis", "ncis", "piecewise_ncis", "pointwise_ncis", "beta_ips"} <= set(
         reg.names("estimator")
     )
@@ -23,6 +34,71 @@ def test_builtin_plugins_come_through_entry_points():
     assert reg.get("environment", "default").plugin == "simulation"
     assert reg.failures == []
     reg.check_pending()
+
+
+def test_kinds_are_declared_by_the_plugins_that_bring_them():
+    reg = Registry()
+    owners = {name: kind.plugin for name, kind in reg.kinds.items()}
+    assert owners == {
+        "estimator": "offeval",
+        "environment": "offeval",
+        "command": "offeval",
+        "examination": "dcg",
+        "conventions": "ir",
+    }
+    assert {"logarithmic", "exponential", "cutoff", "pbm"} <= set(reg.names("examination"))
+    assert {"blog", "trec_eval", "ranx", "sklearn"} <= set(reg.names("conventions"))
+    assert reg.get("command", "metrics").plugin == "ir"
+    with pytest.raises(RegistryError, match="unknown component kind 'metric'"):
+        reg.names("metric")
+
+
+def test_core_hookspecs_hold_only_what_the_core_calls():
+    from offeval import hookspecs
+
+    specs = {n for n, f in inspect.getmembers(hookspecs, inspect.isfunction) if n.startswith("reg")}
+    assert specs == {
+        "register_hookspecs",
+        "register_component_kinds",
+        "register_estimators",
+        "register_environments",
+        "register_commands",
+        "register_demo_estimators",
+    }
+    for name in specs:
+        function = getattr(hookspecs, name)
+        assert next(iter(inspect.signature(function).parameters)) == "register", name
+        assert "register(" in inspect.getdoc(function), f"{name} must document its callback"
+
+
+def _code_strings(tree: ast.AST) -> list[str]:
+    """String constants and names in code, docstrings left out."""
+    docstrings = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            if node.body and isinstance(node.body[0], ast.Expr):
+                docstrings.add(id(node.body[0].value))
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if id(node) not in docstrings:
+                out.append(node.value)
+        elif isinstance(node, ast.Name):
+            out.append(node.id)
+        elif isinstance(node, ast.alias):
+            out.append(node.name)
+    return out
+
+
+def test_the_core_names_no_plugin():
+    pattern = re.compile(rf"^offeval_|\b({'|'.join(PLUGINS)})\b")
+    found = {
+        f"{path.name}: {text!r}"
+        for path in CORE.rglob("*.py")
+        for text in _code_strings(ast.parse(path.read_text()))
+        if pattern.search(text)
+    }
+    assert not found
 
 
 def test_create_and_spec_strings():
@@ -33,14 +109,22 @@ def test_create_and_spec_strings():
         "x",
         {"a": 1, "b": 2.5, "c": True, "d": None, "e": "word"},
     )
-    with pytest.raises(RegistryError, match="no estimator named 'snips'; registered: .*ncis"):
-        reg.create("estimator", "snips")
-    with pytest.raises(RegistryError, match="cannot configure estimator 'ncis'"):
+    assert parse_spec("x(m=f(a=1,b=[1, 2]),n=2)") == ("x", {"m": "f(a=1,b=[1, 2])", "n": 2})
+    with pytest.raises(RegistryError, match="no estimator named 'nope'; registered: .*ncis"):
+        reg.create("estimator", "nope")
+    with pytest.raises(RegistryError, match="no parameter capp; its parameters: cap"):
         reg.create("estimator", "ncis", capp=3)
     with pytest.raises(RegistryError, match="not key=value"):
         parse_spec("ncis:cap")
-    with pytest.raises(RegistryError, match="unknown component kind"):
-        reg.names("metric")
+    with pytest.raises(RegistryError, match="'cap' is given twice"):
+        parse_spec("ncis:cap=1,cap=2")
+    with pytest.raises(RegistryError, match="unbalanced brackets"):
+        parse_spec("dcg:examination=exponential(gamma=0.7")
+
+
+def test_spec_values_are_literals_never_evaluated():
+    name, params = parse_spec("x:a=__import__('os').getcwd(),b=[1, 2],c=(1+1)")
+    assert params == {"a": "__import__('os').getcwd()", "b": [1, 2], "c": "(1+1)"}
 
 
 class GoodPlugin:
@@ -64,28 +148,171 @@ class RaisingPlugin:
 
     @hookimpl
     def register_examination_models(self, register):
-        register("flat", lambda: lambda ranks: ranks * 0 + 1.0)
+        register("flat", Flat)
+
+
+class Flat:
+    """e(i) = 1 at every rank."""
+
+    spec = "flat"
+
+    def __call__(self, ranks):
+        return ranks * 0 + 1.0
 
 
 def test_plugins_added_in_tests_and_removed():
     reg = Registry()
     reg.add_plugin(GoodPlugin(), "good")
-    assert reg.get("estimator", "my_ncis").plugin == "good"
+    assert reg.get("estimator", "my_ncis").plugin == "good" and not reg.is_builtin("good")
     reg.remove_plugin("good")
     assert "my_ncis" not in reg.names("estimator")
+    with pytest.raises(RegistryError, match="already registered"):
+        reg.add_plugin(GoodPlugin(), "ncis")
 
 
-def test_name_clash_is_reported_and_the_rest_registered():
+def test_a_third_party_cannot_take_a_builtin_name():
     reg = Registry()
     reg.add_plugin(ClashingPlugin(), "clashing")
     assert reg.get("estimator", "ncis").plugin == "ncis"
     assert reg.get("estimator", "other_ncis").plugin == "clashing"
     (failure,) = reg.failures
-    assert (
-        failure.plugin == "clashing" and "clashes with the one from plugin 'ncis'" in failure.reason
+    assert failure.plugin == "clashing"
+    assert "clashes with the one from plugin 'ncis' (built-in), which keeps the name" in (
+        failure.reason
     )
     with pytest.raises(RegistryError, match="clashes"):
         reg.register("estimator", "is", NCIS)
+
+
+@pytest.fixture()
+def third_party(tmp_path, monkeypatch):
+    """Install fake third-party entry points (modules written to a temporary folder)."""
+
+    def install(**modules: str) -> None:
+        for name, code in modules.items():
+            (tmp_path / f"{name}.py").write_text(textwrap.dedent(code))
+        monkeypatch.syspath_prepend(str(tmp_path))
+        real = list(registry_module.entry_points(group="offeval"))
+        fake = [EntryPoint(name.removeprefix("tp_"), name, "offeval") for name in modules]
+        monkeypatch.setattr(registry_module, "entry_points", lambda group: [*fake, *real])
+
+    return install
+
+
+def test_a_third_party_found_first_still_cannot_take_a_builtin_name(third_party):
+    third_party(
+        tp_aaa="""
+        from offeval import hookimpl
+        from offeval_ncis import IS
+
+        @hookimpl
+        def register_estimators(register):
+            register("ncis", IS)
+            register("aaa_is", IS)
+        """
+    )
+    reg = Registry()
+    assert reg.plugins[-1] == "aaa"  # loaded after the built-ins despite sorting first
+    assert reg.get("estimator", "ncis").plugin == "ncis"
+    assert reg.get("estimator", "aaa_is").plugin == "aaa"
+    (failure,) = reg.failures
+    assert failure.plugin == "aaa" and "'ncis'" in failure.reason
+
+
+def test_a_third_party_plugin_named_like_a_builtin_is_reported(third_party):
+    third_party(tp_ncis="x = 1\n")
+    reg = Registry()
+    assert reg.get("estimator", "ncis").plugin == "ncis"
+    (failure,) = reg.failures
+    assert failure.plugin == "ncis" and "taken by the built-in plugin" in failure.reason
+
+
+def test_a_misspelled_hook_is_reported_at_load_and_by_offeval_plugins(third_party, capsys):
+    third_party(
+        tp_typo="""
+        from offeval import hookimpl
+        from offeval_ncis import IS
+
+        @hookimpl
+        def register_estimator(register):  # singular: no such hook
+            register("typo_is", IS)
+        """
+    )
+    reg = Registry()
+    (failure,) = reg.failures
+    assert (failure.plugin, failure.stage) == ("typo", "register_estimator")
+    assert "no plugin specifies" in failure.reason
+    with pytest.raises(RegistryError, match="typo"):
+        reg.check_pending()
+    monkey_default = Registry()
+    registry_module._default = monkey_default
+    try:
+        assert main(["plugins"]) == 0
+    finally:
+        registry_module.reset_registry()
+    assert "typo (register_estimator): implements a hook that no plugin specifies" in (
+        capsys.readouterr().out
+    )
+
+
+def test_a_hook_implementation_with_unknown_arguments_is_reported():
+    class WrongArguments:
+        @hookimpl
+        def register_estimators(self, registrar):
+            registrar("x", NCIS)
+
+    reg = Registry()
+    reg.add_plugin(WrongArguments(), "wrong")
+    assert "wrong" not in reg.plugins
+    (failure,) = reg.failures
+    assert failure.plugin == "wrong" and "registrar" in failure.reason
+
+
+class ScorerSpecs:
+    @hookspec
+    def register_scorers(self, register):
+        """register(name, factory)."""
+
+
+class BringsAKind:
+    @hookimpl
+    def register_hookspecs(self, register):
+        register(ScorerSpecs)
+
+    @hookimpl
+    def register_component_kinds(self, register):
+        register("scorer", "register_scorers", required=("score",))
+
+
+class UsesTheKind:
+    @hookimpl
+    def register_scorers(self, register):
+        register("good_scorer", type("Good", (), {"score": 1}))
+        register("bad_scorer", type("Bad", (), {}))
+
+
+def test_plugins_bring_hooks_and_kinds_that_other_plugins_use():
+    reg = Registry()
+    reg.add_plugin(UsesTheKind(), "user")  # before the kind exists: pending
+    reg.add_plugin(BringsAKind(), "bringer")
+    assert reg.kinds["scorer"].plugin == "bringer"
+    assert reg.names("scorer") == ["good_scorer"]
+    assert reg.get("scorer", "good_scorer").plugin == "user"
+    reasons = [f.reason for f in reg.failures if f.plugin == "user"]
+    assert any("lacks ['score']" in r for r in reasons)
+
+
+def test_a_kind_whose_hook_has_no_specification_is_reported():
+    class Dangling:
+        @hookimpl
+        def register_component_kinds(self, register):
+            register("widget", "register_widgets")
+
+    reg = Registry()
+    reg.add_plugin(Dangling(), "dangling")
+    assert "widget" not in reg.kinds
+    (failure,) = reg.failures
+    assert failure.plugin == "dangling" and "has no specification" in failure.reason
 
 
 def test_a_raising_hook_is_reported_without_stopping_other_hooks():
@@ -96,6 +323,32 @@ def test_a_raising_hook_is_reported_without_stopping_other_hooks():
     (failure,) = reg.failures
     assert (failure.plugin, failure.stage) == ("raising", "register_estimators")
     assert "RuntimeError: boom" in failure.reason
+
+
+def test_components_resolve_names_through_the_registry_that_built_them():
+    reg = Registry()
+    reg.add_plugin(RaisingPlugin(), "raising")  # brings the examination model "flat"
+    dcg = reg.create("estimator", "dcg", examination="flat")
+    assert dcg._model.spec == "flat"
+    with pytest.raises(RegistryError, match="no examination named 'flat'"):
+        DCG(examination="flat")  # built outside it: the process-wide registry has no "flat"
+
+
+def test_demo_configurations_come_from_the_plugins_and_failures_are_isolated():
+    class Broken:
+        @hookimpl
+        def register_demo_estimators(self, register):
+            raise RuntimeError("demo boom")
+
+    reg = Registry()
+    reg.add_plugin(Broken(), "broken")
+    configured = reg.call("register_demo_estimators", environment=None)
+    plugins = {plugin for plugin, _ in configured}
+    assert plugins == {"ncis", "dcg"}
+    assert ("ncis", NCIS(cap=10)) not in configured  # objects, compared by label below
+    assert "ncis(cap=10)" in {getattr(e, "label", e) for _, e in configured}
+    (failure,) = reg.failures
+    assert failure.plugin == "broken" and "demo boom" in failure.reason
 
 
 def test_broken_plugin_import_is_reported_and_others_load(monkeypatch):
@@ -110,9 +363,12 @@ def test_broken_plugin_import_is_reported_and_others_load(monkeypatch):
 
 
 def test_allow_list_environment_variable(monkeypatch):
-    monkeypatch.setenv("OFFEVAL_PLUGINS", "ncis")
+    monkeypatch.setenv("OFFEVAL_PLUGINS", "ncis, nosuch")
     reg = Registry()
-    assert reg.plugins == ["ncis"] and reg.names("environment") == []
+    assert reg.plugins == ["offeval", "ncis"] and reg.names("environment") == []
+    (failure,) = reg.failures
+    assert (failure.plugin, failure.stage) == ("nosuch", "allow-list")
+    assert "no plugin is installed under that name" in failure.reason
 
 
 def test_invalid_components_are_rejected():
@@ -123,48 +379,3 @@ def test_invalid_components_are_rejected():
         reg.register("estimator", "notone", dict)
     with pytest.raises(RegistryError, match="not callable"):
         reg.register("examination", "x", 3)
-
-
-def test_check_pending_catches_a_misspelled_hook():
-    class Typo:
-        @hookimpl
-        def register_estimator(self, register):  # singular: no such hook
-            register("x", NCIS)
-
-    reg = Registry()
-    reg.add_plugin(Typo(), "typo")
-    with pytest.raises(pluggy.PluginValidationError, match="register_estimator"):
-        reg.check_pending()
-
-
-def test_every_hook_is_a_documented_component_kind():
-    import inspect
-
-    from offeval import hookspecs
-    from offeval.registry import KINDS
-
-    specs = {
-        name
-        for name, _ in inspect.getmembers(hookspecs, inspect.isfunction)
-        if name.startswith("register_")
-    }
-    assert specs == set(KINDS.values())
-    for name in specs:
-        function = getattr(hookspecs, name)
-        assert list(inspect.signature(function).parameters) == ["register"], name
-        assert "register(name," in inspect.getdoc(function), f"{name} must document its callback"
-
-
-def test_ir_plugin_registers_presets_and_the_metrics_command():
-    reg = Registry()
-    assert {
-        "blog",
-        "trec_eval",
-        "ranx",
-        "sklearn",
-        "torchmetrics",
-        "spark_mllib",
-        "recbole",
-        "recommenders",
-    } <= set(reg.names("conventions"))
-    assert reg.get("command", "metrics").plugin == "ir"

@@ -94,26 +94,36 @@ def _policies(args: argparse.Namespace) -> list:
 def _usable(registry: Registry, specs: list[str] | None, probe, policies) -> list:
     """The estimators to run, each tried on a probe of the log first.
 
-    Named estimators must run (an error otherwise); by default every
-    registered estimator runs at its defaults, and those that cannot run on
-    this log and these policies are skipped with the reason.
+    The policies are queried on the probe first, so a policy's mistake is
+    reported as such. Named estimators must run (an error otherwise); by
+    default every registered estimator runs at its defaults, and those that
+    cannot run on this log and these policies are skipped, with a note.
     """
+    from offeval.estimator import PolicyView
     from offeval.evaluation import evaluate
 
+    for policy in policies:
+        PolicyView(policy, probe).probabilities()
     chosen = specs or registry.names("estimator")
     estimators = [registry.create_from_spec("estimator", spec) for spec in chosen]
-    usable = []
+    usable, skipped = [], {}
     for spec, estimator in zip(chosen, estimators, strict=True):
         try:
             evaluate(probe, policies, [estimator])
         except OffevalError as exc:
             if specs:
                 raise OffevalError(f"--estimator {spec}: {exc}") from None
-            print(f"offeval: skipping {spec}: {exc}", file=sys.stderr)
+            skipped[spec] = str(exc)
             continue
         usable.append(estimator)
     if not usable:
-        raise OffevalError("no registered estimator runs on this log: name one with --estimator")
+        reasons = "; ".join(f"{spec}: {why}" for spec, why in skipped.items())
+        raise OffevalError(f"no registered estimator runs on this log ({reasons})")
+    if skipped:
+        print(
+            f"note: skipped {', '.join(skipped)}: they cannot run on this log with these "
+            "policies (name one with --estimator to see why)"
+        )
     return usable
 
 
@@ -197,7 +207,11 @@ def build_parser(registry: Registry | None = None) -> Parser:
     registry's failures (``offeval plugins`` lists them).
     """
     registry = registry or get_registry()
-    parser = Parser(prog="offeval", description=__doc__)
+    parser = Parser(
+        prog="offeval",
+        description="Offline evaluation of recommendation and ranking policies.",
+        epilog="Mistakes are reported in one line; --debug shows the traceback.",
+    )
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
 

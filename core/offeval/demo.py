@@ -59,7 +59,7 @@ def demo_estimators(registry: Registry, environment) -> tuple[list, dict[str, st
                 built.append(registry.create("estimator", name))
             except OffevalError as exc:
                 skipped[name] = str(exc)
-    return built, skipped
+    return sorted(built, key=lambda e: e.name), skipped
 
 
 def usable_estimators(

@@ -39,6 +39,8 @@ from offeval.errors import RegistryError
 ENTRY_POINT_GROUP = "offeval"
 #: Comma-separated entry-point names; when set, only these plugins load.
 ALLOW_ENV = "OFFEVAL_PLUGINS"
+#: How a hook implementation that matches no specification is reported.
+UNMATCHED = "implements a hook that no plugin specifies"
 #: The distribution whose plugins are built in (their names cannot be taken over).
 BUILTIN_DISTRIBUTION = "offeval"
 
@@ -90,7 +92,7 @@ class _Core:
         register("command", "register_commands", ("help", "add_arguments", "run"))
 
 
-_ACTIVE: ContextVar[Registry | None] = ContextVar("offeval_active_registry", default=None)
+_ACTIVE: ContextVar[Registry | None] = ContextVar("active_registry", default=None)
 
 
 class Registry:
@@ -105,11 +107,21 @@ class Registry:
         self._use_entry_points = entry_points
         self._pm = pluggy.PluginManager(hookspecs.PROJECT)
         self._pm.add_hookspecs(hookspecs)
-        self.kinds: dict[str, Kind] = {}
+        self._kinds: dict[str, Kind] = {}
         self._components: dict[str, dict[str, Component]] = {}
         self._builtin: set[str] = set()
-        self.failures: list[PluginFailure] = []
+        self._failures: list[PluginFailure] = []
         self._loaded = False
+
+    @property
+    def kinds(self) -> dict[str, Kind]:
+        """The component kinds declared by the loaded plugins (the core's included)."""
+        return self.load()._kinds
+
+    @property
+    def failures(self) -> list[PluginFailure]:
+        """Plugins (or registrations) that failed while loading, and why."""
+        return self.load()._failures
 
     # -- loading ----------------------------------------------------------
     def load(self) -> Registry:
@@ -168,12 +180,14 @@ class Registry:
         for name in names:
             for holder in self._call(name, "register_hookspecs"):
                 self._add_hookspecs(name, holder)
+        new_kinds = []
         for name in names:
             for kind in self._call(name, "register_component_kinds"):
-                self._add_kind(name, kind)
+                new_kinds += self._add_kind(name, kind)
         self._report_unmatched(names)
-        for kind in list(self.kinds.values()):
-            for name in names:
+        everyone = [name for name, _ in self._pm.list_name_plugin()]
+        for kind in list(self._kinds.values()):
+            for name in everyone if kind.name in new_kinds else names:
                 self._collect(name, kind)
 
     def _call(self, plugin: str, hook: str, **kwargs: Any) -> list:
@@ -229,17 +243,21 @@ class Registry:
                     )
                     self.remove_plugin(impl.plugin_name)
         self._pm.add_hookspecs(holder)
+        self._failures = [
+            f for f in self._failures if not (f.stage in functions and UNMATCHED in f.reason)
+        ]
 
-    def _add_kind(self, plugin: str, received: tuple) -> None:
+    def _add_kind(self, plugin: str, received: tuple) -> list[str]:
+        """Declare a kind; the names of the kinds added (none if the declaration failed)."""
         args, kw = received
         try:
             kind = Kind(*args, **kw, plugin=plugin)
         except TypeError as exc:
             self.record_failure(plugin, "register_component_kinds", f"bad kind declaration: {exc}")
-            return
+            return []
         caller = getattr(self._pm.hook, kind.hook, None)
-        if kind.name in self.kinds:
-            owner = self.kinds[kind.name].plugin
+        if kind.name in self._kinds:
+            owner = self._kinds[kind.name].plugin
             self.record_failure(
                 plugin,
                 "register_component_kinds",
@@ -252,8 +270,10 @@ class Registry:
                 f"kind {kind.name!r} names hook {kind.hook!r}, which has no specification",
             )
         else:
-            self.kinds[kind.name] = kind
+            self._kinds[kind.name] = kind
             self._components[kind.name] = {}
+            return [kind.name]
+        return []
 
     def _report_unmatched(self, names: Sequence[str]) -> None:
         """A hook implementation with no specification is its plugin's failure (a typo)."""
@@ -289,7 +309,7 @@ class Registry:
 
     def record_failure(self, plugin: str, stage: str, reason: str) -> None:
         """Record that a plugin failed at some stage (listed by ``offeval plugins``)."""
-        self.failures.append(PluginFailure(plugin, stage, reason))
+        self._failures.append(PluginFailure(plugin, stage, reason))
 
     def add_plugin(self, plugin: ModuleType | object, name: str) -> None:
         """Register a plugin object directly (tests, notebooks, embedding apps)."""
@@ -315,9 +335,9 @@ class Registry:
     # -- lookup -----------------------------------------------------------
     def _kind(self, kind: str) -> Kind:
         self.load()
-        if kind not in self.kinds:
-            raise RegistryError(f"unknown component kind {kind!r}: one of {list(self.kinds)}")
-        return self.kinds[kind]
+        if kind not in self._kinds:
+            raise RegistryError(f"unknown component kind {kind!r}: one of {list(self._kinds)}")
+        return self._kinds[kind]
 
     def names(self, kind: str) -> list[str]:
         """Names of the registered components of one kind, sorted."""
@@ -326,7 +346,7 @@ class Registry:
     def components(self, kind: str | None = None) -> list[Component]:
         """Registered components (of one kind, or all)."""
         self.load()
-        kinds = list(self.kinds) if kind is None else [self._kind(kind).name]
+        kinds = list(self._kinds) if kind is None else [self._kind(kind).name]
         return [c for k in kinds for _, c in sorted(self._components[k].items())]
 
     def get(self, kind: str, name: str) -> Component:
@@ -409,7 +429,7 @@ class Registry:
     def check_pending(self) -> None:
         """Raise if a plugin implements a hook that no specification declares (a typo)."""
         self.load()
-        unmatched = [f for f in self.failures if "no plugin specifies" in f.reason]
+        unmatched = [f for f in self.failures if UNMATCHED in f.reason]
         if unmatched:
             raise RegistryError(
                 "; ".join(f"plugin {f.plugin!r}: {f.stage} {f.reason}" for f in unmatched)
