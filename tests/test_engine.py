@@ -8,8 +8,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracles import unit_sums
 
-from offeval import Accumulator, LoggingPolicy, OffevalError, evaluate
-from offeval.stats import pairwise_grid
+from offeval import (
+    Accumulator,
+    BaseEstimator,
+    Contribution,
+    LoggingPolicy,
+    OffevalError,
+    Shared,
+    evaluate,
+)
+from offeval.stats import Tally, pairwise_grid, ratio_of_means
 from offeval_ncis import IS, NCIS
 
 
@@ -154,14 +162,124 @@ def test_unpaired_difference_is_welchs_test():
     assert (diff.ci_low, diff.ci_high) == pytest.approx((ci.low, ci.high), rel=1e-9)
 
 
-def test_correlations_match_scipy():
-    from scipy import stats
+def test_kendall_tau_b_and_pearson_match_brute_force_on_ties():
+    from itertools import combinations
 
-    from offeval.stats import correlation
+    from offeval.stats import correlation, kendall_tau
 
-    x, y = [1, 2, 3, 4, 5, 6], [2.0, 1.0, 4.0, 3.0, 7.0, 5.0]
-    assert correlation(x, y).p_value == pytest.approx(stats.pearsonr(x, y).pvalue)
-    assert correlation(x, y, "spearman").statistic == pytest.approx(stats.spearmanr(x, y)[0])
-    assert correlation(x, y, "kendall").statistic == pytest.approx(stats.kendalltau(x, y)[0])
+    x = [1, 2, 2, 3, 4, 4, 5, 6]
+    y = [2.0, 1.0, 1.0, 4.0, 3.0, 6.0, 6.0, 5.0]
+    concordant = discordant = ties_x = ties_y = 0
+    for i, j in combinations(range(len(x)), 2):
+        dx, dy = np.sign(x[i] - x[j]), np.sign(y[i] - y[j])
+        if dx == 0 and dy == 0:
+            continue
+        if dx == 0:
+            ties_x += 1
+        elif dy == 0:
+            ties_y += 1
+        elif dx == dy:
+            concordant += 1
+        else:
+            discordant += 1
+    tau_b = (concordant - discordant) / np.sqrt(
+        (concordant + discordant + ties_x) * (concordant + discordant + ties_y)
+    )
+    assert kendall_tau(x, y).statistic == pytest.approx(tau_b, rel=1e-12)
+    xc, yc = np.asarray(x) - np.mean(x), np.asarray(y) - np.mean(y)
+    r = (xc @ yc) / np.sqrt((xc @ xc) * (yc @ yc))
+    assert correlation(x, y).statistic == pytest.approx(r, rel=1e-12)
     with pytest.raises(OffevalError, match="method must be"):
         correlation(x, y, "distance")
+    with pytest.raises(OffevalError, match="same length"):
+        kendall_tau([1, 2], [1, 2, 3])
+
+
+class EmitsX(BaseEstimator):
+    """Per-row column under the local key "x": the reward times ``scale``."""
+
+    name = "emits_x"
+
+    def __init__(self, scale: float = 1.0):
+        self.scale = scale
+
+    def contribute(self, view):
+        return Contribution({"x": self.scale * view.log.column("reward"), "n": view.log.ones})
+
+    def combine(self, stats):
+        return ratio_of_means(stats, "x", "n")
+
+
+def test_two_estimators_with_the_same_column_key_get_their_own_values(bandit):
+    log, target, _ = bandit
+    ev = evaluate(log, [target], [EmitsX(1.0), EmitsX(5.0)])
+    mean_reward = log.column("reward").mean()
+    assert ev.estimate("target", "emits_x(scale=1.0)").value == pytest.approx(mean_reward)
+    assert ev.estimate("target", "emits_x(scale=5.0)").value == pytest.approx(5 * mean_reward)
+
+
+def test_shared_columns_are_computed_once_and_stored_once(bandit):
+    log, target, _ = bandit
+    calls = []
+
+    def doubled(view):
+        calls.append(1)
+        return 2 * view.log.column("reward")
+
+    class UsesShared(EmitsX):
+        name = "uses_shared"
+
+        def contribute(self, view):
+            return Contribution({"x": Shared(doubled), "n": Shared(_ones, policy_free=True)})
+
+    acc = Accumulator([target, LoggingPolicy()], [UsesShared(1.0), UsesShared(2.0)])
+    acc.add(log)
+    assert len(calls) == 2  # once per policy, not once per estimator
+    assert len(acc.keys) == 3  # doubled per policy, ones once for all
+    est = acc.result().estimate("target", "uses_shared(scale=2.0)")
+    assert est.value == pytest.approx(2 * log.column("reward").mean())
+
+
+def _ones(log):
+    return log.ones
+
+
+def test_unit_columns_are_taken_per_trajectory(bandit):
+    log, target, _ = bandit
+
+    class FirstRowReward(EmitsX):
+        name = "first_row_reward"
+
+        def contribute(self, view):
+            first = view.log.column("reward")[view.log.unit_starts]
+            units = {"x": first, "n": np.ones(view.log.n_units)}
+            return Contribution(unit_columns=units)
+
+    value = evaluate(log, [target], [FirstRowReward()], chunk_rows=999).estimate("target").value
+    assert value == pytest.approx(log.column("reward")[log.unit_starts].mean(), rel=1e-12)
+
+
+def test_units_used_and_excluded_are_reported_apart(bandit):
+    log, target, _ = bandit
+
+    class DropsOdd(EmitsX):
+        name = "drops_odd"
+
+        def contribute(self, view):
+            odd = (view.log.unit_ids % 2 == 1).astype(float)
+            keep = 1.0 - odd
+            reward = np.add.reduceat(view.log.column("reward"), view.log.unit_starts)
+            tally = Tally()
+            tally.count("odd_seen", int(odd.sum()))
+            units = {"x": keep * reward, "n": keep}
+            return Contribution(unit_columns=units, tally=tally, excluded={"odd": int(odd.sum())})
+
+        def diagnose(self, tally):
+            return {}
+
+    est = evaluate(log, [target], [DropsOdd()], chunk_rows=777).estimate("target")
+    odd = int((log.unit_ids % 2 == 1).sum())
+    assert (est.n_units, est.n_excluded, est.excluded) == (log.n_units - odd, odd, {"odd": odd})
+    assert est.diagnostics == {"odd_seen": odd}  # a tallied count is reported even if
+    # diagnose() leaves it out
+    assert est.to_dict()["excluded_odd"] == odd
