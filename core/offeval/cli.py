@@ -191,6 +191,7 @@ def cmd_plugins(args: argparse.Namespace) -> int:
     """List plugins, their components, and any plugin that failed."""
     registry = get_registry()
     print("plugins:", ", ".join(registry.plugins) or "none")
+    print("hooks:", ", ".join(registry.hooks))
     for comp in registry.components():
         print(f"  {comp.kind:<12} {comp.name:<18} from {comp.plugin:<12} {comp.summary}")
     if registry.failures:

@@ -284,8 +284,7 @@ class Registry:
                         self.record_failure(
                             impl.plugin_name,
                             hook,
-                            "implements a hook that no plugin specifies "
-                            "(misspelled? see `offeval plugins` for the hooks there are)",
+                            f"{UNMATCHED} (misspelled? `offeval plugins` lists the hooks)",
                         )
 
     def _collect(self, plugin: str, kind: Kind) -> None:
@@ -421,6 +420,12 @@ class Registry:
         """Names of the registered plugins (the core itself is ``offeval``)."""
         self.load()
         return [name for name, _ in self._pm.list_name_plugin()]
+
+    @property
+    def hooks(self) -> list[str]:
+        """Names of the specified hooks (the core's and those plugins brought), sorted."""
+        self.load()
+        return sorted(name for name, c in vars(self._pm.hook).items() if c.spec is not None)
 
     def is_builtin(self, plugin: str) -> bool:
         """Whether the plugin comes with offeval itself."""
