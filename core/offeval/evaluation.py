@@ -286,8 +286,8 @@ class Evaluation:
     Because every estimate is linearised over the same unit-level columns, any
     two estimates have a known covariance: paired differences, values relative
     to a baseline and significance grids are exact delta-method computations.
-    Estimators are named by their label (``"ncis(cap=100)"``), or by their
-    registered name or a spec (``"ncis"``, ``"ncis:cap=100"``) when only one
+    Estimators are named by their label (``"my_est(cap=100)"``), or by their
+    registered name or a spec (``"my_est"``, ``"my_est:cap=100"``) when only one
     of the evaluated estimators matches.
     """
 
