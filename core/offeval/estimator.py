@@ -263,7 +263,7 @@ class BaseEstimator:
 
     @property
     def label(self) -> str:
-        """Short human label, e.g. ``ncis(cap=100)``."""
+        """Short human label, e.g. ``my_estimator(cap=100)``."""
         params = ", ".join(f"{k}={_fmt(v)}" for k, v in self.label_params().items())
         return f"{self.name}({params})" if params else self.name
 
