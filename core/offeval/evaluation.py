@@ -148,7 +148,9 @@ class Accumulator:
         items = [(k, v, False) for k, v in contribution.columns.items()]
         items += [(k, v, True) for k, v in contribution.unit_columns.items()]
         for key, column, per_unit in items:
-            if isinstance(column, Shared) and not per_unit:
+            if isinstance(column, Shared):
+                if per_unit:
+                    raise OffevalError(f"{owner}: Shared columns are per row, not unit columns")
                 where = (None, column) if column.policy_free else (p, column)
                 if where not in values:
                     values[where] = column.compute(view)

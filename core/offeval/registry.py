@@ -193,7 +193,7 @@ class Registry:
     def _call(self, plugin: str, hook: str, **kwargs: Any) -> list:
         """Call one plugin's implementation of ``hook``; what it registers, or [] if it failed."""
         received: list = []
-        caller = self.hook_caller(plugin, hook)
+        caller = self._hook_caller(plugin, hook)
         if caller is None:
             return received
         try:
@@ -203,7 +203,7 @@ class Registry:
             return []
         return received
 
-    def hook_caller(self, plugin: str, hook: str) -> Callable | None:
+    def _hook_caller(self, plugin: str, hook: str) -> Callable | None:
         """A caller of ``hook`` restricted to one plugin's implementation (None if it has none)."""
         caller = getattr(self._pm.hook, hook, None)
         if caller is None or not any(i.plugin_name == plugin for i in caller.get_hookimpls()):
@@ -212,8 +212,11 @@ class Registry:
         return self._pm.subset_hook_caller(hook, remove_plugins=others)
 
     def _add_hookspecs(self, plugin: str, received: tuple) -> None:
-        (args, kw) = received
-        holder = (args or (kw.get("specs"),))[0]
+        try:
+            holder = _one(*received)
+        except RegistryError as exc:
+            self.record_failure(plugin, "register_hookspecs", str(exc))
+            return
         functions = {
             name: fn
             for name, fn in inspect.getmembers(holder, callable)
@@ -391,19 +394,20 @@ class Registry:
 
     def call(self, hook: str, **kwargs: Any) -> list[tuple[str, Any]]:
         """Call ``hook`` once per plugin that implements it: (plugin, value) for each
-        value a plugin passed to ``register``.
+        ``register(value)`` it made.
 
-        A plugin whose implementation raises is recorded in :attr:`failures`
-        and contributes nothing; the others are unaffected.
+        A plugin whose implementation raises, or registers anything but one
+        value, is recorded in :attr:`failures`; the others are unaffected.
         """
         self.load()
         out = []
         with self.activated():
             for name in self.plugins:
                 for args, kw in self._call(name, hook, **kwargs):
-                    out.append(
-                        (name, args[0] if len(args) == 1 and not kw else (*args, *kw.values()))
-                    )
+                    try:
+                        out.append((name, _one(args, kw)))
+                    except RegistryError as exc:
+                        self.record_failure(name, hook, str(exc))
         return out
 
     @contextmanager
@@ -444,6 +448,13 @@ class Registry:
 def _is_builtin(ep: EntryPoint) -> bool:
     dist = getattr(ep, "dist", None)
     return dist is not None and dist.metadata["Name"] == BUILTIN_DISTRIBUTION
+
+
+def _one(args: tuple, kw: dict) -> Any:
+    """The single value a ``register(value)`` callback was given."""
+    if len(args) + len(kw) != 1:
+        raise RegistryError(f"register(value) takes one value, got {args} {kw}")
+    return args[0] if args else next(iter(kw.values()))
 
 
 def _two(args: tuple, kw: dict) -> tuple[str, Any]:
