@@ -234,7 +234,8 @@ class BaseEstimator:
     - ``requires``: what it needs beyond trajectory, item, position and
       reward: log roles or columns (``"propensity"``), ``"candidates"`` (the
       candidate table), or policy methods (``"exposure()"``);
-    - ``expected_failed_checks``: kit checks known to fail, each with a reason.
+    - ``expected_failed_checks``: kit checks known to fail, each with a reason;
+    - ``tags``: ``{"linear_in_reward": True}`` adds the kit's linearity check.
 
     Each may be a property when it depends on the parameters.
     """

@@ -81,7 +81,6 @@ class _DCGFamily(BaseEstimator):
     cutoff = None
     logging = "auto"
     support = "fail"
-    tags = {"policy": "ranking"}
 
     def _check(self) -> None:
         """Validate the shared parameters and resolve the examination model (at construction)."""
@@ -188,7 +187,7 @@ class DCG(_DCGFamily):
     """
 
     name = "dcg"
-    tags = {"linear_in_reward": True, "policy": "ranking"}
+    tags = {"linear_in_reward": True}
 
     def __init__(
         self,
@@ -279,11 +278,6 @@ class NDCG(_Normalised):
     """
 
     name = "ndcg"
-    tags = {"policy": "ranking", "normalised": True}
-    expected_failed_checks = {
-        "check_tracks_the_truth": "nDCG is not an estimate of online reward and can order "
-        "policies unlike it (seed 000, Table 1)",
-    }
 
     def __init__(
         self,
@@ -330,7 +324,6 @@ class PNDCG(_Normalised):
     """Post-normalised DCG: mean DCG / mean ideal DCG. Orders policies as DCG does."""
 
     name = "pndcg"
-    tags = {"policy": "ranking", "normalised": True}
 
     def __init__(
         self,
