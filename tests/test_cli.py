@@ -9,7 +9,7 @@ import pytest
 
 import offeval.registry as registry_module
 from offeval import OffevalError, Registry, hookimpl
-from offeval.cli import build_parser, main
+from offeval.cli import main
 
 
 def test_demo_writes_a_report_with_table_and_plots(tmp_path, capsys):
@@ -147,22 +147,12 @@ def test_debug_shows_the_traceback_and_internal_errors_are_one_line(user_log, ca
     def broken(*args, **kwargs):
         raise ZeroDivisionError("a bug")
 
-    monkeypatch.setattr("offeval.cli.cmd_plugins", broken)
-    monkeypatch.setattr("offeval.cli.build_parser", _parser_with(broken))
+    monkeypatch.setattr("offeval.cli._plugins", broken)
     one_line_error(
         capsys, ["plugins"], "internal error: ZeroDivisionError: a bug", "--debug", code=1
     )
-
-
-def _parser_with(func):
-    real = build_parser
-
-    def build(registry=None):
-        parser = real(registry)
-        parser.set_defaults(func=func)
-        return parser
-
-    return build
+    with pytest.raises(ZeroDivisionError):
+        main(["plugins", "--debug"])  # --debug after the sub-command works too
 
 
 class BrokenCommand:
@@ -182,6 +172,37 @@ class BrokenCommandPlugin:
     @hookimpl
     def register_commands(self, register):
         register("broken", BrokenCommand)
+
+
+class Exits:
+    help = "exits with a message"
+
+    def add_arguments(self, parser):
+        """No arguments."""
+
+    def run(self, args):
+        raise SystemExit("fatal: the plugin gave up")
+
+
+class TakesDemo(Exits):
+    help = "tries to take the core's demo command"
+
+
+class CommandPlugin:
+    @hookimpl
+    def register_commands(self, register):
+        register("exits", Exits)
+        register("demo", TakesDemo)
+
+
+def test_plugin_commands_cannot_take_core_commands_and_exit_codes_are_kept(capsys, monkeypatch):
+    reg = Registry()
+    reg.add_plugin(CommandPlugin(), "cmds")
+    monkeypatch.setattr(registry_module, "_default", reg)
+    assert reg.get("command", "demo").plugin == "offeval"
+    (failure,) = reg.failures
+    assert failure.plugin == "cmds" and "'demo'" in failure.reason
+    one_line_error(capsys, ["exits"], "fatal: the plugin gave up", code=1)
 
 
 def test_a_plugin_command_that_fails_to_build_is_isolated(capsys, monkeypatch):

@@ -37,38 +37,61 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see {self.prog} --help)")
 
 
-def positive_int(text: str) -> int:
-    """An argparse type: a whole number >= 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is not >= 1")
-    return value
+def at_least(low: int):
+    """An argparse type: a whole number >= ``low``."""
+
+    def whole(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"{value} is not >= {low}")
+        return value
+
+    whole.__name__ = f"whole number >= {low}"
+    return whole
 
 
-def cmd_demo(args: argparse.Namespace) -> int:
-    """Run the demo and write its report."""
-    from offeval.demo import run_demo
-    from offeval.report import write_demo_report
+class DemoCommand:
+    """Simulated A/B test of a dozen policies predicted from one log; writes a report."""
 
-    start = time.perf_counter()
-    result = run_demo(
-        seed=args.seed,
-        n_trajectories=args.trajectories,
-        n_policies=args.policies,
-        n_per_cell=args.per_cell,
-        progress=not args.quiet,
-    )
-    path = write_demo_report(result, args.out)
-    with pd.option_context("display.width", 160, "display.max_columns", 20):
-        print(result.summary.round(4).to_string(index=False))
-    print(
-        f"\ntrue best policy: {result.settings['true_best']}; report: {path} "
-        f"({time.perf_counter() - start:.1f} s)"
-    )
-    return 0
+    help = "simulated A/B test predicted from logs; writes a report"
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        """Declare the demo's options."""
+        parser.add_argument("--out", default="offeval-report", help="report folder")
+        parser.add_argument("--seed", type=at_least(0), default=0)
+        parser.add_argument(
+            "--trajectories", type=at_least(1_000), default=100_000, help="logged trajectories"
+        )
+        parser.add_argument("--policies", type=at_least(2), default=12, help="candidate policies")
+        parser.add_argument(
+            "--per-cell", type=at_least(2), default=100_000, help="trajectories per A/B cell"
+        )
+        parser.add_argument("--quiet", action="store_true", help="no progress bars")
+
+    def run(self, args: argparse.Namespace) -> int:
+        """Run the demo and write its report."""
+        from offeval.demo import run_demo
+        from offeval.report import write_demo_report
+
+        start = time.perf_counter()
+        result = run_demo(
+            seed=args.seed,
+            n_trajectories=args.trajectories,
+            n_policies=args.policies,
+            n_per_cell=args.per_cell,
+            progress=not args.quiet,
+        )
+        path = write_demo_report(result, args.out)
+        with pd.option_context("display.width", 160, "display.max_columns", 20):
+            print(result.summary.round(4).to_string(index=False))
+        print(
+            f"\ntrue best policy: {result.settings['true_best']}; report: {path} "
+            f"({time.perf_counter() - start:.1f} s)"
+        )
+        return 0
 
 
 def _policies(args: argparse.Namespace) -> list:
@@ -127,8 +150,59 @@ def _usable(registry: Registry, specs: list[str] | None, probe, policies) -> lis
     return usable
 
 
-def cmd_evaluate(args: argparse.Namespace) -> int:
-    """Evaluate target policies (probability or score columns) on a user's log file."""
+class EvaluateCommand:
+    """Estimate target policies (probability or score columns) on a user's log file."""
+
+    help = "estimate target policies on your own log file"
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        """Declare evaluate's arguments."""
+        parser.add_argument("log", help="Parquet, CSV or TSV file")
+        parser.add_argument(
+            "--map",
+            action="append",
+            default=[],
+            metavar="ROLE=COLUMN",
+            help="column of a role (trajectory, item, reward, propensity, ...)",
+        )
+        parser.add_argument(
+            "--policy",
+            action="append",
+            default=[],
+            metavar="NAME=COLUMN",
+            help="target policy given by its probability column",
+        )
+        parser.add_argument(
+            "--rerank",
+            action="append",
+            default=[],
+            metavar="NAME=COLUMN",
+            help="ranking policy re-ranking each trajectory's items by a score column",
+        )
+        parser.add_argument(
+            "--estimator",
+            action="append",
+            metavar="SPEC",
+            help="e.g. name:cap=100 (repeatable; default: every registered estimator that runs)",
+        )
+        parser.add_argument("--baseline", help="report values relative to this policy")
+        parser.add_argument(
+            "--correction", default="holm", help="multiple-comparison correction, or none"
+        )
+        parser.add_argument("--level", type=float, default=0.95, help="confidence level, e.g. 0.95")
+        parser.add_argument("--chunk-rows", type=at_least(1), default=250_000)
+        parser.add_argument(
+            "--stream", action="store_true", help="stream a Parquet file in batches"
+        )
+        parser.add_argument("--out", help="folder for estimates.csv and pairwise tests")
+        parser.add_argument("--quiet", action="store_true", help="no progress bars")
+
+    def run(self, args: argparse.Namespace) -> int:
+        """Check everything, evaluate, print the table, write the files."""
+        return _evaluate(args)
+
+
+def _evaluate(args: argparse.Namespace) -> int:
     from offeval.evaluation import evaluate
     from offeval.log import InteractionLog, read_table, stream_parquet
 
@@ -187,8 +261,20 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_plugins(args: argparse.Namespace) -> int:
-    """List plugins, their components, and any plugin that failed."""
+class PluginsCommand:
+    """What is registered, by which plugin, and what failed."""
+
+    help = "what is registered, by which plugin, what failed"
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        """No arguments."""
+
+    def run(self, args: argparse.Namespace) -> int:
+        """List plugins, hooks, components and failures."""
+        return _plugins()
+
+
+def _plugins() -> int:
     registry = get_registry()
     print("plugins:", ", ".join(registry.plugins) or "none")
     print("hooks:", ", ".join(registry.hooks))
@@ -216,60 +302,6 @@ def build_parser(registry: Registry | None = None) -> Parser:
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
 
-    demo = sub.add_parser("demo", help="simulated A/B test predicted from logs; writes a report")
-    demo.add_argument("--out", default="offeval-report", help="report folder")
-    demo.add_argument("--seed", type=int, default=0)
-    demo.add_argument(
-        "--trajectories", type=positive_int, default=100_000, help="logged trajectories"
-    )
-    demo.add_argument("--policies", type=positive_int, default=12, help="candidate policies")
-    demo.add_argument(
-        "--per-cell", type=positive_int, default=100_000, help="trajectories per A/B cell"
-    )
-    demo.add_argument("--quiet", action="store_true", help="no progress bars")
-    demo.set_defaults(func=cmd_demo)
-
-    ev = sub.add_parser("evaluate", help="estimate target policies on your own log file")
-    ev.add_argument("log", help="Parquet, CSV or TSV file")
-    ev.add_argument(
-        "--map",
-        action="append",
-        default=[],
-        metavar="ROLE=COLUMN",
-        help="column of a role (trajectory, item, reward, propensity, ...)",
-    )
-    ev.add_argument(
-        "--policy",
-        action="append",
-        default=[],
-        metavar="NAME=COLUMN",
-        help="target policy given by its probability column",
-    )
-    ev.add_argument(
-        "--rerank",
-        action="append",
-        default=[],
-        metavar="NAME=COLUMN",
-        help="ranking policy re-ranking each trajectory's items by a score column",
-    )
-    ev.add_argument(
-        "--estimator",
-        action="append",
-        metavar="SPEC",
-        help="e.g. name:cap=100 (repeatable; default: every registered estimator that runs)",
-    )
-    ev.add_argument("--baseline", help="report values relative to this policy")
-    ev.add_argument("--correction", default="holm", help="multiple-comparison correction, or none")
-    ev.add_argument("--level", type=float, default=0.95, help="confidence level, e.g. 0.95")
-    ev.add_argument("--chunk-rows", type=positive_int, default=250_000)
-    ev.add_argument("--stream", action="store_true", help="stream a Parquet file in batches")
-    ev.add_argument("--out", help="folder for estimates.csv and pairwise tests")
-    ev.add_argument("--quiet", action="store_true", help="no progress bars")
-    ev.set_defaults(func=cmd_evaluate)
-
-    plugins = sub.add_parser("plugins", help="what is registered, by which plugin, what failed")
-    plugins.set_defaults(func=cmd_plugins)
-
     for component in registry.components("command"):
         try:
             command = component.factory()
@@ -291,11 +323,16 @@ def build_parser(registry: Registry | None = None) -> Parser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``offeval`` command: 0 on success, 2 on a user mistake."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    debug = "--debug" in argv
+    debug = "--debug" in argv  # anywhere on the line, before or after the sub-command
+    argv = [arg for arg in argv if arg != "--debug"]
     try:
         args = build_parser().parse_args(argv)
-        return args.func(args)
+        code = args.func(args)
+        return code if isinstance(code, int) else 0
     except SystemExit as exc:  # --help, or a plugin command exiting on its own
+        if isinstance(exc.code, str):
+            print(f"offeval: error: {exc.code}", file=sys.stderr)
+            return 1
         return exc.code if isinstance(exc.code, int) else 0
     except KeyboardInterrupt:
         print("offeval: interrupted", file=sys.stderr)

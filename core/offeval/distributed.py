@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from functools import reduce
 
+import numpy as np
 import pandas as pd
 
 from offeval.errors import OffevalError, SplitUnitError
@@ -19,6 +20,7 @@ from offeval.evaluation import Accumulator, Evaluation
 from offeval.log import InteractionLog
 from offeval.policy import Policy
 from offeval.stats.inference import check_level
+from offeval.units import hash_ids
 
 #: How to fix a Dask DataFrame whose trajectories span partitions.
 REPARTITION = (
@@ -67,5 +69,13 @@ def evaluate_dask(
     try:
         merged = reduce(Accumulator.merge, results)
     except SplitUnitError as err:
-        raise SplitUnitError(err.ids, err.count, REPARTITION) from None
+        ids = err.ids if err.keys is None else _ids_of(frame, mapping, err.keys)
+        raise SplitUnitError(ids, err.count, REPARTITION) from None
     return merged.result(level)
+
+
+def _ids_of(frame, mapping, keys) -> list:
+    """The trajectory ids whose ledger hashes are ``keys`` (only on the error path)."""
+    column = (mapping or {}).get("trajectory", "trajectory")
+    ids = pd.unique(frame[column].compute())
+    return list(ids[np.isin(hash_ids(ids), keys)])

@@ -91,6 +91,15 @@ class _Core:
         register("environment", "register_environments", hookspecs.ENVIRONMENT_METHODS)
         register("command", "register_commands", ("help", "add_arguments", "run"))
 
+    @hookspecs.hookimpl
+    def register_commands(self, register):
+        """The core's own sub-commands: demo, evaluate, plugins (their names stay the core's)."""
+        from offeval.cli import DemoCommand, EvaluateCommand, PluginsCommand
+
+        register("demo", DemoCommand)
+        register("evaluate", EvaluateCommand)
+        register("plugins", PluginsCommand)
+
 
 _ACTIVE: ContextVar[Registry | None] = ContextVar("active_registry", default=None)
 

@@ -21,8 +21,9 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import pandas as pd
 
-from offeval import ConfigurationError, InteractionLog, PolicyView, SupportError
+from offeval import ColumnError, ConfigurationError, InteractionLog, PolicyView, SupportError
 from offeval.errors import describe_rows
 from offeval_dcg.examination import at_ranks
 
@@ -31,10 +32,18 @@ SOURCES = ("auto", "exposure", "rank_probabilities", "rank")
 SUPPORT_POLICIES = ("fail", "drop", "warn")
 
 
-def rank_probability_columns(log: InteractionLog) -> list[str]:
-    """The log's ``rank_probability_i`` columns, in rank order."""
-    cols = [c for c in log.frame.columns if str(c).startswith(RANK_PREFIX)]
-    return sorted(cols, key=lambda c: int(str(c)[len(RANK_PREFIX) :]))
+def rank_probability_columns(log: InteractionLog) -> dict[int, str]:
+    """The log's ``rank_probability_i`` columns by rank i; a misnamed one is an error."""
+    out = {}
+    for column in log.frame.columns:
+        if str(column).startswith(RANK_PREFIX):
+            rank = str(column)[len(RANK_PREFIX) :]
+            if not rank.isdigit() or int(rank) < 1:
+                raise ColumnError(
+                    str(column), f"expected {RANK_PREFIX}<rank>, rank a whole number >= 1"
+                )
+            out[int(rank)] = column
+    return dict(sorted(out.items()))
 
 
 def logging_source(log: InteractionLog, logging) -> str:
@@ -96,9 +105,21 @@ def logging_exposure(view: PolicyView, logging, examination) -> tuple[np.ndarray
             raise ConfigurationError(
                 f"logging='rank_probabilities' needs columns {RANK_PREFIX}1, {RANK_PREFIX}2, ..."
             )
-        e = np.asarray(examination(np.arange(1, len(cols) + 1)), dtype=float)
-        return log.frame[cols].to_numpy(dtype=float) @ e, source
+        e = at_ranks(examination, np.fromiter(cols, dtype=np.int64))
+        probs = np.column_stack([_probabilities(log, column) for column in cols.values()])
+        return probs @ e, source
     return at_ranks(examination, log.column("position")), source
+
+
+def _probabilities(log: InteractionLog, column: str) -> np.ndarray:
+    """A rank-probability column as numbers in [0, 1]; bad rows named by their labels."""
+    values = pd.to_numeric(log.frame[column], errors="coerce").to_numpy(dtype=float)
+    bad = ~((values >= 0) & (values <= 1))
+    if bad.any():
+        raise ColumnError(
+            column, "rank probabilities must be numbers in [0, 1]", log.source_rows[bad]
+        )
+    return values
 
 
 def check_support(violations: np.ndarray, mass: float, where: np.ndarray, policy: str) -> int:

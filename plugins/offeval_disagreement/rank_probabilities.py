@@ -1,0 +1,242 @@
+"""Plackett-Luce rank probabilities given the displayed set: P(P_r = p | D).
+
+A banner shows the n products of D, drawn (set and order) by Plackett-Luce
+sampling without replacement from a candidate pool C with weights
+w = exp(logit). The ordering distribution given D depends on the candidates
+left out only through their total weight, the *rest mass*
+R = sum_{c in C \\ D} w_c: each draw's normaliser is R plus the weight of the
+displayed products not yet placed. R = 0 means the pool is D itself (the
+ordering is then Plackett-Luce over D).
+
+Three exact algorithms over the 2^n subsets of D, all vectorised over banners
+of the same size:
+
+- :func:`forward_backward`: every rank at once in O(n 2^n). The forward pass
+  gives F(S) = P(the first |S| draws are S) (the seed's Lemma 1), the
+  backward pass B(S) = P(the draws after S are exactly D \\ S), and
+  P(P_r = p, D) = sum over |S| = r - 1, p not in S, of
+  F(S) * w_p / (R + w(D \\ S)) * B(S + p). Each level is rescaled per banner
+  (its log scale kept), so products of small probabilities never underflow.
+- :func:`subset_dp`: the seed's Appendix A (Lemmas 1 and 2), O(n^2 2^n) per
+  rank, kept as the reference.
+- :func:`monte_carlo`: beyond the exact limit, importance sampling of
+  orderings with Plackett-Luce restricted to D as the proposal (Gumbel
+  top-n); the weight of an ordering is prod_i w(rest_i) / (R + w(rest_i)),
+  which is 1 when R = 0 (the proposal is then exact). Self-normalised, with a
+  delta-method standard error on every probability that shrinks as
+  1 / sqrt(samples).
+
+All return (banners, n, n) arrays indexed [banner, rank - 1, product].
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from offeval import ConfigurationError
+
+#: Largest banner the exact algorithms take (2^MAX_EXACT subsets per banner).
+MAX_EXACT = 20
+#: Subset-by-banner cells held at once (bounds the memory of the exact methods).
+BLOCK_CELLS = 1 << 22
+METHODS = ("auto", "exact", "monte_carlo")
+
+
+def _check(logits: np.ndarray, rest) -> tuple[np.ndarray, np.ndarray]:
+    """Logits as (banners, n) floats and the log rest mass as (banners,), both checked."""
+    logits = np.asarray(logits, dtype=float)
+    if logits.ndim != 2 or logits.shape[1] < 1:
+        raise ConfigurationError(f"logits must be a (banners, n) array, got shape {logits.shape}")
+    if not np.all(np.isfinite(logits)):
+        raise ConfigurationError("logits must be finite")
+    log_rest = np.full(len(logits), -np.inf) if rest is None else np.asarray(rest, dtype=float)
+    log_rest = np.broadcast_to(log_rest, (len(logits),)).astype(float)
+    if np.any(np.isnan(log_rest)) or np.any(log_rest == np.inf):
+        raise ConfigurationError("the log rest mass must be a number or -inf (no rest)")
+    return logits, log_rest
+
+
+def _weights(logits: np.ndarray, log_rest: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Weights and rest mass scaled so that the largest of them is 1 per banner."""
+    top = np.maximum(logits.max(axis=1), log_rest)
+    return np.exp(logits - top[:, None]), np.exp(log_rest - top)
+
+
+@lru_cache(maxsize=32)
+def _lattice(n: int):
+    """Subsets of n items level by level, and for each level and item the edges S -> S + p.
+
+    Returns (levels, bits, edges): ``levels[k]`` the masks of size k,
+    ``bits[k]`` their (sets, n) membership matrix, ``edges[k][p]`` the pair
+    (rows at level k without p, rows at level k + 1 of the same set plus p).
+    """
+    masks = np.arange(1 << n)
+    sizes = np.array([int(m).bit_count() for m in range(1 << n)])
+    levels = [masks[sizes == k] for k in range(n + 1)]
+    index = np.zeros(1 << n, dtype=np.int64)
+    for level in levels:
+        index[level] = np.arange(level.size)
+    bits = [((level[:, None] >> np.arange(n)) & 1).astype(float) for level in levels]
+    edges = []
+    for k in range(n):
+        per_item = []
+        for p in range(n):
+            free = np.flatnonzero((levels[k] >> p) & 1 == 0)
+            per_item.append((free, index[levels[k][free] | (1 << p)]))
+        edges.append(per_item)
+    return levels, bits, edges
+
+
+def _blocks(banners: int, n: int):
+    width = max(1, BLOCK_CELLS // (1 << n))
+    for lo in range(0, banners, width):
+        yield slice(lo, min(lo + width, banners))
+
+
+def forward_backward(logits: np.ndarray, rest=None) -> np.ndarray:
+    """Exact P(P_r = p | D) for every rank r and product p, in O(n 2^n) per banner.
+
+    ``logits`` (banners, n) are the displayed products' Plackett-Luce logits;
+    ``rest`` is the log of the rest mass R (None or -inf: the pool is D).
+    """
+    logits, log_rest = _check(logits, rest)
+    banners, n = logits.shape
+    if n > MAX_EXACT:
+        raise ConfigurationError(f"exact rank probabilities stop at n = {MAX_EXACT}, got {n}")
+    _, bits, edges = _lattice(n)
+    out = np.empty((banners, n, n))
+    for block in _blocks(banners, n):
+        w, r = _weights(logits[block], log_rest[block])
+        out[block] = _forward_backward_block(w, r, bits, edges)
+    return out
+
+
+def _forward_backward_block(w, r, bits, edges) -> np.ndarray:
+    b, n = w.shape
+    # probability of drawing p next from placed set S: w_p / (R + w(D \ S)), per level
+    inverse_rest = [1.0 / (r[None, :] + (1.0 - level) @ w.T) for level in bits]  # (sets, b)
+    forward, f_scale = [np.ones((1, b))], [np.zeros(b)]
+    for k in range(n):
+        nxt = np.zeros((bits[k + 1].shape[0], b))
+        for p, (rows, children) in enumerate(edges[k]):
+            nxt[children] += forward[k][rows] * (w[:, p] * inverse_rest[k][rows])
+        top = nxt.max(axis=0)
+        forward.append(nxt / top)
+        f_scale.append(f_scale[k] + np.log(top))
+    backward, b_scale = [None] * (n + 1), [None] * (n + 1)
+    backward[n], b_scale[n] = np.ones((1, b)), np.zeros(b)
+    for k in range(n - 1, -1, -1):
+        prev = np.zeros((bits[k].shape[0], b))
+        for p, (rows, children) in enumerate(edges[k]):
+            prev[rows] += backward[k + 1][children] * (w[:, p] * inverse_rest[k][rows])
+        top = prev.max(axis=0)
+        backward[k] = prev / top
+        b_scale[k] = b_scale[k + 1] + np.log(top)
+    out = np.empty((b, n, n))
+    log_total = f_scale[n] + np.log(forward[n][0])
+    for k in range(n):
+        shift = np.exp(f_scale[k] + b_scale[k + 1] - log_total)
+        for p, (rows, children) in enumerate(edges[k]):
+            joint = (forward[k][rows] * inverse_rest[k][rows] * backward[k + 1][children]).sum(0)
+            out[:, k, p] = joint * w[:, p] * shift
+    return out
+
+
+def subset_dp(logits: np.ndarray, rest=None) -> np.ndarray:
+    """The seed's Appendix A: Lemma 1 for P(D_k = S), Lemma 2 for P(D_k = S, P_r = p0).
+
+    O(n^2 2^n) per rank (O(n^3 2^n) for all ranks): the reference the faster
+    :func:`forward_backward` is checked against. Linear space, no rescaling.
+    """
+    logits, log_rest = _check(logits, rest)
+    banners, n = logits.shape
+    if n > MAX_EXACT:
+        raise ConfigurationError(f"exact rank probabilities stop at n = {MAX_EXACT}, got {n}")
+    w, r = _weights(logits, log_rest)
+    full = (1 << n) - 1
+    weight_of = (((np.arange(1 << n)[:, None] >> np.arange(n)) & 1) @ w.T).T  # (b, 2^n)
+    total = r + weight_of[:, full]
+    sets = {0: np.ones(banners)}  # Lemma 1: P(D_|S| = S)
+    for mask in sorted(range(1, 1 << n), key=lambda m: m.bit_count()):
+        sets[mask] = sum(
+            sets[mask & ~(1 << p)] * w[:, p] / (total - weight_of[:, mask & ~(1 << p)])
+            for p in range(n)
+            if mask >> p & 1
+        )
+    out = np.empty((banners, n, n))
+    for rank in range(1, n + 1):
+        for p0 in range(n):
+            joint = {}  # Lemma 2: P(D_|S| = S, P_rank = p0), for |S| >= rank
+            for mask in sorted(range(1, 1 << n), key=lambda m: m.bit_count()):
+                size = mask.bit_count()
+                if size < rank or not mask >> p0 & 1:
+                    continue
+                if size == rank:
+                    before = mask & ~(1 << p0)
+                    joint[mask] = sets[before] * w[:, p0] / (total - weight_of[:, before])
+                else:
+                    joint[mask] = sum(
+                        joint[mask & ~(1 << p)] * w[:, p] / (total - weight_of[:, mask & ~(1 << p)])
+                        for p in range(n)
+                        if mask >> p & 1 and p != p0
+                    )
+            out[:, rank - 1, p0] = joint[full] / sets[full]
+    return out
+
+
+def monte_carlo(
+    logits: np.ndarray, rest=None, *, samples: int = 10_000, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
+    """P(P_r = p | D) by importance sampling of orderings, and its standard error.
+
+    Orderings are drawn from Plackett-Luce restricted to D (Gumbel top-n) and
+    weighted by prod_i w(rest_i) / (R + w(rest_i)); self-normalised. Returns
+    the probabilities and their delta-method standard errors, both (banners, n, n).
+    """
+    logits, log_rest = _check(logits, rest)
+    if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 2:
+        raise ConfigurationError(f"samples must be a whole number >= 2, got {samples!r}")
+    banners, n = logits.shape
+    rng = np.random.default_rng(seed)
+    probs, ses = np.empty((banners, n, n)), np.empty((banners, n, n))
+    width = max(1, BLOCK_CELLS // (samples * n))
+    for lo in range(0, banners, width):
+        block = slice(lo, min(lo + width, banners))
+        w, r = _weights(logits[block], log_rest[block])
+        keys = np.log(w)[:, None, :] + rng.gumbel(size=(w.shape[0], samples, n))
+        order = np.argsort(-keys, axis=2)  # (b, S, n): product at each rank
+        placed = np.take_along_axis(np.broadcast_to(w[:, None, :], order.shape), order, axis=2)
+        remaining = np.cumsum(placed[:, :, ::-1], axis=2)[:, :, ::-1]  # w(rest_i) at each step
+        weight = np.prod(remaining / (r[:, None, None] + remaining), axis=2)  # (b, S)
+        weight /= weight.sum(axis=1, keepdims=True)
+        hits = np.zeros((w.shape[0], samples, n, n))  # [banner, sample, rank, product]
+        np.put_along_axis(hits, order[:, :, :, None], 1.0, axis=3)
+        prob = np.einsum("bs,bsrp->brp", weight, hits)
+        # self-normalised IS: var ~ sum_s weight_s^2 (hit_s - prob)^2
+        resid = hits - prob[:, None]
+        se = np.sqrt(np.einsum("bs,bsrp->brp", weight**2, resid**2))
+        probs[block], ses[block] = prob, se
+    return probs, ses
+
+
+def rank_probabilities(
+    logits: np.ndarray,
+    rest=None,
+    *,
+    method: str = "auto",
+    samples: int = 10_000,
+    seed: int = 0,
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """P(P_r = p | D): exact up to :data:`MAX_EXACT` products, Monte Carlo beyond.
+
+    Returns the (banners, n, n) probabilities and, for Monte Carlo, their
+    standard errors (None when exact).
+    """
+    if method not in METHODS:
+        raise ConfigurationError(f"method must be one of {METHODS}, got {method!r}")
+    n = np.shape(logits)[1] if np.ndim(logits) == 2 else 0
+    if method == "exact" or (method == "auto" and n <= MAX_EXACT):
+        return forward_backward(logits, rest), None
+    return monte_carlo(logits, rest, samples=samples, seed=seed)
