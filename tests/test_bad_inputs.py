@@ -910,3 +910,128 @@ def test_bad_registry_calls():
     fails(lambda: reg.get("estimator", "nope"), RegistryError, "registered: beta_ips")
     fails(lambda: reg.register("estimator", "has space", IS), RegistryError, "not a valid name")
     fails(lambda: reg.create("environment", "default", seeds=1), RegistryError, "seeds")
+
+
+# -- found in review -----------------------------------------------------------------------
+def test_an_id_arriving_with_another_dtype_is_still_the_same_trajectory():
+    data = long_frame(10)
+    first = build(data.iloc[:10])
+    second = build(data.iloc[8:].assign(session=lambda d: d["session"].astype(object)))
+    fails(lambda: evaluate([first, second], [ColumnPolicy("pi")], [IS()]), SplitUnitError, r"\[4\]")
+    mixed = build(long_frame(2).assign(session=[1, 1, "1", "1"]))
+    assert evaluate([mixed], [ColumnPolicy("pi")], [IS()]).n_units == 2  # 1 and "1" differ
+
+
+def test_dask_names_string_trajectories_split_across_partitions():
+    dd = pytest.importorskip("dask.dataframe")
+    from offeval.distributed import evaluate_dask
+
+    data = long_frame(20).reset_index(drop=True)
+    data["session"] = "s" + data["session"].astype(str)
+    ddf = dd.from_pandas(data, npartitions=3, sort=False)
+    fails(
+        lambda: evaluate_dask(ddf, [ColumnPolicy("pi")], [IS()], mapping=MAP),
+        SplitUnitError,
+        r"ids \['s\d+'\]",
+    )
+
+
+REVIEW_CASES = {
+    "text scores": (
+        lambda: evaluate(late("score", "high"), [RerankPolicy("score")], [DCG()], chunk_rows=100),
+        ColumnError,
+        "'score'",
+        r"rows \['r701'\]",
+    ),
+    "cut-off given as text": (lambda: DCG(examination="cutoff(n=x)"), ConfigurationError, "n"),
+    "cut-off given as a boolean": (lambda: DCG(examination="cutoff(n=true)"), ConfigurationError),
+    "gamma given as a boolean": (
+        lambda: DCG(examination="exponential(gamma=true)"),
+        ConfigurationError,
+        "gamma",
+    ),
+    "table of text": (lambda: DCG(examination="table(values=x)"), ConfigurationError, "table"),
+    "learnt values of text": (lambda: DCG(examination="pbm(values=x)"), ConfigurationError),
+    "duplicate column names": (
+        lambda: build(pd.concat([frame(), frame()[["mu"]]], axis=1)),
+        OffevalError,
+        r"duplicate column names: \['mu'\]",
+    ),
+    "candidate keys of another type": (
+        lambda: build(
+            candidates=candidates().assign(trajectory=lambda d: d["trajectory"].astype(str))
+        ),
+        ColumnError,
+        "the log's types",
+    ),
+    "missing group": (
+        lambda: evaluate(
+            build(frame(group=["a", "a", "a", None, None, None])),
+            [ColumnPolicy("pi")],
+            [PiecewiseNCIS()],
+        ),
+        ColumnError,
+        "'group'",
+        r"rows \['s6', 's5', 's4'\]",
+    ),
+    "a list as a column name": (
+        lambda: build(mapping={**MAP, "reward": ["click"]}),
+        OffevalError,
+        "role 'reward' must map to one column name",
+    ),
+    "misnamed rank probability column": (
+        lambda: evaluate(
+            build(frame(rank_probability_x=0.5)),
+            [RerankPolicy("score")],
+            [DCG(logging="rank_probabilities")],
+        ),
+        ColumnError,
+        "'rank_probability_x'",
+    ),
+    "NaN rank probability": (
+        lambda: evaluate(
+            build(frame(rank_probability_1=[0.5, np.nan, 0.5, 0.5, 0.5, 0.5])),
+            [RerankPolicy("score")],
+            [DCG(logging="rank_probabilities")],
+        ),
+        ColumnError,
+        r"rows \['s2'\]",
+    ),
+    "spec with an open bracket": (
+        lambda: get_registry().create_from_spec("estimator", "ncis(cap=3"),
+        RegistryError,
+        "unbalanced",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", REVIEW_CASES.values(), ids=list(REVIEW_CASES))
+def test_review_findings(case):
+    call, error, *patterns = case
+    fails(call, error, *patterns)
+
+
+def test_rank_probability_columns_are_read_by_their_rank_number():
+    probs = {"rank_probability_1": 0.6, "rank_probability_3": 0.4}
+    by_columns = build(frame(**probs))
+    exposure = 0.6 / np.log2(2) + 0.4 / np.log2(4)
+    by_exposure = build(frame(exposure=exposure))
+    policy = [RerankPolicy("score")]
+    a = evaluate(by_columns, policy, [DCG(logging="rank_probabilities")]).estimate("score")
+    b = evaluate(by_exposure, policy, [DCG(logging="exposure")]).estimate("score")
+    assert a.value == pytest.approx(b.value, rel=1e-12)
+
+
+def test_a_pair_with_an_undefined_standard_error_is_not_significant():
+    one = build(frame().iloc[:3])
+    grid = evaluate(one, [ColumnPolicy("pi"), LoggingPolicy()], [IS()]).grid()
+    row = grid.table.iloc[0]
+    assert np.isnan(row["se"]) and np.isnan(row["p_value"]) and not row["significant"]
+
+
+def test_a_stream_keeps_the_files_own_row_labels(tmp_path):
+    path = tmp_path / "labelled.parquet"
+    data = long_frame(30)
+    data.loc["r33", "click"] = np.nan
+    data.to_parquet(path)
+    fails(lambda: list(stream_parquet(path, MAP, batch_rows=10)), ColumnError, r"\['r33'\]")

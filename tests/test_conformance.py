@@ -170,3 +170,24 @@ def test_known_failures_become_strict_expected_failures():
         "strict": True,
     }
     assert not cases["constant-check_protocol"].marks
+
+
+@pytest.mark.parametrize(
+    ("declared", "message"),
+    [
+        ({"check_nonexistent": "typo"}, "not a check of this estimator"),
+        ({"check_depends_on_data": " "}, "needs a reason"),
+    ],
+)
+def test_known_failure_declarations_are_checked(declared, message):
+    estimator = IgnoresPolicy()
+    estimator.expected_failed_checks = declared
+    with pytest.raises(AssertionError, match=message):
+        check_estimator(estimator)
+    with pytest.raises(AssertionError, match=message):
+        parametrize_with_checks([estimator])
+
+
+def test_a_policy_ignoring_estimator_is_told_so():
+    with pytest.raises(AssertionError, match="it ignores the policy"):
+        check_estimator(IgnoresPolicy())

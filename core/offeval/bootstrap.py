@@ -4,7 +4,7 @@ Each unit (trajectory) gets an independent Poisson(1) weight in every
 replicate; a replicate's column means are weighted means, so replicates are
 accumulated chunk by chunk without keeping the data. Estimators' ``combine``
 is then applied to each replicate's means. Nuisance coefficients that
-``combine`` reads from the covariance (beta* of beta_ips) are held at their
+``combine`` reads from the covariance (a control-variate slope, say) are held at their
 full-sample value.
 """
 

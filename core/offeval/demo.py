@@ -111,7 +111,7 @@ def run_demo(
     true_best = truth.idxmax()
     rows, ranks = [], {}
     # Only estimators of reward per impression are on the truth's scale; for the others
-    # (per-trajectory DCG, normalised metrics) only their order counts.
+    # (rewards per trajectory, normalised metrics) only their order counts.
     other_scale = {
         getattr(e, "label", e.name)
         for e in estimators

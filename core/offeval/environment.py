@@ -21,7 +21,9 @@ class Environment(Protocol):
     ``simulate`` gives logs of a policy (with a ``propensity`` column and, on
     request, the candidate table); ``true_value(policy, estimand)`` gives the
     exact value of an estimand (a key of :data:`offeval.estimator.ESTIMANDS`)
-    if ``policy`` served everyone; ``ab_test`` gives online A/B cells.
+    if ``policy`` served everyone; ``ab_test`` gives one online A/B cell per
+    policy, each with ``policy`` (its name), ``mean`` and ``se`` of the reward
+    per impression, and ``n`` (trajectories).
     Candidate policies give probabilities and, for ranking estimators,
     exposures.
     """

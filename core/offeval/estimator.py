@@ -231,9 +231,12 @@ class BaseEstimator:
     - ``estimand``: a key of :data:`ESTIMANDS`, or None when the estimator is
       not an estimate of online reward (a normalised metric, say);
     - ``guarantee``: ``"unbiased"``, ``"consistent"`` or None (biased);
-    - ``requires``: what it needs beyond trajectory, item, position and
-      reward: log roles or columns (``"propensity"``), ``"candidates"`` (the
-      candidate table), or policy methods (``"exposure()"``);
+    - ``requires``: what it needs beyond trajectory, context, item, position
+      and reward: log roles or columns (``"propensity"``, ``"prefix_*"`` for
+      columns by prefix), ``"candidates"`` (the candidate table), or policy
+      methods (``"exposure()"``);
+    - ``assumptions``: environment parameters under which the guarantee holds
+      (the kit builds its environment with them);
     - ``expected_failed_checks``: kit checks known to fail, each with a reason;
     - ``tags``: ``{"linear_in_reward": True}`` adds the kit's linearity check.
 

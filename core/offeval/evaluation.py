@@ -374,16 +374,33 @@ class Evaluation:
         return self._lin[self._policy(policy), self._estimator(estimator)]
 
     def difference(self, a: str, b: str, estimator: str | None = None) -> Estimate:
-        """Paired difference V(a) - V(b) on the same log, with its interval."""
+        """Paired difference V(a) - V(b) on the same log, with its interval.
+
+        Units excluded are those either estimate excluded, by reason (the
+        larger count of the two: exact when exclusions do not depend on the
+        policy, a lower bound otherwise).
+        """
         est = self._estimator(estimator)
         lin = self._lin[self._policy(a), est].minus(self._lin[self._policy(b), est])
-        return self._estimate(f"{a} - {b}", est, lin)
+        return self._estimate(f"{a} - {b}", est, lin, self._excluded_by_either(a, b, est))
 
     def relative(self, baseline: str, estimator: str | None = None) -> list[Estimate]:
-        """Every policy's value divided by the baseline's (baseline = 1, se 0)."""
+        """Every policy's value divided by the baseline's (baseline = 1, se 0).
+
+        Units excluded count as in :meth:`difference`, for the policy and the baseline.
+        """
         est = self._estimator(estimator)
         base = self._baseline(baseline, est)
-        return [self._estimate(p, est, self._lin[p, est].ratio(base)) for p in self.policies]
+        return [
+            self._estimate(
+                p, est, self._lin[p, est].ratio(base), self._excluded_by_either(p, baseline, est)
+            )
+            for p in self.policies
+        ]
+
+    def _excluded_by_either(self, a: str, b: str, est: str) -> dict[str, int]:
+        first, second = self._estimates[a, est].excluded, self._estimates[b, est].excluded
+        return {r: max(first.get(r, 0), second.get(r, 0)) for r in {*first, *second}}
 
     def _baseline(self, baseline: str, est: str) -> Linearisation:
         base = self._lin[self._policy(baseline), est]

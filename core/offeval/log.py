@@ -35,9 +35,15 @@ FALSE_WORDS = frozenset({"false", "f", "no", "n", "0"})
 
 def _mapped(frame: pd.DataFrame, mapping: Mapping[str, str]) -> pd.DataFrame:
     """The frame with canonical role names: each role's column renamed, extras kept."""
-    unknown = sorted(set(mapping) - set(ROLES))
+    unknown = sorted(map(str, set(mapping) - set(ROLES)))
     if unknown:
         raise OffevalError(f"unknown column roles {unknown}; known roles: {list(ROLES)}")
+    for role, name in mapping.items():
+        if not isinstance(name, (str, int)):
+            raise OffevalError(f"mapping: role {role!r} must map to one column name, got {name!r}")
+    duplicated = sorted(map(str, frame.columns[frame.columns.duplicated()].unique()))
+    if duplicated:
+        raise OffevalError(f"the data has duplicate column names: {duplicated}")
     for role, name in mapping.items():
         if name not in frame.columns:
             raise ColumnError(
@@ -381,7 +387,15 @@ def _validate_candidates(
             "item", "candidate listed twice for the same slot", labels[dup], table="candidate rows"
         )
     slots = rows[["trajectory", "position"]].assign(slot=np.arange(len(rows)))
-    cands = cands.merge(slots, on=["trajectory", "position"], how="left", sort=False)
+    try:
+        cands = cands.merge(slots, on=["trajectory", "position"], how="left", sort=False)
+    except (TypeError, ValueError):
+        kinds = {c: (str(cands[c].dtype), str(rows[c].dtype)) for c in ("trajectory", "position")}
+        raise ColumnError(
+            "trajectory",
+            f"the candidate table's trajectory and position must have the log's types "
+            f"(candidate table vs log: {kinds})",
+        ) from None
     orphan = cands["slot"].isna().to_numpy()
     if orphan.any():
         raise ColumnError(
@@ -421,6 +435,11 @@ def _checked_path(path: str | Path) -> Path:
     return path
 
 
+def _first_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
+
+
 def read_table(path: str | Path) -> pd.DataFrame:
     """Read a Parquet, CSV or TSV file into a DataFrame; unreadable files are OffevalErrors."""
     path = _checked_path(path)
@@ -438,7 +457,7 @@ def read_table(path: str | Path) -> pd.DataFrame:
     except UnicodeDecodeError:
         raise OffevalError(f"{path}: not a text file (cannot decode it as UTF-8)") from None
     except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
-        raise OffevalError(f"{path}: cannot read it as {suffix[1:]} ({exc})") from None
+        raise OffevalError(f"{path}: cannot read it as {suffix[1:]} ({_first_line(exc)})") from None
     if len(frame) == 0:
         raise OffevalError(f"{path}: the file has no rows")
     return frame
@@ -460,13 +479,17 @@ def stream_parquet(
     path = _checked_path(path)
     if path.suffix.lower() not in PARQUET_SUFFIXES:
         raise OffevalError(f"{path}: only Parquet files can be streamed")
-    if isinstance(batch_rows, bool) or not isinstance(batch_rows, int) or batch_rows < 1:
+    if (
+        isinstance(batch_rows, bool)
+        or not isinstance(batch_rows, (int, np.integer))
+        or batch_rows < 1
+    ):
         raise OffevalError(f"batch_rows must be a whole number >= 1, got {batch_rows!r}")
     trajectory = (mapping or {}).get("trajectory", "trajectory")
     try:
         source = pq.ParquetFile(path)
     except (OSError, ValueError) as exc:
-        raise OffevalError(f"{path}: cannot read it as parquet ({exc})") from None
+        raise OffevalError(f"{path}: cannot read it as parquet ({_first_line(exc)})") from None
     if trajectory not in source.schema_arrow.names:
         raise ColumnError(trajectory, f"the trajectory column is not in {path}")
     return _batches(source, mapping, trajectory, batch_rows)
@@ -477,7 +500,8 @@ def _batches(source, mapping, trajectory: str, batch_rows: int) -> Iterator[Inte
     offset = 0
     for batch in source.iter_batches(batch_size=batch_rows):
         frame = batch.to_pandas()
-        frame.index = pd.RangeIndex(offset, offset + len(frame))
+        if isinstance(frame.index, pd.RangeIndex):  # no stored index: label rows by file row
+            frame.index = pd.RangeIndex(offset, offset + len(frame))
         offset += len(frame)
         if carry is not None:
             frame = pd.concat([carry, frame])

@@ -72,7 +72,7 @@ class LoggingPolicy:
 
 @runtime_checkable
 class ExposurePolicy(Protocol):
-    """A ranking policy that also gives expected exposures (used by DCG-type estimators).
+    """A ranking policy that also gives expected exposures (used by exposure-based estimators).
 
     ``exposure(rows, examination)`` returns, for each row's (context, item),
     sum_i e(i) P(item at rank i | context) where ``examination`` maps 1-based
@@ -90,10 +90,11 @@ class RerankPolicy:
     """Re-ranks each trajectory's logged items by a score column (fixed candidate set).
 
     Deterministic (``temperature=None``: sort by score, ties by logged
-    position) or Plackett-Luce over ``score / temperature``. This is the
-    setting of the DCG seed's Eq. 11: the candidate generator is kept and only
-    the order changes. Plackett-Luce marginals are exact when enumerable and
-    Monte Carlo otherwise (``method``, ``samples``, ``seed``).
+    position) or Plackett-Luce over ``score / temperature``: the logged
+    candidates are kept and only their order changes. ``scores(rows)`` gives
+    the score column itself, for estimators that compare scores. Plackett-Luce
+    marginals are exact when enumerable and Monte Carlo otherwise (``method``,
+    ``samples``, ``seed``).
     """
 
     def __init__(
@@ -120,16 +121,22 @@ class RerankPolicy:
         for column in ("trajectory", self.column):
             if column not in rows:
                 raise ColumnError(column, f"policy {self.name!r} needs this column")
-        score = rows[self.column].to_numpy(dtype=float)
+        score = pd.to_numeric(rows[self.column], errors="coerce").to_numpy(dtype=float)
         bad = ~np.isfinite(score)
         if bad.any():
-            raise ColumnError(self.column, "scores must be finite", positions=np.flatnonzero(bad))
+            raise ColumnError(
+                self.column, "scores must be finite numbers", positions=np.flatnonzero(bad)
+            )
         traj = rows["trajectory"].to_numpy()
         starts = np.flatnonzero(np.r_[True, traj[1:] != traj[:-1]])
         if np.unique(traj[starts]).size != starts.size:
             raise ColumnError("trajectory", "rows must be grouped by trajectory")
         unit = np.repeat(np.arange(starts.size), np.diff(np.r_[starts, traj.size]))
         return score, unit, np.arange(traj.size) - starts[unit]
+
+    def scores(self, rows: pd.DataFrame) -> np.ndarray:
+        """The score of each row's item (checked finite)."""
+        return self._layout(rows)[0]
 
     def ranks(self, rows: pd.DataFrame) -> np.ndarray:
         """Deterministic policies: each row's 1-based rank within its trajectory."""

@@ -529,17 +529,17 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
             f"a spec must be a non-empty string such as 'name:key=value', got {spec!r}"
         )
     spec = spec.strip()
-    if spec.endswith(")") and "(" in spec and ":" not in spec.partition("(")[0]:
-        name, _, rest = spec[:-1].partition("(")
-    else:
-        name, _, rest = spec.partition(":")
     depth = 0
-    for char in rest:
+    for char in spec:
         depth += {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(char, 0)
         if depth < 0:
             break
     if depth != 0:
         raise RegistryError(f"unbalanced brackets in spec {spec!r}")
+    if spec.endswith(")") and "(" in spec and ":" not in spec.partition("(")[0]:
+        name, _, rest = spec[:-1].partition("(")
+    else:
+        name, _, rest = spec.partition(":")
     parts = [p.strip() for p in _top_level_split(rest) if p.strip()]
     return name.strip(), parse_pairs(parts, what=f"parameter in {spec!r}")
 

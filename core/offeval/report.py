@@ -75,8 +75,8 @@ def write_demo_report(result: DemoResult, out: str | Path) -> Path:
     text = f"""# offeval demo report
 
 Simulated environment: {s["environment"]}.
-One log of {s["n_trajectories"]:,} trajectories ({s["n_rows"]:,} rows) from a
-Plackett-Luce logging policy with a shuffled share; {s["n_policies"]} candidate
+One log of {s["n_trajectories"]:,} trajectories ({s["n_rows"]:,} rows) from the
+environment's logging policy; {s["n_policies"]} candidate
 policies; an online A/B test with {s["n_per_cell"]:,} trajectories per cell.
 True best policy: **{s["true_best"]}**. Seed {s["seed"]}.{skipped}
 

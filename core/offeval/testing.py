@@ -241,13 +241,14 @@ def check_depends_on_data(estimator: Estimator) -> None:
     """The estimate changes with the rewards and with the target policy (no constant answers)."""
     _, log, (policy, other) = kit_setup(estimator)
     base = _estimate(estimator, log, policy)
+    assert not _close(base.value, _estimate(estimator, log, other).value, 1e-6), (
+        "two different target policies get the same estimate: it ignores the policy"
+    )
     rng = np.random.default_rng(2)
     shuffled_rewards = log.with_columns(reward=rng.permutation(log.column("reward")))
     assert not _close(base.value, _estimate(estimator, shuffled_rewards, policy).value, 1e-6), (
-        "the estimate does not change when the rewards are shuffled: it ignores the data"
-    )
-    assert not _close(base.value, _estimate(estimator, log, other).value, 1e-6), (
-        "two different target policies get the same estimate: it ignores the policy"
+        "the estimate does not change when the rewards are shuffled across rows: it ignores "
+        "which rows were rewarded"
     )
 
 
@@ -326,9 +327,24 @@ def checks_for(estimator: Estimator) -> list[Check]:
     return checks
 
 
+def known_failures(estimator: Estimator) -> dict[str, str]:
+    """The estimator's declared known failures, checked: applicable checks, with reasons."""
+    known = _declared(estimator, "expected_failed_checks", {}) or {}
+    applicable = {check.__name__ for check in checks_for(estimator)}
+    for name, reason in known.items():
+        if name not in applicable:
+            raise AssertionError(
+                f"expected_failed_checks names {name!r}, which is not a check of this estimator "
+                f"(its checks: {sorted(applicable)})"
+            )
+        if not isinstance(reason, str) or not reason.strip():
+            raise AssertionError(f"expected_failed_checks[{name!r}] needs a reason")
+    return dict(known)
+
+
 def check_estimator(estimator: Estimator) -> None:
     """Run every applicable check except declared known failures; the first failure raises."""
-    known = _declared(estimator, "expected_failed_checks", {}) or {}
+    known = known_failures(estimator)
     for check in checks_for(estimator):
         if check.__name__ in known:
             continue
@@ -347,7 +363,7 @@ def parametrize_with_checks(estimators: Sequence[Estimator]):
 
     cases = []
     for estimator in estimators:
-        known = _declared(estimator, "expected_failed_checks", {}) or {}
+        known = known_failures(estimator)
         for check in checks_for(estimator):
             marks = ()
             if check.__name__ in known:

@@ -16,6 +16,13 @@ import numpy as np
 from offeval import ConfigurationError, active_registry
 
 
+def _number(name: str, value) -> float:
+    """A parameter that must be a real number (not a boolean, not text)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ConfigurationError(f"{name} must be a number, got {value!r}")
+    return float(value)
+
+
 def _ranks(ranks) -> np.ndarray:
     r = np.asarray(ranks)
     if r.size and (r.min() < 1):
@@ -27,7 +34,7 @@ class Logarithmic:
     """e(i) = 1 / log_base(i + 1): the DCG discount."""
 
     def __init__(self, base: float = 2.0):
-        if not base > 1:
+        if not _number("log base", base) > 1:
             raise ConfigurationError(f"log base must exceed 1, got {base}")
         self.base = base
 
@@ -47,7 +54,7 @@ class Exponential:
     """e(i) = gamma^(i - 1): the rank-biased (RBP) discount."""
 
     def __init__(self, gamma: float = 0.7):
-        if not 0 < gamma <= 1:
+        if not 0 < _number("gamma", gamma) <= 1:
             raise ConfigurationError(f"gamma must lie in (0, 1], got {gamma}")
         self.gamma = gamma
 
@@ -79,9 +86,19 @@ class Table:
     """e(i) = values[i - 1], and 0 beyond the table."""
 
     def __init__(self, values: Sequence[float] = (1.0,)):
-        v = np.asarray(values, dtype=float)
-        if v.ndim != 1 or v.size == 0 or np.any((v < 0) | (v > 1)):
-            raise ConfigurationError("table values must be a non-empty list in [0, 1]")
+        try:
+            v = np.asarray(values, dtype=float)
+        except (TypeError, ValueError):
+            v = np.full(0, np.nan)
+        if (
+            isinstance(values, (str, bool))
+            or v.ndim != 1
+            or v.size == 0
+            or not np.all((v >= 0) & (v <= 1))
+        ):
+            raise ConfigurationError(
+                f"table values must be a non-empty list of numbers in [0, 1], got {values!r}"
+            )
         self.values = v
 
     def __call__(self, ranks) -> np.ndarray:
@@ -106,8 +123,8 @@ class CutOff:
     """
 
     def __init__(self, n: int = 10, model: Any = "logarithmic", **params: Any):
-        if int(n) != n or n < 1:
-            raise ConfigurationError(f"cut-off n must be a whole number >= 1, got {n}")
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise ConfigurationError(f"cut-off n must be a whole number >= 1, got {n!r}")
         self.n = int(n)
         if isinstance(model, str) and params:
             self.model = active_registry().create("examination", model, **params)
@@ -144,18 +161,6 @@ def at_ranks(model: Callable[[np.ndarray], np.ndarray], ranks: np.ndarray) -> np
         raise ConfigurationError("ranks are 1-based: every rank must be >= 1")
     table = np.asarray(model(np.arange(1, int(ranks.max()) + 1)), dtype=float)
     return table[ranks - 1]
-
-
-def examination_values(model: Callable[[np.ndarray], np.ndarray], length: int) -> np.ndarray:
-    """e(1), ..., e(length) as a float array, checked finite and non-negative.
-
-    Values above 1 are allowed: learnt models are relative to rank 1, and
-    only ratios of exposures enter the unbiased estimators.
-    """
-    e = np.asarray(model(np.arange(1, length + 1)), dtype=float)
-    if e.shape != (length,) or np.any(~np.isfinite(e)) or np.any(e < 0):
-        raise ConfigurationError(f"examination model {model!r} must give finite values >= 0")
-    return e
 
 
 MODELS = {

@@ -35,9 +35,20 @@ class PositionBasedModel:
     n_units: int = 0
 
     def __post_init__(self):
-        v = np.asarray(self.values, dtype=float)
-        if v.ndim != 1 or v.size == 0 or np.any(~np.isfinite(v)) or np.any(v < 0):
-            raise ConfigurationError("learnt examination values must be finite and >= 0")
+        try:
+            v = np.asarray(self.values, dtype=float)
+        except (TypeError, ValueError):
+            v = np.full(0, np.nan)
+        if (
+            isinstance(self.values, str)
+            or v.ndim != 1
+            or v.size == 0
+            or not np.all(np.isfinite(v) & (v >= 0))
+        ):
+            raise ConfigurationError(
+                f"learnt examination values must be a list of finite numbers >= 0, "
+                f"got {self.values!r}"
+            )
 
     def __call__(self, ranks) -> np.ndarray:
         """e(i) for 1-based ranks."""

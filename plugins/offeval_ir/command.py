@@ -45,6 +45,8 @@ class MetricsCommand:
 
     def run(self, args: argparse.Namespace) -> int:
         """Compute and print the metrics table."""
+        if args.out and Path(args.out).suffix not in (".csv", ".md"):
+            raise OffevalError(f"--out must end in .csv or .md, got {Path(args.out).name}")
         overrides = parse_pairs(args.set, what="--set")
         conventions = active_registry().create("conventions", args.preset, **overrides)
         columns = parse_pairs(args.column, typed=False, what="--column")
@@ -63,8 +65,6 @@ class MetricsCommand:
             out = Path(args.out)
             if out.suffix == ".md":
                 out.write_text(markdown_table(table.reset_index(), digits=6) + "\n")
-            elif out.suffix == ".csv":
-                table.to_csv(out)
             else:
-                raise OffevalError(f"--out must end in .csv or .md, got {out.name}")
+                table.to_csv(out)
         return 0

@@ -10,8 +10,9 @@ textbook estimator; with several it is its cluster-robust form.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
-from offeval import BaseEstimator, ConfigurationError, Contribution, PolicyView
+from offeval import BaseEstimator, ColumnError, ConfigurationError, Contribution, PolicyView
 from offeval.stats import Linearisation, Tally, ratio_of_means
 from offeval_ncis.weights import (
     ROWS,
@@ -147,7 +148,12 @@ class PiecewiseNCIS(_ISFamily):
     def contribute(self, view: PolicyView) -> Contribution:
         """Columns per group g: r*min(cap,w)*[g], min(cap,w)*[g], [g]."""
         cap = float(self.cap)
-        groups, codes = np.unique(view.log.column(self.by), return_inverse=True)
+        codes, groups = pd.factorize(view.log.column(self.by))
+        missing = codes < 0
+        if missing.any():
+            raise ColumnError(
+                self.by, "group values must not be missing", view.log.source_rows[missing]
+            )
         if groups.size > self.max_groups:
             raise ConfigurationError(
                 f"piecewise_ncis: column {self.by!r} has {groups.size} groups in one chunk, "

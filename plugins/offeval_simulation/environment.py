@@ -72,6 +72,11 @@ class Environment:
         self.n_days = n_days
         self.user_model = user_model
         registry = active_registry()
+        if "examination" not in registry.kinds:
+            raise ConfigurationError(
+                "the simulator's users need the examination models of the dcg plugin, "
+                "which is not loaded (add dcg to OFFEVAL_PLUGINS)"
+            )
         self.examination = (
             registry.create("examination", examination, **examination_params)
             if examination_params

@@ -82,8 +82,12 @@ def pairwise_grid(
     se = np.sqrt(np.maximum(var, 0.0))
     with np.errstate(divide="ignore", invalid="ignore"):
         z = np.where(se > 0, diff / se, np.where(diff == 0, 0.0, np.inf * np.sign(diff)))
+    z = np.where(np.isnan(se) | np.isnan(diff), np.nan, z)  # undefined, not significant
     p = p_value(z, df=df)
-    adjusted = multipletests(p, alpha=alpha, method=correction)[1] if correction and len(p) else p
+    adjusted = p.copy()
+    known = ~np.isnan(p)
+    if correction and known.any():
+        adjusted[known] = multipletests(p[known], alpha=alpha, method=correction)[1]
     table = pd.DataFrame(
         {
             "a": np.asarray(names)[i],
@@ -93,7 +97,7 @@ def pairwise_grid(
             "z": z,
             "p_value": p,
             "p_adjusted": adjusted,
-            "significant": adjusted < alpha,
+            "significant": np.nan_to_num(adjusted, nan=1.0) < alpha,
         }
     )
     return PairwiseComparison(list(names), table, alpha, correction)
