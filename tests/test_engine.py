@@ -277,8 +277,12 @@ def test_units_used_and_excluded_are_reported_apart(bandit):
         def diagnose(self, tally):
             return {}
 
-    est = evaluate(log, [target], [DropsOdd()], chunk_rows=777).estimate("target")
+    ev = evaluate(log, [target, LoggingPolicy()], [DropsOdd()], chunk_rows=777)
+    est = ev.estimate("target")
     odd = int((log.unit_ids % 2 == 1).sum())
+    diff = ev.difference("target", "logging")
+    assert (diff.n_units, diff.excluded) == (log.n_units - odd, {"odd": odd})
+    assert {e.n_units for e in ev.relative("logging")} == {log.n_units - odd}
     assert (est.n_units, est.n_excluded, est.excluded) == (log.n_units - odd, odd, {"odd": odd})
     assert est.diagnostics == {"odd_seen": odd}  # a tallied count is reported even if
     # diagnose() leaves it out
