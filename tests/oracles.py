@@ -69,3 +69,29 @@ def synthetic_log(n: int = 20_000, seed: int = 0) -> tuple[InteractionLog, Colum
         }
     )
     return InteractionLog.from_frame(frame, candidates=candidates), ColumnPolicy("target"), truth
+
+
+def rank_probabilities_by_enumeration(logits, log_rest=-np.inf) -> np.ndarray:
+    """P(P_r = p | D) by enumerating all n! orderings, in log space.
+
+    Plackett-Luce over the displayed products plus a rest mass exp(log_rest):
+    each draw's normaliser is the rest mass plus the weights not yet placed.
+    Returns (n, n) indexed [rank - 1, product].
+    """
+    from itertools import permutations
+
+    from scipy.special import logsumexp
+
+    logits = np.asarray(logits, dtype=float)
+    n = logits.size
+    orders = np.array(list(permutations(range(n))))
+    log_p = np.zeros(len(orders))
+    for step in range(n):
+        remaining = logits[orders[:, step:]]
+        rest = np.full((len(orders), 1), log_rest)
+        log_p += logits[orders[:, step]] - logsumexp(np.hstack([remaining, rest]), axis=1)
+    weight = np.exp(log_p - logsumexp(log_p))
+    out = np.zeros((n, n))
+    for rank in range(n):
+        np.add.at(out[rank], orders[:, rank], weight)
+    return out

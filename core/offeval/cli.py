@@ -8,6 +8,7 @@ traceback (``--debug`` shows it). ``evaluate`` checks everything it can
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -337,6 +338,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("offeval: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (offeval plugins | head): nothing to say
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keeps Python quiet at exit
+        return 0
     except OffevalError as exc:
         if debug:
             raise

@@ -122,11 +122,11 @@ def _pl_exact(logits: np.ndarray, length: int) -> tuple[np.ndarray, dict[int, np
     parts = []
     for lo in range(0, n, block):
         weights = _weights(logits[lo : lo + block])  # (b, K)
-        total = weights.sum(axis=1)
         prob = np.ones((1, len(weights)))
         for s in range(length):
             masks = levels[s]
-            remaining = total[None, :] - bits[s] @ weights.T  # (m, b)
+            # the mass not yet placed, summed directly: total - placed would cancel badly
+            remaining = (1.0 - bits[s]) @ weights.T  # (m, b)
             nxt = np.zeros((len(levels[s + 1]), len(weights)))
             for item in range(k):
                 free = (masks >> item) & 1 == 0

@@ -16,14 +16,19 @@ of the same size:
   backward pass B(S) = P(the draws after S are exactly D \\ S), and
   P(P_r = p, D) = sum over |S| = r - 1, p not in S, of
   F(S) * w_p / (R + w(D \\ S)) * B(S + p). Each level is rescaled per banner
-  (its log scale kept), so products of small probabilities never underflow.
+  (its log scale kept); banners whose weights span too many magnitudes for
+  that (:data:`LINEAR_BUDGET`) are computed in log space throughout. Masses
+  left to draw are summed directly, never as a total minus what was placed
+  (which cancels badly when weights differ by many orders of magnitude).
 - :func:`subset_dp`: the seed's Appendix A (Lemmas 1 and 2), O(n^2 2^n) per
   rank, kept as the reference.
-- :func:`monte_carlo`: beyond the exact limit, importance sampling of
-  orderings with Plackett-Luce restricted to D as the proposal (Gumbel
-  top-n); the weight of an ordering is prod_i w(rest_i) / (R + w(rest_i)),
-  which is 1 when R = 0 (the proposal is then exact). Self-normalised, with a
-  delta-method standard error on every probability that shrinks as
+- :func:`monte_carlo`: beyond the exact limit, sampled orderings. With no
+  rest mass, exact Plackett-Luce sampling over D (Gumbel top-n); with one,
+  sequential importance sampling that builds each ordering from the last
+  rank up, matching the target's factors step by step (far better than
+  Plackett-Luce over D as a proposal, whose weights degenerate when R is
+  large). Self-normalised, with a standard error on every probability
+  (binomial at the effective sample size of the weights) that shrinks as
   1 / sqrt(samples).
 
 All return (banners, n, n) arrays indexed [banner, rank - 1, product].
@@ -34,6 +39,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 import numpy as np
+from scipy.special import logsumexp
 
 from offeval import ConfigurationError
 
@@ -95,6 +101,12 @@ def _blocks(banners: int, n: int):
         yield slice(lo, min(lo + width, banners))
 
 
+#: Banners with n * (logit spread + log n) below this take the linear-space path: every
+#: path probability then stays above exp(-LINEAR_BUDGET), so nothing underflows. Wider
+#: banners are computed in log space throughout.
+LINEAR_BUDGET = 650.0
+
+
 def forward_backward(logits: np.ndarray, rest=None) -> np.ndarray:
     """Exact P(P_r = p | D) for every rank r and product p, in O(n 2^n) per banner.
 
@@ -106,22 +118,28 @@ def forward_backward(logits: np.ndarray, rest=None) -> np.ndarray:
     if n > MAX_EXACT:
         raise ConfigurationError(f"exact rank probabilities stop at n = {MAX_EXACT}, got {n}")
     _, bits, edges = _lattice(n)
+    spread = np.maximum(logits.max(axis=1), log_rest) - logits.min(axis=1)
+    wide = n * (spread + np.log(n)) > LINEAR_BUDGET
     out = np.empty((banners, n, n))
     for block in _blocks(banners, n):
-        w, r = _weights(logits[block], log_rest[block])
-        out[block] = _forward_backward_block(w, r, bits, edges)
+        for subset, method in ((~wide[block], _linear_block), (wide[block], _log_block)):
+            if subset.any():
+                rows = np.flatnonzero(subset) + block.start
+                out[rows] = method(logits[rows], log_rest[rows], bits, edges)
     return out
 
 
-def _forward_backward_block(w, r, bits, edges) -> np.ndarray:
+def _linear_block(logits, log_rest, bits, edges) -> np.ndarray:
+    """Forward and backward passes in linear space, each level rescaled per banner."""
+    w, r = _weights(logits, log_rest)
     b, n = w.shape
-    # probability of drawing p next from placed set S: w_p / (R + w(D \ S)), per level
-    inverse_rest = [1.0 / (r[None, :] + (1.0 - level) @ w.T) for level in bits]  # (sets, b)
+    # the chance of drawing p next from placed set S: w_p / (R + w(D \\ S)), per level
+    inverse = [1.0 / (r[None, :] + (1.0 - level) @ w.T) for level in bits[:-1]]  # (sets, b)
     forward, f_scale = [np.ones((1, b))], [np.zeros(b)]
     for k in range(n):
         nxt = np.zeros((bits[k + 1].shape[0], b))
         for p, (rows, children) in enumerate(edges[k]):
-            nxt[children] += forward[k][rows] * (w[:, p] * inverse_rest[k][rows])
+            nxt[children] += forward[k][rows] * (w[:, p] * inverse[k][rows])
         top = nxt.max(axis=0)
         forward.append(nxt / top)
         f_scale.append(f_scale[k] + np.log(top))
@@ -130,7 +148,7 @@ def _forward_backward_block(w, r, bits, edges) -> np.ndarray:
     for k in range(n - 1, -1, -1):
         prev = np.zeros((bits[k].shape[0], b))
         for p, (rows, children) in enumerate(edges[k]):
-            prev[rows] += backward[k + 1][children] * (w[:, p] * inverse_rest[k][rows])
+            prev[rows] += backward[k + 1][children] * (w[:, p] * inverse[k][rows])
         top = prev.max(axis=0)
         backward[k] = prev / top
         b_scale[k] = b_scale[k + 1] + np.log(top)
@@ -139,8 +157,38 @@ def _forward_backward_block(w, r, bits, edges) -> np.ndarray:
     for k in range(n):
         shift = np.exp(f_scale[k] + b_scale[k + 1] - log_total)
         for p, (rows, children) in enumerate(edges[k]):
-            joint = (forward[k][rows] * inverse_rest[k][rows] * backward[k + 1][children]).sum(0)
+            joint = (forward[k][rows] * inverse[k][rows] * backward[k + 1][children]).sum(0)
             out[:, k, p] = joint * w[:, p] * shift
+    return out
+
+
+def _log_block(logits, log_rest, bits, edges) -> np.ndarray:
+    """The same passes in log space, for banners whose weights span too many magnitudes."""
+    b, n = logits.shape
+    log_left = []  # log(R + w(D \\ S)) per level, by a log-sum-exp over what is left
+    for level in bits[:-1]:
+        left = np.where(level[:, None, :] == 0, logits[None, :, :], -np.inf)  # (sets, b, n)
+        rest = np.broadcast_to(log_rest[None, :, None], left.shape[:2] + (1,))
+        log_left.append(logsumexp(np.concatenate([left, rest], axis=2), axis=2))
+    forward = [np.zeros((1, b))]
+    for k in range(n):
+        nxt = np.full((bits[k + 1].shape[0], b), -np.inf)
+        for p, (rows, children) in enumerate(edges[k]):
+            step = forward[k][rows] + logits[:, p] - log_left[k][rows]
+            nxt[children] = np.logaddexp(nxt[children], step)
+        forward.append(nxt)
+    backward = [None] * n + [np.zeros((1, b))]
+    for k in range(n - 1, -1, -1):
+        prev = np.full((bits[k].shape[0], b), -np.inf)
+        for p, (rows, children) in enumerate(edges[k]):
+            step = backward[k + 1][children] + logits[:, p] - log_left[k][rows]
+            prev[rows] = np.logaddexp(prev[rows], step)
+        backward[k] = prev
+    out = np.empty((b, n, n))
+    for k in range(n):
+        for p, (rows, children) in enumerate(edges[k]):
+            terms = forward[k][rows] + logits[:, p] - log_left[k][rows] + backward[k + 1][children]
+            out[:, k, p] = np.exp(logsumexp(terms, axis=0) - forward[n][0])
     return out
 
 
@@ -157,11 +205,15 @@ def subset_dp(logits: np.ndarray, rest=None) -> np.ndarray:
     w, r = _weights(logits, log_rest)
     full = (1 << n) - 1
     weight_of = (((np.arange(1 << n)[:, None] >> np.arange(n)) & 1) @ w.T).T  # (b, 2^n)
-    total = r + weight_of[:, full]
+
+    def left(placed: int) -> np.ndarray:
+        """scores_C - scores_S of the seed, summed over what is left (no cancellation)."""
+        return r + weight_of[:, full ^ placed]
+
     sets = {0: np.ones(banners)}  # Lemma 1: P(D_|S| = S)
     for mask in sorted(range(1, 1 << n), key=lambda m: m.bit_count()):
         sets[mask] = sum(
-            sets[mask & ~(1 << p)] * w[:, p] / (total - weight_of[:, mask & ~(1 << p)])
+            sets[mask & ~(1 << p)] * w[:, p] / left(mask & ~(1 << p))
             for p in range(n)
             if mask >> p & 1
         )
@@ -175,10 +227,10 @@ def subset_dp(logits: np.ndarray, rest=None) -> np.ndarray:
                     continue
                 if size == rank:
                     before = mask & ~(1 << p0)
-                    joint[mask] = sets[before] * w[:, p0] / (total - weight_of[:, before])
+                    joint[mask] = sets[before] * w[:, p0] / left(before)
                 else:
                     joint[mask] = sum(
-                        joint[mask & ~(1 << p)] * w[:, p] / (total - weight_of[:, mask & ~(1 << p)])
+                        joint[mask & ~(1 << p)] * w[:, p] / left(mask & ~(1 << p))
                         for p in range(n)
                         if mask >> p & 1 and p != p0
                     )
@@ -187,13 +239,19 @@ def subset_dp(logits: np.ndarray, rest=None) -> np.ndarray:
 
 
 def monte_carlo(
-    logits: np.ndarray, rest=None, *, samples: int = 10_000, seed: int = 0
+    logits: np.ndarray, rest=None, *, samples: int = 10_000, seed=0
 ) -> tuple[np.ndarray, np.ndarray]:
-    """P(P_r = p | D) by importance sampling of orderings, and its standard error.
+    """P(P_r = p | D) by sampling orderings, and its standard error.
 
-    Orderings are drawn from Plackett-Luce restricted to D (Gumbel top-n) and
-    weighted by prod_i w(rest_i) / (R + w(rest_i)); self-normalised. Returns
-    the probabilities and their delta-method standard errors, both (banners, n, n).
+    Without a rest mass the ordering given D is Plackett-Luce over D, sampled
+    exactly (Gumbel top-n). With one, orderings are built from the last rank
+    to the first: the target's probability of an ordering is proportional to
+    prod_i 1 / (R + W_i), W_i the weight of the products at ranks i and
+    below, so each step draws the product for the next rank up with
+    probability proportional to 1 / (R + W_below + w_p), and the ordering's
+    importance weight is the product of the steps' normalisers
+    (self-normalised). Returns the probabilities and their standard errors
+    (binomial at the weights' effective sample size), both (banners, n, n).
     """
     logits, log_rest = _check(logits, rest)
     if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 2:
@@ -205,20 +263,38 @@ def monte_carlo(
     for lo in range(0, banners, width):
         block = slice(lo, min(lo + width, banners))
         w, r = _weights(logits[block], log_rest[block])
-        keys = np.log(w)[:, None, :] + rng.gumbel(size=(w.shape[0], samples, n))
-        order = np.argsort(-keys, axis=2)  # (b, S, n): product at each rank
-        placed = np.take_along_axis(np.broadcast_to(w[:, None, :], order.shape), order, axis=2)
-        remaining = np.cumsum(placed[:, :, ::-1], axis=2)[:, :, ::-1]  # w(rest_i) at each step
-        weight = np.prod(remaining / (r[:, None, None] + remaining), axis=2)  # (b, S)
+        order, log_weight = _sample_orderings(w, r, samples, rng)
+        weight = np.exp(log_weight - log_weight.max(axis=1, keepdims=True))
         weight /= weight.sum(axis=1, keepdims=True)
         hits = np.zeros((w.shape[0], samples, n, n))  # [banner, sample, rank, product]
         np.put_along_axis(hits, order[:, :, :, None], 1.0, axis=3)
         prob = np.einsum("bs,bsrp->brp", weight, hits)
-        # self-normalised IS: var ~ sum_s weight_s^2 (hit_s - prob)^2
-        resid = hits - prob[:, None]
-        se = np.sqrt(np.einsum("bs,bsrp->brp", weight**2, resid**2))
-        probs[block], ses[block] = prob, se
+        # binomial error at the effective sample size of the weights; the estimate is shrunk
+        # half a sample towards 1/2 so that an entry no sample hit still states its error
+        ess = 1.0 / (weight**2).sum(axis=1)[:, None, None]
+        shrunk = (prob * ess + 0.5) / (ess + 1.0)
+        probs[block], ses[block] = prob, np.sqrt(shrunk * (1.0 - shrunk) / ess)
     return probs, ses
+
+
+def _sample_orderings(w, r, samples: int, rng) -> tuple[np.ndarray, np.ndarray]:
+    """(b, S, n) orderings (product at each rank) and their log importance weights."""
+    b, n = w.shape
+    if not r.any():  # Plackett-Luce over D: exact sampling, equal weights
+        keys = np.log(w)[:, None, :] + rng.gumbel(size=(b, samples, n))
+        return np.argsort(-keys, axis=2), np.zeros((b, samples))
+    order = np.empty((b, samples, n), dtype=np.int64)
+    below, log_weight = np.zeros((b, samples)), np.zeros((b, samples))
+    free = np.ones((b, samples, n), dtype=bool)
+    for rank in range(n - 1, -1, -1):
+        score = -np.log(r[:, None, None] + below[:, :, None] + w[:, None, :])
+        score = np.where(free, score, -np.inf)
+        log_weight += logsumexp(score, axis=2)
+        pick = np.argmax(score + rng.gumbel(size=score.shape), axis=2)
+        order[:, :, rank] = pick
+        np.put_along_axis(free, pick[:, :, None], False, axis=2)
+        below += w[np.arange(b)[:, None], pick]
+    return order, log_weight
 
 
 def rank_probabilities(

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.special import expit
+from scipy.special import expit, logsumexp
 
 from offeval import ESTIMANDS, ConfigurationError, InteractionLog, OffevalError, active_registry
 from offeval_simulation.rankers import (
@@ -206,7 +206,7 @@ class Environment:
             block = slice(lo, lo + CONTEXT_BLOCK)
             clicks = _cascade_clicks(self.quality[block][:, table])  # (b, P)
             if policy.temperature is not None:
-                prob = pl_prefix_probabilities(policy.scores[block] / policy.temperature, table)
+                prob = pl_prefix_probabilities(policy.logits[block], table)
                 ranked[block] = (prob * clicks).sum(axis=1)
             if uniform is not None:
                 uniform[block] = clicks.mean(axis=1)
@@ -228,9 +228,11 @@ class Environment:
         Columns: trajectory, context, item, position, reward, propensity (the
         exact marginal of the item at its position), ``rank_probability_i``
         for every rank i (the logged item's marginal at rank i, from which any
-        examination model gives the logging exposure), logging_score,
-        shuffled, day, group. With ``with_candidates`` the log also lists
-        every candidate of every slot with its propensity.
+        examination model gives the logging exposure), logging_score (the
+        Plackett-Luce logit), logging_pool (the log of the Plackett-Luce mass
+        of the context's candidates not displayed), shuffled, day, group.
+        With ``with_candidates`` the log also lists every candidate of every
+        slot with its propensity.
         """
         rng = np.random.default_rng([self.seed, seed, 1])
         contexts = rng.integers(0, self.n_contexts, n_trajectories)
@@ -252,7 +254,8 @@ class Environment:
                     f"rank_probability_{i + 1}": policy.marginals[ctx, cand_index, i]
                     for i in range(length)
                 },
-                "logging_score": policy.scores[ctx, cand_index],
+                "logging_score": policy.logits[ctx, cand_index],
+                "logging_pool": np.repeat(_log_rest(policy.logits[contexts], ranking), length),
                 "shuffled": np.repeat(shuffled, length),
                 "day": np.repeat(rng.integers(0, self.n_days, n), length),
                 "group": self.groups[ctx],
@@ -309,6 +312,14 @@ class Environment:
             f"Environment(seed={self.seed}, {self.n_contexts} contexts, {k} candidates, "
             f"{self.n_positions} positions, {self.user_model}, {self.examination!r})"
         )
+
+
+def _log_rest(logits: np.ndarray, ranking: np.ndarray) -> np.ndarray:
+    """Log of the Plackett-Luce mass of each trajectory's hidden candidates (-inf if none)."""
+    hidden = np.ones(logits.shape, dtype=bool)
+    np.put_along_axis(hidden, ranking, False, axis=1)
+    with np.errstate(divide="ignore"):
+        return logsumexp(np.where(hidden, logits, -np.inf), axis=1)
 
 
 def _cascade_clicks(quality_in_order: np.ndarray) -> np.ndarray:

@@ -75,7 +75,7 @@ class RankingPolicy:
         if not 0 <= mix_uniform <= 1:
             raise ConfigurationError(f"mix_uniform must lie in [0, 1], got {mix_uniform}")
         self.name = name
-        self.scores = np.asarray(scores, dtype=float)
+        self.score_matrix = np.asarray(scores, dtype=float)
         self.candidates = candidates
         self.n_positions = n_positions
         self.temperature = temperature
@@ -98,21 +98,21 @@ class RankingPolicy:
     @cached_property
     def marginals(self) -> np.ndarray:
         """(n_contexts, K, L): probability that candidate k is shown at position i."""
-        k = self.scores.shape[1]
+        k = self.score_matrix.shape[1]
         if self.two_stage:
             out = ranking.two_stage(
                 self.generator_scores,
                 self.generator_size,
-                self.scores,
+                self.score_matrix,
                 self.n_positions,
                 ranker_temperature=self.temperature,
                 method="exact",
             ).values
         elif self.temperature is None:
-            out = ranking.deterministic(self.scores, self.n_positions).values
+            out = ranking.deterministic(self.score_matrix, self.n_positions).values
         else:
             out = ranking.plackett_luce(
-                self.scores / self.temperature, self.n_positions, method="exact"
+                self.score_matrix / self.temperature, self.n_positions, method="exact"
             ).values
         if self.mix_uniform:
             out = (1 - self.mix_uniform) * out + self.mix_uniform / k
@@ -120,14 +120,14 @@ class RankingPolicy:
 
     def deterministic_ranking(self) -> np.ndarray:
         """(n_contexts, L) candidate indices sorted by score, ties by index."""
-        return np.argsort(-self.scores, axis=1, kind="stable")[:, : self.n_positions]
+        return np.argsort(-self.score_matrix, axis=1, kind="stable")[:, : self.n_positions]
 
     def sample(
         self, contexts: np.ndarray, rng: np.random.Generator
     ) -> tuple[np.ndarray, np.ndarray]:
         """Rankings (n, L) of candidate indices for ``contexts``, and a shuffled flag."""
-        n, k = len(contexts), self.scores.shape[1]
-        keys = self.scores[contexts]
+        n, k = len(contexts), self.score_matrix.shape[1]
+        keys = self.score_matrix[contexts]
         if self.temperature is not None:
             keys = keys / self.temperature + rng.gumbel(size=(n, k))
         if self.two_stage:
@@ -166,6 +166,24 @@ class RankingPolicy:
         out = np.zeros(len(rows))
         out[ok] = self.marginals[ctx[ok], k[ok], pos[ok] - 1]
         return out
+
+    def scores(self, rows: pd.DataFrame) -> np.ndarray:
+        """The policy's score of each row's item (for estimators comparing scores)."""
+        ctx, k, found = self._locate(rows, ("context", "item"))
+        if not found.all():
+            raise ColumnError(
+                "item",
+                f"not a candidate of its context for policy {self.name!r}",
+                positions=np.flatnonzero(~found),
+            )
+        return self.score_matrix[ctx, k]
+
+    @property
+    def logits(self) -> np.ndarray:
+        """(n_contexts, K) Plackett-Luce logits: scores / temperature (scores if deterministic)."""
+        return (
+            self.score_matrix if self.temperature is None else self.score_matrix / self.temperature
+        )
 
     def exposure(self, rows: pd.DataFrame, examination) -> np.ndarray:
         """Expected examination sum_i e(i) P(item at rank i | context) of each row's item."""

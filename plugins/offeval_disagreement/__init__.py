@@ -1,0 +1,49 @@
+"""Plugin ``disagreement``: ranking metrics on non-shuffled traffic (seed 001, Gilotte 2019).
+
+Pairwise disagreement (``pd``) and counterfactual disagreement (``cd``) as
+exact per-banner expectations, their sampling algorithms as written in the
+seed (``pd_sampled``, ``cd_sampled``), and Plackett-Luce rank probabilities
+given the displayed set (:mod:`offeval_disagreement.rank_probabilities`).
+"""
+
+from offeval import hookimpl
+from offeval_disagreement.estimators import (
+    CounterfactualDisagreement,
+    PairwiseDisagreement,
+    SampledCounterfactualDisagreement,
+    SampledPairwiseDisagreement,
+)
+from offeval_disagreement.rank_probabilities import (
+    MAX_EXACT,
+    forward_backward,
+    monte_carlo,
+    rank_probabilities,
+    subset_dp,
+)
+
+ESTIMATORS = (
+    PairwiseDisagreement,
+    CounterfactualDisagreement,
+    SampledPairwiseDisagreement,
+    SampledCounterfactualDisagreement,
+)
+
+
+@hookimpl
+def register_estimators(register):
+    """Register pd, cd and their sampling versions."""
+    for cls in ESTIMATORS:
+        register(cls.name, cls)
+
+
+__all__ = [
+    "MAX_EXACT",
+    "CounterfactualDisagreement",
+    "PairwiseDisagreement",
+    "SampledCounterfactualDisagreement",
+    "SampledPairwiseDisagreement",
+    "forward_backward",
+    "monte_carlo",
+    "rank_probabilities",
+    "subset_dp",
+]

@@ -1,0 +1,265 @@
+"""Pairwise and counterfactual disagreement as estimators of the engine (seed 001).
+
+One banner is one unit. Algorithm 1 (pairwise disagreement, PD) draws the
+clicked product P+ and a non-clicked product P- of the same banner uniformly;
+algorithm 2 (counterfactual disagreement, CD) takes as P- the product at the
+clicked rank r of a re-sampled ordering of the banner, drawn from the logging
+policy's ordering distribution given the displayed set. Both reject ties of
+the test model's scores (CD also rejects a P- that was clicked, P+ itself
+included) and return 1 when the test model scores P- above P+. The metric is
+the expected result given no rejection: mean(numerator) / mean(denominator)
+over banners, where a banner's numerator and denominator are the exact
+probabilities of "disagree" and "not rejected" for that banner. A banner with
+several clicks draws its P+ uniformly among them; a banner with no click, or
+no product left unclicked, is always rejected and counted as excluded.
+
+Lower is better: a perfect model disagrees with no click, a random one with
+half of them.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+
+from offeval import BaseEstimator, ConfigurationError, Contribution, PolicyView
+from offeval.stats import Linearisation, Tally, ratio_of_means
+from offeval.units import hash_ids
+from offeval_disagreement.banners import SUBSETS, clicked, groups, in_subset
+from offeval_disagreement.ordering import LOGGING, ordering
+from offeval_disagreement.rank_probabilities import METHODS
+
+
+def _choice(name: str, value, options) -> None:
+    if not isinstance(value, str) or value not in options:
+        raise ConfigurationError(f"{name} must be one of {options}, got {value!r}")
+
+
+def _whole(name: str, value, low: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        raise ConfigurationError(f"{name} must be a whole number >= {low}, got {value!r}")
+
+
+class _Disagreement(BaseEstimator):
+    """Banner subsets, exclusions and the ratio shared by every disagreement estimator."""
+
+    banners = "all"
+    higher_is_better = False
+
+    def label_params(self) -> dict:
+        """Only the parameters that differ from their defaults, e.g. ``pd(banners=shuffled)``."""
+        defaults = inspect.signature(type(self).__init__).parameters
+        return {k: v for k, v in self.get_params().items() if v != defaults[k].default}
+
+    @property
+    def requires(self) -> tuple[str, ...]:
+        """The test model's scores, and the shuffled flag when a subset is asked for."""
+        return ("scores()",) + (("shuffled",) if self.banners != "all" else ())
+
+    def contribute(self, view: PolicyView) -> Contribution:
+        """Unit columns: each banner's probability of disagreeing and of not being rejected."""
+        log = view.log
+        scores = view.ask("scores")
+        click = clicked(log)
+        taken = in_subset(log, self.banners)
+        num, den = np.zeros(log.n_units), np.zeros(log.n_units)
+        tally = Tally()
+        clicks = np.add.reduceat(click.astype(int), log.unit_starts)
+        sizes = np.diff(np.r_[log.unit_starts, log.n_rows])
+        excluded = {
+            f"not_{self.banners}": int((~taken).sum()),
+            "no_click": int((taken & (clicks == 0)).sum()),
+            "no_unclicked_product": int((taken & (clicks > 0) & (clicks == sizes)).sum()),
+        }
+        counted = taken & (clicks > 0) & (clicks < sizes)
+        for group in groups(log):
+            keep = counted[group.units]
+            if not keep.any():
+                continue
+            units, rows = group.units[keep], group.rows[keep]
+            s, c = scores[rows], click[rows]
+            num[units], den[units] = self._banner(view, group, keep, s, c, tally)
+        tally.add("banners", int(counted.sum()))
+        tally.add("kept", float(den[counted].sum()))
+        return Contribution(
+            unit_columns={"disagree": num, "kept": den},
+            tally=tally,
+            excluded={k: v for k, v in excluded.items() if v},
+        )
+
+    def combine(self, stats) -> Linearisation:
+        """P(disagree | not rejected): the ratio of the two columns' means."""
+        return ratio_of_means(stats, "disagree", "kept")
+
+    def diagnose(self, tally: Tally) -> dict[str, float]:
+        """Banners counted and their mean probability of not being rejected."""
+        s = tally.sums
+        banners = s.get("banners", 0.0)
+        return {
+            "banners": int(banners),
+            "kept_share": s.get("kept", 0.0) / banners if banners else float("nan"),
+        }
+
+
+def _pairs(s: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(banners, n, n) indicators over (positive i, negative j): clicked i, unclicked j,
+    j scored above i, and j scored differently from i."""
+    positive = c[:, :, None] & ~c[:, None, :]
+    above = s[:, None, :] > s[:, :, None]
+    differ = s[:, None, :] != s[:, :, None]
+    return positive, above, differ
+
+
+class PairwiseDisagreement(_Disagreement):
+    """Pairwise disagreement (algorithm 1): P- uniform among the banner's unclicked products.
+
+    Position-biased on traffic that is not uniformly shuffled: use
+    ``banners="shuffled"`` for the unbiased (but scarce) reference, or
+    counterfactual disagreement.
+    """
+
+    name = "pd"
+
+    def __init__(self, banners: str = "all"):
+        _choice("banners", banners, SUBSETS)
+        self.banners = banners
+
+    def _banner(self, view, group, keep, s, c, tally):
+        positive, above, differ = _pairs(s, c)
+        pairs = positive.sum(axis=(1, 2))
+        return (positive & above).sum(axis=(1, 2)) / pairs, (positive & differ).sum(
+            axis=(1, 2)
+        ) / pairs
+
+
+class CounterfactualDisagreement(_Disagreement):
+    """Counterfactual disagreement (algorithm 2): P- at the clicked rank of a re-sampled ordering.
+
+    ``logging`` says where the ordering distribution given the displayed set
+    comes from (``auto``: uniform on shuffled banners, Plackett-Luce over the
+    ``logging_score`` logits on the others; see :mod:`offeval_disagreement.ordering`).
+    Exact rank probabilities up to 20 products, Monte Carlo beyond
+    (``method``, ``samples``, ``seed``). Equals PD, banner by banner, on
+    uniformly shuffled traffic.
+    """
+
+    name = "cd"
+
+    def __init__(
+        self,
+        banners: str = "all",
+        logging: str = "auto",
+        pool: str = "logging_pool",
+        prefix: str = "ordering_probability_",
+        method: str = "auto",
+        samples: int = 10_000,
+        seed: int = 0,
+    ):
+        _choice("banners", banners, SUBSETS)
+        _choice("logging", logging, LOGGING)
+        _choice("method", method, METHODS)
+        for name, value in (("pool", pool), ("prefix", prefix)):
+            if not isinstance(value, str) or not value:
+                raise ConfigurationError(f"{name} must name a column, got {value!r}")
+        _whole("samples", samples, 2)
+        _whole("seed", seed, 0)
+        self.banners = banners
+        self.logging = logging
+        self.pool = pool
+        self.prefix = prefix
+        self.method = method
+        self.samples = samples
+        self.seed = seed
+
+    @property
+    def requires(self) -> tuple[str, ...]:
+        """Scores, and what the ordering distribution is read from."""
+        needs = {"auto": ("logging_score",), "plackett_luce": ("logging_score",)}
+        needs["columns"] = (f"{self.prefix}*",)
+        return super().requires + needs.get(self.logging, ())
+
+    def _banner(self, view, group, keep, s, c, tally):
+        sub = type(group)(group.n, group.units[keep], group.rows[keep])
+        q, counts = ordering(view, sub, self)
+        for name, value in counts.items():
+            tally.count(name, value)
+        positive, above, differ = _pairs(s, c)
+        clicks = c.sum(axis=1)
+        weight = positive * q  # [b, i, p]: the clicked i's rank is i
+        return (weight * above).sum(axis=(1, 2)) / clicks, (weight * differ).sum(
+            axis=(1, 2)
+        ) / clicks
+
+
+def _uniforms(ids: np.ndarray, seed: int, draw: int, stream: int) -> np.ndarray:
+    """One uniform number per banner from its id: the same whatever the chunking."""
+    x = hash_ids(ids) ^ np.uint64((seed * 1_000_003 + draw * 101 + stream) & (2**64 - 1))
+    with np.errstate(over="ignore"):  # splitmix64 mixing, modulo 2^64
+        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        x = x ^ (x >> np.uint64(31))
+    return (x >> np.uint64(11)).astype(float) / 2.0**53
+
+
+class _Sampled:
+    """The seed's algorithms run as written: ``draws`` seeded samples per banner."""
+
+    def _banner(self, view, group, keep, s, c, tally):
+        ids = view.log.unit_ids[group.units[keep]]
+        negatives = self._negatives(view, group, keep, c)  # (b, n, n): P(P- = p | P+ = i)
+        disagree, kept = np.zeros(len(ids)), np.zeros(len(ids))
+        rows = np.arange(len(ids))
+        for draw in range(self.draws):
+            u = _uniforms(ids, self.seed, draw, 0)
+            k = np.floor(u * c.sum(axis=1)).astype(int)  # the k-th clicked product is P+
+            plus = np.argmax(np.cumsum(c, axis=1) > k[:, None], axis=1)
+            cdf = np.cumsum(negatives[rows, plus], axis=1)
+            v = _uniforms(ids, self.seed, draw, 1) * cdf[:, -1]
+            minus = np.minimum(np.argmax(cdf > v[:, None], axis=1), group.n - 1)
+            valid = ~c[rows, minus] & (s[rows, minus] != s[rows, plus])
+            kept += valid
+            disagree += valid & (s[rows, minus] > s[rows, plus])
+        return disagree / self.draws, kept / self.draws
+
+
+class SampledPairwiseDisagreement(_Sampled, PairwiseDisagreement):
+    """Algorithm 1 by sampling: ``draws`` seeded draws of (P+, P-) per banner."""
+
+    name = "pd_sampled"
+
+    def __init__(self, banners: str = "all", draws: int = 1, seed: int = 0):
+        super().__init__(banners)
+        _whole("draws", draws, 1)
+        _whole("seed", seed, 0)
+        self.draws = draws
+        self.seed = seed
+
+    def _negatives(self, view, group, keep, c) -> np.ndarray:
+        unclicked = (~c).astype(float)
+        return np.broadcast_to(
+            (unclicked / unclicked.sum(1, keepdims=True))[:, None, :], c.shape + c.shape[1:]
+        )
+
+
+class SampledCounterfactualDisagreement(_Sampled, CounterfactualDisagreement):
+    """Algorithm 2 by sampling: P- drawn at the clicked rank from the ordering distribution."""
+
+    name = "cd_sampled"
+
+    def __init__(
+        self,
+        banners: str = "all",
+        logging: str = "auto",
+        pool: str = "logging_pool",
+        prefix: str = "ordering_probability_",
+        draws: int = 1,
+        seed: int = 0,
+    ):
+        super().__init__(banners, logging, pool, prefix, seed=seed)
+        _whole("draws", draws, 1)
+        self.draws = draws
+
+    def _negatives(self, view, group, keep, c) -> np.ndarray:
+        sub = type(group)(group.n, group.units[keep], group.rows[keep])
+        return ordering(view, sub, self)[0]
