@@ -25,7 +25,7 @@ PLUGINS = ("ncis", "dcg", "ndcg", "pndcg", "ir", "simulation", "decision", "disa
 def test_builtin_plugins_come_through_entry_points():
     reg = Registry()
     assert reg.plugins[:1] == ["offeval"]  # the core is a plugin of itself
-    assert {"ncis", "simulation", "dcg", "ir"} <= set(reg.plugins)
+    assert {"ncis", "simulation", "dcg", "disagreement", "ir"} <= set(reg.plugins)
     assert all(reg.is_builtin(p) for p in reg.plugins)
     assert {"is", "cis", "ncis", "piecewise_ncis", "pointwise_ncis", "beta_ips"} <= set(
         reg.names("estimator")
@@ -344,7 +344,7 @@ def test_demo_configurations_come_from_the_plugins_and_failures_are_isolated():
     reg.add_plugin(Broken(), "broken")
     configured = reg.call("register_demo_estimators", environment=None)
     plugins = {plugin for plugin, _ in configured}
-    assert plugins == {"ncis", "dcg"}
+    assert plugins == {"ncis", "dcg", "disagreement"}
     assert ("ncis", NCIS(cap=10)) not in configured  # objects, compared by label below
     assert "ncis(cap=10)" in {getattr(e, "label", e) for _, e in configured}
     (failure,) = reg.failures

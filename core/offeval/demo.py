@@ -39,26 +39,28 @@ class DemoResult:
 
 
 def demo_estimators(registry: Registry, environment) -> tuple[list, dict[str, str]]:
-    """The estimators the plugins configure for the demo, plus every other at its defaults.
+    """The estimators the plugins configure for the demo, and those of the others at defaults.
 
-    Configurations come from each plugin's ``register_demo_estimators`` hook;
-    a registered estimator that no plugin configures joins with its default
-    parameters, so a third-party estimator appears in the demo too. Returns
-    the estimators and, for each configuration that could not be built, why.
+    A plugin implementing ``register_demo_estimators`` shows exactly the
+    configurations it registers; the estimators of a plugin without that hook
+    join with their default parameters, so a third-party estimator appears in
+    the demo too. Returns the estimators and, for each configuration that
+    could not be built, why.
     """
     built, skipped = [], {}
-    for plugin, item in registry.call("register_demo_estimators", environment=environment):
+    hook = "register_demo_estimators"
+    for plugin, item in registry.call(hook, environment=environment):
         try:
             built.append(registry.resolve("estimator", item))
         except OffevalError as exc:
             skipped[f"{item} (from {plugin})"] = str(exc)
-    configured = {getattr(e, "name", None) for e in built}
-    for name in registry.names("estimator"):
-        if name not in configured:
+    configuring = set(registry.implementers(hook))
+    for component in registry.components("estimator"):
+        if component.plugin not in configuring:
             try:
-                built.append(registry.create("estimator", name))
+                built.append(registry.create("estimator", component.name))
             except OffevalError as exc:
-                skipped[name] = str(exc)
+                skipped[component.name] = str(exc)
     return sorted(built, key=lambda e: e.name), skipped
 
 
@@ -117,18 +119,24 @@ def run_demo(
         for e in estimators
         if getattr(e, "estimand", None) != "reward_per_impression"
     }
+    # Lower-is-better metrics (disagreement rates) are ranked by their negation.
+    sign = {
+        getattr(e, "label", e.name): 1 if getattr(e, "higher_is_better", True) else -1
+        for e in estimators
+    }
     for label in evaluation.estimators:
         est = [evaluation.estimate(p, label) for p in names]
         values = np.array([e.value for e in est])
+        order_values = sign[label] * values
         covered = np.mean(
             [e.ci_low <= truth[p] <= e.ci_high for e, p in zip(est, names, strict=True)]
         )
         error = (
             np.nan if label in other_scale else float(np.mean(np.abs(values - truth.to_numpy())))
         )
-        tau = kendall_tau(values, truth.to_numpy())
+        tau = kendall_tau(order_values, truth.to_numpy())
         probs = rank_probabilities(
-            names, values, evaluation.covariance(label), draws=draws, seed=seed
+            names, order_values, evaluation.covariance(label), draws=draws, seed=seed
         )
         ranks[label] = probs["p_rank_1"]
         rows.append(
@@ -139,7 +147,7 @@ def run_demo(
                 "mean_abs_error": error,
                 "ci_coverage": np.nan if label in other_scale else covered,
                 "p_true_best_ranked_first": probs.loc[true_best, "p_rank_1"],
-                "picked": names[int(np.argmax(values))],
+                "picked": names[int(np.argmax(order_values))],
             }
         )
     ab_tau = kendall_tau(ab["mean"].to_numpy(), truth.to_numpy())

@@ -238,7 +238,9 @@ class BaseEstimator:
     - ``assumptions``: environment parameters under which the guarantee holds
       (the kit builds its environment with them);
     - ``expected_failed_checks``: kit checks known to fail, each with a reason;
-    - ``tags``: ``{"linear_in_reward": True}`` adds the kit's linearity check.
+    - ``tags``: ``{"linear_in_reward": True}`` adds the kit's linearity check;
+    - ``higher_is_better``: False for metrics where lower values are better
+      (disagreement rates); the demo ranks policies by the negated value.
 
     Each may be a property when it depends on the parameters.
     """
@@ -249,6 +251,7 @@ class BaseEstimator:
     guarantee: str | None = None
     requires: tuple[str, ...] = ()
     expected_failed_checks: dict[str, str] = {}
+    higher_is_better: bool = True
 
     @classmethod
     def param_names(cls) -> list[str]:

@@ -82,6 +82,7 @@ def register_demo_estimators(register: Register, environment: Any) -> None:
     """Configure this plugin's estimators for ``offeval demo`` on ``environment``.
 
     ``register(estimator)``: an estimator object or a spec string such as
-    ``"my_estimator:cap=10"``. A registered estimator that no plugin
-    configures appears in the demo with its default parameters.
+    ``"my_estimator:cap=10"``. A plugin implementing this hook shows exactly
+    what it registers; the estimators of a plugin without it appear in the
+    demo with their default parameters.
     """

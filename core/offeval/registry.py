@@ -419,6 +419,10 @@ class Registry:
                         self.record_failure(name, hook, str(exc))
         return out
 
+    def implementers(self, hook: str) -> list[str]:
+        """The plugins that implement ``hook``."""
+        return [name for name in self.plugins if self._hook_caller(name, hook) is not None]
+
     @contextmanager
     def activated(self) -> Iterator[Registry]:
         """Make this the registry that :func:`active_registry` returns, within the block."""

@@ -36,6 +36,14 @@ def register_estimators(register):
         register(cls.name, cls)
 
 
+@hookimpl
+def register_demo_estimators(register):
+    """PD on all banners (position-biased), PD on shuffled banners only, and CD."""
+    register(PairwiseDisagreement())
+    register(PairwiseDisagreement(banners="shuffled"))
+    register(CounterfactualDisagreement())
+
+
 __all__ = [
     "MAX_EXACT",
     "CounterfactualDisagreement",
