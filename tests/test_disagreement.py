@@ -172,3 +172,37 @@ def test_the_sampling_algorithms_converge_to_the_exact_values():
         assert abs(a.value - b.value) < 4 * b.se, (exact, a.value, b.value, b.se)
     again = evaluate(log, [RerankPolicy("model")], estimators[2:], chunk_rows=333)
     assert again.estimate("model", "cd_sampled").value == ev.estimate("model", "cd_sampled").value
+
+
+def test_figure3_on_the_simulator_cd_tracks_shuffled_pd_and_pd_does_not():
+    from offeval_disagreement.analyses import BIASED, COUNTERFACTUAL, figure3
+
+    result = figure3(n_banners=40_000, n_models=30, seed=1)
+    r = result.correlations["pearson"]
+    assert r[COUNTERFACTUAL] > 0.9 and r[BIASED] < 0.8 and r[COUNTERFACTUAL] > r[BIASED]
+    low, high = result.variance_ratio[1:]
+    assert 1.2 < result.variance_ratio[0] < 4 and low < result.variance_ratio[0] < high
+    # CD on the non-shuffled banners is worth more shuffled banners than the log has
+    assert result.shuffled_needed > result.banners["shuffled"]
+
+
+def test_cd_runs_from_the_command_line_on_a_banner_file(tmp_path, capsys):
+    from offeval.cli import main
+
+    rng = np.random.default_rng(4)
+    sizes = rng.integers(2, 7, 400)
+    total = int(sizes.sum())
+    log = banners(sizes, rng.integers(0, 4, 400), rng.normal(size=total), rng.normal(size=total))
+    frame = log.frame.rename(columns={"trajectory": "banner", "logging_score": "logit"})
+    frame = frame.assign(other=rng.normal(size=total)).drop(columns="context")
+    path = tmp_path / "banners.csv"
+    frame.to_csv(path, index=False)
+    args = ["evaluate", str(path), "--map", "trajectory=banner", "--map", "logging_score=logit"]
+    args += ["--rerank", "model=model", "--rerank", "other=other", "--estimator", "cd"]
+    args += ["--estimator", "pd", "--quiet", "--out", str(tmp_path / "out")]
+    assert main(args) == 0
+    table = pd.read_csv(tmp_path / "out" / "estimates.csv")
+    direct = evaluate(log, [RerankPolicy("model")], [CounterfactualDisagreement()])
+    row = table[(table.policy == "model") & (table.estimator == "cd")].iloc[0]
+    assert row.value == pytest.approx(direct.estimate("model").value, rel=1e-12)
+    assert (tmp_path / "out" / "pairs_cd.csv").exists()

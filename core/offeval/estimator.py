@@ -116,6 +116,10 @@ class PolicyView:
         """Importance weights pi/mu of the logged rows."""
         return self.memo(_weights)
 
+    def scores(self) -> np.ndarray:
+        """The policy's score of each logged row's item (a scoring policy's ``scores(rows)``)."""
+        return self.memo(PolicyView.ask, "scores")
+
 
 def _probabilities(view: PolicyView, candidates: bool) -> np.ndarray:
     log = view.log

@@ -273,6 +273,23 @@ class InteractionLog:
         return codes, first
 
     @cached_property
+    def _memo(self) -> dict:
+        return {}
+
+    def memo(self, function, *args, key=None):
+        """``function(log, *args)``, computed once per log (chunk).
+
+        For work that depends on the log but not on the policy (a logging
+        policy's rank probabilities, say): every policy and estimator
+        evaluated on the chunk shares it. Keyed by the function and its
+        arguments, or the function and ``key`` when the arguments are not hashable.
+        """
+        cache_key = (function, args if key is None else key)
+        if cache_key not in self._memo:
+            self._memo[cache_key] = function(self, *args)
+        return self._memo[cache_key]
+
+    @cached_property
     def ones(self) -> np.ndarray:
         """A read-only array of ones, one per row (shared by every estimator)."""
         ones = np.ones(self.n_rows)

@@ -27,7 +27,7 @@ from offeval import BaseEstimator, ConfigurationError, Contribution, PolicyView
 from offeval.stats import Linearisation, Tally, ratio_of_means
 from offeval.units import hash_ids
 from offeval_disagreement.banners import SUBSETS, clicked, groups, in_subset
-from offeval_disagreement.ordering import LOGGING, ordering
+from offeval_disagreement.ordering import LOGGING, ordering, useful
 from offeval_disagreement.rank_probabilities import METHODS
 
 
@@ -60,7 +60,7 @@ class _Disagreement(BaseEstimator):
     def contribute(self, view: PolicyView) -> Contribution:
         """Unit columns: each banner's probability of disagreeing and of not being rejected."""
         log = view.log
-        scores = view.ask("scores")
+        scores = view.scores()
         click = clicked(log)
         taken = in_subset(log, self.banners)
         num, den = np.zeros(log.n_units), np.zeros(log.n_units)
@@ -180,8 +180,8 @@ class CounterfactualDisagreement(_Disagreement):
         return super().requires + needs.get(self.logging, ())
 
     def _banner(self, view, group, keep, s, c, tally):
-        sub = type(group)(group.n, group.units[keep], group.rows[keep])
-        q, counts = ordering(view, sub, self)
+        q, counts = ordering(view.log, group, self)
+        q = q[_among_useful(view.log, group, keep)]
         for name, value in counts.items():
             tally.count(name, value)
         positive, above, differ = _pairs(s, c)
@@ -190,6 +190,11 @@ class CounterfactualDisagreement(_Disagreement):
         return (weight * above).sum(axis=(1, 2)) / clicks, (weight * differ).sum(
             axis=(1, 2)
         ) / clicks
+
+
+def _among_useful(log, group, keep: np.ndarray) -> np.ndarray:
+    """Positions, among the group's banners with a click and an unclicked product, of ``keep``."""
+    return (np.cumsum(useful(log, group)) - 1)[keep]
 
 
 def _uniforms(ids: np.ndarray, seed: int, draw: int, stream: int) -> np.ndarray:
@@ -261,5 +266,4 @@ class SampledCounterfactualDisagreement(_Sampled, CounterfactualDisagreement):
         self.draws = draws
 
     def _negatives(self, view, group, keep, c) -> np.ndarray:
-        sub = type(group)(group.n, group.units[keep], group.rows[keep])
-        return ordering(view, sub, self)[0]
+        return ordering(view.log, group, self)[0][_among_useful(view.log, group, keep)]

@@ -20,9 +20,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from offeval import ColumnError, InteractionLog, PolicyView
+from offeval import ColumnError, InteractionLog
 from offeval.units import hash_ids
-from offeval_disagreement.banners import Group, shuffled_units
+from offeval_disagreement.banners import Group, clicked, shuffled_units
 from offeval_disagreement.rank_probabilities import MAX_EXACT, forward_backward, monte_carlo
 
 LOGGING = ("auto", "plackett_luce", "uniform", "columns")
@@ -30,11 +30,36 @@ LOGGING = ("auto", "plackett_luce", "uniform", "columns")
 TOLERANCE = 1e-6
 
 
-def ordering(view: PolicyView, group: Group, settings) -> tuple[np.ndarray, dict[str, float]]:
-    """q (banners, n, n) for one group of banners, and counts for the diagnostics."""
-    log = view.log
+def ordering(log: InteractionLog, group: Group, settings) -> tuple[np.ndarray, dict[str, int]]:
+    """q for the banners of one size in a chunk that have a click and an unclicked product.
+
+    Returns q (as many rows as the group has such banners, in group order)
+    and counts for the diagnostics; computed once per chunk and setting,
+    whatever the number of policies evaluated.
+    """
+    key = (
+        group.n,
+        settings.logging,
+        settings.pool,
+        settings.prefix,
+        settings.method,
+        settings.samples,
+        settings.seed,
+    )
+    return log.memo(_ordering, group, settings, key=key)
+
+
+def useful(log: InteractionLog, group: Group) -> np.ndarray:
+    """Which banners of the group have at least one click and one unclicked product."""
+    clicks = clicked(log)[group.rows].sum(axis=1)
+    return (clicks > 0) & (clicks < group.n)
+
+
+def _ordering(log: InteractionLog, group: Group, settings) -> tuple[np.ndarray, dict[str, int]]:
+    keep = useful(log, group)
+    group = Group(group.n, group.units[keep], group.rows[keep])
     n, banners = group.n, group.units.size
-    counts: dict[str, float] = {}
+    counts: dict[str, int] = {}
     if settings.logging == "uniform":
         return np.full((banners, n, n), 1.0 / n), counts
     if settings.logging == "columns":
