@@ -17,6 +17,7 @@ from offeval_disagreement import (
     monte_carlo,
     subset_dp,
 )
+from offeval_disagreement.given_set import rank_rows
 
 
 def random_logits(n: int, banners: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -52,6 +53,16 @@ def test_rank_probabilities_do_not_underflow_with_extreme_logits():
 def test_the_fast_and_the_seed_algorithm_agree_at_larger_n():
     logits, rest = random_logits(9, 3, seed=11)
     np.testing.assert_allclose(forward_backward(logits, rest), subset_dp(logits, rest), atol=1e-12)
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 8, 11])
+def test_one_row_in_one_pass_equals_the_full_computation(n):
+    logits, rest = random_logits(n, 40, seed=20 + n)
+    logits[:3] *= 60  # wide banners take the log-space path
+    ranks = np.random.default_rng(n).integers(1, n + 1, 40)
+    full = forward_backward(logits, rest)
+    rows = rank_rows(logits, rest, ranks)
+    np.testing.assert_allclose(rows, full[np.arange(40), ranks - 1], rtol=0, atol=1e-12)
 
 
 def test_without_a_rest_mass_it_is_plackett_luce_over_the_displayed_set():

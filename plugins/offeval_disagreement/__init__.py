@@ -3,7 +3,7 @@
 Pairwise disagreement (``pd``) and counterfactual disagreement (``cd``) as
 exact per-banner expectations, their sampling algorithms as written in the
 seed (``pd_sampled``, ``cd_sampled``), and Plackett-Luce rank probabilities
-given the displayed set (:mod:`offeval_disagreement.rank_probabilities`).
+given the displayed set (:mod:`offeval_disagreement.given_set`).
 """
 
 from offeval import hookimpl
@@ -13,7 +13,7 @@ from offeval_disagreement.estimators import (
     SampledCounterfactualDisagreement,
     SampledPairwiseDisagreement,
 )
-from offeval_disagreement.rank_probabilities import (
+from offeval_disagreement.given_set import (
     MAX_EXACT,
     forward_backward,
     monte_carlo,

@@ -27,8 +27,8 @@ from offeval import BaseEstimator, ConfigurationError, Contribution, PolicyView
 from offeval.stats import Linearisation, Tally, ratio_of_means
 from offeval.units import hash_ids
 from offeval_disagreement.banners import SUBSETS, clicked, groups, in_subset
+from offeval_disagreement.given_set import METHODS
 from offeval_disagreement.ordering import LOGGING, ordering, useful
-from offeval_disagreement.rank_probabilities import METHODS
 
 
 def _choice(name: str, value, options) -> None:

@@ -23,7 +23,7 @@ import pandas as pd
 from offeval import ColumnError, InteractionLog
 from offeval.units import hash_ids
 from offeval_disagreement.banners import Group, clicked, shuffled_units
-from offeval_disagreement.rank_probabilities import MAX_EXACT, forward_backward, monte_carlo
+from offeval_disagreement.given_set import MAX_EXACT, forward_backward, monte_carlo, rank_rows
 
 LOGGING = ("auto", "plackett_luce", "uniform", "columns")
 #: Largest gap between a banner's probabilities summing to one and one.
@@ -33,9 +33,10 @@ TOLERANCE = 1e-6
 def ordering(log: InteractionLog, group: Group, settings) -> tuple[np.ndarray, dict[str, int]]:
     """q for the banners of one size in a chunk that have a click and an unclicked product.
 
-    Returns q (as many rows as the group has such banners, in group order)
-    and counts for the diagnostics; computed once per chunk and setting,
-    whatever the number of policies evaluated.
+    Returns q (as many banners as the group has such banners, in group order;
+    from exact Plackett-Luce computations, only the clicked ranks' rows are
+    filled) and counts for the diagnostics; computed once per chunk and
+    setting, whatever the number of policies evaluated.
     """
     key = (
         group.n,
@@ -96,9 +97,26 @@ def _plackett_luce(log: InteractionLog, group: Group, which: np.ndarray, setting
         rest = None
         counts["pool_assumed"] = int(which.sum())
     if group.n <= MAX_EXACT and settings.method != "monte_carlo":
-        return forward_backward(logits, rest), counts
+        return _exact(logits, rest, clicked(log)[group.rows[which]]), counts
     ids = log.unit_ids[group.units[which]]
     return _sampled(logits, rest, ids, settings), {**counts, "monte_carlo_banners": len(ids)}
+
+
+def _exact(logits, rest, click: np.ndarray) -> np.ndarray:
+    """q with the rows the clicks need: one pass for single-click banners, all rows otherwise."""
+    banners, n = logits.shape
+    q = np.zeros((banners, n, n))
+    single = click.sum(axis=1) == 1
+    if single.any():
+        rank = np.argmax(click[single], axis=1)
+        q[np.flatnonzero(single), rank] = rank_rows(logits[single], _take(rest, single), rank + 1)
+    if (~single).any():
+        q[~single] = forward_backward(logits[~single], _take(rest, ~single))
+    return q
+
+
+def _take(rest, which):
+    return None if rest is None else rest[which]
 
 
 def _sampled(logits, rest, ids, settings) -> np.ndarray:
