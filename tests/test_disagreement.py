@@ -217,3 +217,30 @@ def test_cd_runs_from_the_command_line_on_a_banner_file(tmp_path, capsys):
     row = table[(table.policy == "model") & (table.estimator == "cd")].iloc[0]
     assert row.value == pytest.approx(direct.estimate("model").value, rel=1e-12)
     assert (tmp_path / "out" / "pairs_cd.csv").exists()
+
+
+def test_resampling_the_whole_banner_matches_a_brute_force_loop():
+    from offeval_disagreement import ResampledBannerDisagreement
+    from offeval_simulation import Environment
+
+    env = Environment(seed=2, n_contexts=50, n_items=40, n_candidates=5, n_positions=3)
+    log = env.simulate(env.logging_policy(), 400, seed=3, with_candidates=True)
+    model = env.candidate_policies(2)[1]
+    value = evaluate(log, [model], [ResampledBannerDisagreement()]).estimate(model.name).value
+    cands = log.candidates.assign(context=lambda d: log.frame["context"].to_numpy()[d["slot"]])
+    cand_score = model.scores(cands)
+    row_score = model.scores(log.frame)
+    num = den = 0.0
+    for _, banner in log.frame.groupby("trajectory"):
+        click = banner["reward"].to_numpy() > 0
+        if not click.any() or click.all():
+            continue
+        clicked_items = set(banner["item"].to_numpy()[click])
+        for row in banner.index[click]:
+            at = np.flatnonzero(cands["slot"].to_numpy() == row)
+            for j in at:
+                if cands["item"].iloc[j] in clicked_items or cand_score[j] == row_score[row]:
+                    continue
+                num += cands["propensity"].iloc[j] * (cand_score[j] > row_score[row]) / click.sum()
+                den += cands["propensity"].iloc[j] / click.sum()
+    assert value == pytest.approx(num / den, rel=1e-12)

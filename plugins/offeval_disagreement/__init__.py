@@ -1,15 +1,17 @@
 """Plugin ``disagreement``: ranking metrics on non-shuffled traffic (seed 001, Gilotte 2019).
 
 Pairwise disagreement (``pd``) and counterfactual disagreement (``cd``) as
-exact per-banner expectations, their sampling algorithms as written in the
-seed (``pd_sampled``, ``cd_sampled``), and Plackett-Luce rank probabilities
-given the displayed set (:mod:`offeval_disagreement.given_set`).
+exact per-banner expectations, the seed's variant 5.1 re-drawing the whole
+banner (``cd_banner``), their sampling algorithms as written in the seed
+(``pd_sampled``, ``cd_sampled``), and Plackett-Luce rank probabilities given
+the displayed set (:mod:`offeval_disagreement.given_set`).
 """
 
 from offeval import hookimpl
 from offeval_disagreement.estimators import (
     CounterfactualDisagreement,
     PairwiseDisagreement,
+    ResampledBannerDisagreement,
     SampledCounterfactualDisagreement,
     SampledPairwiseDisagreement,
 )
@@ -24,6 +26,7 @@ from offeval_disagreement.given_set import (
 ESTIMATORS = (
     PairwiseDisagreement,
     CounterfactualDisagreement,
+    ResampledBannerDisagreement,
     SampledPairwiseDisagreement,
     SampledCounterfactualDisagreement,
 )
@@ -31,7 +34,7 @@ ESTIMATORS = (
 
 @hookimpl
 def register_estimators(register):
-    """Register pd, cd and their sampling versions."""
+    """Register pd, cd, cd_banner and the sampling versions."""
     for cls in ESTIMATORS:
         register(cls.name, cls)
 
@@ -48,6 +51,7 @@ __all__ = [
     "MAX_EXACT",
     "CounterfactualDisagreement",
     "PairwiseDisagreement",
+    "ResampledBannerDisagreement",
     "SampledCounterfactualDisagreement",
     "SampledPairwiseDisagreement",
     "forward_backward",

@@ -22,6 +22,7 @@ from __future__ import annotations
 import inspect
 
 import numpy as np
+import pandas as pd
 
 from offeval import BaseEstimator, ConfigurationError, Contribution, PolicyView
 from offeval.stats import Linearisation, Tally, ratio_of_means
@@ -267,3 +268,57 @@ class SampledCounterfactualDisagreement(_Sampled, CounterfactualDisagreement):
 
     def _negatives(self, view, group, keep, c) -> np.ndarray:
         return ordering(view.log, group, self)[0][_among_useful(view.log, group, keep)]
+
+
+class ResampledBannerDisagreement(_Disagreement):
+    """Variant 5.1 of the seed: P- at the clicked rank of a whole new banner (set and order).
+
+    The logging policy re-draws the banner from its full candidate pool, so P-
+    is any candidate the logging policy could have shown at the clicked rank,
+    with its logging probability there: the log's candidate table (one row per
+    candidate per slot, ``propensity`` = P(candidate at that rank)). The test
+    model scores every candidate. A P- that was clicked, or that the model
+    ties with P+, is rejected.
+    """
+
+    name = "cd_banner"
+
+    def __init__(self, banners: str = "all"):
+        _choice("banners", banners, SUBSETS)
+        self.banners = banners
+
+    @property
+    def requires(self) -> tuple[str, ...]:
+        """Scores and the candidate table (and the shuffled flag for a subset)."""
+        return super().requires + ("candidates",)
+
+    def _banner(self, view, group, keep, s, c, tally):
+        log = view.log
+        cands = log.require_candidates()
+        slot, prop = cands["slot"].to_numpy(), cands["propensity"].to_numpy()
+        rows = group.rows[keep]
+        banner_of_row = np.full(log.n_rows, -1)
+        banner_of_row[rows.ravel()] = np.repeat(np.arange(len(rows)), group.n)
+        clicked_rows = rows[c]
+        at_click = np.isin(slot, clicked_rows)  # candidates for a clicked product's rank
+        banner = banner_of_row[slot[at_click]]
+        codes = pd.factorize(np.r_[log.column("item"), cands["item"].to_numpy()])[0]
+        width = int(codes.max()) + 1
+        clicked_keys = banner_of_row[clicked_rows] * width + codes[clicked_rows]
+        cand_keys = banner * width + codes[log.n_rows :][at_click]
+        negative = ~np.isin(cand_keys, clicked_keys)  # a clicked product is no negative
+        score = view.memo(_candidate_scores)[at_click]
+        positive = view.scores()[slot[at_click]]
+        weight = prop[at_click] * negative
+        clicks = c.sum(axis=1)
+        num = np.bincount(banner, weights=weight * (score > positive), minlength=len(rows))
+        den = np.bincount(banner, weights=weight * (score != positive), minlength=len(rows))
+        return num / clicks, den / clicks
+
+
+def _candidate_scores(view: PolicyView) -> np.ndarray:
+    """The test model's score of every row of the candidate table."""
+    log = view.log
+    cands = log.require_candidates()
+    rows = cands.assign(context=log.frame["context"].to_numpy()[cands["slot"].to_numpy()])
+    return view.ask("scores", rows=rows, labels=log.candidate_source_rows, table="candidate rows")
