@@ -142,7 +142,9 @@ def main() -> None:
         for name in ("rank_rows", "forward_backward", "subset_dp", "monte_carlo_1000"):
             if name == "subset_dp" and n > 10:
                 continue
-            count = banners if name != "subset_dp" else max(20, banners // 20)
+            count = {"subset_dp": max(20, banners // 20), "monte_carlo_1000": 200}.get(
+                name, banners
+            )
             call = f"run_kernel({name!r}, {n}, {count})"
             kernels.append(in_subprocess(sys.executable, "disagreement_benchmark", call))
     with pd.option_context("display.width", 160, "display.float_format", "{:,.2f}".format):
