@@ -21,7 +21,14 @@ from offeval.estimator import (
 from offeval.evaluation import Accumulator, Evaluation, evaluate
 from offeval.hookspecs import hookimpl, hookspec
 from offeval.log import InteractionLog, Log, read_table, stream_parquet
-from offeval.policy import ColumnPolicy, ExposurePolicy, LoggingPolicy, Policy, RerankPolicy
+from offeval.policy import (
+    ColumnPolicy,
+    ExposurePolicy,
+    LoggingPolicy,
+    Policy,
+    RerankPolicy,
+    ScoringPolicy,
+)
 from offeval.registry import Registry, active_registry, get_registry
 from offeval.result import Estimate
 
@@ -48,6 +55,7 @@ __all__ = [
     "PolicyView",
     "Registry",
     "RerankPolicy",
+    "ScoringPolicy",
     "RegistryError",
     "RowError",
     "SplitUnitError",

@@ -86,6 +86,20 @@ class ExposurePolicy(Protocol):
         ...
 
 
+@runtime_checkable
+class ScoringPolicy(Protocol):
+    """A test model that scores items (used by estimators that compare scores).
+
+    ``scores(rows)`` returns, for each row's (context, item), the model's score.
+    """
+
+    name: str
+
+    def scores(self, rows: pd.DataFrame) -> np.ndarray:
+        """The score of each row's item."""
+        ...
+
+
 class RerankPolicy:
     """Re-ranks each trajectory's logged items by a score column (fixed candidate set).
 
