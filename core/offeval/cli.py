@@ -19,8 +19,10 @@ import pandas as pd
 
 from offeval.errors import OffevalError
 from offeval.registry import Registry, get_registry, parse_pairs
+from offeval.sections import ReportContext, report_sections
 from offeval.stats.compare import CORRECTIONS
 from offeval.stats.inference import check_level
+from offeval.summary import save_summaries
 
 #: Rows of the log the estimators are tried on before the full run.
 PROBE_ROWS = 2_000
@@ -249,16 +251,33 @@ def _evaluate(args: argparse.Namespace) -> int:
             ),
             on=["policy", "estimator"],
         )
+    summaries = [evaluation.summary(label, args.baseline) for label in evaluation.estimators]
+    context = ReportContext(
+        {s.estimator: s for s in summaries},
+        log=None if args.stream else log,
+        policies=policies,
+    )
+    sections = report_sections(registry, context)
     with pd.option_context("display.width", 160, "display.max_columns", 30):
         print(table.round(6).to_string(index=False))
+        for section in sections:
+            for name, frame in section.tables.items():
+                print(f"\n{section.title}: {name}\n{frame.round(4).to_string()}")
     if out is not None:
+        from offeval.report import write_sections
+
         out.mkdir(parents=True, exist_ok=True)
         table.to_csv(out / "estimates.csv", index=False)
         for label in evaluation.estimators:
             grid = evaluation.grid(label, correction=correction, baseline=args.baseline)
             safe = "".join(c if c.isalnum() else "_" for c in label)
             grid.table.to_csv(out / f"pairs_{safe}.csv", index=False)
-        print(f"written: {out}/estimates.csv and one pairs_*.csv per estimator")
+        save_summaries(out / "summaries.json", summaries)
+        (out / "sections.md").write_text(write_sections(sections, out))
+        print(
+            f"written: {out}/estimates.csv, one pairs_*.csv per estimator, summaries.json "
+            "(values and covariances, to revisit decisions without the log) and sections.md"
+        )
     return 0
 
 

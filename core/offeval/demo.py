@@ -12,9 +12,9 @@ from offeval.errors import OffevalError
 from offeval.evaluation import Evaluation, evaluate
 from offeval.log import InteractionLog
 from offeval.registry import Registry, get_registry
+from offeval.sections import ReportContext, ReportSection, report_sections
 from offeval.stats.compare import kendall_tau
 from offeval.stats.inference import interval
-from offeval.stats.ranking import rank_probabilities
 
 
 def _coverage(values: np.ndarray, se: np.ndarray, truth: np.ndarray) -> float:
@@ -33,7 +33,7 @@ class DemoResult:
     evaluation: Evaluation
     summary: pd.DataFrame
     estimates: pd.DataFrame
-    rank_1: pd.DataFrame
+    sections: list[ReportSection]
     skipped: dict[str, str]
     settings: dict[str, Any]
 
@@ -92,11 +92,14 @@ def run_demo(
     n_policies: int = 12,
     n_per_cell: int = 100_000,
     environment: str = "default",
-    draws: int = 20_000,
     progress: bool = True,
     registry: Registry | None = None,
 ) -> DemoResult:
-    """Simulate, evaluate every registered estimator, compare with the truth."""
+    """Simulate, evaluate every registered estimator, compare with the truth.
+
+    The plugins add their own analyses as report sections (hook
+    ``register_report_sections``), which may add columns to the summary.
+    """
     registry = registry or get_registry()
     env = registry.create("environment", environment, seed=seed)
     policies = env.candidate_policies(n_policies)
@@ -111,7 +114,7 @@ def run_demo(
     evaluation = evaluate(log, policies, estimators, progress=progress)
     names = list(truth.index)
     true_best = truth.idxmax()
-    rows, ranks = [], {}
+    rows = []
     # Only estimators of reward per impression are on the truth's scale; for the others
     # (rewards per trajectory, normalised metrics) only their order counts.
     other_scale = {
@@ -135,10 +138,6 @@ def run_demo(
             np.nan if label in other_scale else float(np.mean(np.abs(values - truth.to_numpy())))
         )
         tau = kendall_tau(order_values, truth.to_numpy())
-        probs = rank_probabilities(
-            names, order_values, evaluation.covariance(label), draws=draws, seed=seed
-        )
-        ranks[label] = probs["p_rank_1"]
         rows.append(
             {
                 "estimator": label,
@@ -146,7 +145,6 @@ def run_demo(
                 "tau_p_value": tau.p_value,
                 "mean_abs_error": error,
                 "ci_coverage": np.nan if label in other_scale else covered,
-                "p_true_best_ranked_first": probs.loc[true_best, "p_rank_1"],
                 "picked": names[int(np.argmax(order_values))],
             }
         )
@@ -158,10 +156,17 @@ def run_demo(
             "tau_p_value": ab_tau.p_value,
             "mean_abs_error": float(np.mean(np.abs(ab["mean"].to_numpy() - truth.to_numpy()))),
             "ci_coverage": _coverage(ab["mean"].to_numpy(), ab["se"].to_numpy(), truth.to_numpy()),
-            "p_true_best_ranked_first": np.nan,
             "picked": ab.loc[ab["mean"].idxmax(), "policy"],
         }
     )
+    summaries = {label: evaluation.summary(label) for label in evaluation.estimators}
+    context = ReportContext(summaries, truth, log, list(policies), seed)
+    sections = report_sections(registry, context)
+    summary = pd.DataFrame(rows).set_index("estimator")
+    for section in sections:
+        if section.columns is not None:
+            summary = summary.join(section.columns, how="left")
+    summary = summary.reset_index()
     estimates = evaluation.to_frame().merge(truth.rename_axis("policy").reset_index(), on="policy")
     settings = {
         "seed": seed,
@@ -177,9 +182,9 @@ def run_demo(
         truth,
         ab,
         evaluation,
-        pd.DataFrame(rows),
+        summary,
         estimates,
-        pd.DataFrame(ranks),
+        sections,
         skipped,
         settings,
     )

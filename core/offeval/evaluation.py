@@ -24,6 +24,7 @@ from offeval.result import Estimate
 from offeval.stats.compare import PairwiseComparison, pairwise_grid
 from offeval.stats.inference import Linearisation, check_level, interval, variance
 from offeval.stats.moments import Moments, Tally
+from offeval.summary import EstimatorSummary
 from offeval.units import UnitLedger
 
 #: How to fix input whose trajectories arrive in several chunks.
@@ -437,6 +438,29 @@ class Evaluation:
             values = np.array([e.value for e in self.relative(baseline, est)])
         cov = self.covariance(est, baseline)
         return pairwise_grid(self.policies, values, cov, correction=correction, alpha=alpha)
+
+    def summary(
+        self, estimator: str | None = None, baseline: str | None = None
+    ) -> EstimatorSummary:
+        """One estimator's values and their covariance, for decisions (and for saving)."""
+        est = self._estimator(estimator)
+        component = self._components[self.estimators.index(est)]
+        if baseline is None:
+            values = np.array([self._lin[p, est].value for p in self.policies])
+        else:
+            values = np.array([e.value for e in self.relative(baseline, est)])
+        return EstimatorSummary(
+            est,
+            component.name,
+            list(self.policies),
+            values,
+            self.covariance(est, baseline),
+            self.n_units,
+            self.level,
+            baseline,
+            bool(getattr(component, "higher_is_better", True)),
+            dict(component.get_params()),
+        )
 
     def to_frame(self) -> pd.DataFrame:
         """One row per (policy, estimator)."""

@@ -86,3 +86,13 @@ def register_demo_estimators(register: Register, environment: Any) -> None:
     what it registers; the estimators of a plugin without it appear in the
     demo with their default parameters.
     """
+
+
+@hookspec
+def register_report_sections(register: Register, report: Any) -> None:
+    """Contribute sections to the reports of ``offeval demo`` and ``offeval evaluate``.
+
+    ``register(section)``: an :class:`offeval.sections.ReportSection`
+    computed from ``report``, an :class:`offeval.sections.ReportContext`
+    (the evaluation's summaries, the true values where known, the log).
+    """

@@ -12,6 +12,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from offeval.demo import DemoResult  # noqa: E402
+from offeval.sections import ReportSection  # noqa: E402
 from offeval.tables import markdown_table  # noqa: E402
 
 
@@ -40,22 +41,21 @@ def plot_estimates(estimates: pd.DataFrame, truth: pd.Series, path: Path) -> Pat
     return path
 
 
-def plot_rank_1(rank_1: pd.DataFrame, truth: pd.Series, path: Path) -> Path:
-    """Probability of each policy being ranked first, per estimator."""
-    order = truth.sort_values().index
-    fig, ax = plt.subplots(figsize=(9, 3.8))
-    width = 0.8 / max(len(rank_1.columns), 1)
-    x = np.arange(len(order))
-    for j, label in enumerate(rank_1.columns):
-        ax.bar(x + j * width, rank_1.loc[order, label], width, label=label)
-    ax.set_xticks(x + 0.4 - width / 2, order)
-    ax.set_xlabel("policy (sorted by true online value, best on the right)")
-    ax.set_ylabel("P(ranked first)")
-    ax.legend(fontsize=7, ncol=2)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+def write_sections(sections: list[ReportSection], out: Path) -> str:
+    """Write each section's tables (CSV) and figures (PNG) into ``out``; return its Markdown."""
+    parts = []
+    for section in sections:
+        slug = "".join(c if c.isalnum() else "_" for c in section.title.lower()).strip("_")
+        parts.append(f"## {section.title}\n\n{section.text}".rstrip() + "\n")
+        for name, figure in section.figures.items():
+            path = out / f"{slug}_{name}.png"
+            figure.savefig(path, dpi=110)
+            plt.close(figure)
+            parts.append(f"![{name}]({path.name})\n")
+        for name, table in section.tables.items():
+            table.to_csv(out / f"{slug}_{name}.csv")
+            parts.append(markdown_table(table.reset_index()) + "\n")
+    return "\n".join(parts)
 
 
 def write_demo_report(result: DemoResult, out: str | Path) -> Path:
@@ -66,7 +66,7 @@ def write_demo_report(result: DemoResult, out: str | Path) -> Path:
     result.estimates.to_csv(out / "estimates.csv", index=False)
     result.ab.to_csv(out / "ab_test.csv", index=False)
     plot_estimates(result.estimates, result.truth, out / "estimates.png")
-    plot_rank_1(result.rank_1, result.truth, out / "rank_1.png")
+    sections = write_sections(result.sections, out)
     wide = result.estimates.pivot(index="policy", columns="estimator", values="value")
     wide.insert(0, "truth", result.truth)
     wide.insert(1, "A/B mean", result.ab.set_index("policy")["mean"])
@@ -83,19 +83,14 @@ True best policy: **{s["true_best"]}**. Seed {s["seed"]}.{skipped}
 ## How well each estimator predicts the online order
 
 Kendall tau against the true order (with its p-value), mean absolute error,
-share of 95% intervals covering the truth, probability that the true best
-policy comes out first when the offline evaluation is re-drawn from its
-estimated joint normal distribution, and the policy each estimator picks.
+share of 95% intervals covering the truth, the policy each estimator picks,
+and what the plugins' sections add.
 
 {markdown_table(result.summary)}
 
 ![estimates against truth](estimates.png)
 
-## Probability of being ranked first
-
-![P(rank 1)](rank_1.png)
-
-{markdown_table(result.rank_1.reset_index(names="policy"))}
+{sections}
 
 ## Estimates per policy
 

@@ -9,7 +9,6 @@ from offeval.stats.compare import (
 )
 from offeval.stats.inference import Linearisation, interval, ratio_of_means
 from offeval.stats.moments import Moments, Tally
-from offeval.stats.ranking import rank_probabilities
 
 __all__ = [
     "Linearisation",
@@ -20,7 +19,6 @@ __all__ = [
     "interval",
     "kendall_tau",
     "pairwise_grid",
-    "rank_probabilities",
     "ratio_of_means",
     "unpaired_difference",
 ]

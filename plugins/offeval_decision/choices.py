@@ -1,0 +1,154 @@
+"""From rank probabilities to decisions: components, which systems to A/B test, how long.
+
+- :func:`component_probabilities`: systems labelled with attributes (feature
+  set, training data, ...); the probability that the best system has each
+  value of each attribute (Gruson et al. 2019, section 4.6), from the same draws.
+- :func:`select`: the m systems to send to online tests, the top m by
+  probability of being among the top m, or sampled in proportion to the
+  probability of being best (the seed's suggestion, section 3.3).
+- :func:`ab_sample_size` and :func:`plan_ab_test`: the trajectories per A/B
+  cell needed to detect the offline-predicted lift with a two-sample
+  (unpaired) test, as online cells are independent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from scipy.stats import norm
+
+from offeval import ConfigurationError, InteractionLog, OffevalError
+from offeval.summary import EstimatorSummary
+from offeval_decision.ranks import RankDistribution
+
+METHODS = ("top", "sample")
+
+
+def component_probabilities(dist: RankDistribution, attributes: pd.DataFrame) -> pd.DataFrame:
+    """P(the best system has value v of attribute a), for every attribute and value.
+
+    ``attributes`` is indexed by system name, one column per attribute. Each
+    draw has exactly one best system, so the probabilities of one attribute's
+    values sum to 1. Standard errors are binomial over the draws.
+    """
+    missing = sorted(set(dist.names) - set(attributes.index))
+    if missing:
+        raise OffevalError(f"attributes: no row for systems {missing}")
+    best = dist.best
+    rows = []
+    for attribute in attributes.columns:
+        labels = attributes.loc[dist.names, attribute]
+        if labels.isna().any():
+            raise OffevalError(
+                f"attributes: {attribute!r} is missing for {list(labels[labels.isna()].index)}"
+            )
+        for value, p in best.groupby(labels.to_numpy()).sum().items():
+            rows.append(
+                {"attribute": attribute, "value": value, "p_best": p, "se": float(dist.se(p))}
+            )
+    return pd.DataFrame(rows).set_index(["attribute", "value"])
+
+
+def select(dist: RankDistribution, m: int, *, method: str = "top", seed: int = 0) -> list[str]:
+    """The m systems to A/B test.
+
+    ``top``: the m most likely to be among the top m. ``sample``: m distinct
+    systems drawn with probability proportional to their probability of
+    being best (systems never best come last, by probability of the top m).
+    """
+    if method not in METHODS:
+        raise ConfigurationError(f"method must be one of {METHODS}, got {method!r}")
+    if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or not 1 <= m <= len(dist.names):
+        raise ConfigurationError(f"m must be a whole number in 1..{len(dist.names)}, got {m!r}")
+    top = dist.top(min(m, dist.depth))
+    if method == "top":
+        return list(top.sort_values(ascending=False, kind="stable").index[:m])
+    rng = np.random.default_rng(seed)
+    with np.errstate(divide="ignore"):
+        keys = np.log(dist.best.to_numpy()) + rng.gumbel(size=len(dist.names))
+    order = np.lexsort((-top.to_numpy(), -keys))
+    return [dist.names[i] for i in order[:m]]
+
+
+def ab_sample_size(
+    lift: float,
+    sd_a: float,
+    sd_b: float | None = None,
+    *,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    ratio: float = 1.0,
+) -> float:
+    """Trajectories in cell A for a two-sided two-sample z-test to detect ``lift``.
+
+    Cell B gets ``ratio`` times as many. ``sd_a`` and ``sd_b`` are the
+    per-trajectory standard deviations of the metric in each cell (``sd_b``
+    defaults to ``sd_a``): n_A = (z_{1-alpha/2} + z_power)^2 (sd_a^2 + sd_b^2 / ratio) / lift^2.
+    """
+    sd_b = sd_a if sd_b is None else sd_b
+    for name, value, low, high in (("alpha", alpha, 0, 1), ("power", power, 0, 1)):
+        if not low < value < high:
+            raise ConfigurationError(f"{name} must lie in (0, 1), got {value!r}")
+    if not (ratio > 0 and sd_a >= 0 and sd_b >= 0):
+        raise ConfigurationError("ratio must be positive and standard deviations non-negative")
+    if lift == 0:
+        return float("inf")
+    z = norm.ppf(1 - alpha / 2) + norm.ppf(power)
+    return float(z**2 * (sd_a**2 + sd_b**2 / ratio) / lift**2)
+
+
+def unit_sd(log: InteractionLog) -> float:
+    """Standard deviation over trajectories of the reward per impression (the online metric)."""
+    sums = np.add.reduceat(log.column("reward"), log.unit_starts)
+    sizes = np.diff(np.r_[log.unit_starts, log.n_rows])
+    return float(np.std(sums / sizes, ddof=1))
+
+
+def plan_ab_test(
+    summary: EstimatorSummary,
+    candidates: Sequence[str],
+    baseline: str,
+    sd: float,
+    *,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    level: float = 0.95,
+) -> pd.DataFrame:
+    """Trajectories per cell to detect each candidate's predicted lift over ``baseline``.
+
+    The lift and its interval come from the paired offline covariance; ``sd``
+    is the per-trajectory standard deviation of the online metric (for
+    instance :func:`unit_sd` of the log). ``n_per_cell`` is for the point
+    estimate of the lift, ``n_per_cell_cautious`` for the lower end of its
+    interval (infinite when that end is not a gain).
+    """
+    index = {name: i for i, name in enumerate(summary.policies)}
+    unknown = [c for c in [*candidates, baseline] if c not in index]
+    if unknown:
+        raise OffevalError(f"unknown systems {unknown}: one of {summary.policies}")
+    sign = 1.0 if summary.higher_is_better else -1.0
+    z = norm.ppf((1 + level) / 2)
+    rows = []
+    for name in candidates:
+        a, b = index[name], index[baseline]
+        lift = sign * (summary.values[a] - summary.values[b])
+        cov = summary.covariance
+        se = float(np.sqrt(max(cov[a, a] + cov[b, b] - 2 * cov[a, b], 0.0)))
+        low = lift - z * se
+        rows.append(
+            {
+                "candidate": name,
+                "lift": lift,
+                "lift_se": se,
+                "lift_low": low,
+                "n_per_cell": ab_sample_size(lift, sd, alpha=alpha, power=power)
+                if lift > 0
+                else float("inf"),
+                "n_per_cell_cautious": ab_sample_size(low, sd, alpha=alpha, power=power)
+                if low > 0
+                else float("inf"),
+            }
+        )
+    return pd.DataFrame(rows).set_index("candidate")

@@ -1,0 +1,71 @@
+"""The decision section of the demo's and evaluate's reports (hook ``register_report_sections``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from offeval import OffevalError
+from offeval.sections import ReportContext, ReportSection
+from offeval_decision.choices import select
+from offeval_decision.ranks import rank_distribution
+from offeval_decision.sweep import plot_sweep, sweep
+
+#: Draws per estimator in reports (the Monte Carlo error of a probability is at most 0.0035).
+REPORT_DRAWS = 20_000
+#: The caps a report sweeps over: 10^0 .. 10^4 and none.
+REPORT_CAPS = (1.0, 10.0, 100.0, 1_000.0, 10_000.0, float("inf"))
+
+TEXT = """Each estimator's values and their covariance (one log evaluated every
+policy, so the estimates are correlated) define a normal distribution of
+possible offline evaluations; {draws:,} draws from it give each policy's
+probability of being ranked first (Gruson et al., WSDM 2019, section 3.3).
+`p_best` lists them; `selection` lists, per estimator, the {m} policies most
+likely to be among the top {m}: the candidates for an online test."""
+
+SWEEP_TEXT = """The figure sweeps the cap of capped importance sampling without and
+with normalisation (the seed's Figure 4): the probability of each policy
+being ranked first against log10(cap), the truly best policy drawn thicker."""
+
+
+def decision_section(context: ReportContext, *, draws: int = REPORT_DRAWS, m: int = 3):
+    """Rank probabilities and a selection per estimator; a cap sweep when the truth is known."""
+    best, chosen, columns = {}, {}, {}
+    for label, summary in context.summaries.items():
+        if not np.all(np.isfinite(summary.values)):
+            continue
+        k = len(summary.policies)
+        dist = rank_distribution(summary, draws=draws, seed=context.seed, depth=min(m, k))
+        best[label] = dist.best
+        chosen[label] = ", ".join(select(dist, min(m, k)))
+        if context.truth is not None:
+            columns[label] = dist.best.get(context.truth.idxmax(), np.nan)
+    if not best:
+        return None
+    name = "p_true_best_ranked_first" if context.truth is not None else "p_best_of_pick"
+    if context.truth is None:
+        columns = {label: float(p.max()) for label, p in best.items()}
+    section = ReportSection(
+        "Which policies deserve an online test",
+        TEXT.format(draws=draws, m=m),
+        tables={
+            "p_best": pd.DataFrame(best).rename_axis("policy"),
+            "selection": pd.Series(chosen, name=f"top {m}").rename_axis("estimator").to_frame(),
+        },
+        columns=pd.DataFrame({name: pd.Series(columns)}),
+    )
+    if context.truth is not None and context.log is not None and context.policies:
+        try:
+            table = sweep(
+                context.log,
+                context.policies,
+                caps=REPORT_CAPS,
+                draws=draws,
+                seed=context.seed,
+                depth=1,
+            )
+        except OffevalError:  # the capped estimators are not registered, or cannot run here
+            return section
+        section.text += "\n\n" + SWEEP_TEXT
+        section.figures["p_best_against_cap"] = plot_sweep(table, 1, context.truth.idxmax())
+    return section

@@ -1,0 +1,108 @@
+"""Sweeps over estimator settings: how the choice moves with the cap (the seed's Figures 4 and 5).
+
+Every setting of every family (capped and capped-normalised importance
+sampling by default, caps on a log10 grid) is evaluated in one pass over the
+log; then each setting's rank probabilities are drawn. The families are
+estimator spec templates resolved through the registry, so any registered
+estimator with a ``cap`` (or other numeric) parameter can be swept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from offeval import ConfigurationError, active_registry, evaluate
+from offeval_decision.ranks import rank_distribution
+
+#: The seed's two families: capped IS without and with normalisation.
+FAMILIES = {"without normalisation": "cis:cap={cap}", "with normalisation": "ncis:cap={cap}"}
+#: Caps 10^0 .. 10^5 in half decades, and no cap.
+CAPS = tuple(float(c) for c in np.logspace(0, 5, 11)) + (float("inf"),)
+
+
+def sweep(
+    log,
+    policies: Sequence,
+    *,
+    caps: Sequence[float] = CAPS,
+    families: Mapping[str, str] = FAMILIES,
+    baseline: str | None = None,
+    draws: int = 100_000,
+    seed: int = 0,
+    depth: int = 3,
+    chunk_rows: int = 250_000,
+) -> pd.DataFrame:
+    """Rank probabilities of every policy for every (family, cap), from one pass over the log.
+
+    Returns one row per (family, cap, policy): the estimate, P(rank 1..depth)
+    and the expected rank.
+    """
+    if not caps or not families:
+        raise ConfigurationError("give at least one cap and one family")
+    registry = active_registry()
+    settings = [
+        (family, float(cap), registry.create_from_spec("estimator", template.format(cap=cap)))
+        for family, template in families.items()
+        for cap in caps
+    ]
+    evaluation = evaluate(log, policies, [s[2] for s in settings], chunk_rows=chunk_rows)
+    rows = []
+    for family, cap, estimator in settings:
+        summary = evaluation.summary(estimator.label, baseline)
+        dist = rank_distribution(summary, draws=draws, seed=seed, depth=depth)
+        frame = dist.to_frame()
+        frame.insert(0, "value", summary.values)
+        frame.insert(0, "cap", cap)
+        frame.insert(0, "family", family)
+        rows.append(frame.reset_index())
+    return pd.concat(rows, ignore_index=True)
+
+
+def plot_sweep(table: pd.DataFrame, rank: int = 1, highlight: str | None = None):
+    """P(ranked ``rank``-th) against log10(cap), one panel per family (the seed's Figures 4, 5).
+
+    Every policy gets its own colour and marker; no cap is drawn one step
+    right of the largest finite cap and labelled "inf".
+    """
+    import matplotlib.pyplot as plt
+
+    families = list(dict.fromkeys(table["family"]))
+    finite = table.loc[np.isfinite(table["cap"]), "cap"]
+    top = np.log10(finite.max()) if len(finite) else 0.0
+    x = np.where(np.isfinite(table["cap"]), np.log10(table["cap"].clip(lower=1e-300)), top + 0.5)
+    table = table.assign(x=x)
+    fig, axes = plt.subplots(
+        1, len(families), figsize=(5 * len(families), 3.8), sharey=True, squeeze=False
+    )
+    policies = list(dict.fromkeys(table["policy"]))
+    palette = plt.get_cmap("tab20").colors
+    colours = [palette[i] for i in (*range(0, 20, 2), *range(1, 20, 2))]  # dark shades first
+    markers = "os^vD<>ph*Xd"
+    ticks = sorted(set(np.round(table["x"], 6)))
+    for ax, family in zip(axes[0], families, strict=True):
+        part = table[table["family"] == family]
+        for j, policy in enumerate(policies):
+            line = part[part["policy"] == policy].sort_values("x")
+            width = 2.6 if policy == highlight else 1.0
+            ax.plot(
+                line["x"],
+                line[f"p_rank_{rank}"],
+                marker=markers[j % len(markers)],
+                ms=4,
+                lw=width,
+                color=colours[j % len(colours)],
+                label=f"{policy} (truly best)" if policy == highlight else policy,
+            )
+        ax.set_title(family, fontsize=10)
+        ax.set_xticks(ticks, [f"{t:g}" if t <= top else "inf" for t in ticks])
+        ax.set_xlabel("log10(cap)")
+    axes[0, 0].set_ylabel(f"P(ranked {rank})")
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.tight_layout(rect=(0, 0, 0.86, 1))
+    fig.legend(
+        handles, labels, loc="center left", bbox_to_anchor=(0.86, 0.5), fontsize=8, frameon=False
+    )
+    return fig
