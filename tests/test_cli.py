@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -32,9 +33,14 @@ def test_demo_writes_a_report_with_table_and_plots(tmp_path, capsys):
     text = (out / "report.md").read_text()
     assert "| estimator | kendall_tau |" in text and "![estimates against truth]" in text
     assert (out / "estimates.png").stat().st_size > 10_000
-    assert (out / "rank_1.png").stat().st_size > 5_000
+    section = "which_policies_deserve_an_online_test"
+    assert (out / f"{section}_p_best_against_cap.png").stat().st_size > 10_000
+    assert "## Which policies deserve an online test" in text  # a plugin's section
+    p_best = pd.read_csv(out / f"{section}_p_best.csv", index_col="policy")
+    np.testing.assert_allclose(p_best.sum(), 1.0)  # each estimator: one best policy per draw
     summary = pd.read_csv(out / "summary.csv")
     assert {"is", "ncis(cap=100)", "online A/B test"} <= set(summary["estimator"])
+    assert summary["p_true_best_ranked_first"].iloc[:-1].between(0, 1).all()
     assert summary["kendall_tau"].between(-1, 1).all()
     assert "true best policy" in capsys.readouterr().out
 

@@ -25,7 +25,7 @@ PLUGINS = ("ncis", "dcg", "ndcg", "pndcg", "ir", "simulation", "decision", "disa
 def test_builtin_plugins_come_through_entry_points():
     reg = Registry()
     assert reg.plugins[:1] == ["offeval"]  # the core is a plugin of itself
-    assert {"ncis", "simulation", "dcg", "disagreement", "ir"} <= set(reg.plugins)
+    assert {"ncis", "simulation", "dcg", "decision", "disagreement", "ir"} <= set(reg.plugins)
     assert all(reg.is_builtin(p) for p in reg.plugins)
     assert {"is", "cis", "ncis", "piecewise_ncis", "pointwise_ncis", "beta_ips"} <= set(
         reg.names("estimator")
@@ -64,6 +64,7 @@ def test_core_hookspecs_hold_only_what_the_core_calls():
         "register_environments",
         "register_commands",
         "register_demo_estimators",
+        "register_report_sections",
     }
     for name in specs:
         function = getattr(hookspecs, name)

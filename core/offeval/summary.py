@@ -115,7 +115,7 @@ def _float(value) -> float:
 def save_summaries(path: str | Path, summaries: list[EstimatorSummary]) -> Path:
     """Write summaries to a JSON file."""
     path = Path(path)
-    payload = {"offeval_summaries": VERSION, "summaries": [s.to_dict() for s in summaries]}
+    payload = {"summaries_version": VERSION, "summaries": [s.to_dict() for s in summaries]}
     path.write_text(json.dumps(payload))
     return path
 
@@ -131,7 +131,7 @@ def load_summaries(path: str | Path) -> dict[str, EstimatorSummary]:
         payload = json.loads(path.read_text())
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise OffevalError(f"{path}: not a summaries file ({exc})") from None
-    if not isinstance(payload, dict) or payload.get("offeval_summaries") != VERSION:
+    if not isinstance(payload, dict) or payload.get("summaries_version") != VERSION:
         raise OffevalError(f"{path}: not an offeval summaries file of version {VERSION}")
     summaries = [EstimatorSummary.from_dict(d) for d in payload.get("summaries", [])]
     return {s.estimator: s for s in summaries}

@@ -1,0 +1,247 @@
+"""Decision plugin: rank probabilities, sweeps, components, selection, A/B planning (seed 004)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import norm
+
+import offeval_decision.ranks as ranks_module
+from offeval import ColumnPolicy, LoggingPolicy, OffevalError, evaluate, get_registry
+from offeval.summary import EstimatorSummary, load_summaries, save_summaries
+from offeval_decision import (
+    ab_sample_size,
+    component_probabilities,
+    plan_ab_test,
+    rank_distribution,
+    select,
+    sweep,
+)
+
+
+def within(estimate, exact, dist, width=4.5):
+    """Every estimated probability within ``width`` Monte Carlo standard errors (floor 1e-9)."""
+    se = np.maximum(dist.se(np.clip(exact, 1e-12, 1 - 1e-12)), 1e-9)
+    return np.all(np.abs(np.asarray(estimate) - np.asarray(exact)) <= width * se)
+
+
+def test_two_systems_match_the_normal_cdf_of_their_difference():
+    mean = np.array([0.100, 0.104])
+    cov = np.array([[4e-6, 2.5e-6], [2.5e-6, 6e-6]])
+    dist = rank_distribution(mean, names=["a", "b"], covariance=cov, draws=200_000, seed=3)
+    exact = norm.cdf((mean[1] - mean[0]) / np.sqrt(cov[0, 0] + cov[1, 1] - 2 * cov[0, 1]))
+    assert within(dist.best["b"], exact, dist)
+    assert dist.best.sum() == pytest.approx(1.0)
+    assert dist.expected_rank == pytest.approx([1 + exact, 2 - exact])
+
+
+def test_equal_means_and_a_diagonal_covariance_make_every_rank_equally_likely():
+    k = 5
+    dist = rank_distribution(np.zeros(k), names=list("abcde"), covariance=np.eye(k), draws=100_000)
+    assert dist.depth == k
+    assert within(dist.probabilities, np.full((k, k), 1 / k), dist)
+    np.testing.assert_allclose(dist.probabilities.sum(axis=0), 1.0)
+    np.testing.assert_allclose(dist.probabilities.sum(axis=1), 1.0)
+    np.testing.assert_allclose(dist.expected_rank, 3.0)
+
+
+def test_ignoring_the_covariance_changes_the_answer():
+    """Paired estimates: two systems close in value but strongly correlated are told apart."""
+    mean = np.array([0.100, 0.101])
+    paired = np.array([[1e-4, 0.9999e-4], [0.9999e-4, 1e-4]])
+    a = rank_distribution(mean, names=["a", "b"], covariance=paired, draws=50_000)
+    b = rank_distribution(mean, names=["a", "b"], covariance=np.diag(np.diag(paired)), draws=50_000)
+    assert a.best["b"] > 0.99 and b.best["b"] < 0.6
+
+
+def test_a_baseline_fixed_at_one_and_certain_answers(bandit):
+    log, target, _ = bandit
+    twice = ColumnPolicy("target", name="again")
+    ev = evaluate(log, [target, LoggingPolicy(), twice], [get_registry().create("estimator", "is")])
+    summary = ev.summary("is", baseline="logging")
+    assert summary.values[1] == 1.0 and np.allclose(summary.covariance[1], 0.0)
+    far = EstimatorSummary(
+        "is",
+        "is",
+        ["low", "baseline", "high"],
+        np.array([0.5, 1.0, 2.0]),
+        summary.covariance,
+        summary.n_units,
+    )
+    dist = rank_distribution(far, draws=10_000)
+    assert dist.best.to_dict() == {"low": 0.0, "baseline": 0.0, "high": 1.0}
+    assert dist.p_rank(3)["low"] == 1.0 and np.all(dist.se(dist.probabilities) == 0)
+
+
+def test_reproducible_whatever_the_batch(monkeypatch):
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=(30, 30))
+    cov, mean = a @ a.T / 30, rng.normal(size=30)
+    names = [f"s{i}" for i in range(30)]
+    first = rank_distribution(mean, names=names, covariance=cov, draws=7_777, seed=5)
+    monkeypatch.setattr(ranks_module, "BATCH_CELLS", 300)
+    second = rank_distribution(mean, names=names, covariance=cov, draws=7_777, seed=5)
+    np.testing.assert_array_equal(first.probabilities, second.probabilities)
+    assert first.depth == 3  # more than 20 systems: the top three ranks only
+
+
+def test_the_exact_expected_rank_is_the_mean_of_the_simulated_ranks():
+    rng = np.random.default_rng(1)
+    a = rng.normal(size=(6, 6))
+    cov, mean = a @ a.T * 0.01, rng.normal(size=6) * 0.1
+    dist = rank_distribution(mean, names=list("abcdef"), covariance=cov, draws=200_000, depth=6)
+    simulated = dist.probabilities @ np.arange(1, 7)
+    np.testing.assert_allclose(simulated, dist.expected_rank, atol=0.02)
+
+
+def test_lower_is_better_metrics_are_ranked_by_their_negation():
+    summary = EstimatorSummary(
+        "pd",
+        "pd",
+        ["good", "bad"],
+        np.array([0.2, 0.4]),
+        np.eye(2) * 1e-6,
+        100,
+        higher_is_better=False,
+    )
+    assert rank_distribution(summary, draws=1_000).best["good"] == 1.0
+
+
+def test_sweeping_caps_in_one_pass_gives_the_numbers_of_separate_evaluations(env):
+    log = env.simulate(env.logging_policy(), 4_000, seed=1)
+    policies = env.candidate_policies(3)
+    caps = (1.0, 10.0, float("inf"))
+    table = sweep(log, policies, caps=caps, draws=2_000, seed=2)
+    assert len(table) == 2 * len(caps) * 3
+    registry = get_registry()
+    for family, template in (
+        ("without normalisation", "cis:cap={cap}"),
+        ("with normalisation", "ncis:cap={cap}"),
+    ):
+        for cap in caps:
+            alone = evaluate(
+                log, policies, [registry.create_from_spec("estimator", template.format(cap=cap))]
+            )
+            dist = rank_distribution(alone.summary(), draws=2_000, seed=2, depth=3)
+            rows = table[(table["family"] == family) & (table["cap"] == cap)].set_index("policy")
+            np.testing.assert_allclose(rows["value"], alone.summary().values, rtol=1e-12)
+            np.testing.assert_array_equal(rows["p_rank_1"], dist.best)
+
+
+def test_component_probabilities_sum_to_one_per_attribute():
+    rng = np.random.default_rng(2)
+    names = [f"e{i}" for i in range(1, 13)]
+    dist = rank_distribution(
+        rng.normal(size=12) * 0.01, names=names, covariance=np.eye(12) * 1e-4, draws=20_000, depth=3
+    )
+    attributes = pd.DataFrame(
+        {
+            "features": ["f1", "f1", "f2", "f1", "f2", "f2", "f2", "f2", "f2", "f2", "f1", "f1"],
+            "training": [
+                "biased",
+                "ncis",
+                "shuffled",
+                "ncis",
+                "ncis",
+                "ncis",
+                "shuffled",
+                "shuffled",
+                "ncis",
+                "shuffled",
+                "biased",
+                "ncis",
+            ],
+        },
+        index=names,
+    )
+    table = component_probabilities(dist, attributes)
+    sums = table["p_best"].groupby(level="attribute").sum()
+    np.testing.assert_allclose(sums, 1.0)
+    members = attributes.index[attributes["training"] == "ncis"]
+    assert table.loc[("training", "ncis"), "p_best"] == pytest.approx(dist.best[members].sum())
+    with pytest.raises(OffevalError, match="no row for systems"):
+        component_probabilities(dist, attributes.iloc[:5])
+
+
+def test_selection_takes_the_top_m_or_samples_in_proportion():
+    names = list("abcdef")
+    mean = np.array([0.0, 0.1, 0.2, 0.3, 0.31, -5.0])
+    dist = rank_distribution(mean, names=names, covariance=np.eye(6) * 0.01, draws=20_000, depth=3)
+    assert select(dist, 2) == list(dist.top(2).sort_values(ascending=False).index[:2])
+    sampled = [tuple(select(dist, 3, method="sample", seed=s)) for s in range(200)]
+    assert all(len(set(s)) == 3 for s in sampled)
+    assert select(dist, 3, method="sample", seed=7) == select(dist, 3, method="sample", seed=7)
+    first = pd.Series([s[0] for s in sampled]).value_counts(normalize=True)
+    assert (
+        first.get("e", 0) > first.get("c", 0) and "f" not in first
+    )  # never best: never drawn first
+    assert "f" == select(dist, 6, method="sample", seed=1)[-1]
+
+
+def test_ab_sample_size_is_the_two_sample_power_calculation():
+    from statsmodels.stats.power import NormalIndPower
+
+    n = ab_sample_size(0.002, 0.05, alpha=0.05, power=0.8)
+    expected = NormalIndPower().solve_power(effect_size=0.002 / 0.05, alpha=0.05, power=0.8)
+    # statsmodels also counts the (negligible) chance of rejecting in the wrong direction
+    assert n == pytest.approx(expected, rel=1e-5)
+    assert ab_sample_size(0.0, 0.05) == float("inf")
+    with pytest.raises(OffevalError, match="power"):
+        ab_sample_size(0.01, 0.1, power=1.2)
+
+
+def test_plan_uses_the_paired_interval_of_the_lift():
+    summary = EstimatorSummary(
+        "is",
+        "is",
+        ["base", "new"],
+        np.array([0.10, 0.11]),
+        np.array([[1e-6, 0.5e-6], [0.5e-6, 2e-6]]),
+        1_000,
+    )
+    plan = plan_ab_test(summary, ["new"], "base", sd=0.3)
+    row = plan.loc["new"]
+    assert row["lift"] == pytest.approx(0.01) and row["lift_se"] == pytest.approx(np.sqrt(2e-6))
+    assert row["n_per_cell"] == pytest.approx(ab_sample_size(0.01, 0.3))
+    assert row["n_per_cell_cautious"] > row["n_per_cell"]
+
+
+def test_summaries_survive_a_round_trip(tmp_path, bandit):
+    log, target, _ = bandit
+    ev = evaluate(
+        log,
+        [target, LoggingPolicy()],
+        [get_registry().create("estimator", "ncis", cap=float("inf"))],
+    )
+    summary = ev.summary()
+    path = save_summaries(tmp_path / "summaries.json", [summary])
+    loaded = load_summaries(tmp_path)[summary.estimator]
+    np.testing.assert_array_equal(loaded.values, summary.values)
+    np.testing.assert_array_equal(loaded.covariance, summary.covariance)
+    assert loaded.params == {"cap": float("inf")} and path.exists()
+    (tmp_path / "bad.json").write_text("{}")
+    with pytest.raises(OffevalError, match="not an offeval summaries file"):
+        load_summaries(tmp_path / "bad.json")
+
+
+def test_evaluate_writes_summaries_that_decide_reads(tmp_path, env, capsys):
+    from offeval.cli import main
+
+    log = env.simulate(env.logging_policy(), 3_000, seed=2)
+    frame = log.frame.copy()
+    for p in env.candidate_policies(4):
+        frame[f"pi_{p.name}"] = p.probabilities(log.frame)
+    frame.to_csv(tmp_path / "log.csv", index=False)
+    policies = [
+        arg for p in env.candidate_policies(4) for arg in ("--policy", f"{p.name}=pi_{p.name}")
+    ]
+    args = ["evaluate", str(tmp_path / "log.csv"), *policies, "--estimator", "ncis:cap=100"]
+    assert main([*args, "--quiet", "--out", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    assert "Which policies deserve an online test: selection" in out
+    assert (tmp_path / "out" / "summaries.json").exists()
+    assert main(["decide", str(tmp_path / "out"), "--select", "2", "--draws", "5000"]) == 0
+    decided = capsys.readouterr().out
+    assert "selection (top, 2):" in decided and "expected_rank" in decided
+    assert main(["decide", str(tmp_path / "out"), "--estimator", "nope"]) == 2
