@@ -245,3 +245,20 @@ def test_evaluate_writes_summaries_that_decide_reads(tmp_path, env, capsys):
     decided = capsys.readouterr().out
     assert "selection (top, 2):" in decided and "expected_rank" in decided
     assert main(["decide", str(tmp_path / "out"), "--estimator", "nope"]) == 2
+
+
+def test_on_simulated_worlds_good_estimators_choose_well_and_are_calibrated():
+    from offeval_decision.studies import decision_study, reliability
+
+    selections, predictions = decision_study(
+        n_worlds=30, estimators=("is", "cis:cap=10"), draws=5_000, seed=100
+    )
+    quality = selections.groupby(["estimator", "method"])["contains_best"].mean()
+    assert quality[("is", "top by P(top m)")] > 0.7
+    assert quality[("cis(cap=10)", "top by P(top m)")] < 0.5  # biased: misses the best
+    table = reliability(predictions)
+    unbiased = table.loc["is"]
+    filled = unbiased[unbiased["count"] >= 30]
+    assert ((filled["observed"] - filled["predicted"]).abs() < 4 * filled["se"] + 0.02).all()
+    confident = table.loc["cis(cap=10)"]
+    assert (confident.loc[confident["predicted"] > 0.5, "observed"] < 0.15).all()
