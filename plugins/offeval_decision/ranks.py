@@ -129,14 +129,16 @@ def rank_distribution(
     values, vectors = np.linalg.eigh((cov + cov.T) / 2)
     if values.min() < -1e-9 * max(values.max(), 1e-300):
         raise OffevalError("the covariance is not positive semi-definite")
-    root = vectors * np.sqrt(np.clip(values, 0, None))
+    # the noise in single precision (its relative error, 1e-7, is far below any Monte Carlo
+    # error), added to the values in double: twice as fast for many systems
+    root = (vectors * np.sqrt(np.clip(values, 0, None))).astype(np.float32)
     rng = np.random.default_rng(seed)
     counts = np.zeros(k * depth, dtype=np.int64)
     batch = max(1, BATCH_CELLS // k)
     done = 0
     while done < draws:
         m = min(batch, draws - done)
-        sample = mean + rng.standard_normal((m, k)) @ root.T
+        sample = mean + rng.standard_normal((m, k), dtype=np.float32) @ root.T
         counts += np.bincount(
             _top(sample, depth).ravel() * depth + np.tile(np.arange(depth), m), minlength=k * depth
         )
