@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from offeval import ColumnError, InteractionLog, OffevalError, stream_parquet
 
@@ -148,3 +150,39 @@ def test_csv_round_trip_with_mapping(tmp_path):
         InteractionLog.from_file(tmp_path / "x.json")
     with pytest.raises(OffevalError, match="no such file"):
         InteractionLog.from_file(tmp_path / "missing.csv")
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    sizes=st.lists(st.integers(1, 4), min_size=1, max_size=12),
+    string_ids=st.booleans(),
+    with_positions=st.booleans(),
+    seed=st.integers(0, 1000),
+)
+def test_already_grouped_rows_take_the_fast_path_to_the_same_log(
+    sizes, string_ids, with_positions, seed
+):
+    import offeval.log as log_module
+
+    rng = np.random.default_rng(seed)
+    ids = rng.permutation(len(sizes))
+    trajectory = np.repeat(ids, sizes)
+    data = pd.DataFrame(
+        {
+            "trajectory": trajectory.astype(str) if string_ids else trajectory,
+            "item": rng.integers(0, 5, trajectory.size),
+            "reward": rng.random(trajectory.size),
+        }
+    )
+    if with_positions:
+        data["position"] = np.concatenate([np.arange(1, n + 1) * 2 for n in sizes])
+    fast = InteractionLog.from_frame(data)
+    grouped = log_module._grouped_starts
+    log_module._grouped_starts = lambda ids, pos: None  # force the sorting path
+    try:
+        slow = InteractionLog.from_frame(data)
+    finally:
+        log_module._grouped_starts = grouped
+    pd.testing.assert_frame_equal(fast.frame, slow.frame)
+    np.testing.assert_array_equal(fast.unit_starts, slow.unit_starts)
+    np.testing.assert_array_equal(fast.source_rows, slow.source_rows)

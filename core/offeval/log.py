@@ -141,36 +141,71 @@ def _validate(frame: pd.DataFrame, labels: np.ndarray) -> pd.DataFrame:
     return frame
 
 
+def _positions(frame: pd.DataFrame, labels: np.ndarray) -> np.ndarray | None:
+    """The position column as int64, checked whole and in range (None if absent)."""
+    if "position" not in frame:
+        return None
+    pos = _numeric(frame, "position", labels)
+    bad = ~(np.isfinite(pos) & (pos >= 1) & (pos <= MAX_POSITION) & (pos == np.round(pos)))
+    if bad.any():
+        raise ColumnError(
+            "position", f"must be a whole number from 1 to {MAX_POSITION}", labels[bad]
+        )
+    return pos.astype(np.int64)
+
+
+def _grouped_starts(ids: pd.Series, pos: np.ndarray | None) -> np.ndarray | None:
+    """Unit starts when the rows are already grouped by trajectory and ordered by position.
+
+    The fast path of :func:`_order_and_positions`: one pass of comparisons, no
+    hashing and no sort. None when the rows are not so ordered (or the check
+    cannot tell cheaply).
+    """
+    values = ids.to_numpy()
+    try:
+        change = values[1:] != values[:-1]
+    except TypeError:  # mixed types that numpy cannot compare
+        return None
+    starts = np.flatnonzero(np.r_[True, np.asarray(change, dtype=bool)])
+    first = pd.Index(values[starts])  # consecutive groups differ, so ordered means unique
+    try:
+        ordered = first.is_monotonic_increasing or first.is_monotonic_decreasing
+    except TypeError:
+        ordered = False
+    if not (ordered or first.is_unique):
+        return None  # a trajectory comes back later: sort
+    if pos is not None:
+        same = ~np.r_[True, np.asarray(change, dtype=bool)]
+        if np.any(same[1:] & (pos[1:] <= pos[:-1])):
+            return None  # positions out of order (or repeated) within a trajectory
+    return starts
+
+
 def _order_and_positions(
     frame: pd.DataFrame, labels: np.ndarray
 ) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
     """Sort rows by (trajectory, position); fill and check positions; find unit starts."""
-    codes, _ = pd.factorize(frame["trajectory"], sort=False)
-    if "position" in frame:
-        pos = _numeric(frame, "position", labels)
-        bad = ~(np.isfinite(pos) & (pos >= 1) & (pos <= MAX_POSITION) & (pos == np.round(pos)))
-        if bad.any():
-            raise ColumnError(
-                "position", f"must be a whole number from 1 to {MAX_POSITION}", labels[bad]
-            )
-        pos = pos.astype(np.int64)
-        order = np.lexsort((pos, codes))
-    else:
-        order = np.argsort(codes, kind="stable")
-        pos = None
-    sorted_codes = codes[order]
-    if not np.array_equal(order, np.arange(len(order))):
-        frame = frame.iloc[order].reset_index(drop=True)
-        labels = labels[order]
-    starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
+    pos = _positions(frame, labels)
+    starts = _grouped_starts(frame["trajectory"], pos)
+    if starts is None:
+        codes, _ = pd.factorize(frame["trajectory"], sort=False)
+        order = np.argsort(codes, kind="stable") if pos is None else np.lexsort((pos, codes))
+        sorted_codes = codes[order]
+        if not np.array_equal(order, np.arange(len(order))):
+            frame = frame.iloc[order].reset_index(drop=True)
+            labels = labels[order]
+        starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
+        if pos is not None:
+            pos = pos[order]
+            dup = np.r_[False, (sorted_codes[1:] == sorted_codes[:-1]) & (pos[1:] == pos[:-1])]
+            if dup.any():
+                raise ColumnError("position", "duplicate position within a trajectory", labels[dup])
     if pos is None:
-        counts = np.diff(np.r_[starts, len(frame)])
-        pos = np.arange(len(frame)) - np.repeat(starts, counts) + 1
-    else:
-        pos = pos[order]
-        dup = np.r_[False, (sorted_codes[1:] == sorted_codes[:-1]) & (pos[1:] == pos[:-1])]
-        if dup.any():
-            raise ColumnError("position", "duplicate position within a trajectory", labels[dup])
+        if len(starts) == len(frame):
+            pos = np.ones(len(frame), dtype=np.int64)
+        else:
+            counts = np.diff(np.r_[starts, len(frame)])
+            pos = np.arange(len(frame)) - np.repeat(starts, counts) + 1
     frame["position"] = pos
     return frame, labels, starts
 
