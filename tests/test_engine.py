@@ -287,3 +287,14 @@ def test_units_used_and_excluded_are_reported_apart(bandit):
     assert est.diagnostics == {"odd_seen": odd}  # a tallied count is reported even if
     # diagnose() leaves it out
     assert est.to_dict()["excluded_odd"] == odd
+
+
+@pytest.mark.parametrize("method", ["holm", "bonferroni", "fdr_bh"])
+def test_corrections_equal_statsmodels(method):
+    from statsmodels.stats.multitest import multipletests
+
+    from offeval.stats.compare import _corrected
+
+    p = np.random.default_rng(3).random(40) ** 3
+    p[5] = p[9]  # a tie
+    np.testing.assert_allclose(_corrected(p, 0.05, method), multipletests(p, method=method)[1])

@@ -85,6 +85,7 @@ class Accumulator:
         self.tallies: dict[tuple[int, int], Tally] = {}
         self.excluded: dict[tuple[int, int], dict[str, int]] = {}
         self.ledger = UnitLedger()
+        self._buffer = np.empty(0)
 
     def add(self, log: InteractionLog, *, new_units: bool = False) -> Accumulator:
         """Fold one chunk of whole trajectories.
@@ -174,7 +175,7 @@ class Accumulator:
 
     def _block(self, values: dict, unit_level: set, log: InteractionLog) -> np.ndarray:
         """(n_units, k) array: row columns summed per trajectory, unit columns as given."""
-        block = np.empty((log.n_units, len(self.keys)), order="F")
+        block = self._scratch(log.n_units, len(self.keys))
         one_row_units = log.n_units == log.n_rows
         for j, where in enumerate(self.keys):
             if where not in values:
@@ -189,10 +190,21 @@ class Accumulator:
                     f"column {_describe(where, self)} has shape {column.shape}, expected one value "
                     f"per {kind[:-1]} ({size} {kind})"
                 )
-            block[:, j] = (
-                column if per_unit or one_row_units else np.add.reduceat(column, log.unit_starts)
-            )
+            if per_unit or one_row_units:
+                block[:, j] = column
+            else:
+                np.add.reduceat(column, log.unit_starts, out=block[:, j])
         return block
+
+    def _scratch(self, rows: int, columns: int) -> np.ndarray:
+        """A (rows, columns) Fortran-ordered block on memory reused from chunk to chunk.
+
+        Fresh chunk-sized arrays cost page faults on every chunk; this buffer
+        only grows. Its contents are overwritten by the next chunk.
+        """
+        if self._buffer.size < rows * columns:
+            self._buffer = np.empty(rows * columns)
+        return np.ndarray((rows, columns), dtype=float, buffer=self._buffer, order="F")
 
     def merge(self, other: Accumulator) -> Accumulator:
         """Combine with an accumulator over other trajectories of the same setup."""

@@ -43,7 +43,11 @@ class ColumnPolicy:
         """The column's values, checked to be numbers in [0, 1]."""
         if self.column not in rows:
             raise ColumnError(self.column, f"policy {self.name!r} reads this column; it is absent")
-        p = pd.to_numeric(rows[self.column], errors="coerce").to_numpy(dtype=float)
+        values = rows[self.column]
+        if values.dtype.kind in "iuf":
+            p = values.to_numpy(dtype=float)
+        else:
+            p = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
         bad = ~((p >= 0) & (p <= 1))
         if bad.any():
             raise ColumnError(

@@ -39,7 +39,9 @@ def capped_weights(view: PolicyView, cap: float) -> np.ndarray:
 
 
 def capped_rewards(view: PolicyView, cap: float) -> np.ndarray:
-    """reward * min(cap, pi/mu) per row."""
+    """reward * min(cap, pi/mu) per row (the uncapped array itself when the cap never binds)."""
+    if cap != float("inf") and cap >= weight_summary(view)[2]:
+        return view.memo(capped_rewards, float("inf"))
     return view.log.column("reward") * view.memo(capped_weights, cap)
 
 

@@ -58,6 +58,17 @@ class PairwiseComparison:
         )
 
 
+def _corrected(p: np.ndarray, alpha: float, method: str) -> np.ndarray:
+    """Adjusted p-values; Holm computed here (statsmodels' Holm calls gc.collect() each time)."""
+    if method != "holm":
+        return multipletests(p, alpha=alpha, method=method)[1]
+    order = np.argsort(p, kind="stable")
+    steps = p[order] * np.arange(p.size, 0, -1)
+    adjusted = np.empty_like(p)
+    adjusted[order] = np.minimum(np.maximum.accumulate(steps), 1.0)
+    return adjusted
+
+
 def pairwise_grid(
     names: Sequence[str],
     values: np.ndarray,
@@ -87,7 +98,7 @@ def pairwise_grid(
     adjusted = p.copy()
     known = ~np.isnan(p)
     if correction and known.any():
-        adjusted[known] = multipletests(p[known], alpha=alpha, method=correction)[1]
+        adjusted[known] = _corrected(p[known], alpha, correction)
     table = pd.DataFrame(
         {
             "a": np.asarray(names)[i],
