@@ -15,6 +15,7 @@ The contract that keeps numbers honest:
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
@@ -260,9 +261,7 @@ class BaseEstimator:
     @classmethod
     def param_names(cls) -> list[str]:
         """The names of the constructor's parameters."""
-        sig = inspect.signature(cls.__init__)
-        variadic = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
-        return [n for n, p in sig.parameters.items() if n != "self" and p.kind not in variadic]
+        return list(init_defaults(cls))
 
     def get_params(self) -> dict[str, Any]:
         """The parameters as given to the constructor."""
@@ -271,6 +270,16 @@ class BaseEstimator:
     def label_params(self) -> dict[str, Any]:
         """The parameters the label shows: all of them, unless a subclass says otherwise."""
         return self.get_params()
+
+    def changed_params(self) -> dict[str, Any]:
+        """The parameters that differ from their defaults (objects always count as changed)."""
+        defaults = init_defaults(type(self))
+        plain = (str, int, float, type(None))
+        return {
+            key: value
+            for key, value in self.get_params().items()
+            if not (isinstance(value, plain) and value == defaults[key])
+        }
 
     @property
     def label(self) -> str:
@@ -285,6 +294,18 @@ class BaseEstimator:
     def __repr__(self) -> str:
         params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
         return f"{type(self).__name__}({params})"
+
+
+@functools.cache
+def init_defaults(cls: type) -> dict[str, Any]:
+    """A class's named constructor parameters and their defaults (``inspect.Parameter.empty``)."""
+    sig = inspect.signature(cls.__init__)
+    variadic = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+    return {
+        name: p.default
+        for name, p in sig.parameters.items()
+        if name != "self" and p.kind not in variadic
+    }
 
 
 def _fmt(value: Any) -> str:

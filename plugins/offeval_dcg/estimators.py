@@ -12,7 +12,6 @@ that sum over the rows logged (``per="impression"``).
 
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,6 +25,7 @@ from offeval_dcg.exposure import (
     candidate_support,
     check_support,
     logging_exposure,
+    model_key,
     target_exposure,
 )
 
@@ -47,14 +47,40 @@ class Rows:
     excluded: dict[str, int]
 
 
+@dataclass
+class LoggingSide:
+    """Per-row quantities that depend on the log, not on the target: shared across policies."""
+
+    source: str  # where eps0 came from
+    inverse: np.ndarray  # min(m, 1 / eps0), 0 where eps0 = 0
+    labels: np.ndarray  # c or Q_hat = c * inverse
+    unexposed: np.ndarray | None  # eps0 <= 0, or None when every row is exposed
+    clipped: int  # rows whose 1 / eps0 exceeds the cap
+
+
+_ALL = object()  # marker: every trajectory included
+
+
+def _logging_side(log, logging, model, cap: float, labels: str) -> LoggingSide:
+    """eps0 of every row, its capped inverse and the labels (see :class:`LoggingSide`)."""
+    eps0, source = logging_exposure(log, logging, model)
+    exposed = eps0 > 0
+    all_exposed = bool(exposed.all())
+    if all_exposed:
+        inverse = np.minimum(cap, 1.0 / eps0)
+    else:
+        inverse = np.zeros_like(eps0)
+        inverse[exposed] = np.minimum(cap, 1.0 / eps0[exposed])
+    reward = log.column("reward")
+    values = reward * inverse if labels == "debiased" else reward
+    clipped = int(np.count_nonzero(eps0[exposed] * cap < 1))
+    return LoggingSide(source, inverse, values, None if all_exposed else ~exposed, clipped)
+
+
 def _check_cap(cap) -> float:
     if isinstance(cap, bool) or not isinstance(cap, (int, float)) or not cap >= 1:
         raise ConfigurationError(f"cap m must be a number >= 1 or inf, got {cap!r}")
     return float(cap)
-
-
-def _plain(value) -> bool:
-    return value is None or isinstance(value, (str, int, float))
 
 
 def _choice(name: str, value, options) -> None:
@@ -110,53 +136,67 @@ class _DCGFamily(BaseEstimator):
 
     def label_params(self) -> dict:
         """Only the parameters that differ from their defaults, e.g. ``dcg(cap=2)``."""
-        defaults = inspect.signature(type(self).__init__).parameters
-        return {
-            key: value
-            for key, value in self.get_params().items()
-            if not (_plain(value) and value == defaults[key].default)
-        }
+        return self.changed_params()
 
     def _target_model(self):
         return self._model if self.cutoff is None else CutOff(self.cutoff, self._model)
 
+    def _logging_key(self) -> tuple:
+        logging = self.logging if isinstance(self.logging, str) else id(self.logging)
+        return (logging, model_key(self._model), float(self.cap), self.labels)
+
+    def _logging_side(self, view: PolicyView) -> LoggingSide:
+        """The policy-free half of :meth:`rows`, computed once per chunk for every policy."""
+        return view.log.memo(
+            _logging_side,
+            self.logging,
+            self._model,
+            float(self.cap),
+            self.labels,
+            key=self._logging_key(),
+        )
+
     def rows(self, view: PolicyView) -> Rows:
         """Labels and exposures of every row, with the support policy applied."""
-        cap = float(self.cap)
-        model, target_model = self._model, self._target_model()
         log = view.log
-        reward = log.column("reward")
+        side = self._logging_side(view)
+        target_model = self._target_model()
         eps = target_exposure(view, target_model)
-        eps0, source = logging_exposure(view, self.logging, model)
-        bad_rows = (eps0 <= 0) & (eps > 0)
-        row_count = check_support(
-            bad_rows, float(eps[bad_rows].sum()), log.source_rows, self.support
-        )
         unit = log.unit_index
-        bad_units = np.bincount(unit[bad_rows], minlength=log.n_units)
         tally = Tally()
-        if log.has_candidates and source != "rank":
-            per_unit, mass = candidate_support(view, target_model, model)
+        bad_units = None
+        row_count = 0
+        if side.unexposed is not None:
+            bad_rows = side.unexposed & (eps > 0)
+            row_count = check_support(
+                bad_rows, float(eps[bad_rows].sum()), log.source_rows, self.support
+            )
+            if row_count:
+                bad_units = np.bincount(unit[bad_rows], minlength=log.n_units)
+        if log.has_candidates and side.source != "rank":
+            per_unit, mass = candidate_support(view, target_model, self._model)
             check_support(per_unit > 0, mass, log.unit_ids, self.support)
             tally.count("candidate_violations", int(per_unit.sum()))
             tally.add("unsupported_exposure", mass)
-            bad_units = bad_units + per_unit
-        included = ~((bad_units > 0) & (self.support == "drop"))
-        exposed = eps0 > 0
-        inverse = np.zeros_like(eps0)
-        inverse[exposed] = np.minimum(cap, 1.0 / eps0[exposed])
-        weight = inverse if self.labels == "debiased" else np.ones_like(inverse)
-        labels = np.where(included[unit], reward * weight, 0.0)
+            bad_units = per_unit if bad_units is None else bad_units + per_unit
+        labels, included, dropped = side.labels, _ALL, 0
+        if bad_units is not None and self.support == "drop":
+            included = bad_units == 0
+            dropped = int(log.n_units - np.count_nonzero(included))
+            if dropped:
+                labels = np.where(included[unit], labels, 0.0)
         tally.add("rows", log.n_rows)
-        tally.count("clipped", int(np.count_nonzero(eps0[exposed] * cap < 1)))
+        tally.count("clipped", side.clipped)
         tally.count("row_violations", row_count)
-        tally.add(f"source_{source}", log.n_rows)
-        ratio = inverse * eps
+        tally.add(f"source_{side.source}", log.n_rows)
+        ratio = side.inverse * eps
         tally.maximum("max_weight", float(ratio.max(initial=0.0)))
         tally.add("sum_w", float(ratio.sum()))
         tally.add("sum_w2", float(ratio @ ratio))
-        dropped = int((~included).sum())
-        return Rows(labels, eps, included, unit, tally, {"support": dropped} if dropped else {})
+        if included is _ALL:
+            included = np.ones(log.n_units, dtype=bool)
+        excluded = {"support": dropped} if dropped else {}
+        return Rows(labels, eps, included, unit, tally, excluded)
 
     def diagnose(self, tally: Tally) -> dict[str, float]:
         """Effective sample size, largest weight, clipped share, support, eps0 source."""
@@ -236,14 +276,22 @@ class DCG(_DCGFamily):
         return ratio_of_means(stats, "dcg", "count")
 
 
-def _ideal(r: Rows, ideal_model, view: PolicyView) -> np.ndarray:
-    """Per-row contributions to each trajectory's ideal DCG (labels sorted, best first)."""
-    log = view.log
-    order = np.lexsort((-r.labels, r.unit))
-    rank = np.arange(log.n_rows) - log.unit_starts[r.unit[order]] + 1
-    out = np.empty(log.n_rows)
-    out[order] = r.labels[order] * at_ranks(ideal_model, rank)
-    return out
+def _ideal(log, labels: np.ndarray, ideal_model) -> np.ndarray:
+    """Each trajectory's ideal DCG: its labels sorted best first, discounted by rank.
+
+    Only rows with a positive label are sorted when no label is negative
+    (they come first in every trajectory, so their ranks are their places
+    among themselves).
+    """
+    rows = np.flatnonzero(labels > 0) if labels.min(initial=0.0) >= 0 else np.arange(labels.size)
+    unit = log.unit_index[rows]
+    order = np.lexsort((-labels[rows], unit))
+    rows, unit = rows[order], unit[order]
+    first = np.r_[True, unit[1:] != unit[:-1]] if unit.size else np.zeros(0, bool)
+    starts = np.flatnonzero(first)
+    rank = np.arange(rows.size) - np.repeat(starts, np.diff(np.r_[starts, rows.size])) + 1
+    gains = labels[rows] * at_ranks(ideal_model, rank)
+    return np.bincount(unit, weights=gains, minlength=log.n_units)
 
 
 class _Normalised(_DCGFamily):
@@ -261,10 +309,16 @@ class _Normalised(_DCGFamily):
         return self._model if depth is None else CutOff(int(depth), self._model)
 
     def _per_unit(self, view: PolicyView) -> tuple[Rows, np.ndarray, np.ndarray]:
+        """Rows, each trajectory's DCG, and its ideal DCG (shared by every policy)."""
         r = self.rows(view)
-        dcg = np.bincount(r.unit, weights=r.labels * r.target, minlength=view.log.n_units)
-        ideal = np.bincount(
-            r.unit, weights=_ideal(r, self._ideal_model(), view), minlength=view.log.n_units
+        log = view.log
+        dcg = np.bincount(r.unit, weights=r.labels * r.target, minlength=log.n_units)
+        model = self._ideal_model()
+        ideal = log.memo(
+            _ideal,
+            self._logging_side(view).labels,
+            model,
+            key=(self._logging_key(), model_key(model)),
         )
         return r, dcg, ideal
 

@@ -91,9 +91,8 @@ def _candidate_exposure(view: PolicyView, model) -> np.ndarray:
     return view.ask("exposure", model, rows=rows, labels=labels, table="candidate rows")
 
 
-def logging_exposure(view: PolicyView, logging, examination) -> tuple[np.ndarray, str]:
+def logging_exposure(log: InteractionLog, logging, examination) -> tuple[np.ndarray, str]:
     """eps0 of every logged row under the logging policy, and the source used."""
-    log = view.log
     source = logging_source(log, logging)
     if source == "policy":
         return PolicyView(logging, log).ask("exposure", examination), source

@@ -19,8 +19,6 @@ half of them.
 
 from __future__ import annotations
 
-import inspect
-
 import numpy as np
 import pandas as pd
 
@@ -50,8 +48,7 @@ class _Disagreement(BaseEstimator):
 
     def label_params(self) -> dict:
         """Only the parameters that differ from their defaults, e.g. ``pd(banners=shuffled)``."""
-        defaults = inspect.signature(type(self).__init__).parameters
-        return {k: v for k, v in self.get_params().items() if v != defaults[k].default}
+        return self.changed_params()
 
     @property
     def requires(self) -> tuple[str, ...]:
