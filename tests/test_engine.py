@@ -298,3 +298,31 @@ def test_corrections_equal_statsmodels(method):
     p = np.random.default_rng(3).random(40) ** 3
     p[5] = p[9]  # a tie
     np.testing.assert_allclose(_corrected(p, 0.05, method), multipletests(p, method=method)[1])
+
+
+class SometimesAliased(EmitsX):
+    """Emits the reward under "a" and "b": the same array in some chunks, a copy in others."""
+
+    name = "sometimes_aliased"
+
+    def contribute(self, view):
+        r = view.log.column("reward")
+        b = r if view.log.n_units % 2 else r.copy()
+        return Contribution({"a": r, "b": b, "n": view.log.ones}, {"u": r[view.log.unit_starts]})
+
+
+@pytest.mark.parametrize("chunk_rows", [None, 999, 1_000])
+def test_columns_given_as_one_array_are_folded_once_with_the_same_moments(bandit, chunk_rows):
+    log, target, _ = bandit
+    acc = Accumulator([target], [SometimesAliased()])
+    for chunk in log.chunks(chunk_rows or log.n_rows):
+        acc.add(chunk, new_units=True)
+    r = log.column("reward")
+    first = r[log.frame.groupby("trajectory", sort=False).cumcount().to_numpy() == 0]
+    oracle = np.column_stack(
+        [unit_sums(log, r), unit_sums(log, r), unit_sums(log, np.ones(log.n_rows)), first]
+    )
+    order = [acc.keys.index((0, 0, key)) for key in ("a", "b", "n", "u")]
+    np.testing.assert_allclose(acc.moments.mean[order], oracle.mean(axis=0), rtol=1e-12)
+    cov = acc.moments.covariance()[np.ix_(order, order)]
+    np.testing.assert_allclose(cov, np.cov(oracle, rowvar=False), rtol=1e-10, atol=1e-15)

@@ -106,13 +106,23 @@ class Accumulator:
         """
         if not new_units:
             self.ledger.add(log.unit_ids, SPLIT_ADVICE)
-        block = self.unit_block(log)
-        chunk = Moments.from_array(block, overwrite=not keep)
+        block, index = self.unit_block(log)
+        chunk = Moments.from_array(block, overwrite=not keep).gathered(index)
         self.moments = chunk if self.moments is None else self.moments.merge(chunk)
-        return block
+        if not keep:
+            return block
+        full = np.zeros((block.shape[0], index.size))
+        full[:, index >= 0] = block[:, index[index >= 0]]
+        return full
 
-    def unit_block(self, log: InteractionLog) -> np.ndarray:
-        """(n_units, k) column sums of one chunk; tallies and exclusions are recorded."""
+    def unit_block(self, log: InteractionLog) -> tuple[np.ndarray, np.ndarray]:
+        """Column sums of one chunk over its distinct columns; tallies and exclusions recorded.
+
+        Returns the (n_units, u) block of distinct columns and, for each of
+        the k global columns, its index in the block (-1: absent, all zero).
+        Columns that are the same array (a cap that never binds returns the
+        uncapped column itself) are summed and cross-multiplied once.
+        """
         values: dict[tuple, np.ndarray] = {}
         unit_level: set[tuple] = set()
         for p, policy in enumerate(self.policies):
@@ -173,15 +183,24 @@ class Accumulator:
         if self.moments is not None:
             self.moments = self.moments.extended(1)
 
-    def _block(self, values: dict, unit_level: set, log: InteractionLog) -> np.ndarray:
-        """(n_units, k) array: row columns summed per trajectory, unit columns as given."""
-        block = self._scratch(log.n_units, len(self.keys))
-        one_row_units = log.n_units == log.n_rows
+    def _block(
+        self, values: dict, unit_level: set, log: InteractionLog
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Distinct columns (n_units, u): row columns summed per trajectory, unit ones as is."""
+        index = np.full(len(self.keys), -1, dtype=np.int64)
+        distinct: dict[tuple[int, bool], int] = {}
+        sources = []
         for j, where in enumerate(self.keys):
-            if where not in values:
-                block[:, j] = 0.0
-                continue
-            per_unit = where in unit_level
+            if where in values:
+                per_unit = where in unit_level
+                identity = (id(values[where]), per_unit)
+                if identity not in distinct:
+                    distinct[identity] = len(sources)
+                    sources.append((where, per_unit))
+                index[j] = distinct[identity]
+        block = self._scratch(log.n_units, len(sources))
+        one_row_units = log.n_units == log.n_rows
+        for j, (where, per_unit) in enumerate(sources):
             column = np.asarray(values[where], dtype=float)
             size = log.n_units if per_unit else log.n_rows
             if column.shape != (size,):
@@ -194,7 +213,7 @@ class Accumulator:
                 block[:, j] = column
             else:
                 np.add.reduceat(column, log.unit_starts, out=block[:, j])
-        return block
+        return block, index
 
     def _scratch(self, rows: int, columns: int) -> np.ndarray:
         """A (rows, columns) Fortran-ordered block on memory reused from chunk to chunk.

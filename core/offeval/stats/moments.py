@@ -45,6 +45,8 @@ class Moments:
         n, k = x.shape
         if n == 0:
             return cls.empty(k)
+        if k == 0:
+            return cls(n, np.zeros(0), np.zeros((0, 0)))
         mean = x.mean(axis=0)
         centred = x if overwrite and x.flags.writeable else x.copy(order="F")
         centred -= mean
@@ -69,6 +71,18 @@ class Moments:
         comoment = np.zeros((k, k))
         comoment[: self.mean.size, : self.mean.size] = self.comoment
         return Moments(self.n, np.r_[self.mean, np.zeros(extra)], comoment)
+
+    def gathered(self, index: np.ndarray) -> Moments:
+        """Moments of the columns ``x[:, index]`` (index -1: a column of zeros)."""
+        index = np.asarray(index, dtype=np.int64)
+        present = index >= 0
+        if present.all() and np.array_equal(index, np.arange(self.mean.size)):
+            return self
+        k = index.size
+        mean, comoment = np.zeros(k), np.zeros((k, k))
+        mean[present] = self.mean[index[present]]
+        comoment[np.ix_(present, present)] = self.comoment[np.ix_(index[present], index[present])]
+        return Moments(self.n, mean, comoment)
 
     def covariance(self, ddof: int = 1) -> np.ndarray:
         """Sample covariance matrix of the columns."""
