@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from offeval import ColumnError, ConfigurationError
 from offeval.cli import main
-from offeval_ir import METRICS, PRESETS, Conventions, Judgements, compute
+from offeval_ir import METRICS, PRESETS, Conventions, Judgements, compute, compute_frames
 from offeval_ir.conventions import CHOICES
 
 
@@ -257,3 +257,60 @@ def test_offeval_metrics_command(tmp_path, capsys):
     table = pd.read_csv(out, index_col=0)
     assert table.loc["ap@3", "mean"] == pytest.approx((1 + 0.5) / 2)
     assert "trec_eval+ap_denominator" in capsys.readouterr().out
+
+
+def _long_frames(predictions, labels, rnd=None):
+    rows = [(u, i, 100 - r) for u, lst in predictions.items() for r, i in enumerate(lst)]
+    if rnd is not None:
+        rnd.shuffle(rows)
+    pred = pd.DataFrame(rows, columns=["user", "item", "score"])
+    lab = pd.DataFrame(
+        [(u, i, g) for u, d in labels.items() for i, g in d.items()],
+        columns=["user", "item", "relevance"],
+    )
+    return pred, lab
+
+
+@settings(max_examples=80, deadline=None)
+@given(judgement_lists(), st.randoms(), st.integers(1, 12), st.sampled_from(sorted(PRESETS)))
+def test_grouped_shuffled_and_blocked_frames_give_the_same_values(data, rnd, chunk, preset):
+    """Users grouped (codes from runs) or shuffled (hashed), whole or a few users at a time."""
+    predictions, labels = data
+    conv = PRESETS[preset]()
+    metrics = ["precision", "recall", "dcg", "ndcg"] if conv.ties == "expected" else METRICS
+    ks = (1, 3, None)
+    reference = compute(Judgements.from_lists(*data), metrics, ks, conv)
+    grouped, lab = _long_frames(predictions, labels)
+    shuffled, _ = _long_frames(predictions, labels, rnd)
+    results = [
+        compute(Judgements.from_frames(grouped, lab, ties=conv.ties), metrics, ks, conv),
+        compute(Judgements.from_frames(shuffled, lab, ties=conv.ties), metrics, ks, conv),
+        compute_frames(grouped, lab, metrics, ks, conv, chunk_rows=chunk),
+        compute_frames(shuffled, lab, metrics, ks, conv, chunk_rows=chunk),
+    ]
+    present = [u for u in reference.per_user.index if predictions[u] or labels[u]]
+    for result in results:
+        got = result.per_user
+        assert list(got.index) == sorted(got.index, key=list(got.index).index)  # no repeats
+        expected = reference.per_user.loc[present]
+        pd.testing.assert_frame_equal(
+            got.loc[present], expected, rtol=1e-12, check_index_type=False
+        )
+        assert set(got.index) == set(present)
+    first_seen = list(dict.fromkeys([u for u in grouped["user"]] + [u for u in lab["user"]]))
+    assert list(results[2].per_user.index) == first_seen
+    counts = results[3].counts
+    pd.testing.assert_frame_equal(counts, results[1].counts)
+
+
+def test_no_cut_off_means_each_users_own_list_against_all_its_labels():
+    """k=None: a user's values do not depend on other users' list lengths."""
+    predictions = {"a": [1, 2], "b": [5, 6, 7, 8, 9]}
+    labels = {"a": {1: 1, 2: 1, 3: 1, 4: 1}, "b": {5: 1}}
+    conv = PRESETS["blog"](precision_denominator="k", ideal="labels")
+    got = compute(Judgements.from_lists(predictions, labels), ["precision", "ndcg"], [None], conv)
+    discount = 1 / np.log2(np.arange(2, 6))
+    assert got.per_user.loc["a", "precision"] == 1.0  # 2 hits / a list of 2, not / 5
+    ndcg_a = discount[:2].sum() / discount[:4].sum()  # ideal: all four labels
+    assert got.per_user.loc["a", "ndcg"] == pytest.approx(ndcg_a, rel=1e-12)
+    assert got.per_user.loc["b", "precision"] == pytest.approx(1 / 5)

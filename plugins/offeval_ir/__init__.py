@@ -2,6 +2,7 @@
 
 from offeval import hookimpl
 from offeval_ir import hookspecs
+from offeval_ir.blocks import compute_frames
 from offeval_ir.compare import compare_systems
 from offeval_ir.conventions import PRESETS, Conventions
 from offeval_ir.judgements import Judgements
@@ -43,4 +44,5 @@ __all__ = [
     "MetricResult",
     "compare_systems",
     "compute",
+    "compute_frames",
 ]

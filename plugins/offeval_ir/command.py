@@ -10,8 +10,8 @@ import pandas as pd
 from offeval import OffevalError, active_registry, read_table
 from offeval.registry import parse_pairs
 from offeval.tables import markdown_table
-from offeval_ir.judgements import Judgements
-from offeval_ir.metrics import METRICS, compute
+from offeval_ir.blocks import compute_frames
+from offeval_ir.metrics import METRICS
 
 
 class MetricsCommand:
@@ -50,13 +50,14 @@ class MetricsCommand:
         overrides = parse_pairs(args.set, what="--set")
         conventions = active_registry().create("conventions", args.preset, **overrides)
         columns = parse_pairs(args.column, typed=False, what="--column")
-        judgements = Judgements.from_frames(
+        result = compute_frames(
             read_table(args.predictions),
             read_table(args.labels),
-            ties=conventions.ties,
+            args.metric or METRICS,
+            args.k or [1, 3, 5, 10],
+            conventions,
             columns=columns,
         )
-        result = compute(judgements, args.metric or METRICS, args.k or [1, 3, 5, 10], conventions)
         table = result.per_user.reset_index() if args.per_user else result.summary()
         print(f"conventions: {conventions}")
         with pd.option_context("display.width", 160, "display.max_rows", 200):

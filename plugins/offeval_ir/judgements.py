@@ -100,21 +100,14 @@ class Judgements:
         are the union of both frames and ``users``; with ``strict_users`` they
         must be the same in both frames. Column names default to the roles.
         """
-        names = {
-            "user": "user",
-            "item": "item",
-            "rank": "rank",
-            "score": "score",
-            "relevance": "relevance",
-            **(columns or {}),
-        }
+        names = role_names(columns)
         pred = _columns(predictions, names, ("user", "item"), "predictions")
         lab = _columns(labels, names, ("user", "item", "relevance"), "labels")
         if ties not in TIE_POLICIES:
             raise ConfigurationError(f"ties must be one of {TIE_POLICIES}, got {ties!r}")
         grade = _grades(lab, names["relevance"], labels.index.to_numpy())
         if strict_users:
-            _check_same_users(pred["user"], lab["user"])
+            check_same_users(pred["user"], lab["user"])
         pu, lu, all_users = _user_codes(pred["user"], lab["user"], users)
         items, _ = pd.factorize(_concat(pred["item"], lab["item"]), sort=True)
         items = items.astype(np.int32)
@@ -128,24 +121,30 @@ class Judgements:
             pu, pi = pu[order], pi[order]
         n_items = int(items.max(initial=-1)) + 1
         pred_grade = _lookup(pu, pi, lu, li, grade, len(all_users), n_items)
-        grades, lengths, positions = _scatter(pu, pred_grade, len(all_users))
-        item_matrix = np.zeros(grades.shape, dtype=np.int32)
-        item_matrix[pu, positions] = pi
-        _check_list_duplicates(
-            item_matrix, lengths, positions, pu, lambda: predictions.index.to_numpy()[order]
-        )
-        del item_matrix
+        cells = _Cells.of(pu, len(all_users))
+        grades = cells.place(pred_grade)
+        _check_list_duplicates(cells, pu, pi, lambda: predictions.index.to_numpy()[order])
         label_grades = _sorted_labels(lu, grade, len(all_users))
         tie_group = None
         if tie_keys is not None:
-            tie_group = np.full(grades.shape, -1, dtype=np.int64)
             new = np.r_[True, (pu[1:] != pu[:-1]) | (tie_keys[order][1:] != tie_keys[order][:-1])]
-            tie_group[pu, positions] = np.cumsum(new) - 1
+            new = new[: len(pu)]
+            tie_group = cells.place(np.cumsum(new) - 1, fill=-1, dtype=np.int64)
         positive = None
         if score is not None:
-            positive = np.zeros(grades.shape, dtype=bool)
-            positive[pu, positions] = score[order] > 0
-        return cls(all_users, grades, lengths, label_grades, tie_group, positive)
+            positive = cells.place(score[order] > 0, fill=False, dtype=bool)
+        return cls(all_users, grades, cells.lengths, label_grades, tie_group, positive)
+
+
+ROLES = ("user", "item", "rank", "score", "relevance")
+
+
+def role_names(columns: Mapping[str, str] | None) -> dict[str, str]:
+    """Column name of each role (the role's own name unless ``columns`` says otherwise)."""
+    unknown = set(columns or {}) - set(ROLES)
+    if unknown:
+        raise ConfigurationError(f"unknown column roles {sorted(unknown)}; roles: {list(ROLES)}")
+    return {role: role for role in ROLES} | dict(columns or {})
 
 
 def _columns(frame: pd.DataFrame, names, required, what: str) -> dict[str, np.ndarray]:
@@ -169,8 +168,27 @@ def _concat(a: np.ndarray, b: np.ndarray) -> pd.Series:
     return pd.concat([pd.Series(a), pd.Series(b)], ignore_index=True)
 
 
-def _user_codes(pred_users: pd.Series, label_users: pd.Series, users: Sequence | None):
-    """Integer codes of the users of both frames, and the user index (given users first)."""
+def _user_codes(pred_users: np.ndarray, label_users: np.ndarray, users: Sequence | None):
+    """Integer codes of the users of both frames, and the user index (given users first).
+
+    Users are numbered in order of first appearance: the given ``users``,
+    then the predictions' users, then users only the labels have. When the
+    predictions are grouped by user (each user's rows together, the usual
+    layout of a run file) their codes come from the runs, without hashing
+    every row.
+    """
+    if users is None:
+        pred_users = np.asarray(pred_users)
+        starts = np.flatnonzero(np.r_[True, pred_users[1:] != pred_users[:-1]])
+        runs = pd.Index(pred_users[starts[starts < len(pred_users)]])
+        if runs.is_unique:
+            lengths = np.diff(np.r_[starts, len(pred_users)])[: len(runs)]
+            pu = np.repeat(np.arange(len(runs), dtype=np.int32), lengths)
+            lu = runs.get_indexer(pd.Index(label_users)).astype(np.int32)
+            only = lu < 0
+            extra, extra_users = pd.factorize(np.asarray(label_users)[only])
+            lu[only] = len(runs) + extra
+            return pu, lu, runs.append(pd.Index(extra_users))
     parts = [pd.Series(pred_users), pd.Series(label_users)]
     given = 0
     if users is not None:
@@ -195,7 +213,8 @@ def _grades(lab: pd.DataFrame, column: str, labels_index: np.ndarray) -> np.ndar
     return grade
 
 
-def _check_same_users(pred_users: pd.Series, label_users: pd.Series) -> None:
+def check_same_users(pred_users, label_users) -> None:
+    """The predictions and the labels must have the same users (``strict_users``)."""
     a, b = set(pred_users), set(label_users)
     if a != b:
         only_p, only_l = sorted(map(str, a - b))[:10], sorted(map(str, b - a))[:10]
@@ -219,15 +238,20 @@ def _check_duplicates(users: np.ndarray, items: np.ndarray, what: str, index: np
         )
 
 
-def _check_list_duplicates(items: np.ndarray, lengths: np.ndarray, positions, users, index):
+def _check_list_duplicates(cells: _Cells, users: np.ndarray, items: np.ndarray, index) -> None:
     """Duplicate items within each user's list, found by sorting the rows of the item matrix."""
-    width = items.shape[1]
+    width = cells.shape[1]
     if width < 2:
         return
-    filled = np.arange(width) < lengths[:, None]
-    ranked = np.sort(np.where(filled, items, -1 - np.arange(width)), axis=1)
+    if cells.flat is None:
+        ranked = items.astype(np.int32).reshape(cells.shape)  # a copy: sorted in place below
+    else:
+        padding = -1 - np.arange(width, dtype=np.int32)  # distinct, below every item code
+        ranked = np.broadcast_to(padding, cells.shape).copy()
+        ranked.reshape(-1)[cells.flat] = items
+    ranked.sort(axis=1)
     if (ranked[:, 1:] == ranked[:, :-1]).any():
-        _check_duplicates(users, items[users, positions], "predictions", index())
+        _check_duplicates(users, items, "predictions", index())
 
 
 def _ranking_order(pred, names, pu, pi, ties, index):
@@ -289,18 +313,36 @@ def _lookup(pu, pi, lu, li, grade, n_users, n_items) -> np.ndarray:
     return np.where(found, grade[order][at], 0.0)
 
 
-def _scatter(users: np.ndarray, values: np.ndarray, n_users: int):
-    """(n_users, longest) matrix of per-rank values, list lengths, and positions."""
-    lengths = np.bincount(users, minlength=n_users)
-    starts = np.r_[0, np.cumsum(lengths)[:-1]]
-    positions = np.arange(len(users)) - starts[users]
-    out = np.zeros((n_users, int(lengths.max(initial=0))))
-    out[users, positions] = values
-    return out, lengths, positions
+@dataclass(frozen=True)
+class _Cells:
+    """Where rows land in a (n_users, width) matrix: users sorted, rows in rank order."""
+
+    shape: tuple[int, int]
+    lengths: np.ndarray
+    flat: np.ndarray | None  # flat cell of each row; None when row j is cell j (equal lengths)
+
+    @classmethod
+    def of(cls, users: np.ndarray, n_users: int) -> _Cells:
+        """The cells of rows whose user codes ``users`` are sorted."""
+        lengths = np.bincount(users, minlength=n_users)
+        width = int(lengths.max(initial=0))
+        if len(users) == n_users * width:
+            return cls((n_users, width), lengths, None)
+        starts = np.cumsum(lengths) - lengths
+        flat = np.arange(len(users), dtype=np.int64)
+        flat += users.astype(np.int64) * width - starts[users]
+        return cls((n_users, width), lengths, flat)
+
+    def place(self, values: np.ndarray, fill=0, dtype=float) -> np.ndarray:
+        """The matrix with ``values`` in the rows' cells and ``fill`` elsewhere."""
+        if self.flat is None:
+            return np.asarray(values, dtype=dtype).reshape(self.shape)
+        out = np.full(self.shape, fill, dtype=dtype)
+        out.reshape(-1)[self.flat] = values
+        return out
 
 
 def _sorted_labels(users: np.ndarray, grade: np.ndarray, n_users: int) -> np.ndarray:
     """(n_users, most labels) label grades, each row sorted in decreasing order."""
     order = np.lexsort((-grade, users))
-    matrix, _, _ = _scatter(users[order], grade[order], n_users)
-    return matrix
+    return _Cells.of(users[order], n_users).place(grade[order])

@@ -71,7 +71,12 @@ def compute(
     ks: Sequence[int | None] = (1, 3, 5, 10),
     conventions: Conventions | None = None,
 ) -> MetricResult:
-    """Compute ``metrics`` at every cut-off in ``ks`` (None = the whole list) for every user."""
+    """Compute ``metrics`` at every cut-off in ``ks`` for every user.
+
+    A cut-off of None means no cut-off: each user's whole list (so precision
+    divides by the list's own length) against all of the user's labels (the
+    ideal DCG of nDCG uses every label).
+    """
     conv = conventions or Conventions()
     special = [m for m in metrics if conv.for_metric(m) != conv]
     if special:
@@ -133,15 +138,16 @@ def compute(
 
     columns = {}
     for k in ks:
-        kk = n_ranks if k is None else int(k)
+        kk = n_ranks if k is None else int(k)  # columns read
+        cut = j.lengths.astype(float) if k is None else float(kk)  # no cut-off: the user's list
         suffix = "" if k is None else f"@{k}"
         h = _at(hits, kk) if hits is not None else None
-        in_list = np.minimum(kk, j.lengths).astype(float)
+        in_list = np.minimum(cut, j.lengths)
         values = {}
         with np.errstate(divide="ignore", invalid="ignore"):
             if h is not None:
-                p = h / (kk if conv.precision_denominator == "k" else in_list)
-                r = h / (n_rel if conv.recall_denominator == "labels" else np.minimum(kk, n_rel))
+                p = h / (cut if conv.precision_denominator == "k" else in_list)
+                r = h / (n_rel if conv.recall_denominator == "labels" else np.minimum(cut, n_rel))
                 values.update(
                     precision=p,
                     recall=r,
@@ -153,13 +159,13 @@ def compute(
                     "hits": h,
                     "min_k_list": in_list,
                     "labels": n_rel,
-                    "min_k_labels": np.minimum(kk, n_rel),
+                    "min_k_labels": np.minimum(cut, n_rel),
                 }[conv.ap_denominator]
                 values["ap"] = np.where(ap_den > 0, _at(precision_sum, kk) / ap_den, 0.0)
             values["rr"] = np.where(first_hit <= kk, 1 / first_hit, 0.0)
             if dcg is not None:
                 idcg = (
-                    _at(ideal, kk)
+                    _at(ideal, ideal.shape[1] if k is None else kk)
                     if ideal is not None
                     else _ideal_of_top_k(graded, kk, conv, gains_of)
                 )
