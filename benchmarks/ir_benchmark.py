@@ -73,13 +73,11 @@ def _timed(tool: str, users: int, run, modules: tuple[str, ...]) -> dict:
 
 def run_offeval(users: int) -> dict:
     def run(predictions, labels):
-        from offeval_ir import PRESETS, Judgements, compute
+        from offeval_ir import PRESETS, compute_frames
 
-        judgements = Judgements.from_frames(predictions, labels, ties="item_desc")
-        conv = PRESETS["trec_eval"]()
-        ndcg = compute(judgements, ["ndcg"], [10], conv).mean["ndcg@10"]
-        ap = compute(judgements, ["ap"], [100], conv).mean["ap@100"]
-        return float(ndcg), float(ap)
+        conv = PRESETS["trec_eval"](ties="item_desc")
+        means = compute_frames(predictions, labels, ["ndcg", "ap"], [10, 100], conv).mean
+        return float(means["ndcg@10"]), float(means["ap@100"])
 
     return _timed("offeval", users, run, ("offeval_ir",))
 

@@ -109,17 +109,13 @@ class Judgements:
         if strict_users:
             check_same_users(pred["user"], lab["user"])
         pu, lu, all_users = _user_codes(pred["user"], lab["user"], users)
-        items, _ = pd.factorize(_concat(pred["item"], lab["item"]), sort=True)
-        items = items.astype(np.int32)
-        n_pred = len(pred["user"])
-        pi, li = items[:n_pred], items[n_pred:]
+        pi, li, n_items = _item_codes(pred["item"], lab["item"], len(all_users))
         _check_duplicates(lu, li, "labels", labels.index.to_numpy())
         order, tie_keys, score = _ranking_order(
             pred, names, pu, pi, ties, predictions.index.to_numpy()
         )
         if not np.array_equal(order, np.arange(len(order))):
             pu, pi = pu[order], pi[order]
-        n_items = int(items.max(initial=-1)) + 1
         pred_grade = _lookup(pu, pi, lu, li, grade, len(all_users), n_items)
         cells = _Cells.of(pu, len(all_users))
         grades = cells.place(pred_grade)
@@ -164,8 +160,23 @@ def _columns(frame: pd.DataFrame, names, required, what: str) -> dict[str, np.nd
     return out
 
 
-def _concat(a: np.ndarray, b: np.ndarray) -> pd.Series:
-    return pd.concat([pd.Series(a), pd.Series(b)], ignore_index=True)
+def _item_codes(pred_items, label_items, n_users: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """Item codes of both frames in item order, and their number.
+
+    Integer ids are their own codes (shifted to start at 0) when users x
+    ids fits a 62-bit key; other ids are factorised (sorted).
+    """
+    both = (np.asarray(pred_items), np.asarray(label_items))
+    present = [a for a in both if a.size]
+    if present and all(a.dtype.kind in "iu" for a in both):
+        low, high = min(int(a.min()) for a in present), max(int(a.max()) for a in present)
+        if -(2**62) < low and high < 2**62 and (high - low + 1) * max(n_users, 1) < 2**62:
+            return both[0].astype(np.int64) - low, both[1].astype(np.int64) - low, high - low + 1
+    codes, uniques = pd.factorize(
+        pd.concat([pd.Series(both[0]), pd.Series(both[1])], ignore_index=True), sort=True
+    )
+    codes = codes.astype(np.int64)
+    return codes[: len(both[0])], codes[len(both[0]) :], len(uniques)
 
 
 def _user_codes(pred_users: np.ndarray, label_users: np.ndarray, users: Sequence | None):
@@ -244,9 +255,9 @@ def _check_list_duplicates(cells: _Cells, users: np.ndarray, items: np.ndarray, 
     if width < 2:
         return
     if cells.flat is None:
-        ranked = items.astype(np.int32).reshape(cells.shape)  # a copy: sorted in place below
+        ranked = items.reshape(cells.shape).copy()  # sorted in place below
     else:
-        padding = -1 - np.arange(width, dtype=np.int32)  # distinct, below every item code
+        padding = -1 - np.arange(width, dtype=items.dtype)  # distinct, below every item code
         ranked = np.broadcast_to(padding, cells.shape).copy()
         ranked.reshape(-1)[cells.flat] = items
     ranked.sort(axis=1)
@@ -344,5 +355,7 @@ class _Cells:
 
 def _sorted_labels(users: np.ndarray, grade: np.ndarray, n_users: int) -> np.ndarray:
     """(n_users, most labels) label grades, each row sorted in decreasing order."""
-    order = np.lexsort((-grade, users))
-    return _Cells.of(users[order], n_users).place(grade[order])
+    order = np.argsort(users, kind="stable")  # linear when already grouped by user
+    matrix = _Cells.of(users[order], n_users).place(grade[order])
+    matrix.sort(axis=1)  # grades are >= 0 and padding is 0: it sorts to the end, reversed
+    return matrix[:, ::-1]

@@ -47,11 +47,33 @@ def _discounts(n: int, base: float) -> np.ndarray:
     return np.log(base) / np.log(np.arange(2, n + 2))
 
 
-def _at(cumulative: np.ndarray, k: int) -> np.ndarray:
-    """Column k of a per-rank cumulative sum (0 for an empty matrix; the last column past it)."""
-    if cumulative.shape[1] == 0:
-        return np.zeros(cumulative.shape[0])
-    return cumulative[:, min(k, cumulative.shape[1]) - 1]
+def _upto(matrix: np.ndarray, k: int, weights: np.ndarray | None = None) -> np.ndarray:
+    """Per user, the (weighted) sum of the first k columns (all of them when k is larger)."""
+    head = matrix[:, :k]
+    if weights is None:
+        return head.sum(axis=1)
+    return head @ weights[: head.shape[1]]
+
+
+def _precision_terms(rel: np.ndarray):
+    """k -> per user, sum over ranks i <= k of rel_i * hits_i / i (the numerator of AP@k).
+
+    Only the relevant cells are visited: hits_i is the running sum of rel
+    over each user's relevant cells.
+    """
+    users, cols = np.nonzero(rel)
+    values = rel[users, cols]
+    running = np.cumsum(values)
+    first = np.flatnonzero(np.r_[True, users[1:] != users[:-1]]) if users.size else users
+    lengths = np.diff(np.r_[first, users.size])
+    hits = running - np.repeat(running[first] - values[first], lengths)
+    terms = values * hits / (cols + 1)
+
+    def upto(k: int) -> np.ndarray:
+        inside = cols < k
+        return np.bincount(users[inside], weights=terms[inside], minlength=rel.shape[0])
+
+    return upto
 
 
 def _tie_mean(values: np.ndarray, groups: np.ndarray) -> np.ndarray:
@@ -113,14 +135,8 @@ def compute(
         rel = _tie_mean(rel, j.tie_group)[:, :n_ranks]
         gain = _tie_mean(gain, j.tie_group)[:, :n_ranks] if gain is not None else None
         graded = graded[:, :n_ranks]
-    ranks = np.arange(1, n_ranks + 1)
-    hits = np.cumsum(rel, axis=1) if wanted - {"dcg", "ndcg"} else None
-    precision_sum = np.cumsum(rel * hits / ranks, axis=1) if "ap" in wanted else None
-    dcg = (
-        np.cumsum(gain * _discounts(n_ranks, conv.log_base), axis=1)
-        if wanted & {"dcg", "ndcg"}
-        else None
-    )
+    discounts = _discounts(n_ranks, conv.log_base)
+    precision_terms = _precision_terms(rel) if "ap" in wanted else None
     first_hit = np.full(j.n_users, np.inf)
     if n_ranks and "rr" in wanted:
         found = rel.any(axis=1)
@@ -131,18 +147,17 @@ def compute(
             "ideal='list' needs a definite top k: use a deterministic tie policy, or ideal='labels'"
         )
     ideal = (
-        _ideal_from_labels(j, conv, gains_of)
-        if conv.ideal == "labels" and "ndcg" in wanted
-        else None
+        _ideal_labels(j, conv, gains_of) if conv.ideal == "labels" and "ndcg" in wanted else None
     )
+    ideal_discounts = _discounts(ideal.shape[1], conv.log_base) if ideal is not None else None
 
     columns = {}
     for k in ks:
         kk = n_ranks if k is None else int(k)  # columns read
         cut = j.lengths.astype(float) if k is None else float(kk)  # no cut-off: the user's list
         suffix = "" if k is None else f"@{k}"
-        h = _at(hits, kk) if hits is not None else None
         in_list = np.minimum(cut, j.lengths)
+        h = _upto(rel, kk) if wanted - {"dcg", "ndcg"} else None
         values = {}
         with np.errstate(divide="ignore", invalid="ignore"):
             if h is not None:
@@ -154,22 +169,21 @@ def compute(
                     hit_rate=(h > 0).astype(float),
                     f1=np.where(p + r > 0, 2 * p * r / (p + r), 0.0),
                 )
-            if precision_sum is not None:
+            if precision_terms is not None:
                 ap_den = {
                     "hits": h,
                     "min_k_list": in_list,
                     "labels": n_rel,
                     "min_k_labels": np.minimum(cut, n_rel),
                 }[conv.ap_denominator]
-                values["ap"] = np.where(ap_den > 0, _at(precision_sum, kk) / ap_den, 0.0)
+                values["ap"] = np.where(ap_den > 0, precision_terms(kk) / ap_den, 0.0)
             values["rr"] = np.where(first_hit <= kk, 1 / first_hit, 0.0)
-            if dcg is not None:
-                idcg = (
-                    _at(ideal, ideal.shape[1] if k is None else kk)
-                    if ideal is not None
-                    else _ideal_of_top_k(graded, kk, conv, gains_of)
-                )
-                values["dcg"] = _at(dcg, kk)
+            if gain is not None:
+                if ideal is not None:
+                    idcg = _upto(ideal, ideal.shape[1] if k is None else kk, ideal_discounts)
+                else:
+                    idcg = _ideal_of_top_k(graded, kk, conv, gains_of)
+                values["dcg"] = _upto(gain, kk, discounts)
                 values["ndcg"] = np.where(idcg > 0, values["dcg"] / idcg, 0.0)
         for name in metrics:
             columns[f"{name}{suffix}"] = np.nan_to_num(values[name], nan=0.0, posinf=0.0)
@@ -192,15 +206,12 @@ def _ideal_of_top_k(graded: np.ndarray, k: int, conv: Conventions, gains_of) -> 
     return (gains_of(best) * _discounts(best.shape[1], conv.log_base)).sum(axis=1)
 
 
-def _ideal_from_labels(j: Judgements, conv: Conventions, gains_of) -> np.ndarray:
-    """Per-rank cumulative IDCG from the user's best labels (the ideal ranking)."""
+def _ideal_labels(j: Judgements, conv: Conventions, gains_of) -> np.ndarray:
+    """Per user, the gains of the best labels in decreasing order (the ideal ranking)."""
     labels = j.label_grades
     if conv.dcg_relevance == "binary":
         labels = (labels >= conv.relevance_threshold).astype(float)
-    width = max(j.max_length, labels.shape[1])
-    best = np.zeros((j.n_users, width))
-    best[:, : labels.shape[1]] = labels
-    return np.cumsum(gains_of(best) * _discounts(width, conv.log_base), axis=1)
+    return gains_of(labels)
 
 
 def _apply_edge_cases(
