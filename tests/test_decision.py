@@ -262,3 +262,123 @@ def test_on_simulated_worlds_good_estimators_choose_well_and_are_calibrated():
     assert ((filled["observed"] - filled["predicted"]).abs() < 4 * filled["se"] + 0.02).all()
     confident = table.loc["cis(cap=10)"]
     assert (confident.loc[confident["predicted"] > 0.5, "observed"] < 0.15).all()
+
+
+def test_selecting_more_systems_than_the_depth_ranks_by_p_top_m():
+    """21 systems, depth 3: select(m=4) needs P(top 4), which decides between s03 and s04."""
+    k = 21
+    mean, sd = np.full(k, 0.5), np.full(k, 0.01)
+    mean[:3], (mean[3], sd[3]), (mean[4], sd[4]) = 1.0, (0.9, 0.001), (0.8, 0.3)
+    names = [f"s{i:02d}" for i in range(k)]
+    dist = rank_distribution(mean, names=names, covariance=np.diag(sd**2), draws=50_000, seed=0)
+    assert dist.depth == 3
+    # s00-s02 are 10 sds above s03 and the rest 40 sds below: s04 is 4th or better iff above s03
+    p04 = norm.sf((0.9 - 0.8) / np.hypot(0.3, 0.001))
+    assert select(dist, 4) == ["s00", "s01", "s02", "s03"]
+    top4 = dist.top(4)
+    assert within(top4[["s03", "s04"]], [1 - p04, p04], dist)
+    deeper = dist.deeper(4)
+    np.testing.assert_array_equal(deeper.probabilities[:, :3], dist.probabilities)  # same draws
+    np.testing.assert_array_equal(deeper.top(4), top4)
+    assert dist.p_rank(4)["s04"] == deeper.p_rank(4)["s04"]
+
+
+def test_twins_share_their_ranks_equally():
+    """A system and its exact copy: against orthant probabilities of the three distinct systems."""
+    from scipy.stats import multivariate_normal
+
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=(3, 3))
+    base = a @ a.T * 1e-4
+    mean3 = np.array([0.5, 0.49, 0.48])
+    cov = np.zeros((4, 4))
+    cov[:3, :3], cov[3, :3], cov[:3, 3], cov[3, 3] = base, base[0], base[0], base[0, 0]
+    mean = np.r_[mean3, mean3[0]]
+    dist = rank_distribution(mean, names=["a", "b", "c", "twin"], covariance=cov, draws=100_000)
+    np.testing.assert_array_equal(dist.probabilities[0], dist.probabilities[3])
+    np.testing.assert_allclose(dist.probabilities.sum(axis=0), 1.0)
+    np.testing.assert_allclose(dist.probabilities.sum(axis=1), 1.0)
+
+    def extreme(i, sign=1):
+        """P(system i above (sign 1) or below (sign -1) both others): a bivariate normal orthant."""
+        diff = sign * (np.eye(3)[i] - np.eye(3)[[j for j in range(3) if j != i]])
+        return multivariate_normal(-diff @ mean3, diff @ base @ diff.T).cdf(np.zeros(2))
+
+    p1, p3 = extreme(0), extreme(0, -1)
+    p2 = 1 - p1 - p3  # the pair of twins holds ranks (1, 2), (2, 3) or (3, 4)
+    assert within(dist.probabilities[0], [p1 / 2, (p1 + p2) / 2, (p2 + p3) / 2, p3 / 2], dist)
+    assert within(dist.best[["b", "c"]], [extreme(1), extreme(2)], dist)
+    simulated = dist.probabilities @ np.arange(1, 5)
+    np.testing.assert_allclose(simulated, dist.expected_rank, atol=0.02)
+
+
+def test_classes_of_twins_against_a_full_sort_of_independent_draws():
+    """Classes of 3, 2 and 1 systems, depth 3 below the number of classes: a brute-force oracle."""
+    rng = np.random.default_rng(4)
+    a = rng.normal(size=(5, 5))
+    base, centre = a @ a.T * 1e-4, rng.normal(size=5) * 0.01
+    label = np.array([0, 1, 0, 2, 1, 3, 0, 4])  # class of each system, members interleaved
+    size = np.bincount(label)
+    dist = rank_distribution(
+        centre[label], names=list("abcdefgh"), covariance=base[np.ix_(label, label)], depth=3
+    )
+    draws = rng.multivariate_normal(centre, base, size=100_000)
+    order = np.argsort(-draws, axis=1)  # classes, best first
+    start = np.cumsum(size[order], axis=1) - size[order]  # the first rank (from 0) of each
+    first = np.empty_like(start)
+    np.put_along_axis(first, order, start, axis=1)
+    ranks = np.arange(3)[None, None, :]
+    held = (first[:, :, None] <= ranks) & (ranks < first[:, :, None] + size[None, :, None])
+    oracle = (held.mean(axis=0) / size[:, None])[label]
+    assert within(dist.probabilities, oracle, dist, width=4.5 * np.sqrt(2))
+    np.testing.assert_allclose(dist.probabilities.sum(axis=0), 1.0)
+    for members in ([0, 2, 6], [1, 4]):
+        assert (dist.probabilities[members] == dist.probabilities[members[0]]).all()
+
+
+def test_identical_systems_get_equal_ranks_exactly():
+    same = rank_distribution(np.full(3, 0.2), names=list("xyz"), covariance=np.full((3, 3), 1e-4))
+    np.testing.assert_allclose(same.probabilities, 1 / 3)
+    np.testing.assert_allclose(same.expected_rank, 2.0)
+    fixed = rank_distribution(  # two baselines fixed at 1 and a system around 1.1
+        np.array([1.0, 1.1, 1.0]), names=list("pqr"), covariance=np.diag([0, 0.1**2, 0]), seed=1
+    )
+    above = norm.sf(-1.0)  # P(q above 1)
+    assert fixed.best["p"] == fixed.best["r"] and within(fixed.best["p"], (1 - above) / 2, fixed)
+    np.testing.assert_array_equal(fixed.probabilities[0], fixed.probabilities[2])
+    assert within(fixed.probabilities[0], [(1 - above) / 2, 0.5, above / 2], fixed)
+    s, eps = 0.01, 1e-12  # nearly identical, but not twins: one sd of their difference apart
+    near = np.array([[1, 1 - eps], [1 - eps, 1]]) * s**2
+    close = rank_distribution(
+        np.array([0.5, 0.5 + s * np.sqrt(2 * eps)]),
+        names=["a", "b"],
+        covariance=near,
+        draws=200_000,
+    )
+    assert within(close.best["b"], norm.cdf(1.0), close)
+
+
+@pytest.mark.parametrize(
+    ("values", "names", "covariance", "match"),
+    [
+        ([0.1, 0.2], ["a", "b"], [[1, 0], [0, "x"]], "covariance must be a matrix of numbers"),
+        ([0.1, 0.2], ["a", "b"], [[1, 0], [0]], "covariance must be a matrix of numbers"),
+        (["0.1", "high"], ["a", "b"], np.eye(2), "values must be a vector of numbers"),
+        ([0.1, 0.2], ["a", "b"], [1.0, 1.0], "covariance must be a matrix"),
+        ([0.1, 0.2], ["a", "b"], [[1, 0.5], [-0.5, 1]], "covariance must be symmetric"),
+        ([0.1, 0.2, 0.3], ["a", "b", "a"], np.eye(3), r"names must be unique: \['a'\]"),
+        ([0.1, 0.2], "ab", np.eye(2), "not one string"),
+    ],
+    ids=["text", "ragged", "text values", "vector", "asymmetric", "repeated names", "one string"],
+)
+def test_bad_inputs_raise_offeval_errors_naming_the_parameter(values, names, covariance, match):
+    with pytest.raises(OffevalError, match=match):
+        rank_distribution(values, names=names, covariance=covariance, draws=10)
+
+
+def test_arguments_that_would_be_ignored_are_refused():
+    summary = EstimatorSummary("is", "is", ["a", "b"], np.array([0.1, 0.2]), np.eye(2), 10)
+    with pytest.raises(OffevalError, match="estimator= and baseline= apply to an Evaluation"):
+        rank_distribution([0.1, 0.2], "is", names=["a", "b"], covariance=np.eye(2))
+    with pytest.raises(OffevalError, match="names= and covariance= apply to a vector"):
+        rank_distribution(summary, names=["x", "y"])

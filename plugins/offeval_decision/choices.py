@@ -57,12 +57,14 @@ def select(dist: RankDistribution, m: int, *, method: str = "top", seed: int = 0
     ``top``: the m most likely to be among the top m. ``sample``: m distinct
     systems drawn with probability proportional to their probability of
     being best (systems never best come last, by probability of the top m).
+    P(top m) comes from the same draws, tabulated deeper when m exceeds the
+    distribution's depth.
     """
     if method not in METHODS:
         raise ConfigurationError(f"method must be one of {METHODS}, got {method!r}")
     if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or not 1 <= m <= len(dist.names):
         raise ConfigurationError(f"m must be a whole number in 1..{len(dist.names)}, got {m!r}")
-    top = dist.top(min(m, dist.depth))
+    top = dist.top(m)
     if method == "top":
         return list(top.sort_values(ascending=False, kind="stable").index[:m])
     rng = np.random.default_rng(seed)

@@ -4,11 +4,13 @@ Gruson et al. (WSDM 2019, section 3.3): one log evaluates every candidate, so
 the estimates are strongly correlated. Draw r ~ N(mu, Sigma) many times from
 the evaluation's values and their covariance (already divided by n), rank
 each draw, and count. Singular covariances work (a baseline fixed at 1 has
-zero variance): draws use an eigen factorisation. Only the top ranks asked
-for are sorted in each draw (a partial sort), so 1,000 systems x 100,000
-draws take seconds, in batches whose memory does not grow with the number
-of draws. Expected ranks are exact: E[rank_i] = 1 + sum_j P(X_j > X_i), each
-term a normal probability of a paired difference.
+zero variance): draws use an eigen factorisation. Twins (systems whose values
+are always equal: same value, zero variance of their difference) are drawn
+once and share their ranks equally. Only the top ranks asked for are sorted
+in each draw (a partial sort), so 1,000 systems x 100,000 draws take
+seconds, in batches whose memory does not grow with the number of draws.
+Expected ranks are exact: E[rank_i] = 1 + sum_j P(X_j > X_i), each term a
+normal probability of a paired difference.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy.sparse.csgraph import connected_components
 from scipy.stats import norm
 
 from offeval import ConfigurationError, Evaluation, OffevalError
@@ -25,6 +28,11 @@ from offeval.summary import EstimatorSummary
 
 #: Draw-by-system cells held at once.
 BATCH_CELLS = 4_000_000
+#: Twins: equal values, and a variance of their difference at most this share of the sum of
+#: their variances (the rounding of a covariance computed in double precision). Treating a
+#: pair this close as twins moves no probability: equal values and a difference a million
+#: times narrower than either system make them swap only with each other, half the time each.
+TIE_TOLERANCE = 1e-12
 
 
 @dataclass(frozen=True)
@@ -33,7 +41,9 @@ class RankDistribution:
 
     ``probabilities`` is (systems, depth): column r - 1 is P(ranked r-th);
     ``expected_rank`` is exact (not simulated). Every probability's Monte
-    Carlo standard error is sqrt(p (1 - p) / draws).
+    Carlo standard error is sqrt(p (1 - p) / draws). ``mean`` and
+    ``covariance`` are the values drawn from (oriented so that higher is
+    better); ranks beyond ``depth`` are tabulated from the same draws on demand.
     """
 
     names: list[str]
@@ -41,19 +51,28 @@ class RankDistribution:
     expected_rank: np.ndarray
     draws: int
     seed: int
+    mean: np.ndarray
+    covariance: np.ndarray
 
     @property
     def depth(self) -> int:
         """How many top ranks were tabulated."""
         return self.probabilities.shape[1]
 
+    def deeper(self, depth: int) -> RankDistribution:
+        """The same draws (same seed and number) tabulated to ``depth`` ranks."""
+        return _draw(self.names, self.mean, self.covariance, self.draws, self.seed, depth)
+
+    def _first(self, count: int, what: str) -> np.ndarray:
+        """The first ``count`` columns of P(rank), drawn deeper when ``count`` exceeds the depth."""
+        count = _whole(what, count, 1, len(self.names))
+        table = self.probabilities if count <= self.depth else self.deeper(count).probabilities
+        return table[:, :count]
+
     def p_rank(self, rank: int) -> pd.Series:
-        """P(ranked ``rank``-th) of every system."""
-        if not 1 <= rank <= self.depth:
-            raise ConfigurationError(
-                f"rank must lie in 1..{self.depth} (the depth drawn), got {rank}"
-            )
-        return pd.Series(self.probabilities[:, rank - 1], index=self.names, name=f"p_rank_{rank}")
+        """P(ranked ``rank``-th) of every system (from deeper draws beyond ``depth``)."""
+        p = self._first(rank, "rank")[:, -1]
+        return pd.Series(p, index=self.names, name=f"p_rank_{rank}")
 
     @property
     def best(self) -> pd.Series:
@@ -61,10 +80,9 @@ class RankDistribution:
         return self.p_rank(1)
 
     def top(self, m: int) -> pd.Series:
-        """P(among the top m) of every system."""
-        if not 1 <= m <= self.depth:
-            raise ConfigurationError(f"m must lie in 1..{self.depth} (the depth drawn), got {m}")
-        return pd.Series(self.probabilities[:, :m].sum(axis=1), index=self.names, name=f"p_top_{m}")
+        """P(among the top m) of every system (from deeper draws when m exceeds ``depth``)."""
+        p = self._first(m, "m").sum(axis=1)
+        return pd.Series(p, index=self.names, name=f"p_top_{m}")
 
     def se(self, probability) -> np.ndarray:
         """Monte Carlo standard error of probabilities estimated from these draws."""
@@ -81,18 +99,62 @@ class RankDistribution:
         return frame
 
 
+def _array(name: str, value, ndim: int) -> np.ndarray:
+    """``value`` as a float array of ``ndim`` dimensions, or an OffevalError naming ``name``."""
+    what = "vector" if ndim == 1 else "matrix"
+    try:
+        array = np.asarray(value, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise OffevalError(f"{name} must be a {what} of numbers: {exc}") from None
+    if array.ndim != ndim:
+        raise OffevalError(f"{name} must be a {what} of numbers, got {array.ndim} dimensions")
+    return array
+
+
 def _inputs(source, estimator, baseline, names, covariance):
     """(names, values oriented so that higher is better, covariance) from any accepted source."""
     if isinstance(source, Evaluation):
         source = source.summary(estimator, baseline)
+    elif estimator is not None or baseline is not None:
+        raise ConfigurationError("estimator= and baseline= apply to an Evaluation only")
     if isinstance(source, EstimatorSummary):
+        if names is not None or covariance is not None:
+            raise ConfigurationError("names= and covariance= apply to a vector of values only")
         sign = 1.0 if source.higher_is_better else -1.0
-        return list(source.policies), sign * source.values, source.covariance
-    if names is None or covariance is None:
+        names, source, covariance = source.policies, sign * source.values, source.covariance
+    elif names is None or covariance is None:
         raise OffevalError(
             "give an Evaluation, an EstimatorSummary, or values with names= and covariance="
         )
-    return list(names), np.asarray(source, dtype=float), np.asarray(covariance, dtype=float)
+    elif isinstance(names, (str, bytes)):
+        raise ConfigurationError(f"names must be a sequence of names, not one string {names!r}")
+    names = list(names)
+    index = pd.Index(names)
+    if index.has_duplicates:
+        raise OffevalError(
+            f"names must be unique: {list(index[index.duplicated()].unique())} repeat"
+        )
+    mean, cov = _array("values", source, 1), _array("covariance", covariance, 2)
+    k = len(names)
+    if mean.shape != (k,) or cov.shape != (k, k):
+        raise OffevalError(
+            f"{k} names need {k} values and a {k}x{k} covariance, got {mean.shape} and {cov.shape}"
+        )
+    if np.abs(cov - cov.T).max(initial=0) > 1e-8 * np.abs(cov).max(initial=0):
+        raise OffevalError("covariance must be symmetric")
+    return names, mean, cov
+
+
+def _whole(name: str, value, low: int, high: float = np.inf) -> int:
+    """``value`` as an int in ``low..high``, or a ConfigurationError naming ``name``."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, np.integer))
+        or not low <= value <= high
+    ):
+        where = f">= {low}" if high == np.inf else f"in {low}..{high}"
+        raise ConfigurationError(f"{name} must be a whole number {where}, got {value!r}")
+    return int(value)
 
 
 def rank_distribution(
@@ -111,40 +173,74 @@ def rank_distribution(
     ``source`` is an :class:`offeval.Evaluation` (with ``estimator`` and an
     optional ``baseline``), an :class:`offeval.summary.EstimatorSummary` (for
     instance loaded from ``summaries.json``), or a vector of values with
-    ``names`` and their ``covariance``. Lower-is-better metrics are ranked
-    by their negation. ``depth`` top ranks are tabulated (all of them up to
-    20 systems, else 3). Reproducible for a given ``seed``, whatever the batching.
+    (unique) ``names`` and their ``covariance``. Lower-is-better metrics are
+    ranked by their negation. ``depth`` top ranks are tabulated (all of them
+    up to 20 systems, else 3). Reproducible for a given ``seed``, whatever the
+    batching.
     """
     names, mean, cov = _inputs(source, estimator, baseline, names, covariance)
     k = len(names)
-    if mean.shape != (k,) or cov.shape != (k, k):
-        raise OffevalError(f"{k} names need {k} values and a {k}x{k} covariance")
-    if not (np.all(np.isfinite(mean)) and np.all(np.isfinite(cov))):
-        raise OffevalError("values and covariance must be finite")
-    if isinstance(draws, bool) or not isinstance(draws, (int, np.integer)) or draws < 1:
-        raise ConfigurationError(f"draws must be a whole number >= 1, got {draws!r}")
-    depth = (k if k <= 20 else 3) if depth is None else depth
-    if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or not 1 <= depth <= k:
-        raise ConfigurationError(f"depth must be a whole number in 1..{k}, got {depth!r}")
-    values, vectors = np.linalg.eigh((cov + cov.T) / 2)
+    if not np.all(np.isfinite(mean)):
+        raise OffevalError("values must be finite")
+    if not np.all(np.isfinite(cov)):
+        raise OffevalError("covariance must be finite")
+    draws, seed = _whole("draws", draws, 1), _whole("seed", seed, 0)
+    return _draw(names, mean, cov, draws, seed, (k if k <= 20 else 3) if depth is None else depth)
+
+
+def _draw(
+    names: list[str], mean: np.ndarray, cov: np.ndarray, draws: int, seed: int, depth: int
+) -> RankDistribution:
+    """Draw one representative of each class of twins; spread each class over its ranks."""
+    depth = _whole("depth", depth, 1, len(names))
+    label, first, size = _twins(mean, cov)
+    drawn = cov if len(first) == len(names) else cov[np.ix_(first, first)]
+    values, vectors = np.linalg.eigh((drawn + drawn.T) / 2)
     if values.min() < -1e-9 * max(values.max(), 1e-300):
         raise OffevalError("the covariance is not positive semi-definite")
     # the noise in single precision (its relative error, 1e-7, is far below any Monte Carlo
     # error), added to the values in double: twice as fast for many systems
     root = (vectors * np.sqrt(np.clip(values, 0, None))).astype(np.float32)
+    classes, center = len(first), mean[first]
     rng = np.random.default_rng(seed)
-    counts = np.zeros(k * depth, dtype=np.int64)
-    batch = max(1, BATCH_CELLS // k)
+    counts = np.zeros(classes * depth, dtype=np.int64)
+    batch = max(1, BATCH_CELLS // classes)
     done = 0
     while done < draws:
         m = min(batch, draws - done)
-        sample = mean + rng.standard_normal((m, k), dtype=np.float32) @ root.T
+        sample = center + rng.standard_normal((m, classes), dtype=np.float32) @ root.T
+        top = _top(sample, min(depth, classes))
+        if classes < len(names):
+            top = _spread(top, size, depth)
         counts += np.bincount(
-            _top(sample, depth).ravel() * depth + np.tile(np.arange(depth), m), minlength=k * depth
+            top.ravel() * depth + np.tile(np.arange(depth), m), minlength=classes * depth
         )
         done += m
-    probabilities = counts.reshape(k, depth) / draws
-    return RankDistribution(names, probabilities, expected_ranks(mean, cov), int(draws), seed)
+    probabilities = (counts.reshape(classes, depth) / size[:, None])[label] / draws
+    return RankDistribution(names, probabilities, expected_ranks(mean, cov), draws, seed, mean, cov)
+
+
+def _twins(mean: np.ndarray, cov: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Classes of systems whose values are always equal: (class of each, first member, size).
+
+    Only systems sharing their value with another can be twins, so the pairwise
+    test runs on those alone (none, usually).
+    """
+    k = len(mean)
+    _, group, count = np.unique(mean, return_inverse=True, return_counts=True)
+    shared = np.flatnonzero(count[group] > 1)
+    var = np.diag(cov)[shared]
+    scale = var[:, None] + var[None, :]
+    tied = (group[shared, None] == group[None, shared]) & (
+        np.abs(scale - 2 * cov[np.ix_(shared, shared)]) <= TIE_TOLERANCE * scale
+    )
+    classes, component = connected_components(tied, directed=False)
+    lowest = np.full(classes, k)
+    np.minimum.at(lowest, component, shared)
+    label = np.arange(k)
+    label[shared] = lowest[component]  # a class is named by its first member
+    first, label = np.unique(label, return_inverse=True)
+    return label, first, np.bincount(label)
 
 
 def _top(sample: np.ndarray, depth: int) -> np.ndarray:
@@ -156,6 +252,19 @@ def _top(sample: np.ndarray, depth: int) -> np.ndarray:
         part = np.broadcast_to(np.arange(k), sample.shape)
     order = np.argsort(-np.take_along_axis(sample, part, axis=1), axis=1, kind="stable")
     return np.take_along_axis(part, order, axis=1)
+
+
+def _spread(top: np.ndarray, size: np.ndarray, depth: int) -> np.ndarray:
+    """(draws, depth): the class holding each of the top ``depth`` system ranks.
+
+    ``top`` lists each draw's best classes, best first; a class of ``size``
+    twins holds that many consecutive ranks.
+    """
+    draws = len(top)
+    ends = np.cumsum(size[top], axis=1)  # the last rank (from 1) each class holds
+    offset = np.arange(draws)[:, None] * (int(size.sum()) + 1)  # rows never overlap
+    rank = np.searchsorted((ends + offset).ravel(), (np.arange(depth) + offset).ravel(), "right")
+    return top.ravel()[rank].reshape(draws, depth)
 
 
 def expected_ranks(mean: np.ndarray, covariance: np.ndarray) -> np.ndarray:
