@@ -382,3 +382,18 @@ def test_arguments_that_would_be_ignored_are_refused():
         rank_distribution([0.1, 0.2], "is", names=["a", "b"], covariance=np.eye(2))
     with pytest.raises(OffevalError, match="names= and covariance= apply to a vector"):
         rank_distribution(summary, names=["x", "y"])
+
+
+def test_a_sweep_of_two_policies_draws_both_ranks(env):
+    log = env.simulate(env.logging_policy(), 3_000, seed=1)
+    policies = env.candidate_policies(2)
+    table = sweep(log, policies, caps=(10.0,), families={"capped": "cis:cap={cap}"}, draws=20_000)
+    alone = evaluate(log, policies, [get_registry().create_from_spec("estimator", "cis:cap=10")])
+    summary = alone.summary()
+    cov = summary.covariance
+    second = norm.cdf(np.diff(summary.values)[0] / np.sqrt(cov[0, 0] + cov[1, 1] - 2 * cov[0, 1]))
+    rows = table.set_index("policy")
+    assert within(rows["p_rank_1"], [1 - second, second], rank_distribution(summary, draws=20_000))
+    np.testing.assert_allclose(rows["p_rank_1"] + rows["p_rank_2"], 1.0)
+    with pytest.raises(OffevalError, match="depth must be a whole number in 1..2, got 3"):
+        sweep(log, policies, caps=(10.0,), draws=100, depth=3)

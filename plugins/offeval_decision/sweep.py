@@ -32,13 +32,14 @@ def sweep(
     baseline: str | None = None,
     draws: int = 100_000,
     seed: int = 0,
-    depth: int = 3,
+    depth: int | None = None,
     chunk_rows: int = 250_000,
 ) -> pd.DataFrame:
     """Rank probabilities of every policy for every (family, cap), from one pass over the log.
 
     Returns one row per (family, cap, policy): the estimate, P(rank 1..depth)
-    and the expected rank.
+    and the expected rank. ``depth`` defaults to 3, or the number of policies
+    when there are fewer.
     """
     if not caps or not families:
         raise ConfigurationError("give at least one cap and one family")
@@ -49,6 +50,7 @@ def sweep(
         for cap in caps
     ]
     evaluation = evaluate(log, policies, [s[2] for s in settings], chunk_rows=chunk_rows)
+    depth = min(3, len(policies)) if depth is None else depth
     rows = []
     for family, cap, estimator in settings:
         summary = evaluation.summary(estimator.label, baseline)
