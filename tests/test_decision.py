@@ -397,3 +397,77 @@ def test_a_sweep_of_two_policies_draws_both_ranks(env):
     np.testing.assert_allclose(rows["p_rank_1"] + rows["p_rank_2"], 1.0)
     with pytest.raises(OffevalError, match="depth must be a whole number in 1..2, got 3"):
         sweep(log, policies, caps=(10.0,), draws=100, depth=3)
+
+
+def test_decide_reads_policy_names_as_text_and_skips_summaries_that_are_not_finite(
+    tmp_path, capsys
+):
+    import re
+
+    from offeval.cli import main
+
+    names, values, cov = ["007", "12", "3"], np.array([0.10, 0.20, 0.15]), np.eye(3) * 1e-6
+    broken = cov.copy()
+    broken[2, 2] = np.nan
+    save_summaries(
+        tmp_path / "summaries.json",
+        [
+            EstimatorSummary("x", "x", names, np.array([0.1, np.nan, 0.15]), cov, 100),
+            EstimatorSummary("is", "is", names, values, cov, 100),
+            EstimatorSummary("y", "y", names, values, broken, 100),
+        ],
+    )
+    attributes = tmp_path / "attributes.csv"
+    attributes.write_text("policy,seed group\n007,a\n12,b\n3,a\n")
+    decide = ["decide", str(tmp_path), "--draws", "2000", "--select", "1"]
+    assert main([*decide, "--attributes", str(attributes)]) == 0
+    out = capsys.readouterr().out
+    assert "x: skipped, values or covariances not finite for policies ['12']" in out
+    assert "y: skipped, values or covariances not finite for policies ['3']" in out
+    # "12" leads the others by 0.05 and 0.1, 35 and 70 sds of the differences: best in every draw
+    assert "selection (top, 1): 12" in out and re.search(r"^\s+b\s+1\.0\s", out, re.M)
+    attributes.write_text("policy,seed group\n7,a\n12,b\n3,a\n")  # 007 is not 7
+    assert main([*decide, "--attributes", str(attributes)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""  # checked before any table is printed
+    assert captured.err == "offeval: error: attributes: no row for systems ['007']\n"
+    assert main([*decide, "--estimator", "x"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out.startswith("x: skipped")
+    assert captured.err.count("\n") == 1 and "no summary with finite values" in captured.err
+
+
+@pytest.mark.parametrize(
+    "mistake",
+    [["--select", "0"], ["--select", "4"], ["--draws", "0"], ["--seed", "-1"], ["--out", "file"]],
+    ids=["select 0", "select too many", "no draws", "negative seed", "out is a file"],
+)
+def test_decide_reports_user_mistakes_in_one_line(tmp_path, capsys, mistake):
+    from offeval.cli import main
+
+    summary = EstimatorSummary("is", "is", list("abc"), np.array([0.1, 0.2, 0.3]), np.eye(3), 10)
+    save_summaries(tmp_path / "summaries.json", [summary])
+    (tmp_path / "file").write_text("")
+    mistake = [str(tmp_path / m) if m == "file" else m for m in mistake]
+    assert main(["decide", str(tmp_path), "--draws", "100", *mistake]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.startswith("offeval: error: ")
+    assert captured.err.count("\n") == 1
+
+
+def test_the_report_section_skips_summaries_that_are_not_finite_and_says_so():
+    from offeval.sections import ReportContext
+    from offeval_decision import decision_section
+
+    names, values = ["a", "b"], np.array([0.1, 0.2])
+    broken = np.array([[1e-6, 0.0], [0.0, np.nan]])
+    context = ReportContext(
+        {
+            "is": EstimatorSummary("is", "is", names, values, np.eye(2) * 1e-6, 100),
+            "x": EstimatorSummary("x", "x", names, values, broken, 100),
+        }
+    )
+    section = decision_section(context, draws=1_000)
+    assert list(section.tables["p_best"].columns) == ["is"]
+    assert section.tables["p_best"]["is"].to_dict() == {"a": 0.0, "b": 1.0}  # 70 sds apart
+    assert "x: skipped, values or covariances not finite for policies ['b']." in section.text

@@ -26,6 +26,18 @@ from offeval_decision.ranks import RankDistribution
 METHODS = ("top", "sample")
 
 
+def check_attributes(names: Sequence[str], attributes: pd.DataFrame) -> None:
+    """An OffevalError unless ``attributes`` has one row for each of ``names`` and a column."""
+    if attributes.columns.empty:
+        raise OffevalError("attributes: no attribute columns, only the systems' names")
+    repeated = attributes.index[attributes.index.duplicated()].unique()
+    if len(repeated):
+        raise OffevalError(f"attributes: more than one row for systems {list(repeated)}")
+    missing = sorted(set(names) - set(attributes.index))
+    if missing:
+        raise OffevalError(f"attributes: no row for systems {missing}")
+
+
 def component_probabilities(dist: RankDistribution, attributes: pd.DataFrame) -> pd.DataFrame:
     """P(the best system has value v of attribute a), for every attribute and value.
 
@@ -33,9 +45,7 @@ def component_probabilities(dist: RankDistribution, attributes: pd.DataFrame) ->
     draw has exactly one best system, so the probabilities of one attribute's
     values sum to 1. Standard errors are binomial over the draws.
     """
-    missing = sorted(set(dist.names) - set(attributes.index))
-    if missing:
-        raise OffevalError(f"attributes: no row for systems {missing}")
+    check_attributes(dist.names, attributes)
     best = dist.best
     rows = []
     for attribute in attributes.columns:

@@ -8,9 +8,26 @@ from pathlib import Path
 import pandas as pd
 
 from offeval import OffevalError, read_table
+from offeval.cli import at_least
+from offeval.log import TEXT_SUFFIXES
 from offeval.summary import load_summaries
-from offeval_decision.choices import METHODS, component_probabilities, select
-from offeval_decision.ranks import rank_distribution
+from offeval_decision.choices import METHODS, check_attributes, component_probabilities, select
+from offeval_decision.ranks import not_finite, rank_distribution
+
+
+def read_attributes(path: str) -> pd.DataFrame:
+    """Attributes indexed by policy name, the names read as text (``007`` stays ``007``)."""
+    frame = read_table(path)
+    if "policy" not in frame:
+        raise OffevalError(f"{path}: needs a 'policy' column")
+    suffix = Path(path).suffix.lower()
+    if suffix in TEXT_SUFFIXES:  # read again, the names only, as typed
+        names = pd.read_csv(
+            path, sep=TEXT_SUFFIXES[suffix], usecols=["policy"], dtype=str, keep_default_na=False
+        )["policy"]
+    else:
+        names = frame["policy"].astype(str)
+    return frame.assign(policy=names.to_numpy()).set_index("policy")
 
 
 class DecideCommand:
@@ -22,31 +39,47 @@ class DecideCommand:
         """Declare the command's arguments."""
         parser.add_argument("summaries", help="summaries.json, or the folder evaluate --out wrote")
         parser.add_argument("--estimator", action="append", help="estimator label (repeatable)")
-        parser.add_argument("--select", type=int, default=3, help="how many policies to test")
+        parser.add_argument(
+            "--select", type=at_least(1), default=3, help="how many policies to test"
+        )
         parser.add_argument("--method", default="top", choices=METHODS)
-        parser.add_argument("--draws", type=int, default=100_000)
-        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--draws", type=at_least(1), default=100_000)
+        parser.add_argument("--seed", type=at_least(0), default=0)
         parser.add_argument("--attributes", help="CSV: policy, then one column per attribute")
         parser.add_argument("--out", help="folder for the tables (CSV)")
 
     def run(self, args: argparse.Namespace) -> int:
-        """Print, per estimator, the rank probabilities, the selection and the components."""
+        """Print, per estimator, the rank probabilities, the selection and the components.
+
+        A summary with values or covariances that are not finite is skipped,
+        in one line, as in the report's section.
+        """
         summaries = load_summaries(args.summaries)
         labels = args.estimator or list(summaries)
         unknown = [label for label in labels if label not in summaries]
         if unknown:
             raise OffevalError(f"no summary for estimators {unknown}; saved: {list(summaries)}")
+        few = min(len(summaries[label].policies) for label in labels)
+        if args.select > few:
+            raise OffevalError(f"--select {args.select}: the summaries have {few} policies")
         attributes = None
         if args.attributes:
-            attributes = read_table(args.attributes)
-            if "policy" not in attributes:
-                raise OffevalError(f"{args.attributes}: needs a 'policy' column")
-            attributes = attributes.set_index("policy")
+            attributes = read_attributes(args.attributes)
+            for label in labels:
+                check_attributes(summaries[label].policies, attributes)
         out = Path(args.out) if args.out else None
         if out is not None:
-            out.mkdir(parents=True, exist_ok=True)
+            try:
+                out.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise OffevalError(f"--out {out}: cannot create the folder ({exc})") from None
+        decided = 0
         for label in labels:
             summary = summaries[label]
+            bad = not_finite(summary)
+            if bad:
+                print(f"{label}: skipped, values or covariances not finite for policies {bad}")
+                continue
             depth = min(max(args.select, 3), len(summary.policies))
             dist = rank_distribution(summary, draws=args.draws, seed=args.seed, depth=depth)
             table = dist.to_frame()
@@ -60,4 +93,7 @@ class DecideCommand:
             if out is not None:
                 safe = "".join(c if c.isalnum() else "_" for c in label)
                 table.to_csv(out / f"ranks_{safe}.csv")
+            decided += 1
+        if not decided:
+            raise OffevalError("no summary with finite values and covariances to decide from")
         return 0

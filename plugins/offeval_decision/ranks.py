@@ -99,6 +99,12 @@ class RankDistribution:
         return frame
 
 
+def not_finite(summary: EstimatorSummary) -> list[str]:
+    """The policies whose value or covariance row is not finite: no rank can be drawn for them."""
+    bad = ~(np.isfinite(summary.values) & np.isfinite(summary.covariance).all(axis=1))
+    return [name for name, flag in zip(summary.policies, bad, strict=True) if flag]
+
+
 def _array(name: str, value, ndim: int) -> np.ndarray:
     """``value`` as a float array of ``ndim`` dimensions, or an OffevalError naming ``name``."""
     what = "vector" if ndim == 1 else "matrix"

@@ -8,7 +8,7 @@ import pandas as pd
 from offeval import OffevalError
 from offeval.sections import ReportContext, ReportSection
 from offeval_decision.choices import select
-from offeval_decision.ranks import rank_distribution
+from offeval_decision.ranks import not_finite, rank_distribution
 from offeval_decision.sweep import plot_sweep, sweep
 
 #: Draws per estimator in reports (the Monte Carlo error of a probability is at most 0.0035).
@@ -30,9 +30,11 @@ being ranked first against log10(cap), the truly best policy drawn thicker."""
 
 def decision_section(context: ReportContext, *, draws: int = REPORT_DRAWS, m: int = 3):
     """Rank probabilities and a selection per estimator; a cap sweep when the truth is known."""
-    best, chosen, columns = {}, {}, {}
+    best, chosen, columns, skipped = {}, {}, {}, {}
     for label, summary in context.summaries.items():
-        if not np.all(np.isfinite(summary.values)):
+        bad = not_finite(summary)
+        if bad:
+            skipped[label] = bad
             continue
         k = len(summary.policies)
         dist = rank_distribution(summary, draws=draws, seed=context.seed, depth=min(m, k))
@@ -45,9 +47,12 @@ def decision_section(context: ReportContext, *, draws: int = REPORT_DRAWS, m: in
     name = "p_true_best_ranked_first" if context.truth is not None else "p_best_of_pick"
     if context.truth is None:
         columns = {label: float(p.max()) for label, p in best.items()}
+    text = TEXT.format(draws=draws, m=m)
+    for label, bad in skipped.items():
+        text += f"\n\n{label}: skipped, values or covariances not finite for policies {bad}."
     section = ReportSection(
         "Which policies deserve an online test",
-        TEXT.format(draws=draws, m=m),
+        text,
         tables={
             "p_best": pd.DataFrame(best).rename_axis("policy"),
             "selection": pd.Series(chosen, name=f"top {m}").rename_axis("estimator").to_frame(),
