@@ -455,6 +455,57 @@ def test_decide_reports_user_mistakes_in_one_line(tmp_path, capsys, mistake):
     assert captured.err.count("\n") == 1
 
 
+def test_a_relative_summary_plans_the_same_test_in_fractions_of_the_baseline(env):
+    log = env.simulate(env.logging_policy(), 4_000, seed=3)
+    policies = [*env.candidate_policies(3), env.logging_policy()]
+    names = [p.name for p in policies]
+    ev = evaluate(log, policies, [get_registry().create("estimator", "is")])
+    absolute, relative = ev.summary(), ev.summary(baseline=names[-1])
+    value = absolute.values[-1]  # the value every relative value is divided by
+    sd, candidates = 0.3, names[:3]
+    for baseline in (names[-1], names[2]):
+        plain = plan_ab_test(absolute, candidates, baseline, sd)
+        scaled = plan_ab_test(relative, candidates, baseline, sd, baseline_value=value)
+        lift = absolute.values[:3] - absolute.values[names.index(baseline)]
+        expected = [ab_sample_size(x, sd) if x > 0 else np.inf for x in lift]
+        np.testing.assert_allclose(plain["lift"], lift)
+        np.testing.assert_allclose(scaled["lift"], lift / value)
+        np.testing.assert_allclose(plain["n_per_cell"], expected)
+        np.testing.assert_allclose(scaled["n_per_cell"], expected)
+        assert np.isfinite(expected).sum() >= 1
+    with pytest.raises(OffevalError, match=f"relative to '{names[-1]}': give baseline_value="):
+        plan_ab_test(relative, candidates, names[-1], sd)
+    with pytest.raises(OffevalError, match="baseline_value applies to a relative summary"):
+        plan_ab_test(absolute, candidates, names[-1], sd, baseline_value=value)
+
+
+def test_the_study_takes_the_lowest_point_estimates_of_a_lower_is_better_estimator():
+    """IS negated (lower is better) must choose exactly as IS does, in every world and way."""
+    from offeval.registry import Registry
+    from offeval.stats import Linearisation
+    from offeval_decision.studies import decision_study
+    from offeval_ncis import IS
+
+    class NegatedIS(IS):
+        """Minus the IS estimate: the same ranking, lower is better."""
+
+        name = "negated_is"
+        higher_is_better = False
+
+        def combine(self, stats) -> Linearisation:
+            lin = super().combine(stats)
+            return Linearisation(-lin.value, lin.columns, -lin.gradient)
+
+    registry = Registry()
+    registry.register("estimator", "negated_is", NegatedIS)
+    with registry.activated():
+        selections, _ = decision_study(
+            n_worlds=3, n_trajectories=4_000, estimators=("is", "negated_is"), draws=2_000
+        )
+    by = selections.set_index(["world", "method", "estimator"])[["contains_best", "regret"]]
+    pd.testing.assert_frame_equal(by.xs("is", level=2), by.xs("negated_is", level=2))
+
+
 def test_the_report_section_skips_summaries_that_are_not_finite_and_says_so():
     from offeval.sections import ReportContext
     from offeval_decision import decision_section

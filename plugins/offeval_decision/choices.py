@@ -124,6 +124,7 @@ def plan_ab_test(
     baseline: str,
     sd: float,
     *,
+    baseline_value: float | None = None,
     alpha: float = 0.05,
     power: float = 0.8,
     level: float = 0.95,
@@ -131,15 +132,34 @@ def plan_ab_test(
     """Trajectories per cell to detect each candidate's predicted lift over ``baseline``.
 
     The lift and its interval come from the paired offline covariance; ``sd``
-    is the per-trajectory standard deviation of the online metric (for
-    instance :func:`unit_sd` of the log). ``n_per_cell`` is for the point
-    estimate of the lift, ``n_per_cell_cautious`` for the lower end of its
-    interval (infinite when that end is not a gain).
+    is the per-trajectory standard deviation of the online metric, in the
+    metric's units (for instance :func:`unit_sd` of the log). ``n_per_cell``
+    is for the point estimate of the lift, ``n_per_cell_cautious`` for the
+    lower end of its interval (infinite when that end is not a gain).
+
+    ``lift``, ``lift_se`` and ``lift_low`` are in the summary's units: the
+    metric's for an absolute summary; for a relative one (``summary.baseline``
+    set, every value divided by that policy's), fractions of the value of
+    ``summary.baseline``, which must then be given as ``baseline_value`` (in
+    the metric's units) so that ``sd`` is divided by it too.
     """
     index = {name: i for i, name in enumerate(summary.policies)}
     unknown = [c for c in [*candidates, baseline] if c not in index]
     if unknown:
         raise OffevalError(f"unknown systems {unknown}: one of {summary.policies}")
+    if summary.baseline is None and baseline_value is not None:
+        raise ConfigurationError("baseline_value applies to a relative summary; this one is not")
+    if summary.baseline is not None and not (
+        isinstance(baseline_value, (int, float, np.integer, np.floating))
+        and np.isfinite(baseline_value)
+        and baseline_value > 0
+    ):
+        raise ConfigurationError(
+            f"the summary is relative to {summary.baseline!r}: give baseline_value=, its value "
+            f"in the metric's units (a positive number), so that sd= is in the lifts' units; "
+            f"got {baseline_value!r}"
+        )
+    sd = sd if summary.baseline is None else sd / baseline_value
     sign = 1.0 if summary.higher_is_better else -1.0
     z = norm.ppf((1 + level) / 2)
     rows = []

@@ -3,12 +3,13 @@
 Each world is a registered simulation environment with its own seed: a
 logging policy, a family of candidate policies of close quality, their exact
 online values, and one log. In every world and for every estimator, the
-rank distribution is drawn and m candidates are chosen three ways (the top m
-point estimates; the m most likely to be among the top m; m sampled in
-proportion to the probability of being best). Recorded: whether the chosen
-set contains the truly best policy, the regret of the best chosen one (in
-the spirit of SCOPE-RL's top-k off-policy selection metrics), and every
-policy's predicted probability of being best next to whether it is.
+rank distribution is drawn and m candidates are chosen three ways (the m
+best point estimates, in the estimator's direction; the m most likely to be
+among the top m; m sampled in proportion to the probability of being best).
+Recorded: whether the chosen set contains the truly best policy, the regret
+of the best chosen one (in the spirit of SCOPE-RL's top-k off-policy
+selection metrics), and every policy's predicted probability of being best
+next to whether it is.
 """
 
 from __future__ import annotations
@@ -59,7 +60,8 @@ def decision_study(
         for estimator in built:
             summary = evaluation.summary(estimator.label)
             dist = rank_distribution(summary, draws=draws, seed=seed + world, depth=m)
-            points = pd.Series(summary.values, index=summary.policies)
+            sign = 1.0 if summary.higher_is_better else -1.0
+            points = pd.Series(sign * summary.values, index=summary.policies)
             chosen = {
                 "top point estimates": list(points.sort_values(ascending=False).index[:m]),
                 "top by P(top m)": select(dist, m),
