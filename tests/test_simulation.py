@@ -57,7 +57,8 @@ def test_sampled_rankings_follow_the_marginals():
     scores = np.array([[1.0, 0.5, 0.0, -0.5, -1.0]])
     policy = RankingPolicy("pl", scores, np.arange(5)[None], 3, temperature=1.0, mix_uniform=0.1)
     n = 200_000
-    ranking, shuffled = policy.sample(np.zeros(n, dtype=int), np.random.default_rng(2))
+    ranking, shuffled, pool = policy.sample(np.zeros(n, dtype=int), np.random.default_rng(2))
+    assert pool.all()  # one stage: the ranker orders every candidate
     freq = np.stack([(ranking[:, i, None] == np.arange(5)).mean(axis=0) for i in range(3)], axis=1)
     expected = policy.marginals[0]
     sd = np.sqrt(expected * (1 - expected) / n)
@@ -110,6 +111,54 @@ def test_examination_models():
         MODELS["reciprocal"]()(np.array([0, 1]))
     with pytest.raises(ConfigurationError, match="gamma"):
         MODELS["exponential"](gamma=1.5)
+
+
+def test_a_deterministic_ranker_logs_no_logits_and_flags_its_banners():
+    env = Environment(seed=3, n_contexts=100, n_items=40, n_candidates=6, n_positions=3)
+    for kwargs in ({}, {"generator_size": 4}):
+        policy = env.policy("det", temperature=None, mix_uniform=0.3, seed=1, **kwargs)
+        with pytest.raises(ConfigurationError, match="no Plackett-Luce logits"):
+            policy.logits  # noqa: B018
+        frame = env.simulate(policy, 2_000, seed=2).frame
+        assert (frame["logging_deterministic"] == ~frame["shuffled"]).all()
+        assert frame["logging_pool"].isna().all()
+        np.testing.assert_array_equal(frame["logging_score"], policy.scores(frame))
+    stochastic = env.simulate(env.logging_policy(), 200, seed=2).frame
+    assert "logging_deterministic" not in stochastic
+
+
+@pytest.mark.parametrize("generator_size", [None, 3, 5])
+def test_the_logged_pool_is_the_mass_the_ranker_drew_from(generator_size):
+    """logging_pool: the log mass of the candidates the ranker ordered but did not show.
+
+    One stage: all the context's other candidates. Two stages: only the
+    generator's other draws, so with generator_size = n_positions there are none.
+    """
+    env = Environment(seed=3, n_contexts=100, n_items=40, n_candidates=6, n_positions=3)
+    policy = env.policy("pl", temperature=0.5, seed=1, generator_size=generator_size)
+    frame = env.simulate(policy, 2_000, seed=2).frame
+    first = frame.groupby("trajectory").head(1)
+    if generator_size == env.n_positions:
+        assert (first["logging_pool"] == -np.inf).all()
+        return
+    if generator_size is None:  # brute force: every candidate of the context not displayed
+        shown = frame.groupby("trajectory")["item"].apply(set)
+        for (_, row), items in zip(first.iterrows(), shown, strict=True):
+            c = int(row["context"])
+            hidden = [k for k, item in enumerate(env.candidates[c]) if item not in items]
+            expected = np.log(np.exp(policy.logits[c, hidden]).sum())
+            assert row["logging_pool"] == pytest.approx(expected, rel=1e-12)
+        return
+    # two stages: less mass than all the hidden candidates have, more than none
+    all_hidden = first.apply(
+        lambda row: np.log(
+            np.exp(policy.logits[int(row["context"])]).sum()
+            - np.exp(frame.loc[frame["trajectory"] == row["trajectory"], "logging_score"]).sum()
+        ),
+        axis=1,
+    )
+    assert (first["logging_pool"] < all_hidden + 1e-9).all()
+    assert np.isfinite(first["logging_pool"]).all()
 
 
 def test_environment_rejects_bad_settings():

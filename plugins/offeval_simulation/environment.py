@@ -229,14 +229,18 @@ class Environment:
         exact marginal of the item at its position), ``rank_probability_i``
         for every rank i (the logged item's marginal at rank i, from which any
         examination model gives the logging exposure), logging_score (the
-        Plackett-Luce logit), logging_pool (the log of the Plackett-Luce mass
-        of the context's candidates not displayed), shuffled, day, group.
-        With ``with_candidates`` the log also lists every candidate of every
-        slot with its propensity.
+        ranker's Plackett-Luce logit), logging_pool (the log of the
+        Plackett-Luce mass of the candidates the ranker ordered but did not
+        display: the context's other candidates, or for a two-stage policy the
+        generator's other draws), shuffled, day, group. A deterministic ranker
+        has no logits: logging_score is its score, logging_pool is NaN, and
+        the column logging_deterministic is true on the banners it ordered
+        (false on shuffled ones). With ``with_candidates`` the log also lists
+        every candidate of every slot with its propensity.
         """
         rng = np.random.default_rng([self.seed, seed, 1])
         contexts = rng.integers(0, self.n_contexts, n_trajectories)
-        ranking, shuffled = policy.sample(contexts, rng)
+        ranking, shuffled, pool = policy.sample(contexts, rng)
         clicks = self._clicks(contexts, ranking, rng)
         n, length = ranking.shape
         ctx = np.repeat(contexts, length)
@@ -254,8 +258,7 @@ class Environment:
                     f"rank_probability_{i + 1}": policy.marginals[ctx, cand_index, i]
                     for i in range(length)
                 },
-                "logging_score": policy.logits[ctx, cand_index],
-                "logging_pool": np.repeat(_log_rest(policy.logits[contexts], ranking), length),
+                **_logging_columns(policy, contexts, ranking, pool, shuffled),
                 "shuffled": np.repeat(shuffled, length),
                 "day": np.repeat(rng.integers(0, self.n_days, n), length),
                 "group": self.groups[ctx],
@@ -314,9 +317,31 @@ class Environment:
         )
 
 
-def _log_rest(logits: np.ndarray, ranking: np.ndarray) -> np.ndarray:
-    """Log of the Plackett-Luce mass of each trajectory's hidden candidates (-inf if none)."""
-    hidden = np.ones(logits.shape, dtype=bool)
+def _logging_columns(
+    policy: RankingPolicy,
+    contexts: np.ndarray,
+    ranking: np.ndarray,
+    pool: np.ndarray,
+    shuffled: np.ndarray,
+) -> dict[str, np.ndarray]:
+    """What the log knows of the logging ranker: logits and pool mass, or that it was fixed."""
+    length = ranking.shape[1]
+    if policy.temperature is None:
+        return {
+            "logging_score": policy.score_matrix[contexts[:, None], ranking].ravel(),
+            "logging_pool": np.full(ranking.size, np.nan),
+            "logging_deterministic": np.repeat(~shuffled, length),
+        }
+    logits = policy.logits[contexts]
+    return {
+        "logging_score": np.take_along_axis(logits, ranking, axis=1).ravel(),
+        "logging_pool": np.repeat(_log_rest(logits, ranking, pool), length),
+    }
+
+
+def _log_rest(logits: np.ndarray, ranking: np.ndarray, pool: np.ndarray) -> np.ndarray:
+    """Log of the Plackett-Luce mass of each trajectory's pool not displayed (-inf if none)."""
+    hidden = pool.copy()
     np.put_along_axis(hidden, ranking, False, axis=1)
     with np.errstate(divide="ignore"):
         return logsumexp(np.where(hidden, logits, -np.inf), axis=1)

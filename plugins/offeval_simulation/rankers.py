@@ -124,16 +124,21 @@ class RankingPolicy:
 
     def sample(
         self, contexts: np.ndarray, rng: np.random.Generator
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """Rankings (n, L) of candidate indices for ``contexts``, and a shuffled flag."""
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Rankings (n, L) of candidate indices for ``contexts``, a shuffled flag, and the pool.
+
+        The pool (n, K) marks the candidates the ranker ordered: all K, or
+        for a two-stage policy the generator's draw.
+        """
         n, k = len(contexts), self.score_matrix.shape[1]
         keys = self.score_matrix[contexts]
         if self.temperature is not None:
             keys = keys / self.temperature + rng.gumbel(size=(n, k))
+        in_set = np.ones((n, k), dtype=bool)
         if self.two_stage:
             drawn = self.generator_scores[contexts] + rng.gumbel(size=(n, k))
             chosen = np.argsort(-drawn, axis=1)[:, : self.generator_size]
-            in_set = np.zeros((n, k), dtype=bool)
+            in_set[:] = False
             np.put_along_axis(in_set, chosen, True, axis=1)
             keys = np.where(in_set, keys, -np.inf)
         order = np.argsort(-keys, axis=1, kind="stable")[:, : self.n_positions]
@@ -141,7 +146,7 @@ class RankingPolicy:
         if shuffled.any():
             random_order = np.argsort(rng.random((int(shuffled.sum()), k)), axis=1)
             order[shuffled] = random_order[:, : self.n_positions]
-        return order, shuffled
+        return order, shuffled, in_set
 
     def _locate(self, rows: pd.DataFrame, columns: tuple[str, ...]) -> tuple:
         """Context index, candidate index and a found-mask for each row."""
@@ -180,10 +185,17 @@ class RankingPolicy:
 
     @property
     def logits(self) -> np.ndarray:
-        """(n_contexts, K) Plackett-Luce logits: scores / temperature (scores if deterministic)."""
-        return (
-            self.score_matrix if self.temperature is None else self.score_matrix / self.temperature
-        )
+        """(n_contexts, K) Plackett-Luce logits of the ranker: scores / temperature.
+
+        A deterministic ranker (``temperature=None``) has none: its order given
+        the candidates is fixed, which no finite logits express.
+        """
+        if self.temperature is None:
+            raise ConfigurationError(
+                f"policy {self.name!r} ranks deterministically (temperature=None): "
+                "it has no Plackett-Luce logits"
+            )
+        return self.score_matrix / self.temperature
 
     def exposure(self, rows: pd.DataFrame, examination) -> np.ndarray:
         """Expected examination sum_i e(i) P(item at rank i | context) of each row's item."""
