@@ -35,7 +35,10 @@ class Figure3:
     ``variance_ratio`` is CD's variance per banner over PD's on the same
     non-shuffled banners (median, min, max over models), and
     ``shuffled_needed`` the shuffled banners PD would need for CD's standard
-    error (median over models).
+    error (median over models), counted like ``banners["shuffled"]``: every
+    shuffled banner, with a click or not. PD's variance falls as 1 / (the
+    shuffled traffic), so that is the log's shuffled banners times
+    (PD's standard error on them / CD's)^2.
     """
 
     table: pd.DataFrame
@@ -62,16 +65,10 @@ def close_models(env, logging, n_models: int = 40, seed: int = 0) -> list:
     return models
 
 
-def figure3(
-    *,
-    n_banners: int = 100_000,
-    n_models: int = 40,
-    gamma: float = 0.4,
-    temperature: float = 0.7,
-    shuffled_share: float = 0.05,
-    seed: int = 0,
-) -> Figure3:
-    """Simulate, evaluate the three metrics for every model in one pass, and summarise.
+def world(
+    *, gamma: float = 0.4, temperature: float = 0.7, shuffled_share: float = 0.05, seed: int = 0
+):
+    """Figure 3's environment and logging policy.
 
     Users examine rank i with probability gamma^(i - 1); the logging policy
     is Plackett-Luce at ``temperature`` over noisy scores, with
@@ -94,6 +91,22 @@ def figure3(
         temperature=temperature,
         mix_uniform=shuffled_share,
         seed=10_000,
+    )
+    return env, logging
+
+
+def figure3(
+    *,
+    n_banners: int = 100_000,
+    n_models: int = 40,
+    gamma: float = 0.4,
+    temperature: float = 0.7,
+    shuffled_share: float = 0.05,
+    seed: int = 0,
+) -> Figure3:
+    """Simulate :func:`world`, evaluate the three metrics for every model in one pass, summarise."""
+    env, logging = world(
+        gamma=gamma, temperature=temperature, shuffled_share=shuffled_share, seed=seed
     )
     log = env.simulate(logging, n_banners, seed=seed + 1)
     models = close_models(env, logging, n_models, seed)
@@ -126,8 +139,8 @@ def summarise(frame: pd.DataFrame, log) -> Figure3:
             }
         )
     ratio = (se[COUNTERFACTUAL] ** 2 * used[COUNTERFACTUAL]) / (se[BIASED] ** 2 * used[BIASED])
-    needed = used[REFERENCE] * se[REFERENCE] ** 2 / se[COUNTERFACTUAL] ** 2
     shuffled = log.column("shuffled")[log.unit_starts]
+    needed = shuffled.sum() * se[REFERENCE] ** 2 / se[COUNTERFACTUAL] ** 2
     table = pd.concat({"value": value, "se": se, "banners": used}, axis=1)
     return Figure3(
         table,

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from offeval import ColumnError, InteractionLog
+from offeval.log import booleans
 
 SUBSETS = ("all", "shuffled", "non_shuffled")
 
@@ -58,6 +59,22 @@ def shuffled_units(log: InteractionLog) -> np.ndarray:
     if "shuffled" not in log.frame:
         return np.zeros(log.n_units, dtype=bool)
     return log.column("shuffled")[log.unit_starts].astype(bool)
+
+
+def flagged(log: InteractionLog, column: str) -> np.ndarray:
+    """Each banner's value of a true/false column (the same on every row of a banner)."""
+    return log.memo(_flagged, column)
+
+
+def _flagged(log: InteractionLog, column: str) -> np.ndarray:
+    values = booleans(log.frame[column], column, log.source_rows)
+    first = values[log.unit_starts]
+    mixed = values != np.repeat(first, np.diff(np.r_[log.unit_starts, log.n_rows]))
+    if mixed.any():
+        raise ColumnError(
+            column, "must be the same on every row of a banner", log.source_rows[mixed]
+        )
+    return first
 
 
 def in_subset(log: InteractionLog, subset: str) -> np.ndarray:

@@ -11,7 +11,9 @@ the expected result given no rejection: mean(numerator) / mean(denominator)
 over banners, where a banner's numerator and denominator are the exact
 probabilities of "disagree" and "not rejected" for that banner. A banner with
 several clicks draws its P+ uniformly among them; a banner with no click, or
-no product left unclicked, is always rejected and counted as excluded.
+no product left unclicked, is always rejected and counted as excluded; so,
+for CD, is a banner whose logging ranker was deterministic (every re-drawn
+ordering is the displayed one).
 
 Lower is better: a perfect model disagrees with no click, a random one with
 half of them.
@@ -25,9 +27,10 @@ import pandas as pd
 from offeval import BaseEstimator, ConfigurationError, Contribution, PolicyView
 from offeval.stats import Linearisation, Tally, ratio_of_means
 from offeval.units import hash_ids
-from offeval_disagreement.banners import SUBSETS, clicked, groups, in_subset
+from offeval_disagreement import streams
+from offeval_disagreement.banners import SUBSETS, Group, clicked, groups, in_subset
 from offeval_disagreement.given_set import METHODS
-from offeval_disagreement.ordering import LOGGING, ordering, useful
+from offeval_disagreement.ordering import LOGGING, fixed, ordering
 
 
 def _choice(name: str, value, options) -> None:
@@ -65,19 +68,22 @@ class _Disagreement(BaseEstimator):
         tally = Tally()
         clicks = np.add.reduceat(click.astype(int), log.unit_starts)
         sizes = np.diff(np.r_[log.unit_starts, log.n_rows])
+        usable = taken & (clicks > 0) & (clicks < sizes)
+        always_rejected = usable & self._fixed(log)
         excluded = {
             f"not_{self.banners}": int((~taken).sum()),
             "no_click": int((taken & (clicks == 0)).sum()),
             "no_unclicked_product": int((taken & (clicks > 0) & (clicks == sizes)).sum()),
+            "deterministic_logging": int(always_rejected.sum()),
         }
-        counted = taken & (clicks > 0) & (clicks < sizes)
+        counted = usable & ~always_rejected
         for group in groups(log):
             keep = counted[group.units]
             if not keep.any():
                 continue
-            units, rows = group.units[keep], group.rows[keep]
-            s, c = scores[rows], click[rows]
-            num[units], den[units] = self._banner(view, group, keep, s, c, tally)
+            used = Group(group.n, group.units[keep], group.rows[keep])
+            s, c = scores[used.rows], click[used.rows]
+            num[used.units], den[used.units] = self._banner(view, used, s, c, tally)
         tally.add("banners", int(counted.sum()))
         tally.add("kept", float(den[counted].sum()))
         return Contribution(
@@ -85,6 +91,10 @@ class _Disagreement(BaseEstimator):
             tally=tally,
             excluded={k: v for k, v in excluded.items() if v},
         )
+
+    def _fixed(self, log) -> np.ndarray:
+        """Banners every sample of which the algorithm rejects, whatever the test model."""
+        return np.zeros(log.n_units, dtype=bool)
 
     def combine(self, stats) -> Linearisation:
         """P(disagree | not rejected): the ratio of the two columns' means."""
@@ -123,7 +133,7 @@ class PairwiseDisagreement(_Disagreement):
         _choice("banners", banners, SUBSETS)
         self.banners = banners
 
-    def _banner(self, view, group, keep, s, c, tally):
+    def _banner(self, view, group, s, c, tally):
         positive, above, differ = _pairs(s, c)
         pairs = positive.sum(axis=(1, 2))
         return (positive & above).sum(axis=(1, 2)) / pairs, (positive & differ).sum(
@@ -137,9 +147,11 @@ class CounterfactualDisagreement(_Disagreement):
     ``logging`` says where the ordering distribution given the displayed set
     comes from (``auto``: uniform on shuffled banners, Plackett-Luce over the
     ``logging_score`` logits on the others; see :mod:`offeval_disagreement.ordering`).
-    Exact rank probabilities up to 20 products, Monte Carlo beyond
-    (``method``, ``samples``, ``seed``). Equals PD, banner by banner, on
-    uniformly shuffled traffic.
+    Banners flagged in the ``deterministic`` column (a deterministic logging
+    ranker) are excluded: every re-drawn ordering is the displayed one. Exact
+    rank probabilities up to 20 products, Monte Carlo beyond (``method``,
+    ``samples``, ``seed``; ``method="exact"`` past 20 is an error). Equals PD,
+    banner by banner, on uniformly shuffled traffic.
     """
 
     name = "cd"
@@ -153,11 +165,12 @@ class CounterfactualDisagreement(_Disagreement):
         method: str = "auto",
         samples: int = 10_000,
         seed: int = 0,
+        deterministic: str = "logging_deterministic",
     ):
         _choice("banners", banners, SUBSETS)
         _choice("logging", logging, LOGGING)
         _choice("method", method, METHODS)
-        for name, value in (("pool", pool), ("prefix", prefix)):
+        for name, value in (("pool", pool), ("prefix", prefix), ("deterministic", deterministic)):
             if not isinstance(value, str) or not value:
                 raise ConfigurationError(f"{name} must name a column, got {value!r}")
         _whole("samples", samples, 2)
@@ -169,6 +182,7 @@ class CounterfactualDisagreement(_Disagreement):
         self.method = method
         self.samples = samples
         self.seed = seed
+        self.deterministic = deterministic
 
     @property
     def requires(self) -> tuple[str, ...]:
@@ -177,9 +191,12 @@ class CounterfactualDisagreement(_Disagreement):
         needs["columns"] = (f"{self.prefix}*",)
         return super().requires + needs.get(self.logging, ())
 
-    def _banner(self, view, group, keep, s, c, tally):
+    def _fixed(self, log) -> np.ndarray:
+        """Banners of a deterministic logging ranker (flagged, and not shuffled under auto)."""
+        return fixed(log, self)
+
+    def _banner(self, view, group, s, c, tally):
         q, counts = ordering(view.log, group, self)
-        q = q[_among_useful(view.log, group, keep)]
         for name, value in counts.items():
             tally.count(name, value)
         positive, above, differ = _pairs(s, c)
@@ -190,27 +207,17 @@ class CounterfactualDisagreement(_Disagreement):
         ) / clicks
 
 
-def _among_useful(log, group, keep: np.ndarray) -> np.ndarray:
-    """Positions, among the group's banners with a click and an unclicked product, of ``keep``."""
-    return (np.cumsum(useful(log, group)) - 1)[keep]
-
-
 def _uniforms(ids: np.ndarray, seed: int, draw: int, stream: int) -> np.ndarray:
     """One uniform number per banner from its id: the same whatever the chunking."""
-    x = hash_ids(ids) ^ np.uint64((seed * 1_000_003 + draw * 101 + stream) & (2**64 - 1))
-    with np.errstate(over="ignore"):  # splitmix64 mixing, modulo 2^64
-        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        x = x ^ (x >> np.uint64(31))
-    return (x >> np.uint64(11)).astype(float) / 2.0**53
+    return streams.uniforms(streams.states(hash_ids(ids), seed), 2 * draw + stream)
 
 
 class _Sampled:
     """The seed's algorithms run as written: ``draws`` seeded samples per banner."""
 
-    def _banner(self, view, group, keep, s, c, tally):
-        ids = view.log.unit_ids[group.units[keep]]
-        negatives = self._negatives(view, group, keep, c)  # (b, n, n): P(P- = p | P+ = i)
+    def _banner(self, view, group, s, c, tally):
+        ids = view.log.unit_ids[group.units]
+        negatives = self._negatives(view, group, c)  # (b, n, n): P(P- = p | P+ = i)
         disagree, kept = np.zeros(len(ids)), np.zeros(len(ids))
         rows = np.arange(len(ids))
         for draw in range(self.draws):
@@ -238,7 +245,7 @@ class SampledPairwiseDisagreement(_Sampled, PairwiseDisagreement):
         self.draws = draws
         self.seed = seed
 
-    def _negatives(self, view, group, keep, c) -> np.ndarray:
+    def _negatives(self, view, group, c) -> np.ndarray:
         unclicked = (~c).astype(float)
         return np.broadcast_to(
             (unclicked / unclicked.sum(1, keepdims=True))[:, None, :], c.shape + c.shape[1:]
@@ -258,13 +265,14 @@ class SampledCounterfactualDisagreement(_Sampled, CounterfactualDisagreement):
         prefix: str = "ordering_probability_",
         draws: int = 1,
         seed: int = 0,
+        deterministic: str = "logging_deterministic",
     ):
-        super().__init__(banners, logging, pool, prefix, seed=seed)
+        super().__init__(banners, logging, pool, prefix, seed=seed, deterministic=deterministic)
         _whole("draws", draws, 1)
         self.draws = draws
 
-    def _negatives(self, view, group, keep, c) -> np.ndarray:
-        return ordering(view.log, group, self)[0][_among_useful(view.log, group, keep)]
+    def _negatives(self, view, group, c) -> np.ndarray:
+        return ordering(view.log, group, self)[0]
 
 
 class ResampledBannerDisagreement(_Disagreement):
@@ -289,11 +297,11 @@ class ResampledBannerDisagreement(_Disagreement):
         """Scores and the candidate table (and the shuffled flag for a subset)."""
         return super().requires + ("candidates",)
 
-    def _banner(self, view, group, keep, s, c, tally):
+    def _banner(self, view, group, s, c, tally):
         log = view.log
         cands = log.require_candidates()
         slot, prop = cands["slot"].to_numpy(), cands["propensity"].to_numpy()
-        rows = group.rows[keep]
+        rows = group.rows
         banner_of_row = np.full(log.n_rows, -1)
         banner_of_row[rows.ravel()] = np.repeat(np.arange(len(rows)), group.n)
         clicked_rows = rows[c]
