@@ -75,6 +75,20 @@ def run_offeval(trajectories: int, ranks: int) -> dict:
     }
 
 
+def run_build(trajectories: int, ranks: int, shuffled: bool) -> dict:
+    """Build the log from the frame, rows grouped by trajectory or shuffled."""
+    from offeval import InteractionLog
+
+    frame = synthetic(trajectories, ranks)
+    if shuffled:
+        frame = frame.sample(frac=1.0, random_state=0, ignore_index=True)
+    base = reset_peak()
+    start = time.perf_counter()
+    InteractionLog.from_frame(frame)
+    seconds = time.perf_counter() - start
+    return {"seconds": seconds, "peak_extra_mb": peak_mb() - base}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trajectories", type=int, default=1_000_000)

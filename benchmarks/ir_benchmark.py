@@ -73,9 +73,17 @@ def _timed(tool: str, users: int, run, modules: tuple[str, ...]) -> dict:
 
 def run_offeval(users: int) -> dict:
     def run(predictions, labels):
-        from offeval_ir import PRESETS, compute_frames
+        from offeval_ir import PRESETS
 
         conv = PRESETS["trec_eval"](ties="item_desc")
+        try:
+            from offeval_ir import compute_frames
+        except ImportError:  # an older offeval (benchmarks/run_all.py --baseline)
+            from offeval_ir import Judgements, compute
+
+            judgements = Judgements.from_frames(predictions, labels, ties="item_desc")
+            ndcg = compute(judgements, ["ndcg"], [10], conv).mean["ndcg@10"]
+            return float(ndcg), float(compute(judgements, ["ap"], [100], conv).mean["ap@100"])
         means = compute_frames(predictions, labels, ["ndcg", "ap"], [10, 100], conv).mean
         return float(means["ndcg@10"]), float(means["ap@100"])
 

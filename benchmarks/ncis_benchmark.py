@@ -77,6 +77,19 @@ def run_offeval(rows: int, chunk_rows: int) -> dict:
     }
 
 
+def run_offeval_one(rows: int, chunk_rows: int) -> dict:
+    """One policy, IS alone, with its interval: the engine's fixed costs per row."""
+    from offeval import evaluate
+    from offeval_ncis import IS
+
+    log, policies, build = offeval_log(rows)
+    base = reset_peak()
+    start = time.perf_counter()
+    evaluate(log, policies[:1], [IS()], chunk_rows=chunk_rows).to_frame()
+    seconds = time.perf_counter() - start
+    return {"seconds": seconds, "peak_extra_mb": peak_mb() - base}
+
+
 def run_offeval_bootstrap(rows: int, replicates: int, chunk_rows: int) -> dict:
     from offeval.bootstrap import bootstrap
     from offeval_ncis import IS, NCIS
