@@ -81,14 +81,18 @@ def candidate_exposure(view: PolicyView, model) -> np.ndarray:
 
 
 def _candidate_exposure(view: PolicyView, model) -> np.ndarray:
-    log = view.log
+    rows, labels = view.log.memo(_candidate_rows)
+    return view.ask("exposure", model, rows=rows, labels=labels, table="candidate rows")
+
+
+def _candidate_rows(log: InteractionLog) -> tuple[pd.DataFrame, np.ndarray]:
+    """The distinct (trajectory, item) candidates as rows a policy can score, and their labels."""
     cands = log.require_candidates()
     first = log.candidate_items[1]
     rows = cands.iloc[first][["trajectory", "item", "position"]]
     slots = cands["slot"].to_numpy()[first]
     rows = rows.assign(context=log.frame["context"].to_numpy()[slots])
-    labels = log.candidate_source_rows[first]
-    return view.ask("exposure", model, rows=rows, labels=labels, table="candidate rows")
+    return rows, log.candidate_source_rows[first]
 
 
 def logging_exposure(log: InteractionLog, logging, examination) -> tuple[np.ndarray, str]:
@@ -152,16 +156,23 @@ def candidate_support(view: PolicyView, target_model, logging_model) -> tuple[np
     """Violations among the log's candidate sets: count per trajectory, and target exposure.
 
     A candidate's logging exposure is the sum over its slots of e(slot
-    position) x its propensity there; its target exposure comes from the
-    policy. Needs the log's candidate table (one row per candidate per slot).
+    position) x its propensity there (computed once per chunk for every
+    policy); its target exposure comes from the policy. Needs the log's
+    candidate table (one row per candidate per slot).
     """
     log = view.log
-    cands = log.candidates
-    codes, first = log.candidate_items
-    e = at_ranks(logging_model, cands["position"].to_numpy())
-    weights = e * cands["propensity"].to_numpy()
-    eps0 = np.bincount(codes, weights=weights, minlength=first.size)
+    eps0, unit = log.memo(_candidate_logging_exposure, logging_model, key=model_key(logging_model))
     eps = candidate_exposure(view, target_model)
     bad = (eps0 <= 0) & (eps > 0)
-    unit = log.unit_index[cands["slot"].to_numpy()[first]]
+    if not bad.any():
+        return np.zeros(log.n_units, dtype=np.int64), 0.0
     return np.bincount(unit[bad], minlength=log.n_units), float(eps[bad].sum())
+
+
+def _candidate_logging_exposure(log: InteractionLog, model) -> tuple[np.ndarray, np.ndarray]:
+    """eps0 of each distinct (trajectory, item) candidate, and its trajectory index."""
+    cands = log.candidates
+    codes, first = log.candidate_items
+    weights = at_ranks(model, cands["position"].to_numpy()) * cands["propensity"].to_numpy()
+    eps0 = np.bincount(codes, weights=weights, minlength=first.size)
+    return eps0, log.unit_index[cands["slot"].to_numpy()[first]]

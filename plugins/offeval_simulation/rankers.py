@@ -23,6 +23,10 @@ MAX_PREFIXES = 50_000
 CONTEXT_BLOCK = 2_048
 
 
+#: Largest (contexts x item ids) lookup table a policy keeps to find a row's candidate.
+SLOT_TABLE_CELLS = 20_000_000
+
+
 def prefixes(k: int, length: int) -> np.ndarray:
     """All ordered prefixes of ``length`` distinct indices out of ``k``, as rows."""
     count = np.prod(np.arange(k - length + 1, k + 1), dtype=float)
@@ -154,14 +158,35 @@ class RankingPolicy:
             if column not in rows:
                 raise ColumnError(column, f"policy {self.name!r} needs this column")
         ctx = rows["context"].to_numpy(dtype=np.int64)
-        item = rows["item"].to_numpy()
+        item = pd.to_numeric(rows["item"], errors="coerce").to_numpy(dtype=float)
         bad = (ctx < 0) | (ctx >= len(self.candidates))
         if bad.any():
             raise ColumnError(
                 "context", "unknown context for this environment", positions=np.flatnonzero(bad)
             )
-        match = self.candidates[ctx] == item[:, None]
-        return ctx, match.argmax(axis=1), match.any(axis=1)
+        table = self._slots
+        if table is None:  # item ids too spread for a table: compare with every candidate
+            match = self.candidates[ctx] == item[:, None]
+            return ctx, match.argmax(axis=1), match.any(axis=1)
+        slot = np.full(len(item), -1, dtype=np.int64)
+        known = (item >= 0) & (item < table.shape[1]) & (item == np.floor(item))
+        slot[known] = table[ctx[known], item[known].astype(np.int64)]
+        found = slot >= 0
+        return ctx, np.where(found, slot, 0), found
+
+    @cached_property
+    def _slots(self) -> np.ndarray | None:
+        """(contexts, items) table: each item's index among its context's candidates, or -1.
+
+        None when the table would exceed ``SLOT_TABLE_CELLS``.
+        """
+        n_contexts, k = self.candidates.shape
+        span = int(self.candidates.max(initial=-1)) + 1
+        if self.candidates.min(initial=0) < 0 or n_contexts * span > SLOT_TABLE_CELLS:
+            return None
+        table = np.full((n_contexts, span), -1, dtype=np.int32)
+        table[np.arange(n_contexts)[:, None], self.candidates] = np.arange(k)
+        return table
 
     def probabilities(self, rows: pd.DataFrame) -> np.ndarray:
         """P(item at position | context) for each row; 0 for non-candidates."""
