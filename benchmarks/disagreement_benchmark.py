@@ -1,6 +1,7 @@
 """Time exact counterfactual disagreement on 1M banners, and the rank-probability kernels against n.
 
 Usage: python benchmarks/disagreement_benchmark.py [--banners 1000000] [--sizes 8 12]
+       [--sampled 200]
 
 Each measurement runs in a fresh subprocess so that peak memory is its own.
 
@@ -13,6 +14,10 @@ Each measurement runs in a fresh subprocess so that peak memory is its own.
 2. Kernels per banner against n: the one-pass row (``rank_rows``), every rank
    at once (``forward_backward``), the seed's subset DP (``subset_dp``, up to
    n = 10) and Monte Carlo with 1,000 samples (``monte_carlo``).
+3. The hard cases: CD end to end past the exact limit (banners of 25
+   products, Monte Carlo at the default 10,000 samples), and every rank at
+   once in log space (16 banners of 18 and 20 products whose logits span
+   hundreds of nepers, normal with sd 60), with peak memory.
 """
 
 from __future__ import annotations
@@ -105,6 +110,7 @@ def run_kernel(name: str, n: int, banners: int) -> dict:
     calls = {
         "rank_rows": lambda: rank_rows(logits, rest, rng.integers(1, n + 1, banners)),
         "forward_backward": lambda: forward_backward(logits, rest),
+        "forward_backward_wide": lambda: forward_backward(60 * logits, rest),
         "subset_dp": lambda: subset_dp(logits, rest),
         "monte_carlo_1000": lambda: monte_carlo(logits, rest, samples=1_000, seed=0),
     }
@@ -126,6 +132,7 @@ def main() -> None:
     parser.add_argument("--banners", type=int, default=1_000_000)
     parser.add_argument("--sizes", type=int, nargs="+", default=[8, 12])
     parser.add_argument("--kernel-sizes", type=int, nargs="+", default=[2, 4, 6, 8, 10, 12, 14, 16])
+    parser.add_argument("--sampled", type=int, default=200, help="banners of 25 products")
     args = parser.parse_args()
     end_to_end = []
     for n in args.sizes:
@@ -147,12 +154,18 @@ def main() -> None:
             )
             call = f"run_kernel({name!r}, {n}, {count})"
             kernels.append(in_subprocess(sys.executable, "disagreement_benchmark", call))
+    hard = [in_subprocess(sys.executable, "disagreement_benchmark", f"run_cd({args.sampled}, 25)")]
+    for n in (18, 20):
+        call = f"run_kernel('forward_backward_wide', {n}, 16)"
+        hard.append(in_subprocess(sys.executable, "disagreement_benchmark", call))
     with pd.option_context("display.width", 160, "display.float_format", "{:,.2f}".format):
         print(pd.DataFrame(end_to_end).to_string(index=False))
         print()
         table = pd.DataFrame(kernels).pivot(index="n", columns="kernel", values="us_per_banner")
         print("microseconds per banner:")
         print(table.to_string())
+        print()
+        print(pd.DataFrame(hard).to_string(index=False))
 
 
 if __name__ == "__main__":
