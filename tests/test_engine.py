@@ -326,3 +326,33 @@ def test_columns_given_as_one_array_are_folded_once_with_the_same_moments(bandit
     np.testing.assert_allclose(acc.moments.mean[order], oracle.mean(axis=0), rtol=1e-12)
     cov = acc.moments.covariance()[np.ix_(order, order)]
     np.testing.assert_allclose(cov, np.cov(oracle, rowvar=False), rtol=1e-10, atol=1e-15)
+
+
+def test_covariances_within_estimators_give_the_same_estimates_and_grids(bandit):
+    """Keeping only each estimator's cross-products changes no estimate, interval or grid."""
+    log, target, _ = bandit
+    policies = [target, LoggingPolicy()]
+    estimators = [IS(), NCIS(cap=3), EmitsX(2.0)]
+    full = evaluate(log, policies, estimators, chunk_rows=3_000, covariances="all")
+    kept = evaluate(log, policies, estimators, chunk_rows=3_000)
+    cols = ["value", "se", "ci_low", "ci_high"]
+    np.testing.assert_allclose(kept.to_frame()[cols], full.to_frame()[cols], rtol=1e-12)
+    for label in full.estimators:
+        np.testing.assert_allclose(kept.covariance(label), full.covariance(label), rtol=1e-12)
+        a, b = full.grid(label).table, kept.grid(label).table
+        np.testing.assert_allclose(b["p_value"], a["p_value"], rtol=1e-9)
+    across = full.linearisation("target", "is").minus(full.linearisation("target", "ncis"))
+    r = log.column("reward")
+    w = target.probabilities(log.frame) / log.column("propensity")
+    columns = (w * r, np.ones(log.n_rows), np.minimum(w, 3) * r, np.minimum(w, 3))
+    per_unit = np.column_stack([unit_sums(log, x) for x in columns])
+    y, n, yc, wc = per_unit.mean(axis=0)
+    grad = np.array([1 / n, -y / n**2, -1 / wc, yc / wc**2])  # IS - NCIS (both ratios of means)
+    oracle = np.sqrt(grad @ np.cov(per_unit, rowvar=False) @ grad / len(per_unit))
+    assert full.standard_error(across) == pytest.approx(oracle, rel=1e-6)
+    with pytest.raises(OffevalError, match="covariances='all'"):
+        kept.standard_error(
+            kept.linearisation("target", "is").minus(kept.linearisation("target", "ncis"))
+        )
+    with pytest.raises(OffevalError, match="covariances must be one of"):
+        evaluate(log, policies, estimators, covariances="some")

@@ -22,10 +22,21 @@ from offeval.policy import Policy
 from offeval.registry import parse_spec
 from offeval.result import Estimate
 from offeval.stats.compare import PairwiseComparison, pairwise_grid
-from offeval.stats.inference import Linearisation, check_level, interval, variance
+from offeval.stats.inference import (
+    Linearisation,
+    check_level,
+    interval,
+    quadratic_form,
+    variance,
+)
 from offeval.stats.moments import Moments, Tally
 from offeval.summary import EstimatorSummary
 from offeval.units import UnitLedger
+
+#: Which cross-products of columns are kept: those within each estimator's columns
+#: (every comparison between policies, the default) or all of them (estimates of
+#: different estimators compared with each other too).
+COVARIANCES = ("estimator", "all")
 
 #: How to fix input whose trajectories arrive in several chunks.
 SPLIT_ADVICE = (
@@ -72,10 +83,19 @@ class Accumulator:
     it, never a second unit.
     """
 
-    def __init__(self, policies: Sequence[Policy], estimators: Sequence[Estimator]):
+    def __init__(
+        self,
+        policies: Sequence[Policy],
+        estimators: Sequence[Estimator],
+        *,
+        covariances: str = "estimator",
+    ):
         _check_components(policies, estimators)
+        if covariances not in COVARIANCES:
+            raise OffevalError(f"covariances must be one of {COVARIANCES}, got {covariances!r}")
         self.policies = list(policies)
         self.estimators = list(estimators)
+        self.covariances = covariances
         #: Global column keys: (p, e, key) owned, (p, Shared) per policy, (None, Shared) shared.
         self.keys: list[tuple] = []
         self._where: dict[tuple, int] = {}
@@ -107,7 +127,8 @@ class Accumulator:
         if not new_units:
             self.ledger.add(log.unit_ids, SPLIT_ADVICE)
         block, index = self.unit_block(log)
-        chunk = Moments.from_array(block, overwrite=not keep).gathered(index)
+        groups = self._groups(index) if self.covariances == "estimator" else None
+        chunk = Moments.from_array(block, overwrite=not keep, groups=groups).gathered(index)
         self.moments = chunk if self.moments is None else self.moments.merge(chunk)
         if not keep:
             return block
@@ -120,13 +141,15 @@ class Accumulator:
 
         Returns the (n_units, u) block of distinct columns and, for each of
         the k global columns, its index in the block (-1: absent, all zero).
+        Each policy's columns are summed per unit as soon as its estimators
+        have contributed, so memory holds one policy's row columns at a time.
         Columns that are the same array (a cap that never binds returns the
         uncapped column itself) are summed and cross-multiplied once.
         """
-        values: dict[tuple, np.ndarray] = {}
-        unit_level: set[tuple] = set()
+        block = _ChunkBlock(log, self)
         for p, policy in enumerate(self.policies):
             view = PolicyView(policy, log)
+            produced: dict[tuple, tuple[np.ndarray, bool]] = {}
             for e, estimator in enumerate(self.estimators):
                 contribution = estimator.contribute(view)
                 if not isinstance(contribution, Contribution):
@@ -134,14 +157,15 @@ class Accumulator:
                         f"{_label(estimator)}.contribute() returned {type(contribution).__name__}, "
                         "not a Contribution"
                     )
-                self._collect(p, e, contribution, view, values, unit_level)
+                self._collect(p, e, contribution, view, produced, block)
                 self.tallies[p, e] = self.tallies.get((p, e), Tally()).merge(contribution.tally)
                 counts = self.excluded.setdefault((p, e), {})
                 for reason, count in contribution.excluded.items():
                     counts[reason] = counts.get(reason, 0) + int(count)
-        return self._block(values, unit_level, log)
+            block.add(produced)
+        return block.finish()
 
-    def _collect(self, p, e, contribution, view, values, unit_level) -> None:
+    def _collect(self, p, e, contribution, view, produced, block) -> None:
         """Key one contribution's columns by their owner, computing shared ones once."""
         local = self.local.setdefault((p, e), {})
         owner = f"estimator {_label(self.estimators[e])!r} on policy {self.policies[p].name!r}"
@@ -164,13 +188,11 @@ class Accumulator:
                 if per_unit:
                     raise OffevalError(f"{owner}: Shared columns are per row, not unit columns")
                 where = (None, column) if column.policy_free else (p, column)
-                if where not in values:
-                    values[where] = column.compute(view)
+                if where not in produced and not block.has(where):
+                    produced[where] = (column.compute(view), False)
             else:
                 where = (p, e, key)
-                values[where] = column
-                if per_unit:
-                    unit_level.add(where)
+                produced[where] = (column, per_unit)
             if local.setdefault(key, where) != where:
                 raise OffevalError(f"{owner}: column {key!r} changed between chunks")
             if where not in self._where:
@@ -183,46 +205,33 @@ class Accumulator:
         if self.moments is not None:
             self.moments = self.moments.extended(1)
 
-    def _block(
-        self, values: dict, unit_level: set, log: InteractionLog
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """Distinct columns (n_units, u): row columns summed per trajectory, unit ones as is."""
-        index = np.full(len(self.keys), -1, dtype=np.int64)
-        distinct: dict[tuple[int, bool], int] = {}
-        sources = []
-        for j, where in enumerate(self.keys):
-            if where in values:
-                per_unit = where in unit_level
-                identity = (id(values[where]), per_unit)
-                if identity not in distinct:
-                    distinct[identity] = len(sources)
-                    sources.append((where, per_unit))
-                index[j] = distinct[identity]
-        block = self._scratch(log.n_units, len(sources))
-        one_row_units = log.n_units == log.n_rows
-        for j, (where, per_unit) in enumerate(sources):
-            column = np.asarray(values[where], dtype=float)
-            size = log.n_units if per_unit else log.n_rows
-            if column.shape != (size,):
-                kind = "units" if per_unit else "rows"
-                raise OffevalError(
-                    f"column {_describe(where, self)} has shape {column.shape}, expected one value "
-                    f"per {kind[:-1]} ({size} {kind})"
-                )
-            if per_unit or one_row_units:
-                block[:, j] = column
-            else:
-                np.add.reduceat(column, log.unit_starts, out=block[:, j])
-        return block, index
+    def _groups(self, index: np.ndarray) -> list[np.ndarray]:
+        """Per estimator, the distinct block columns it reads (for ``covariances='estimator'``)."""
+        groups = []
+        for e in range(len(self.estimators)):
+            used = {
+                self._where[where]
+                for (_, e2), keys in self.local.items()
+                if e2 == e
+                for where in keys.values()
+            }
+            present = index[sorted(used)] if used else np.zeros(0, dtype=np.int64)
+            groups.append(np.unique(present[present >= 0]))
+        return groups
 
-    def _scratch(self, rows: int, columns: int) -> np.ndarray:
+    def _scratch(self, rows: int, columns: int, keep: np.ndarray | None = None) -> np.ndarray:
         """A (rows, columns) Fortran-ordered block on memory reused from chunk to chunk.
 
         Fresh chunk-sized arrays cost page faults on every chunk; this buffer
-        only grows. Its contents are overwritten by the next chunk.
+        only grows. Its contents are overwritten by the next chunk, except the
+        columns of ``keep`` (a smaller block on the old buffer), copied over.
         """
         if self._buffer.size < rows * columns:
-            self._buffer = np.empty(rows * columns)
+            buffer = np.empty(rows * columns)
+            if keep is not None:
+                view = np.ndarray(keep.shape, dtype=float, buffer=buffer, order="F")
+                view[...] = keep
+            self._buffer = buffer
         return np.ndarray((rows, columns), dtype=float, buffer=self._buffer, order="F")
 
     def merge(self, other: Accumulator) -> Accumulator:
@@ -235,7 +244,9 @@ class Accumulator:
             return self
         if self.moments is None:
             return other
-        out = Accumulator(self.policies, self.estimators)
+        if other.covariances != self.covariances:
+            raise OffevalError("cannot merge accumulators that keep different covariances")
+        out = Accumulator(self.policies, self.estimators, covariances=self.covariances)
         out.ledger = self.ledger.merge(other.ledger, SPLIT_ADVICE)
         for where in [*self.keys, *other.keys]:
             if where not in out._where:
@@ -264,6 +275,62 @@ class Accumulator:
         if self.moments is None:
             raise OffevalError("no data was added")
         return Evaluation(self, level)
+
+
+class _ChunkBlock:
+    """The distinct unit-level columns of one chunk, filled policy by policy.
+
+    Row columns are summed per unit into a Fortran-ordered buffer reused
+    from chunk to chunk (it grows by doubling on the first chunks); arrays
+    produced twice within one policy (the same object) take one column.
+    """
+
+    def __init__(self, log: InteractionLog, acc: Accumulator):
+        self.log, self.acc = log, acc
+        self.slot: dict[tuple, int] = {}
+        self.used = 0
+        self.block = acc._scratch(log.n_units, max(16, len(acc.keys)))
+
+    def has(self, where: tuple) -> bool:
+        """Whether the column is already in the block (policy-free shared columns)."""
+        return where in self.slot
+
+    def add(self, produced: dict[tuple, tuple[np.ndarray, bool]]) -> None:
+        """Sum one policy's columns per unit into the block."""
+        distinct: dict[tuple[int, bool], int] = {}
+        log = self.log
+        one_row_units = log.n_units == log.n_rows
+        for where, (values, per_unit) in produced.items():
+            identity = (id(values), per_unit)
+            if identity in distinct:
+                self.slot[where] = distinct[identity]
+                continue
+            column = np.asarray(values, dtype=float)
+            size = log.n_units if per_unit else log.n_rows
+            if column.shape != (size,):
+                kind = "units" if per_unit else "rows"
+                raise OffevalError(
+                    f"column {_describe(where, self.acc)} has shape {column.shape}, expected one "
+                    f"value per {kind[:-1]} ({size} {kind})"
+                )
+            j = self._next()
+            if per_unit or one_row_units:
+                self.block[:, j] = column
+            else:
+                np.add.reduceat(column, log.unit_starts, out=self.block[:, j])
+            distinct[identity] = self.slot[where] = j
+
+    def _next(self) -> int:
+        if self.used == self.block.shape[1]:
+            grown = self.acc._scratch(self.block.shape[0], 2 * self.used, keep=self.block)
+            self.block = grown
+        self.used += 1
+        return self.used - 1
+
+    def finish(self) -> tuple[np.ndarray, np.ndarray]:
+        """The (n_units, u) block and each global column's index in it (-1: absent)."""
+        index = np.array([self.slot.get(where, -1) for where in self.acc.keys], dtype=np.int64)
+        return self.block[:, : self.used], index
 
 
 def _check_components(policies: Sequence[Policy], estimators: Sequence[Estimator]) -> None:
@@ -352,7 +419,7 @@ class Evaluation:
                 )
 
     def _estimate(self, policy, label, lin, excluded=None, diagnostics=None) -> Estimate:
-        se = float(np.sqrt(max(variance(lin, self._covariance, self.n_units), 0.0)))
+        se = self.standard_error(lin)
         low, high = interval(lin.value, se, self.level)
         excluded = dict(excluded or {})
         return Estimate(
@@ -405,6 +472,15 @@ class Evaluation:
         """The value and gradient behind an estimate."""
         return self._lin[self._policy(policy), self._estimator(estimator)]
 
+    def standard_error(self, lin: Linearisation) -> float:
+        """Standard error of any linearisation of this evaluation's columns.
+
+        For example ``ev.linearisation("p", "is").minus(ev.linearisation("p", "snips"))``:
+        estimates of two estimators can be combined when the evaluation kept
+        the covariances between them (``evaluate(..., covariances="all")``).
+        """
+        return float(np.sqrt(max(variance(lin, self._covariance, self.n_units), 0.0)))
+
     def difference(self, a: str, b: str, estimator: str | None = None) -> Estimate:
         """Paired difference V(a) - V(b) on the same log, with its interval.
 
@@ -452,7 +528,7 @@ class Evaluation:
             lins = [lin.ratio(base) for lin in lins]
         k = self._covariance.shape[0]
         grads = np.stack([lin.dense(k) for lin in lins])
-        return grads @ self._covariance @ grads.T / self.n_units
+        return quadratic_form(grads, self._covariance) / self.n_units
 
     def grid(
         self,
@@ -510,6 +586,7 @@ def evaluate(
     level: float = 0.95,
     chunk_rows: int = 250_000,
     progress: bool = False,
+    covariances: str = "estimator",
 ) -> Evaluation:
     """Evaluate every policy with every estimator in one pass over the log.
 
@@ -517,9 +594,12 @@ def evaluate(
     ``chunk_rows`` rows, so memory beyond the data does not grow with its size)
     or any iterable of logs, such as :func:`offeval.log.stream_parquet`; a
     trajectory that appears in two of them is an error naming it.
+    ``covariances="estimator"`` keeps the covariances every comparison of
+    policies under one estimator needs; ``"all"`` also those between
+    estimators (to combine estimates of different estimators yourself).
     """
     check_level(level)
-    acc = Accumulator(policies, estimators)
+    acc = Accumulator(policies, estimators, covariances=covariances)
     whole = isinstance(log, InteractionLog)
     if not whole and not isinstance(log, Iterable):
         raise OffevalError(f"log must be an InteractionLog or an iterable of them, got {log!r}")

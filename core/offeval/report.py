@@ -21,22 +21,33 @@ def plot_estimates(estimates: pd.DataFrame, truth: pd.Series, path: Path) -> Pat
     labels = list(dict.fromkeys(estimates["estimator"]))
     cols = min(3, len(labels))
     rows = int(np.ceil(len(labels) / cols))
-    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.6 * rows), squeeze=False)
+    width, height = 4.2 * cols, 3.2 * rows
+    fig, axes = plt.subplots(rows, cols, figsize=(width, height), squeeze=False)
+    # fixed margins in inches (tight_layout would measure every label of every panel)
+    fig.subplots_adjust(
+        left=0.75 / width,
+        right=1 - 0.2 / width,
+        bottom=0.6 / height,
+        top=1 - 0.35 / height,
+        wspace=0.3,
+        hspace=0.45,
+    )
     lo, hi = truth.min(), truth.max()
     pad = 0.1 * (hi - lo)
-    for ax, label in zip(axes.ravel(), labels, strict=False):
+    for i, (ax, label) in enumerate(zip(axes.ravel(), labels, strict=False)):
         part = estimates[estimates["estimator"] == label]
         x = truth.loc[part["policy"]].to_numpy()
         err = [part["value"] - part["ci_low"], part["ci_high"] - part["value"]]
         ax.errorbar(x, part["value"], yerr=err, fmt="o", ms=4, capsize=2)
         ax.plot([lo - pad, hi + pad], [lo - pad, hi + pad], "k--", lw=0.8)
         ax.set_title(label, fontsize=9)
-        ax.set_xlabel("true online value")
-        ax.set_ylabel("offline estimate")
+        if i % cols == 0:
+            ax.set_ylabel("offline estimate")
+        if i + cols >= len(labels):
+            ax.set_xlabel("true online value")
     for ax in axes.ravel()[len(labels) :]:
         ax.axis("off")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=100)
     plt.close(fig)
     return path
 

@@ -162,6 +162,8 @@ def candidate_support(view: PolicyView, target_model, logging_model) -> tuple[np
     """
     log = view.log
     eps0, unit = log.memo(_candidate_logging_exposure, logging_model, key=model_key(logging_model))
+    if eps0.min(initial=1.0) > 0:  # every candidate exposed by the logger: no violation possible
+        return np.zeros(log.n_units, dtype=np.int64), 0.0
     eps = candidate_exposure(view, target_model)
     bad = (eps0 <= 0) & (eps > 0)
     if not bad.any():

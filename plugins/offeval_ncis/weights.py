@@ -71,6 +71,8 @@ def support(view: PolicyView) -> tuple[int, float]:
 
 def _support(view: PolicyView) -> tuple[int, float]:
     mu = view.log.require_candidates()["propensity"].to_numpy()
+    if mu.min(initial=1.0) > 0:  # the logger may show every candidate: nothing to ask the target
+        return 0, 0.0
     pi = view.candidate_probabilities()
     unsupported = (mu == 0) & (pi > 0)
     return int(unsupported.sum()), float(pi[unsupported].sum())

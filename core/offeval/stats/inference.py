@@ -57,8 +57,27 @@ def ratio_of_means(stats, numerator, denominator) -> Linearisation:
 
 def variance(lin: Linearisation, covariance: np.ndarray, n: int) -> float:
     """Delta-method variance of a linearised estimate from n units."""
-    g = lin.dense(covariance.shape[0])
-    return float(g @ covariance @ g) / n if n > 0 else float("nan")
+    g = lin.dense(covariance.shape[0])[None, :]
+    return float(quadratic_form(g, covariance)[0, 0]) / n if n > 0 else float("nan")
+
+
+def quadratic_form(gradients: np.ndarray, covariance: np.ndarray) -> np.ndarray:
+    """``gradients @ covariance @ gradients.T`` over the columns the gradients touch.
+
+    Cross-covariances that were not computed (NaN: columns of different
+    estimators, see ``evaluate(covariances=...)``) are an error when a
+    gradient needs them, never a silent zero.
+    """
+    touched = np.flatnonzero(np.any(gradients != 0, axis=0))
+    part = covariance[np.ix_(touched, touched)]
+    finite = np.isfinite(np.diag(part))
+    if (np.isnan(part) & finite[:, None] & finite[None, :]).any():  # finite variances: not data
+        raise OffevalError(
+            "this combines estimates of different estimators, whose covariances were not "
+            "computed: evaluate with covariances='all'"
+        )
+    g = gradients[:, touched]
+    return g @ part @ g.T
 
 
 def check_level(level: float) -> float:

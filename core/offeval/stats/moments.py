@@ -14,6 +14,24 @@ import numpy as np
 from scipy.linalg.blas import dsyrk
 
 
+def _cross(centred: np.ndarray) -> np.ndarray:
+    """Full cross-product matrix of centred columns (one ``dsyrk``)."""
+    upper = dsyrk(1.0, np.asfortranarray(centred), trans=1)
+    return np.triu(upper) + np.triu(upper, 1).T
+
+
+def _essential(groups: list[np.ndarray], k: int) -> list[np.ndarray] | None:
+    """The groups that are not inside another one; None when one product of all is cheaper."""
+    sets = sorted({tuple(int(i) for i in g) for g in groups if len(g)}, key=len, reverse=True)
+    kept: list[tuple[int, ...]] = []
+    for group in sets:
+        if not any(set(group) <= set(other) for other in kept):
+            kept.append(group)
+    if sum(len(g) ** 2 for g in kept) >= k * k:
+        return None
+    return [np.array(g, dtype=np.int64) for g in kept]
+
+
 @dataclass
 class Moments:
     """Count, mean vector and co-moment matrix of k columns.
@@ -32,12 +50,17 @@ class Moments:
         return cls(0, np.zeros(k), np.zeros((k, k)))
 
     @classmethod
-    def from_array(cls, x: np.ndarray, *, overwrite: bool = False) -> Moments:
+    def from_array(
+        cls, x: np.ndarray, *, overwrite: bool = False, groups: list[np.ndarray] | None = None
+    ) -> Moments:
         """Moments of the rows of an (n, k) array.
 
         With ``overwrite`` the array is centred in place (it must be a float
         array the caller no longer needs), which saves a copy; a
         Fortran-ordered array is fastest (one symmetric rank-k BLAS update).
+        With ``groups`` (lists of column indices) only the cross-products
+        within each group are computed, the others are NaN (unknown) -- unless
+        the groups would cost more than all of them.
         """
         x = np.asarray(x, dtype=float)
         if x.ndim == 1:
@@ -50,8 +73,13 @@ class Moments:
         mean = x.mean(axis=0)
         centred = x if overwrite and x.flags.writeable else x.copy(order="F")
         centred -= mean
-        upper = dsyrk(1.0, np.asfortranarray(centred), trans=1)
-        return cls(n, mean, np.triu(upper) + np.triu(upper, 1).T)
+        groups = _essential(groups, k) if groups is not None else None
+        if groups is None:
+            return cls(n, mean, _cross(centred))
+        comoment = np.full((k, k), np.nan)
+        for group in groups:
+            comoment[np.ix_(group, group)] = _cross(centred[:, group])
+        return cls(n, mean, comoment)
 
     def merge(self, other: Moments) -> Moments:
         """Moments of the union of the two samples."""
