@@ -153,26 +153,43 @@ class RankingPolicy:
         return order, shuffled, in_set
 
     def _locate(self, rows: pd.DataFrame, columns: tuple[str, ...]) -> tuple:
-        """Context index, candidate index and a found-mask for each row."""
+        """Each row's candidate cell and whether the item is a candidate of its context.
+
+        The cell is context x K + the item's index among the context's K
+        candidates (0 where not found).
+        """
         for column in columns:
             if column not in rows:
                 raise ColumnError(column, f"policy {self.name!r} needs this column")
-        ctx = rows["context"].to_numpy(dtype=np.int64)
-        item = pd.to_numeric(rows["item"], errors="coerce").to_numpy(dtype=float)
-        bad = (ctx < 0) | (ctx >= len(self.candidates))
-        if bad.any():
+        n_contexts, k = self.candidates.shape
+        ctx = rows["context"].to_numpy()
+        if ctx.dtype.kind not in "iu":
+            ctx = ctx.astype(np.int64)
+        if ctx.size and (ctx.min() < 0 or ctx.max() >= n_contexts):
+            bad = (ctx < 0) | (ctx >= n_contexts)
             raise ColumnError(
                 "context", "unknown context for this environment", positions=np.flatnonzero(bad)
             )
+        item = rows["item"].to_numpy()
+        if item.dtype.kind not in "iu":
+            item = pd.to_numeric(rows["item"], errors="coerce").to_numpy(dtype=float)
         table = self._slots
         if table is None:  # item ids too spread for a table: compare with every candidate
             match = self.candidates[ctx] == item[:, None]
-            return ctx, match.argmax(axis=1), match.any(axis=1)
-        slot = np.full(len(item), -1, dtype=np.int64)
-        known = (item >= 0) & (item < table.shape[1]) & (item == np.floor(item))
-        slot[known] = table[ctx[known], item[known].astype(np.int64)]
+            found = match.any(axis=1)
+            return np.where(found, ctx * k + match.argmax(axis=1), 0), found
+        span = table.shape[1]
+        if item.dtype.kind in "iu" and (not item.size or (item.min() >= 0 and item.max() < span)):
+            slot = table.reshape(-1)[ctx.astype(np.int64) * span + item]
+        else:  # ids outside the table, or not whole numbers: not candidates
+            slot = np.full(len(item), -1, dtype=np.int32)
+            known = (item >= 0) & (item < span) & (item == np.floor(item))
+            slot[known] = table[ctx[known], item[known].astype(np.int64)]
         found = slot >= 0
-        return ctx, np.where(found, slot, 0), found
+        cell = ctx.astype(np.int64) * k + slot
+        if not found.all():
+            cell[~found] = 0
+        return cell, found
 
     @cached_property
     def _slots(self) -> np.ndarray | None:
@@ -190,23 +207,29 @@ class RankingPolicy:
 
     def probabilities(self, rows: pd.DataFrame) -> np.ndarray:
         """P(item at position | context) for each row; 0 for non-candidates."""
-        ctx, k, found = self._locate(rows, ("context", "item", "position"))
-        pos = rows["position"].to_numpy(dtype=np.int64)
-        ok = found & (pos <= self.n_positions)
+        cell, found = self._locate(rows, ("context", "item", "position"))
+        pos = rows["position"].to_numpy()
+        if pos.dtype.kind not in "iu":
+            pos = pos.astype(np.int64)
+        ok = found & (pos >= 1) & (pos <= self.n_positions)
+        flat = cell * self.n_positions + (pos - 1)
+        table = self.marginals.reshape(-1)
+        if ok.all():
+            return table[flat]
         out = np.zeros(len(rows))
-        out[ok] = self.marginals[ctx[ok], k[ok], pos[ok] - 1]
+        out[ok] = table[flat[ok]]
         return out
 
     def scores(self, rows: pd.DataFrame) -> np.ndarray:
         """The policy's score of each row's item (for estimators comparing scores)."""
-        ctx, k, found = self._locate(rows, ("context", "item"))
+        cell, found = self._locate(rows, ("context", "item"))
         if not found.all():
             raise ColumnError(
                 "item",
                 f"not a candidate of its context for policy {self.name!r}",
                 positions=np.flatnonzero(~found),
             )
-        return self.score_matrix[ctx, k]
+        return self.score_matrix.reshape(-1)[cell]
 
     @property
     def logits(self) -> np.ndarray:
@@ -224,11 +247,10 @@ class RankingPolicy:
 
     def exposure(self, rows: pd.DataFrame, examination) -> np.ndarray:
         """Expected examination sum_i e(i) P(item at rank i | context) of each row's item."""
-        ctx, k, found = self._locate(rows, ("context", "item"))
+        cell, found = self._locate(rows, ("context", "item"))
         e = np.asarray(examination(np.arange(1, self.n_positions + 1)), dtype=float)
-        out = np.zeros(len(rows))
-        out[found] = self.marginals[ctx[found], k[found]] @ e
-        return out
+        per_candidate = (self.marginals @ e).reshape(-1)
+        return np.where(found, per_candidate[cell], 0.0)
 
     def __repr__(self) -> str:
         kind = "deterministic" if self.temperature is None else f"PL(T={self.temperature:g})"
