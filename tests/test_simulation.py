@@ -166,3 +166,14 @@ def test_environment_rejects_bad_settings():
         Environment(user_model="dbn")
     with pytest.raises(ConfigurationError, match="n_positions"):
         Environment(n_positions=9, n_candidates=8)
+
+
+def test_ab_cells_are_the_logs_the_policies_would_write(env):
+    """An A/B cell's mean and se are those of the log simulate() writes with the cell's seed."""
+    policies = env.candidate_policies(3)
+    cells = env.ab_test(policies, 2_000, seed=4)
+    for j, (policy, cell) in enumerate(zip(policies, cells, strict=True)):
+        log = env.simulate(policy, 2_000, seed=10_000 + 400 + j)
+        per_traj = log.frame.groupby("trajectory")["reward"].sum() / env.n_positions
+        assert cell.mean == pytest.approx(per_traj.mean(), rel=1e-12)
+        assert cell.se == pytest.approx(per_traj.std(ddof=1) / np.sqrt(2_000), rel=1e-12)

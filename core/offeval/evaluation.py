@@ -8,7 +8,7 @@ cross-covariances give paired comparisons between policies for free.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,6 +37,11 @@ from offeval.units import UnitLedger
 #: (every comparison between policies, the default) or all of them (estimates of
 #: different estimators compared with each other too).
 COVARIANCES = ("estimator", "all")
+
+#: Largest block of unit sums (units x columns) one chunk may fill: 128 MB of floats.
+BLOCK_CELLS = 1 << 24
+#: Rows of the first chunk of a log, which tells how many columns the estimators emit.
+PROBE_ROWS = 20_000
 
 #: How to fix input whose trajectories arrive in several chunks.
 SPLIT_ADVICE = (
@@ -578,6 +583,34 @@ class Evaluation:
         return f"Evaluation on {self.n_units:,} units\n{frame.to_string(index=False)}"
 
 
+def _bounded_chunks(
+    log: InteractionLog, acc: Accumulator, chunk_rows: int
+) -> Iterator[InteractionLog]:
+    """Chunks of at most ``chunk_rows`` rows whose unit-sum block stays within BLOCK_CELLS.
+
+    The first chunk is small (``PROBE_ROWS``) and tells how many columns the
+    estimators emit; the next ones are as long as the block allows.
+    """
+    if (
+        isinstance(chunk_rows, bool)
+        or not isinstance(chunk_rows, (int, np.integer))
+        or chunk_rows < 1
+    ):
+        raise OffevalError(f"chunk size must be a whole number of rows >= 1, got {chunk_rows!r}")
+    starts = log.unit_starts
+    rows_per_unit = log.n_rows / max(log.n_units, 1)
+    lo = 0
+    while lo < log.n_rows:
+        units = BLOCK_CELLS // max(len(acc.keys), 1)
+        size = max(1, min(chunk_rows, int(units * rows_per_unit)))
+        if not acc.keys:
+            size = min(size, PROBE_ROWS)
+        at = np.searchsorted(starts, lo + size)
+        hi = int(starts[at]) if at < starts.size else log.n_rows
+        yield log.slice_rows(lo, hi)
+        lo = hi
+
+
 def evaluate(
     log: InteractionLog | Iterable[InteractionLog],
     policies: Sequence[Policy],
@@ -603,7 +636,7 @@ def evaluate(
     whole = isinstance(log, InteractionLog)
     if not whole and not isinstance(log, Iterable):
         raise OffevalError(f"log must be an InteractionLog or an iterable of them, got {log!r}")
-    chunks = log.chunks(chunk_rows) if whole else log
+    chunks = _bounded_chunks(log, acc, chunk_rows) if whole else log
     for chunk in tqdm(chunks, desc="evaluating", unit="chunk", disable=not progress):
         if not isinstance(chunk, InteractionLog):
             raise OffevalError(f"expected InteractionLog chunks, got {type(chunk).__name__}")

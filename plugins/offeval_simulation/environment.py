@@ -238,10 +238,7 @@ class Environment:
         (false on shuffled ones). With ``with_candidates`` the log also lists
         every candidate of every slot with its propensity.
         """
-        rng = np.random.default_rng([self.seed, seed, 1])
-        contexts = rng.integers(0, self.n_contexts, n_trajectories)
-        ranking, shuffled, pool = policy.sample(contexts, rng)
-        clicks = self._clicks(contexts, ranking, rng)
+        rng, contexts, (ranking, shuffled, pool), clicks = self._serve(policy, n_trajectories, seed)
         n, length = ranking.shape
         ctx = np.repeat(contexts, length)
         cand_index = ranking.ravel()
@@ -266,6 +263,16 @@ class Environment:
         )
         candidates = self._candidate_table(policy, contexts) if with_candidates else None
         return InteractionLog.from_frame(frame, candidates=candidates)
+
+    def _serve(self, policy: RankingPolicy, n_trajectories: int, seed: int) -> tuple:
+        """Users, what the policy showed them (ranking, shuffled, pool) and their clicks.
+
+        Returns the random generator too, positioned after the clicks.
+        """
+        rng = np.random.default_rng([self.seed, seed, 1])
+        contexts = rng.integers(0, self.n_contexts, n_trajectories)
+        shown = policy.sample(contexts, rng)
+        return rng, contexts, shown, self._clicks(contexts, shown[0], rng)
 
     def _clicks(self, contexts, ranking, rng) -> np.ndarray:
         q = self.quality[contexts[:, None], ranking]
@@ -297,8 +304,8 @@ class Environment:
         """Online A/B cells: each policy serves its own random users."""
         out = []
         for j, policy in enumerate(policies):
-            log = self.simulate(policy, n_per_cell, seed=10_000 + 100 * seed + j)
-            per_traj = np.add.reduceat(log.column("reward"), log.unit_starts) / self.n_positions
+            clicks = self._serve(policy, n_per_cell, 10_000 + 100 * seed + j)[3]
+            per_traj = clicks.sum(axis=1) / self.n_positions  # the cell's log, without the log
             out.append(
                 ABResult(
                     policy.name,
