@@ -186,3 +186,36 @@ def test_already_grouped_rows_take_the_fast_path_to_the_same_log(
     pd.testing.assert_frame_equal(fast.frame, slow.frame)
     np.testing.assert_array_equal(fast.unit_starts, slow.unit_starts)
     np.testing.assert_array_equal(fast.source_rows, slow.source_rows)
+
+
+def test_candidate_table_in_log_order_equals_the_same_table_shuffled():
+    """A table listing the log's slots in order (fast path) gives what any order gives."""
+    rng = np.random.default_rng(3)
+    n_traj, depth, k = 40, 3, 4
+    t = np.repeat(np.arange(n_traj), depth)
+    pos = np.tile(np.arange(1, depth + 1), n_traj)
+    items = np.array([rng.choice(20, size=k, replace=False) for _ in t])
+    rows = pd.DataFrame(
+        {"sid": t, "rank": pos, "item": items[:, 1], "click": rng.random(len(t)), "p": 0.25}
+    )
+    cands = pd.DataFrame(
+        {
+            "trajectory": np.repeat(t, k),
+            "position": np.repeat(pos, k),
+            "item": items.ravel(),
+            "propensity": 0.25,
+        }
+    )
+    ordered = InteractionLog.from_frame(rows, MAPPING, candidates=cands)
+    shuffled = InteractionLog.from_frame(
+        rows, MAPPING, candidates=cands.sample(frac=1.0, random_state=0)
+    )
+    key = ["slot", "item"]
+    a = ordered.candidates.sort_values(key).reset_index(drop=True)
+    b = shuffled.candidates.sort_values(key).reset_index(drop=True)
+    pd.testing.assert_frame_equal(a, b)
+    assert (ordered.candidates["slot"].diff().fillna(0) >= 0).all()
+    bad = cands.copy()
+    bad.loc[5, "item"] = bad.loc[4, "item"]
+    with pytest.raises(ColumnError, match="listed twice"):
+        InteractionLog.from_frame(rows, MAPPING, candidates=bad)

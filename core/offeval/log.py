@@ -433,6 +433,10 @@ def _validate_candidates(
             table="candidate rows",
         )
     cands["propensity"] = p
+    slots = _ordered_slots(cands, rows)
+    if slots is not None:
+        cands["slot"] = slots
+        return cands, labels
     dup = cands.duplicated(["trajectory", "position", "item"]).to_numpy()
     if dup.any():
         raise ColumnError(
@@ -466,6 +470,32 @@ def _validate_candidates(
         )
     order = np.argsort(cands["slot"].to_numpy(), kind="stable")
     return cands.iloc[order].reset_index(drop=True), labels[order]
+
+
+def _ordered_slots(cands: pd.DataFrame, rows: pd.DataFrame) -> np.ndarray | None:
+    """Each candidate's slot, when the table lists the log's slots in the log's order.
+
+    The usual layout of a generated table: every slot's candidates together,
+    slots in the log's order, the same number per slot. Returns None unless
+    that holds and every check passes (distinct items per slot, the logged
+    item among them); the general path then finds and names any bad row.
+    """
+    t, pos, item = (cands[c].to_numpy() for c in ("trajectory", "position", "item"))
+    logged_t, logged_pos = rows["trajectory"].to_numpy(), rows["position"].to_numpy()
+    n = len(rows)
+    if not n or len(t) % n or t.dtype != logged_t.dtype or item.dtype.kind not in "iuf":
+        return None
+    k = len(t) // n
+    by_slot = (t.reshape(n, k), pos.reshape(n, k))
+    for column, logged in zip(by_slot, (logged_t, logged_pos), strict=True):
+        if not ((column == logged[:, None]).all()):
+            return None
+    items = np.sort(item.reshape(n, k), axis=1)
+    if (items[:, 1:] == items[:, :-1]).any():
+        return None
+    if not (items == rows["item"].to_numpy()[:, None]).any(axis=1).all():
+        return None
+    return np.repeat(np.arange(n), k)
 
 
 #: File suffixes read as Parquet, and as delimited text with their separator.
