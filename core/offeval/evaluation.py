@@ -38,8 +38,8 @@ from offeval.units import UnitLedger
 #: different estimators compared with each other too).
 COVARIANCES = ("estimator", "all")
 
-#: Largest block of unit sums (units x columns) one chunk may fill: 128 MB of floats.
-BLOCK_CELLS = 1 << 24
+#: Largest block of unit sums (units x columns) one chunk may fill: 32 MB of floats.
+BLOCK_CELLS = 1 << 22
 #: Rows of the first chunk of a log, which tells how many columns the estimators emit.
 PROBE_ROWS = 20_000
 

@@ -483,7 +483,8 @@ def _ordered_slots(cands: pd.DataFrame, rows: pd.DataFrame) -> np.ndarray | None
     t, pos, item = (cands[c].to_numpy() for c in ("trajectory", "position", "item"))
     logged_t, logged_pos = rows["trajectory"].to_numpy(), rows["position"].to_numpy()
     n = len(rows)
-    if not n or len(t) % n or t.dtype != logged_t.dtype or item.dtype.kind not in "iuf":
+    kinds = {t.dtype.kind, logged_t.dtype.kind, pos.dtype.kind, item.dtype.kind}
+    if not n or len(t) % n or not kinds <= set("iu"):
         return None
     k = len(t) // n
     by_slot = (t.reshape(n, k), pos.reshape(n, k))

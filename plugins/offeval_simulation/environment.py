@@ -284,19 +284,20 @@ class Environment:
         return attracted & first
 
     def _candidate_table(self, policy: RankingPolicy, contexts: np.ndarray) -> pd.DataFrame:
+        """Every slot's candidates with their propensities, slots in the log's order."""
         n, k, length = len(contexts), self.candidates.shape[1], self.n_positions
-        traj = np.repeat(np.arange(n), length * k)
-        pos = np.tile(np.repeat(np.arange(1, length + 1), k), n)
-        cand = np.tile(np.arange(k), n * length)
-        ctx = contexts[traj]
-        return pd.DataFrame(
-            {
-                "trajectory": traj,
-                "position": pos,
-                "item": self.candidates[ctx, cand],
-                "propensity": policy.marginals[ctx, cand, pos - 1],
-            }
-        )
+        index = np.int32 if n * length * k < 2**31 else np.int64
+        traj = np.repeat(np.arange(n, dtype=index), length * k)
+        pos = np.tile(np.repeat(np.arange(1, length + 1, dtype=index), k), n)
+        cand = np.tile(np.arange(k, dtype=index), n * length)
+        ctx = contexts.astype(index)[traj]
+        columns = {
+            "trajectory": traj,
+            "position": pos,
+            "item": self.candidates[ctx, cand],
+            "propensity": policy.marginals[ctx, cand, pos - 1],
+        }
+        return pd.DataFrame(columns, copy=False)
 
     def ab_test(
         self, policies: list[RankingPolicy], n_per_cell: int, *, seed: int = 0
