@@ -1,0 +1,385 @@
+"""Measure strings as IR users type them, parsed to offeval metrics, cut-offs and conventions.
+
+Three spellings are understood, and may be mixed in one list:
+
+- **ir-measures** (https://ir-measur.es): ``Name[(param=value, ...)][@k]`` with the
+  names ``P``, ``R``, ``AP`` (``MAP``), ``RR`` (``MRR``), ``nDCG`` (``NDCG``),
+  ``Rprec`` (``RPrec``), ``Bpref`` (``BPref``), ``ERR``, ``RBP``, ``Success``,
+  ``Judged``, ``SetP``, ``SetR`` and ``SetF``: ``nDCG@10``, ``P(rel=2)@5``,
+  ``RBP(rel=2,p=0.9)``, ``nDCG(dcg='exp-log2')@10`` (the value may be left
+  unquoted, ``nDCG(dcg=exp-log2)@10``, which ir-measures itself rejects), or
+  the cut-off as a parameter, ``P(cutoff=5)``.
+- **trec_eval**: ``P_5``, ``recall_1000``, ``success_10``, ``map``,
+  ``map_cut_100``, ``ndcg``, ``ndcg_cut_10``, ``recip_rank``, ``Rprec``,
+  ``bpref``, ``set_P``, ``set_recall``, ``set_F``; the cut-off may follow a dot
+  and be a list, ``ndcg_cut.10,20`` or ``P.5,10``, which names one measure per
+  cut-off (labelled as trec_eval prints them, ``ndcg_cut_10``, ``ndcg_cut_20``).
+- **offeval's own metric names** with an optional ``@k`` (no cut-off: the whole
+  list): ``precision@5``, ``hit_rate@10``, ``ap@100``, ``ndcg@10``, ``f1@5``,
+  ``rr``, and the same parameters as above (``precision(rel=2)@5``).
+
+Names are matched exactly first; a name of two letters or more also matches
+whatever its case (``ndcg@10``, ``Map_Cut_100``, ``DCG@10``), resolving to
+offeval's own name when one is spelled that way (``SUCCESS`` is ``success``).
+The single letters ``P`` and ``R`` are case-sensitive, as in ir-measures:
+``p`` is RBP's persistence parameter, and ``r@5`` is too easily read as
+R-precision.
+
+A measure string only sets the conventions it states: ``rel=N`` sets
+``relevance_threshold``; ``dcg=log2`` sets linear gain with a log2 discount,
+``dcg=exp-log2`` sets the gain 2^rel - 1 with a log2 discount (ir-measures'
+two DCG formulations). Everything else (``nDCG@10``'s default formulation,
+the ideal ranking, AP's denominator, ...) comes from the Conventions preset
+the measures are computed under: the ``trec_eval`` preset reproduces what
+ir-measures and trec_eval do by default. Metric parameters that are not
+conventions go in ``params``: RBP's persistence ``p`` (0.8 unless given).
+
+``P``, ``R`` and ``Success`` without a cut-off are errors (ir-measures requires
+one, and trec_eval's bare ``P`` means nine cut-offs at once); the same goes for
+``map_cut`` and ``ndcg_cut``. offeval's ``precision``, ``recall`` and ``success``
+without a cut-off are whole-list values (trec_eval's bare ``recall`` and
+``success``, which expand to its default cut-offs, are not reproduced: write
+``recall_5`` or ``recall.5,10,...``).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from offeval import ConfigurationError
+
+#: Per offeval metric: whether it takes a cut-off, the parameters it accepts
+#: besides ``cutoff`` (as ir-measures names them), and its name in hints.
+_METRICS: dict[str, tuple[bool, tuple[str, ...], str]] = {
+    "precision": (True, ("rel",), "P"),
+    "recall": (True, ("rel",), "R"),
+    "f1": (True, ("rel",), "f1"),
+    "hit_rate": (True, ("rel",), "hit_rate"),
+    "ap": (True, ("rel",), "AP"),
+    "rr": (True, ("rel",), "RR"),
+    "dcg": (True, ("dcg",), "dcg"),
+    "ndcg": (True, ("dcg",), "nDCG"),
+    "rprec": (False, ("rel",), "Rprec"),
+    "bpref": (False, ("rel",), "Bpref"),
+    "err": (True, (), "ERR"),
+    "rbp": (True, ("p", "rel"), "RBP"),
+    "success": (True, ("rel",), "Success"),
+    "judged": (True, (), "Judged"),
+}
+
+# Cut-off rules of a spelling: "optional" (no cut-off: the whole list), "required", "none".
+_OWN = {m: (m, "optional" if cut else "none") for m, (cut, _, _) in _METRICS.items()}
+_IR_MEASURES = {
+    "P": ("precision", "required"),
+    "R": ("recall", "required"),
+    "AP": ("ap", "optional"),
+    "MAP": ("ap", "optional"),
+    "RR": ("rr", "optional"),
+    "MRR": ("rr", "optional"),
+    "nDCG": ("ndcg", "optional"),
+    "NDCG": ("ndcg", "optional"),
+    "Rprec": ("rprec", "none"),
+    "RPrec": ("rprec", "none"),
+    "Bpref": ("bpref", "none"),
+    "BPref": ("bpref", "none"),
+    "ERR": ("err", "optional"),
+    "RBP": ("rbp", "optional"),
+    "Success": ("success", "required"),
+    "Judged": ("judged", "optional"),
+    "SetP": ("precision", "none"),
+    "SetR": ("recall", "none"),
+    "SetF": ("f1", "none"),
+}
+_TREC_EVAL = {
+    "map": ("ap", "optional"),
+    "ndcg": ("ndcg", "optional"),
+    "recip_rank": ("rr", "optional"),
+    "Rprec": ("rprec", "none"),
+    "bpref": ("bpref", "none"),
+    "set_P": ("precision", "none"),
+    "set_recall": ("recall", "none"),
+    "set_F": ("f1", "none"),
+    "map_cut": ("ap", "required"),
+    "ndcg_cut": ("ndcg", "required"),
+}
+#: trec_eval measures whose cut-offs follow the name: ``P_5``, ``ndcg_cut.10,20``.
+_TREC_CUTS = {
+    "P": "precision",
+    "recall": "recall",
+    "success": "success",
+    "map_cut": "ap",
+    "ndcg_cut": "ndcg",
+}
+_SPELLINGS = {**_TREC_EVAL, **_IR_MEASURES, **_OWN}
+_ANY_CASE: dict[str, tuple[str, str]] = {}
+for _table in (_OWN, _IR_MEASURES, _TREC_EVAL):  # offeval's own spelling wins a case clash
+    for _name, _entry in _table.items():
+        if len(_name) > 1:
+            _ANY_CASE.setdefault(_name.lower(), _entry)
+del _table, _name, _entry
+
+#: ir-measures' DCG formulations as offeval conventions.
+_DCG = {
+    "log2": (("gain", "linear"), ("log_base", 2.0)),
+    "exp-log2": (("gain", "exponential"), ("log_base", 2.0)),
+}
+_RBP_P = 0.8
+
+KNOWN = (
+    "ir-measures: P@k, R@k, AP[@k] (MAP), RR[@k] (MRR), nDCG[@k], Rprec, Bpref, ERR[@k], "
+    "RBP[@k], Success@k, Judged[@k], SetP, SetR, SetF, with parameters as in P(rel=2)@5; "
+    "trec_eval: P_k, recall_k, success_k, map, map_cut_k, ndcg, ndcg_cut_k, recip_rank, "
+    "Rprec, bpref, set_P, set_recall, set_F (k may be a list: ndcg_cut.10,20); offeval: "
+    "precision, recall, f1, hit_rate, ap, rr, dcg, ndcg, err, rbp, success, judged, each "
+    "[@k], rprec, bpref"
+)
+"""The accepted names, as error messages list them."""
+
+_IR_FORM = re.compile(r"(?P<name>[^\W\d]\w*)\s*(?:\((?P<params>.*)\))?\s*(?:@(?P<cut>.*))?", re.S)
+_NUMBER = re.compile(r"\+?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+_SUFFIXED = re.compile(r"(?P<base>[^\W\d]\w*?)[._](?P<cut>\d[\d.,]*)")
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One measure: an offeval metric at a cut-off, under some convention switches.
+
+    ``name`` is the user's string without surrounding blanks (the column label
+    in outputs); for a trec_eval list such as ``ndcg_cut.10,20`` it is the
+    label trec_eval prints for each cut-off (``ndcg_cut_10``). ``overrides``
+    and ``params`` are sorted by name.
+    """
+
+    metric: str
+    k: int | None
+    overrides: tuple[tuple[str, object], ...]
+    name: str
+    params: tuple[tuple[str, object], ...] = ()
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def parse_measure(text: str) -> Measure:
+    """The measure ``text`` names (see the module docstring for the syntaxes).
+
+    Raises :class:`offeval.ConfigurationError` for an unknown name, a bad or
+    missing cut-off, a cut-off on a measure that takes none, an unknown
+    parameter or value, and for a trec_eval list of cut-offs (several
+    measures: use :func:`parse_measures`).
+    """
+    found = _parse(text)
+    if len(found) > 1:
+        names = ", ".join(m.name for m in found)
+        raise ConfigurationError(
+            f"{text.strip()!r} names {len(found)} measures ({names}): use parse_measures"
+        )
+    return found[0]
+
+
+def parse_measures(texts: Iterable[str]) -> list[Measure]:
+    """The measures the strings name, in order (a trec_eval cut-off list gives several).
+
+    A name given twice (``nDCG@10`` twice, or ``ndcg_cut_10`` next to
+    ``ndcg_cut.10,20``) is an error: it would label two columns alike.
+    """
+    if isinstance(texts, str):
+        raise ConfigurationError(
+            f"parse_measures takes a list of measure strings, got the string {texts!r}"
+        )
+    measures: list[Measure] = []
+    sources: dict[str, str] = {}
+    for text in texts:
+        for measure in _parse(text):
+            if measure.name in sources:
+                first, here = sources[measure.name], text.strip()
+                origin = "" if first == here == measure.name else f" (from {first!r} and {here!r})"
+                raise ConfigurationError(f"measure {measure.name!r} is given twice{origin}")
+            sources[measure.name] = text.strip()
+            measures.append(measure)
+    return measures
+
+
+def group_by_conventions(
+    measures: Iterable[Measure],
+) -> list[tuple[tuple[tuple[str, object], ...], list[Measure]]]:
+    """The measures grouped by the convention switches they set, in first-appearance order.
+
+    Each group can be computed under one Conventions (the preset ``.with_()``
+    the group's overrides); measures keep their order within a group.
+    """
+    groups: dict[tuple[tuple[str, object], ...], list[Measure]] = {}
+    for measure in measures:
+        groups.setdefault(measure.overrides, []).append(measure)
+    return list(groups.items())
+
+
+def _lookup(name: str) -> tuple[str, str] | None:
+    """(metric, cut-off rule) of a spelling, exact first, then in any case (2+ letters)."""
+    if name in _SPELLINGS:
+        return _SPELLINGS[name]
+    return _ANY_CASE.get(name.lower()) if len(name) > 1 else None
+
+
+def _parse(text: str) -> list[Measure]:
+    if not isinstance(text, str):
+        raise ConfigurationError(f"a measure is a string such as 'nDCG@10', got {text!r}")
+    label = text.strip()
+    if not label:
+        raise ConfigurationError(f"empty measure name; known: {KNOWN}")
+    trec = _trec_cuts(label)
+    if trec is not None:
+        return trec
+    form = _IR_FORM.fullmatch(label)
+    entry = _lookup(form["name"]) if form else None
+    if entry is None:
+        raise ConfigurationError(_unknown(label))
+    metric, rule = entry
+    spelling = form["name"]
+    raw = _split_params(form["params"], label) if form["params"] is not None else {}
+    _, accepted, _ = _METRICS[metric]
+    accepted = accepted + (("cutoff",) if rule != "none" else ())
+    for param in raw:
+        if param not in accepted:
+            allowed = ", ".join(sorted(accepted)) or "none"
+            raise ConfigurationError(
+                f"{label!r}: {spelling} takes no parameter {param!r} (accepted: {allowed})"
+            )
+    k = None
+    if form["cut"] is not None:
+        if rule == "none":
+            raise ConfigurationError(_no_cutoff(label, spelling, metric))
+        k = _cutoff(form["cut"], label)
+    if "cutoff" in raw:
+        if k is not None:
+            raise ConfigurationError(f"{label!r} gives the cut-off twice (cutoff= and @)")
+        k = _cutoff(raw["cutoff"], label)
+    if k is None and rule == "required":
+        joint = "_" if spelling.lower() in ("map_cut", "ndcg_cut") else "@"
+        raise ConfigurationError(
+            f"{label!r} needs a cut-off: write {spelling}{joint}k (as in {spelling}{joint}10)"
+        )
+    overrides: dict[str, object] = {}
+    params: dict[str, object] = {"p": _RBP_P} if metric == "rbp" else {}
+    if "rel" in raw:
+        overrides["relevance_threshold"] = _number(raw["rel"], "rel", label)
+    if "dcg" in raw:
+        value = _unquote(raw["dcg"])
+        if value not in _DCG:
+            raise ConfigurationError(
+                f"{label!r}: dcg must be one of {sorted(_DCG)}, got {raw['dcg']!r}"
+            )
+        overrides.update(_DCG[value])
+    if "p" in raw:
+        p = _number(raw["p"], "p", label)
+        if not p < 1:
+            raise ConfigurationError(f"{label!r}: RBP's persistence p must be in (0, 1), got {p}")
+        params["p"] = p
+    return [
+        Measure(metric, k, tuple(sorted(overrides.items())), label, tuple(sorted(params.items())))
+    ]
+
+
+def _trec_cuts(label: str) -> list[Measure] | None:
+    """``P_5``, ``ndcg_cut.10,20``: one measure per cut-off; None when not of this form."""
+    for base, metric in _TREC_CUTS.items():
+        head = label[: len(base) + 1]
+        if len(head) <= len(base) or head[-1] not in "._":
+            continue
+        if head[:-1] != base and (len(base) == 1 or head[:-1].lower() != base.lower()):
+            continue
+        typed, cuts = head[:-1], label[len(base) + 1 :]
+        ks = [_cutoff(cut, label) for cut in cuts.split(",")]
+        if len(ks) == 1:
+            return [Measure(metric, ks[0], (), label)]
+        return [Measure(metric, k, (), f"{typed}_{k}") for k in ks]
+    return None
+
+
+def _unknown(label: str) -> str:
+    """The message for a name not understood, with a hint when it is nearly right."""
+    suffixed = _SUFFIXED.fullmatch(label)
+    entry = _lookup(suffixed["base"]) if suffixed else None
+    if entry is not None:
+        base, (metric, rule) = suffixed["base"], entry
+        if rule == "none" or not _METRICS[metric][0]:
+            return _no_cutoff(label, base, metric)
+        return f"unknown measure {label!r}: write the cut-off as {base}@{suffixed['cut']}"
+    form = _IR_FORM.fullmatch(label)
+    if form and form["name"] in ("p", "r"):
+        right = form["name"].upper() + label[1:]
+        return (
+            f"unknown measure {label!r}: the single-letter names P and R are case-sensitive "
+            f"(write {right}); known: {KNOWN}"
+        )
+    return f"unknown measure {label!r}; known: {KNOWN}"
+
+
+def _no_cutoff(label: str, spelling: str, metric: str) -> str:
+    if not _METRICS[metric][0]:
+        return f"{label!r}: {spelling} takes no cut-off"
+    canonical = _METRICS[metric][2]
+    return (
+        f"{label!r}: {spelling} is computed on the whole list and takes no cut-off "
+        f"(for a cut-off write {canonical}@k)"
+    )
+
+
+def _cutoff(text: str, label: str) -> int:
+    value = text.strip()
+    if not re.fullmatch(r"\d+", value) or int(value) < 1:
+        raise ConfigurationError(
+            f"the cut-off of {label!r} must be a whole number >= 1, got {value!r}"
+        )
+    return int(value)
+
+
+def _split_params(text: str, label: str) -> dict[str, str]:
+    """``rel=2, p='0.5'`` -> {'rel': '2', 'p': "'0.5'"} (commas inside quotes or braces kept)."""
+    parts, depth, quote, start = [], 0, "", 0
+    for i, char in enumerate(text):
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char in "{[(":
+            depth += 1
+        elif char in "}])":
+            depth -= 1
+        elif char == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    if len(parts) == 1 and not parts[0].strip():
+        return {}
+    found: dict[str, str] = {}
+    for part in parts:
+        name, equals, value = part.partition("=")
+        name = name.strip()
+        if not equals or not re.fullmatch(r"[^\W\d]\w*", name) or not value.strip():
+            raise ConfigurationError(
+                f"{label!r}: parameters are written name=value, as in P(rel=2)@5; "
+                f"got {part.strip()!r}"
+            )
+        if name in found:
+            raise ConfigurationError(f"{label!r} gives the parameter {name!r} twice")
+        found[name] = value.strip()
+    return found
+
+
+def _unquote(value: str) -> str:
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return value[1:-1]
+    return value
+
+
+def _number(value: str, param: str, label: str) -> float:
+    """A positive finite number written without quotes."""
+    written = _NUMBER.fullmatch(value)
+    number = float(value) if written else math.nan
+    if not (math.isfinite(number) and number > 0):
+        raise ConfigurationError(f"{label!r}: {param} must be a positive number, got {value!r}")
+    return number
