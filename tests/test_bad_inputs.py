@@ -31,7 +31,7 @@ from offeval import (
 from offeval.bootstrap import bootstrap
 from offeval.stats import Linearisation
 from offeval_dcg import DCG, NDCG, PNDCG
-from offeval_ir import Judgements, compute
+from offeval_ir import Conventions, Judgements, compute
 from offeval_ncis import CIS, IS, NCIS, BetaIPS, PiecewiseNCIS, PointwiseNCIS
 
 LABELS = ["s1", "s2", "s3", "s4", "s5", "s6"]
@@ -891,7 +891,10 @@ IR_CASES = {
         lambda: judgements(pred=pd.DataFrame({"user": [1], "item": ["a"]})),
         "rank or a score",
     ),
-    "unknown tie policy": (lambda: judgements(ties="random"), "ties"),
+    "unknown order column": (lambda: judgements(order_by="random"), "order_by"),
+    "unknown tie policy": (lambda: Conventions(ties="random"), "ties"),
+    "role named twice": (lambda: judgements(columns={"user": "a", "query": "b"}), "twice"),
+    "unknown role": (lambda: judgements(columns={"qid2": "a"}), "unknown column role"),
     "cut-off zero": (lambda: compute(judgements(), ["ndcg"], [0]), "cut-off k"),
     "unknown metric": (lambda: compute(judgements(), ["ndgc"], [5]), "unknown metrics"),
 }

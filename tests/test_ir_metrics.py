@@ -109,7 +109,7 @@ def test_expected_ties_equal_the_average_over_every_order():
     conv = PRESETS["sklearn"]()
     metrics = ["precision", "recall", "dcg", "ndcg"]
     expected = compute(
-        Judgements.from_frames(pred, lab, ties="expected"), metrics, (1, 2, 3, 4), conv
+        Judgements.from_frames(pred, lab), metrics, (1, 2, 3, 4), conv
     ).per_user.iloc[0]
     orders = [["a", *mid, "e"] for mid in permutations(["b", "c", "d"])]
     each = [
@@ -127,14 +127,14 @@ def test_tie_policies_are_deterministic_and_named():
     pred = pd.DataFrame({"user": [1, 1, 1], "item": ["x", "y", "z"], "score": [1.0, 1.0, 0.5]})
     lab = pd.DataFrame({"user": [1], "item": ["x"], "relevance": [1]})
     first = {
-        ties: compute(Judgements.from_frames(pred, lab, ties=ties), ["rr"], [3]).mean["rr@3"]
+        ties: compute(Judgements.from_frames(pred, lab), ["rr"], [3], Conventions(ties=ties)).mean[
+            "rr@3"
+        ]
         for ties in ("item_desc", "item_asc", "input_order")
     }
     assert first == {"item_desc": 0.5, "item_asc": 1.0, "input_order": 1.0}
     with pytest.raises(ConfigurationError, match="deterministic tie policy"):
-        compute(
-            Judgements.from_frames(pred, lab, ties="expected"), ["ap"], [3], PRESETS["sklearn"]()
-        )
+        compute(Judgements.from_frames(pred, lab), ["ap"], [3], PRESETS["sklearn"]())
 
 
 def test_edge_case_switches():
@@ -283,8 +283,8 @@ def test_grouped_shuffled_and_blocked_frames_give_the_same_values(data, rnd, chu
     grouped, lab = _long_frames(predictions, labels)
     shuffled, _ = _long_frames(predictions, labels, rnd)
     results = [
-        compute(Judgements.from_frames(grouped, lab, ties=conv.ties), metrics, ks, conv),
-        compute(Judgements.from_frames(shuffled, lab, ties=conv.ties), metrics, ks, conv),
+        compute(Judgements.from_frames(grouped, lab), metrics, ks, conv),
+        compute(Judgements.from_frames(shuffled, lab), metrics, ks, conv),
         compute_frames(grouped, lab, metrics, ks, conv, chunk_rows=chunk),
         compute_frames(shuffled, lab, metrics, ks, conv, chunk_rows=chunk),
     ]

@@ -56,7 +56,7 @@ def compute_frames(
             labels,
             users=users,
             strict_users=strict_users,
-            ties=conv.ties,
+            order_by=conv.order_by,
             columns=columns,
         )
         return compute(judgements, metrics, ks, conv)
@@ -77,7 +77,7 @@ def compute_frames(
         if b + 1 == edges.size and block_labels.empty:
             break
         judgements = Judgements.from_frames(
-            predictions.iloc[rows], block_labels, ties=conv.ties, columns=columns
+            predictions.iloc[rows], block_labels, order_by=conv.order_by, columns=columns
         )
         parts.append(compute(judgements, metrics, ks, conv))
     counts = parts[0].counts.copy()

@@ -14,10 +14,11 @@ CHOICES = {
     "gain": ("linear", "exponential"),
     "dcg_relevance": ("graded", "binary"),
     "ideal": ("list", "labels"),
-    "empty_labels": ("nan", "zero"),
+    "empty_labels": ("nan", "zero", "judged"),
     "no_predictions": ("zero", "nan"),
     "ties": ("expected", "item_desc", "item_asc", "input_order"),
     "nonpositive_scores": ("count", "irrelevant"),
+    "order_by": ("rank", "score"),
 }
 
 
@@ -39,13 +40,21 @@ class Conventions:
     - ``ideal``: IDCG from the recommended list's own grades sorted (``list``)
       or from the user's best labels (``labels``).
     - ``empty_labels``: users with no relevant label get NaN and are left out
-      of the mean (``nan``, counted) or score 0 (``zero``).
+      of the mean (``nan``, counted), score 0 (``zero``), or score 0 when they
+      have a judgement of any grade and are left out when they have none
+      (``judged``: trec_eval's queries with only non-relevant judgements).
     - ``no_predictions``: users with labels but no predictions score 0
-      (``zero``) or are left out (``nan``, counted).
+      (``zero``; trec_eval's ``-c``) or are left out (``nan``, counted;
+      trec_eval's default, which averages the queries of both run and qrels).
     - ``relevance_threshold``: a label counts as relevant for the binary
       metrics when its grade is at least this.
-    - ``ties``: for score input, how equal scores are ordered (``expected``
-      is the expected value over a uniformly random order of tied items).
+    - ``ties``: how tied predictions (equal scores, or equal ranks) are
+      ordered: by item id descending or ascending (ids compared as the input
+      holds them: text as text), in input order, or ``expected``, the
+      expected value over a uniformly random order of the tied items. This
+      is the only place tie order is decided.
+    - ``order_by``: when predictions have both a rank and a score column,
+      which one orders the list (``score``: highest first, as trec_eval).
     - ``nonpositive_scores``: for score input, whether an item scored <= 0
       can still be a hit (``count``) or is treated as irrelevant
       (``irrelevant``, as torchmetrics does for P, R, RR and AP).
@@ -66,6 +75,7 @@ class Conventions:
     relevance_threshold: float = 1.0
     ties: str = "item_desc"
     nonpositive_scores: str = "count"
+    order_by: str = "rank"
     per_metric: tuple[tuple[str, str, object], ...] = ()
     name: str = "custom"
 
@@ -120,11 +130,19 @@ TREC = Conventions(
     gain="linear",
     log_base=2.0,
     ideal="labels",
-    empty_labels="nan",
+    empty_labels="judged",
     ties="item_desc",
+    order_by="score",
 )
-#: What the binary-relevance libraries share on top: AP over min(k, labels), binary DCG.
-BINARY = replace(TREC, ap_denominator="min_k_labels", dcg_relevance="binary")
+#: What the binary-relevance libraries share: AP over min(k, labels), binary DCG, users
+#: without a relevant label left out, lists in rank order.
+BINARY = replace(
+    TREC,
+    ap_denominator="min_k_labels",
+    dcg_relevance="binary",
+    empty_labels="nan",
+    order_by="rank",
+)
 
 PRESETS = {
     "blog": _preset(
@@ -135,17 +153,25 @@ PRESETS = {
     "trec_eval": _preset(
         "trec_eval",
         "trec_eval / pytrec_eval / ir-measures (P_k, recall_k, map_cut_k, recip_rank, "
-        "ndcg_cut_k): AP over all relevant labels, linear gain, log2, ideal from the labels, "
-        "ties by item id descending; only judged queries are averaged (no labels: left "
-        "out), a judged query missing from the run scores 0.",
+        "ndcg_cut_k, Rprec, bpref, success_k; Judged@k as ir-measures, over min(k, list "
+        "length)): AP over all relevant labels, linear gain, "
+        "log2, ideal from the labels; lists ordered by score when there is one, ties by "
+        "docno descending; the queries of both run and qrels are averaged, those judged "
+        "only non-relevant scoring 0 (no_predictions='zero' is trec_eval -c: a judged "
+        "query missing from the run scores 0, as in ir-measures' aggregates).",
         TREC,
+        no_predictions="nan",
+        per_metric=(("judged", "precision_denominator", "min_k_list"),),
     ),
     "ranx": _preset(
         "ranx",
         "ranx (precision, recall, f1, hit_rate, map, mrr, ndcg at k, make_comparable=True): "
-        "as trec_eval (linear gain, log2, ideal from labels, AP over all relevant labels, "
-        "queries without labels left out).",
+        "as trec_eval (linear gain, log2, ideal from labels, AP over all relevant labels), "
+        "and a query of the qrels missing from the run scores 0. ranx sorts tied scores "
+        "with numba's argsort: input order for short lists, no defined order beyond; this "
+        "preset keeps input order, so compare with ranx on tie-free lists.",
         TREC,
+        ties="input_order",
     ),
     "sklearn": _preset(
         "sklearn",

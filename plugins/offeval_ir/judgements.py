@@ -16,27 +16,37 @@ import pandas as pd
 
 from offeval import ColumnError, ConfigurationError, OffevalError
 
-#: Deterministic tie-breaks for score input, and the expected value over a
-#: uniformly random order of tied items.
-TIE_POLICIES = ("expected", "item_desc", "item_asc", "input_order")
+#: The columns that can order a prediction list (scores: highest first).
+ORDER_COLUMNS = ("rank", "score")
 
 
 @dataclass(frozen=True)
 class Judgements:
     """Dense judgement matrices for U users (see the module docstring).
 
-    ``tie_group`` is set when predictions came as scores with the ``expected``
-    tie policy: items sharing a score share a group id, and metrics that are
-    linear in the per-rank relevance average over the group. ``positive``
-    (score input only) marks ranks whose score is above 0.
+    Judgements hold data, not conventions: tied predictions (equal scores, or
+    equal ranks) are stored in input order with ``tie_group`` (cells sharing a
+    score share a group id; -1 past a list's end) and ``tie_item`` (each
+    cell's item code, in item order), so that the conventions' tie policy
+    decides their order when metrics are computed. Both are None when no
+    list has a tie. ``judged`` marks cells whose item has a label (of any
+    grade, 0 included) and ``n_judged`` counts each user's labels.
+    ``positive`` (score input only) marks ranks whose score is above 0.
+    ``order_column`` is the column that ordered the lists, and
+    ``both_orders`` says whether the input also had the other one.
     """
 
     users: pd.Index
     grades: np.ndarray
     lengths: np.ndarray
     label_grades: np.ndarray
+    judged: np.ndarray
+    n_judged: np.ndarray
     tie_group: np.ndarray | None = None
+    tie_item: np.ndarray | None = None
     positive: np.ndarray | None = None
+    order_column: str = "rank"
+    both_orders: bool = False
 
     @property
     def n_users(self) -> int:
@@ -90,57 +100,92 @@ class Judgements:
         *,
         users: Sequence | None = None,
         strict_users: bool = False,
-        ties: str = "item_desc",
+        order_by: str = "rank",
         columns: Mapping[str, str] | None = None,
     ) -> Judgements:
         """From long frames: predictions (user, item, rank or score), labels (user, item, grade).
 
-        With a ``score`` column instead of ``rank``, items are ranked by score
-        (highest first) and ``ties`` says how equal scores are ordered. Users
-        are the union of both frames and ``users``; with ``strict_users`` they
-        must be the same in both frames. Column names default to the roles.
+        Lists are ordered by ``rank`` (ascending) or by ``score`` (highest
+        first); ``order_by`` says which when the predictions have both. Tied
+        items keep their input order here; the conventions' ``ties`` decides
+        their order when metrics are computed. Users are the union of both
+        frames and ``users``; with ``strict_users`` they must be the same in
+        both frames. Column names default to the roles (aliases ``query`` for
+        user, ``doc`` for item are accepted in ``columns``).
         """
+        if order_by not in ORDER_COLUMNS:
+            raise ConfigurationError(f"order_by must be one of {ORDER_COLUMNS}, got {order_by!r}")
         names = role_names(columns)
         pred = _columns(predictions, names, ("user", "item"), "predictions")
         lab = _columns(labels, names, ("user", "item", "relevance"), "labels")
-        if ties not in TIE_POLICIES:
-            raise ConfigurationError(f"ties must be one of {TIE_POLICIES}, got {ties!r}")
         grade = _grades(lab, names["relevance"], labels.index.to_numpy())
         if strict_users:
             check_same_users(pred["user"], lab["user"])
         pu, lu, all_users = _user_codes(pred["user"], lab["user"], users)
         pi, li, n_items = _item_codes(pred["item"], lab["item"], len(all_users))
         _check_duplicates(lu, li, "labels", labels.index.to_numpy())
-        order, tie_keys, score = _ranking_order(
-            pred, names, pu, pi, ties, predictions.index.to_numpy()
-        )
-        if not np.array_equal(order, np.arange(len(order))):
+        index = predictions.index.to_numpy()
+        score = _number(pred, "score", names, index, finite=False) if "score" in pred else None
+        column = "rank" if "rank" in pred and (order_by == "rank" or score is None) else "score"
+        if column == "score" and score is None:
+            raise ColumnError(names["rank"], "the predictions need a rank or a score column")
+        key = _number(pred, "rank", names, index) if column == "rank" else -score
+        order, tied = _ranking_order(pu, key)
+        if order is not None:
             pu, pi = pu[order], pi[order]
-        pred_grade = _lookup(pu, pi, lu, li, grade, len(all_users), n_items)
+        looked_up = _lookup(pu, pi, lu, li, grade + 1, len(all_users), n_items)
         cells = _Cells.of(pu, len(all_users))
-        grades = cells.place(pred_grade)
-        _check_list_duplicates(cells, pu, pi, lambda: predictions.index.to_numpy()[order])
-        label_grades = _sorted_labels(lu, grade, len(all_users))
-        tie_group = None
-        if tie_keys is not None:
-            new = np.r_[True, (pu[1:] != pu[:-1]) | (tie_keys[order][1:] != tie_keys[order][:-1])]
-            new = new[: len(pu)]
-            tie_group = cells.place(np.cumsum(new) - 1, fill=-1, dtype=np.int64)
+        grades = cells.place(np.maximum(looked_up - 1, 0))
+        judged = cells.place(looked_up > 0, fill=False, dtype=bool)
+        _check_list_duplicates(cells, pu, pi, lambda: index if order is None else index[order])
+        tie_group = tie_item = None
+        if tied:
+            ordered_key = key if order is None else key[order]
+            new = np.r_[True, (pu[1:] != pu[:-1]) | (ordered_key[1:] != ordered_key[:-1])]
+            tie_group = cells.place(np.cumsum(new[: len(pu)]) - 1, fill=-1, dtype=np.int64)
+            tie_item = cells.place(pi, fill=-1, dtype=np.int64)
         positive = None
         if score is not None:
-            positive = cells.place(score[order] > 0, fill=False, dtype=bool)
-        return cls(all_users, grades, cells.lengths, label_grades, tie_group, positive)
+            ordered_score = score if order is None else score[order]
+            positive = cells.place(ordered_score > 0, fill=False, dtype=bool)
+        return cls(
+            all_users,
+            grades,
+            cells.lengths,
+            _sorted_labels(lu, grade, len(all_users)),
+            judged,
+            np.bincount(lu, minlength=len(all_users)),
+            tie_group,
+            tie_item,
+            positive,
+            column,
+            "rank" in pred and score is not None,
+        )
 
 
 ROLES = ("user", "item", "rank", "score", "relevance")
+#: Other names of roles, as TREC and ir-measures users call them.
+ROLE_ALIASES = {"query": "user", "qid": "user", "doc": "item", "docid": "item", "rel": "relevance"}
 
 
 def role_names(columns: Mapping[str, str] | None) -> dict[str, str]:
-    """Column name of each role (the role's own name unless ``columns`` says otherwise)."""
-    unknown = set(columns or {}) - set(ROLES)
-    if unknown:
-        raise ConfigurationError(f"unknown column roles {sorted(unknown)}; roles: {list(ROLES)}")
-    return {role: role for role in ROLES} | dict(columns or {})
+    """Column name of each role (the role's own name unless ``columns`` says otherwise).
+
+    A role may be named by an alias (``query=qid`` maps the user role); naming
+    one role twice, or an unknown role, is an error.
+    """
+    names = {role: role for role in ROLES}
+    given: dict[str, str] = {}
+    for key, column in (columns or {}).items():
+        role = ROLE_ALIASES.get(key, key)
+        if role not in ROLES:
+            known = [*ROLES, *ROLE_ALIASES]
+            raise ConfigurationError(f"unknown column role {key!r}; roles: {known}")
+        if role in given:
+            raise ConfigurationError(f"column role {role!r} given twice ({given[role]}, {key})")
+        given[role] = key
+        names[role] = column
+    return names
 
 
 def _columns(frame: pd.DataFrame, names, required, what: str) -> dict[str, np.ndarray]:
@@ -265,40 +310,28 @@ def _check_list_duplicates(cells: _Cells, users: np.ndarray, items: np.ndarray, 
         _check_duplicates(users, items, "predictions", index())
 
 
-def _ranking_order(pred, names, pu, pi, ties, index):
-    """Row order (by user, then rank, or score highest first with the tie policy),
-    the tie keys of the ``expected`` policy, and the scores (None for rank input).
-
-    ``pi`` are item codes in item order, used to break ties by item.
-    """
-    if "rank" in pred:
-        rank = pd.to_numeric(pd.Series(pred["rank"]), errors="coerce").to_numpy(dtype=float)
-        bad = ~np.isfinite(rank)
-        if bad.any():
-            raise ColumnError(names["rank"], "rank must be a number", index[bad])
-        if _sorted(pu, rank):
-            return np.arange(len(pu)), None, None
-        return np.lexsort((rank, pu)), None, None
-    if "score" not in pred:
-        raise ColumnError(names["rank"], "the predictions need a rank or a score column")
-    score = pd.to_numeric(pd.Series(pred["score"]), errors="coerce").to_numpy(dtype=float)
-    bad = np.isnan(score)
+def _number(pred, role: str, names, index, finite: bool = True) -> np.ndarray:
+    """A rank or score column as floats; NaN (and with ``finite`` infinity) is an error
+    naming the rows."""
+    values = pd.to_numeric(pd.Series(pred[role]), errors="coerce").to_numpy(dtype=float)
+    bad = ~np.isfinite(values) if finite else np.isnan(values)
     if bad.any():
-        raise ColumnError(names["score"], "score must be a number", index[bad])
-    keys = score if ties == "expected" else None
-    if _sorted(pu, -score):  # already ranked and free of ties: every policy agrees
-        return np.arange(len(pu)), keys, score
-    if ties == "input_order":
-        return np.lexsort((np.arange(len(pu)), -score, pu)), None, score
-    second = pi if ties in ("item_asc", "expected") else -pi
-    return np.lexsort((second, -score, pu)), keys, score
+        raise ColumnError(names[role], f"{role} must be a number", index[bad])
+    return values
 
 
-def _sorted(users: np.ndarray, rank: np.ndarray) -> bool:
+def _ranking_order(users: np.ndarray, key: np.ndarray) -> tuple[np.ndarray | None, bool]:
+    """Row order by user, then key ascending, ties in input order (None: already so),
+    and whether any user has two rows with the same key."""
     if len(users) < 2:
-        return True
-    du = np.diff(users)
-    return bool(((du > 0) | ((du == 0) & (np.diff(rank) > 0))).all())
+        return None, False
+    du, dk = np.diff(users), np.diff(key)
+    if ((du > 0) | ((du == 0) & (dk >= 0))).all():
+        return None, bool(((du == 0) & (dk == 0)).any())
+    order = np.lexsort((key, users))
+    ordered_users, ordered_key = users[order], key[order]
+    same = (ordered_users[1:] == ordered_users[:-1]) & (ordered_key[1:] == ordered_key[:-1])
+    return order, bool(same.any())
 
 
 #: Largest users x items table used for the dense grade lookup (float32 cells).

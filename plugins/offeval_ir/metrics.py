@@ -12,9 +12,13 @@ from offeval import ConfigurationError
 from offeval_ir.conventions import Conventions
 from offeval_ir.judgements import Judgements
 
-METRICS = ("precision", "recall", "f1", "hit_rate", "ap", "rr", "dcg", "ndcg")
+#: The metrics computed when none are named.
+DEFAULT_METRICS = ("precision", "recall", "f1", "hit_rate", "ap", "rr", "dcg", "ndcg")
+#: Every metric: the defaults, R-precision, bpref (trec_eval's), Success@k (a relevant
+#: item in the top k; hit_rate under its IR name) and Judged@k (share of the top k judged).
+METRICS = (*DEFAULT_METRICS, "rprec", "bpref", "success", "judged")
 #: Metrics whose expected value under random tie order is the average of per-rank values.
-TIE_LINEAR = ("precision", "recall", "dcg", "ndcg")
+TIE_LINEAR = ("precision", "recall", "dcg", "ndcg", "judged")
 
 
 @dataclass
@@ -89,7 +93,7 @@ def _tie_mean(values: np.ndarray, groups: np.ndarray) -> np.ndarray:
 
 def compute(
     judgements: Judgements,
-    metrics: Sequence[str] = METRICS,
+    metrics: Sequence[str] = DEFAULT_METRICS,
     ks: Sequence[int | None] = (1, 3, 5, 10),
     conventions: Conventions | None = None,
 ) -> MetricResult:
@@ -97,7 +101,8 @@ def compute(
 
     A cut-off of None means no cut-off: each user's whole list (so precision
     divides by the list's own length) against all of the user's labels (the
-    ideal DCG of nDCG uses every label).
+    ideal DCG of nDCG uses every label). R-precision and bpref at k read the
+    list cut at k. Tied predictions are ordered by ``conventions.ties``.
     """
     conv = conventions or Conventions()
     special = [m for m in metrics if conv.for_metric(m) != conv]
@@ -119,7 +124,7 @@ def compute(
             "ties='expected' is defined here for precision, recall, dcg and ndcg; for "
             f"{sorted(set(metrics) - set(TIE_LINEAR))} choose a deterministic tie policy"
         )
-    j = judgements
+    j = _in_tie_order(judgements, conv)
     # ranks past the largest cut-off never matter (tie groups are averaged first, in full)
     n_ranks = j.max_length if None in ks else min(j.max_length, int(max(ks)))
     width = j.max_length if tied else n_ranks
@@ -131,7 +136,10 @@ def compute(
     graded = grades if conv.dcg_relevance == "graded" else rel
     wanted = set(metrics)
     gain = gains_of(graded) if wanted & {"dcg", "ndcg"} else None
+    judged = j.judged[:, :width].astype(float) if wanted & {"judged", "bpref"} else None
     if tied:
+        if judged is not None:
+            judged = _tie_mean(judged, j.tie_group)[:, :n_ranks]
         rel = _tie_mean(rel, j.tie_group)[:, :n_ranks]
         gain = _tie_mean(gain, j.tie_group)[:, :n_ranks] if gain is not None else None
         graded = graded[:, :n_ranks]
@@ -142,6 +150,8 @@ def compute(
         found = rel.any(axis=1)
         first_hit[found] = np.argmax(rel[found] > 0, axis=1) + 1
     n_rel = j.n_relevant(conv.relevance_threshold).astype(float)
+    hits_before = np.cumsum(rel, axis=1) if "rprec" in wanted else None
+    bpref_terms = _bpref_terms(rel, judged, n_rel, j.n_judged) if "bpref" in wanted else None
     if tied and conv.ideal == "list":
         raise ConfigurationError(
             "ideal='list' needs a definite top k: use a deterministic tie policy, or ideal='labels'"
@@ -157,7 +167,11 @@ def compute(
         cut = j.lengths.astype(float) if k is None else float(kk)  # no cut-off: the user's list
         suffix = "" if k is None else f"@{k}"
         in_list = np.minimum(cut, j.lengths)
-        h = _upto(rel, kk) if wanted - {"dcg", "ndcg"} else None
+        h = (
+            _upto(rel, kk)
+            if wanted & {"precision", "recall", "f1", "hit_rate", "ap", "success"}
+            else None
+        )
         values = {}
         with np.errstate(divide="ignore", invalid="ignore"):
             if h is not None:
@@ -168,7 +182,15 @@ def compute(
                     recall=r,
                     hit_rate=(h > 0).astype(float),
                     f1=np.where(p + r > 0, 2 * p * r / (p + r), 0.0),
+                    success=(h > 0).astype(float),
                 )
+            if "judged" in wanted:
+                den = cut if conv.precision_denominator == "k" else in_list
+                values["judged"] = _upto(judged, kk) / den
+            if hits_before is not None:
+                values["rprec"] = _r_precision(hits_before, n_rel, kk)
+            if bpref_terms is not None:
+                values["bpref"] = _upto(bpref_terms, kk) / n_rel
             if precision_terms is not None:
                 ap_den = {
                     "hits": h,
@@ -190,6 +212,73 @@ def compute(
     per_user = pd.DataFrame(columns, index=j.users)
     per_user.index.name = "user"
     return _apply_edge_cases(per_user, j, conv, n_rel)
+
+
+def _r_precision(hits_before: np.ndarray, n_rel: np.ndarray, k: int) -> np.ndarray:
+    """Relevant items in the top R (the user's number of relevant labels), over R;
+    the list is cut at k."""
+    read = np.minimum(np.minimum(n_rel, k), hits_before.shape[1]).astype(np.int64)
+    rows = np.flatnonzero(read > 0)
+    hits = np.zeros(len(n_rel))
+    hits[rows] = hits_before[rows, read[rows] - 1]
+    return hits / n_rel
+
+
+def _bpref_terms(
+    rel: np.ndarray, judged: np.ndarray, n_rel: np.ndarray, n_judged: np.ndarray
+) -> np.ndarray:
+    """trec_eval's bpref summands: at each relevant rank, 1 - min(n, R) / min(R, N), where
+    n counts the judged non-relevant items ranked above, R the relevant labels and N the
+    judged non-relevant labels (1 when n = 0). Unjudged items are skipped."""
+    nonrel = judged * (1 - rel)
+    above = np.cumsum(nonrel, axis=1) - nonrel
+    r = n_rel[:, None]
+    scale = np.minimum(r, (n_judged - n_rel)[:, None])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        penalty = np.where(above > 0, np.minimum(above, r) / scale, 0.0)
+    return rel * (1 - penalty)
+
+
+def _in_tie_order(j: Judgements, conv: Conventions) -> Judgements:
+    """The judgements with tied predictions ordered as ``conv.ties`` says.
+
+    Item ties reorder the cells of each tie group by item code; ``input_order``
+    keeps the stored order; ``expected`` keeps the groups for averaging. A
+    list ordered by one column when the conventions order by the other (both
+    present) is an error, never a silent choice.
+    """
+    if j.both_orders and j.order_column != conv.order_by:
+        raise ConfigurationError(
+            f"the judgements were ordered by {j.order_column} but the conventions order by "
+            f"{conv.order_by}: build them with Judgements.from_frames(..., "
+            f"order_by={conv.order_by!r}) or use compute_frames"
+        )
+    if j.tie_group is None or conv.ties == "expected":
+        return j
+    if conv.ties == "input_order":
+        return replace(j, tie_group=None, tie_item=None)
+    group = j.tie_group
+    rows = np.flatnonzero(((group[:, 1:] == group[:, :-1]) & (group[:, 1:] >= 0)).any(axis=1))
+    item = j.tie_item[rows]
+    second = item if conv.ties == "item_asc" else -item
+    first = np.where(group[rows] < 0, np.iinfo(np.int64).max, group[rows])
+    perm = np.lexsort((second, first), axis=1)
+
+    def reordered(matrix: np.ndarray | None) -> np.ndarray | None:
+        if matrix is None:
+            return None
+        out = matrix.copy()
+        out[rows] = np.take_along_axis(matrix[rows], perm, axis=1)
+        return out
+
+    return replace(
+        j,
+        grades=reordered(j.grades),
+        judged=reordered(j.judged),
+        positive=reordered(j.positive),
+        tie_group=None,
+        tie_item=None,
+    )
 
 
 def _merge(parts: list[MetricResult], conv: Conventions, metrics, ks) -> MetricResult:
@@ -218,10 +307,11 @@ def _apply_edge_cases(
     per_user: pd.DataFrame, j: Judgements, conv: Conventions, n_rel: np.ndarray
 ) -> MetricResult:
     """NaN for users left out by the conventions, with the reasons counted."""
-    no_labels = n_rel == 0
-    no_predictions = (j.lengths == 0) & ~no_labels
+    labelled = j.n_judged > 0 if conv.empty_labels == "judged" else n_rel > 0
+    no_labels = ~labelled
+    no_predictions = (j.lengths == 0) & labelled
     excluded = np.zeros(j.n_users, dtype=bool)
-    if conv.empty_labels == "nan":
+    if conv.empty_labels != "zero":
         excluded |= no_labels
     if conv.no_predictions == "nan":
         excluded |= no_predictions
@@ -229,9 +319,9 @@ def _apply_edge_cases(
     counts = pd.DataFrame(
         {
             "users": int((~excluded).sum()),
-            "excluded_no_labels": int(no_labels.sum()) if conv.empty_labels == "nan" else 0,
+            "excluded_no_labels": int(no_labels.sum()) if conv.empty_labels != "zero" else 0,
             "excluded_no_predictions": (
-                int((no_predictions & ~no_labels).sum()) if conv.no_predictions == "nan" else 0
+                int(no_predictions.sum()) if conv.no_predictions == "nan" else 0
             ),
         },
         index=per_user.columns,
