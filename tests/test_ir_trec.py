@@ -166,3 +166,37 @@ def test_judged_at_k_equals_ir_measures():
         assert value == pytest.approx(metric.value, abs=1e-12)
         checked += 1
     assert checked == len(KS) * ours["judged@1"].notna().sum()
+
+
+def test_err_rbp_and_residual_equal_their_definitions_rank_by_rank():
+    """ERR (Chapelle et al. 2009, stopping at grade g with (2^g - 1) / 2^4 as gdeval) and
+    RBP with its residual (Moffat and Zobel 2008), summed rank by rank in plain Python."""
+    rng = np.random.default_rng(0)
+    preds = {u: [f"d{i}" for i in rng.permutation(12)[: rng.integers(1, 9)]] for u in range(30)}
+    labels = {
+        u: {f"d{i}": int(rng.integers(0, 4)) for i in rng.permutation(12)[: rng.integers(1, 7)]}
+        for u in range(30)
+    }
+    p = 0.7
+    conv = PRESETS["trec_eval"](rbp_persistence=p, relevance_threshold=2)
+    ks = (3, 5, None)
+    ours = compute(Judgements.from_lists(preds, labels), ["err", "rbp", "rbp_residual"], ks, conv)
+    for u in range(30):
+        for k in ks:
+            ranked = preds[u][:k] if k else preds[u]
+            err, reach, rbp, residual = 0.0, 1.0, 0.0, 0.0
+            for rank, doc in enumerate(ranked, start=1):
+                stop = (2 ** labels[u].get(doc, 0) - 1) / 2**4
+                err += reach * stop / rank
+                reach *= 1 - stop
+                weight = (1 - p) * p ** (rank - 1)
+                if doc in labels[u]:
+                    rbp += weight * (labels[u][doc] >= 2)
+                else:
+                    residual += weight
+            residual += p ** len(ranked)
+            suffix = "" if k is None else f"@{k}"
+            row = ours.per_user.loc[u]
+            assert row[f"err{suffix}"] == pytest.approx(err, abs=1e-12)
+            assert row[f"rbp{suffix}"] == pytest.approx(rbp, abs=1e-12)
+            assert row[f"rbp_residual{suffix}"] == pytest.approx(residual, abs=1e-12)

@@ -24,7 +24,7 @@ CHOICES = {
 
 @dataclass(frozen=True)
 class Conventions:
-    """The switches behind P, R, F1, hit rate, AP, RR, DCG and nDCG at k.
+    """The switches behind every metric at k (P, R, F1, hit rate, AP, RR, DCG, nDCG, ...).
 
     - ``precision_denominator``: ``k`` (hits / k), or ``min_k_list`` (hits /
       min(k, list length)).
@@ -53,6 +53,9 @@ class Conventions:
       holds them: text as text), in input order, or ``expected``, the
       expected value over a uniformly random order of the tied items. This
       is the only place tie order is decided.
+    - ``err_max_grade``: ERR's stopping probability at grade g is
+      (2^g - 1) / 2^max (gdeval, which ir-measures runs, uses 4).
+    - ``rbp_persistence``: RBP's p, the chance of looking at the next rank.
     - ``order_by``: when predictions have both a rank and a score column,
       which one orders the list (``score``: highest first, as trec_eval).
     - ``nonpositive_scores``: for score input, whether an item scored <= 0
@@ -76,6 +79,8 @@ class Conventions:
     ties: str = "item_desc"
     nonpositive_scores: str = "count"
     order_by: str = "rank"
+    err_max_grade: float = 4.0
+    rbp_persistence: float = 0.8
     per_metric: tuple[tuple[str, str, object], ...] = ()
     name: str = "custom"
 
@@ -89,6 +94,12 @@ class Conventions:
             raise ConfigurationError(f"log_base must exceed 1, got {self.log_base}")
         if not self.relevance_threshold > 0:
             raise ConfigurationError("relevance_threshold must be positive")
+        if not self.err_max_grade > 0:
+            raise ConfigurationError(f"err_max_grade must be positive, got {self.err_max_grade}")
+        if not 0 < self.rbp_persistence < 1:
+            raise ConfigurationError(
+                f"rbp_persistence must lie in (0, 1), got {self.rbp_persistence}"
+            )
         for metric, switch, value in self.per_metric:
             if switch not in CHOICES or value not in CHOICES[switch]:
                 raise ConfigurationError(

@@ -15,8 +15,19 @@ from offeval_ir.judgements import Judgements
 #: The metrics computed when none are named.
 DEFAULT_METRICS = ("precision", "recall", "f1", "hit_rate", "ap", "rr", "dcg", "ndcg")
 #: Every metric: the defaults, R-precision, bpref (trec_eval's), Success@k (a relevant
-#: item in the top k; hit_rate under its IR name) and Judged@k (share of the top k judged).
-METRICS = (*DEFAULT_METRICS, "rprec", "bpref", "success", "judged")
+#: item in the top k; hit_rate under its IR name), Judged@k (share of the top k judged),
+#: ERR@k (Chapelle et al. 2009), RBP (Moffat and Zobel 2008) and RBP's residual (the
+#: weight of unjudged ranks and of the ranks past the list: the most RBP could rise).
+METRICS = (
+    *DEFAULT_METRICS,
+    "rprec",
+    "bpref",
+    "success",
+    "judged",
+    "err",
+    "rbp",
+    "rbp_residual",
+)
 #: Metrics whose expected value under random tie order is the average of per-rank values.
 TIE_LINEAR = ("precision", "recall", "dcg", "ndcg", "judged")
 
@@ -136,7 +147,9 @@ def compute(
     graded = grades if conv.dcg_relevance == "graded" else rel
     wanted = set(metrics)
     gain = gains_of(graded) if wanted & {"dcg", "ndcg"} else None
-    judged = j.judged[:, :width].astype(float) if wanted & {"judged", "bpref"} else None
+    judged = (
+        j.judged[:, :width].astype(float) if wanted & {"judged", "bpref", "rbp_residual"} else None
+    )
     if tied:
         if judged is not None:
             judged = _tie_mean(judged, j.tie_group)[:, :n_ranks]
@@ -150,6 +163,8 @@ def compute(
         found = rel.any(axis=1)
         first_hit[found] = np.argmax(rel[found] > 0, axis=1) + 1
     n_rel = j.n_relevant(conv.relevance_threshold).astype(float)
+    err_terms = _err_terms(grades[:, :n_ranks], conv.err_max_grade) if "err" in wanted else None
+    rbp_weights = (1 - conv.rbp_persistence) * conv.rbp_persistence ** np.arange(n_ranks)
     hits_before = np.cumsum(rel, axis=1) if "rprec" in wanted else None
     bpref_terms = _bpref_terms(rel, judged, n_rel, j.n_judged) if "bpref" in wanted else None
     if tied and conv.ideal == "list":
@@ -191,6 +206,15 @@ def compute(
                 values["rprec"] = _r_precision(hits_before, n_rel, kk)
             if bpref_terms is not None:
                 values["bpref"] = _upto(bpref_terms, kk) / n_rel
+            if err_terms is not None:
+                values["err"] = _upto(err_terms, kk)
+            values["rbp"] = _upto(rel, kk, rbp_weights)
+            if "rbp_residual" in wanted:
+                # unjudged ranks of the list, then every rank past its end (or past k)
+                p_rbp, depth = conv.rbp_persistence, np.minimum(cut, j.lengths)
+                padding = p_rbp**depth - p_rbp ** min(kk, n_ranks)
+                unjudged = _upto(1 - judged, kk, rbp_weights) - padding
+                values["rbp_residual"] = unjudged + p_rbp**depth
             if precision_terms is not None:
                 ap_den = {
                     "hits": h,
@@ -212,6 +236,14 @@ def compute(
     per_user = pd.DataFrame(columns, index=j.users)
     per_user.index.name = "user"
     return _apply_edge_cases(per_user, j, conv, n_rel)
+
+
+def _err_terms(grades: np.ndarray, max_grade: float) -> np.ndarray:
+    """ERR's summands: P(stop at rank r) / r, stopping at grade g with (2^g - 1) / 2^max."""
+    stop = np.expm1(np.minimum(grades, max_grade) * np.log(2)) / 2.0**max_grade
+    reach = np.cumprod(1 - stop, axis=1)
+    reach = np.concatenate([np.ones((len(stop), 1)), reach[:, :-1]], axis=1)
+    return stop * reach / np.arange(1, stop.shape[1] + 1)
 
 
 def _r_precision(hits_before: np.ndarray, n_rel: np.ndarray, k: int) -> np.ndarray:
