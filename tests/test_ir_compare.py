@@ -1,4 +1,4 @@
-"""Comparing recommenders: paired t-test, randomisation test, bootstrap, corrections."""
+"""Comparing runs: the engine's paired grid, randomisation test, corrections."""
 
 from __future__ import annotations
 
@@ -30,24 +30,30 @@ def systems():
 
 def test_t_test_is_the_paired_one(systems):
     table = compare_systems(systems, resamples=500)
-    row = table[(table.a == "a") & (table.b == "c") & (table.metric == "ndcg@10")].iloc[0]
+    row = table[(table.a == "a") & (table.b == "c") & (table.measure == "ndcg@10")].iloc[0]
     a, c = systems["a"].per_user["ndcg@10"], systems["c"].per_user["ndcg@10"]
     d = (a - c).to_numpy()
-    t = d.mean() / (d.std(ddof=1) / np.sqrt(d.size))  # paired: on the per-user differences
-    assert row.p_t == pytest.approx(2 * stats.t.sf(abs(t), d.size - 1), rel=1e-9)
-    assert row.difference == pytest.approx((a - c).mean())
-    assert row.ci_low < row.difference < row.ci_high
+    se = d.std(ddof=1) / np.sqrt(d.size)  # paired: on the per-user differences
+    assert row.se == pytest.approx(se, rel=1e-12)
+    assert row.p_value == pytest.approx(2 * stats.t.sf(abs(d.mean() / se), d.size - 1), rel=1e-9)
+    assert row.difference == pytest.approx(d.mean(), rel=1e-12)
+    q = stats.t.ppf(0.975, d.size - 1)
+    assert (row.ci_low, row.ci_high) == pytest.approx((d.mean() - q * se, d.mean() + q * se))
 
 
 def test_clear_difference_is_significant_after_correction(systems):
     table = compare_systems(systems, resamples=2000, correction="holm")
-    row = table[(table.a == "a") & (table.b == "b") & (table.metric == "ndcg@10")].iloc[0]
+    row = table[(table.a == "a") & (table.b == "b") & (table.measure == "ndcg@10")].iloc[0]
     assert row.significant and row.p_randomization == pytest.approx(1 / 2001)
-    same = table[(table.a == "a") & (table.b == "b") & (table.metric == "ap@10")].iloc[0]
+    same = table[(table.a == "a") & (table.b == "b") & (table.measure == "ap@10")].iloc[0]
     assert same.difference == 0 and same.p_randomization == 1.0 and not same.significant
-    assert (table.p_t_adjusted >= table.p_t - 1e-15).all()
+    assert (table.p_adjusted >= table.p_value - 1e-15).all()
     bh = compare_systems(systems, resamples=2000, correction="fdr_bh")
     assert (table.p_randomization_adjusted >= bh.p_randomization_adjusted - 1e-15).all()
+    by_randomization = compare_systems(systems, resamples=2000, test="randomization")
+    assert (
+        by_randomization.significant == (by_randomization.p_randomization_adjusted < 0.05)
+    ).all()
 
 
 def test_randomisation_p_value_matches_exact_enumeration():
@@ -60,8 +66,21 @@ def test_randomisation_p_value_matches_exact_enumeration():
     assert abs(p - exact) < 4 * np.sqrt(exact * (1 - exact) / resamples)
 
 
-def test_users_missing_under_one_system_are_not_paired():
-    a = result({"m": [0.1, 0.5, np.nan, 0.9]})
-    b = result({"m": [0.2, np.nan, 0.4, 0.7]})
-    row = compare_systems({"a": a, "b": b}, resamples=100).iloc[0]
-    assert row.users == 2 and row.difference == pytest.approx(((0.1 - 0.2) + (0.9 - 0.7)) / 2)
+def test_each_system_is_averaged_over_its_own_users_and_paired_where_they_overlap():
+    """The difference is of the two reported means; its standard error is the delta
+    method's over all users: the sample variance of the influence values
+    1[used] (v - mean) / share used, a's minus b's, over N."""
+    va = np.array([0.1, 0.5, np.nan, 0.9, 0.3])
+    vb = np.array([0.2, np.nan, 0.4, 0.7, 0.6])
+    row = compare_systems({"a": result({"m": va}), "b": result({"m": vb})}, resamples=100).iloc[0]
+    ma, mb = np.nanmean(va), np.nanmean(vb)
+    assert row.difference == pytest.approx(ma - mb, rel=1e-12)
+    assert (row.mean_a, row.mean_b) == pytest.approx((ma, mb), rel=1e-12)
+
+    def influence(v, m):
+        used = ~np.isnan(v)
+        return np.where(used, np.nan_to_num(v) - m, 0.0) / used.mean()
+
+    d = influence(va, ma) - influence(vb, mb)
+    assert row.se == pytest.approx(np.sqrt(d.var(ddof=1) / d.size), rel=1e-12)
+    assert row.users == 3  # averaged by both: the randomisation test's pairs

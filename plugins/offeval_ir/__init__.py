@@ -3,10 +3,17 @@
 from offeval import hookimpl
 from offeval_ir import hookspecs
 from offeval_ir.blocks import compute_frames
-from offeval_ir.compare import compare_systems
 from offeval_ir.conventions import PRESETS, Conventions
 from offeval_ir.judgements import Judgements
+from offeval_ir.measures import Measure, parse_measure, parse_measures
 from offeval_ir.metrics import METRICS, MetricResult, compute
+from offeval_ir.runs import (
+    RunEvaluation,
+    compare_systems,
+    compute_measures,
+    evaluate_results,
+    evaluate_runs,
+)
 
 
 @hookimpl
@@ -41,8 +48,15 @@ __all__ = [
     "PRESETS",
     "Conventions",
     "Judgements",
+    "Measure",
     "MetricResult",
+    "RunEvaluation",
     "compare_systems",
     "compute",
     "compute_frames",
+    "compute_measures",
+    "evaluate_results",
+    "evaluate_runs",
+    "parse_measure",
+    "parse_measures",
 ]

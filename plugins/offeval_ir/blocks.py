@@ -83,7 +83,12 @@ def compute_frames(
     counts = parts[0].counts.copy()
     for part in parts[1:]:
         counts += part.counts
-    return MetricResult(pd.concat([part.per_user for part in parts]), conv, counts)
+    return MetricResult(
+        pd.concat([part.per_user for part in parts]),
+        conv,
+        counts,
+        pd.concat([part.reasons for part in parts]),
+    )
 
 
 def _users(frame: pd.DataFrame, names: dict[str, str], what: str) -> np.ndarray:

@@ -32,17 +32,24 @@ METRICS = (
 TIE_LINEAR = ("precision", "recall", "dcg", "ndcg", "judged")
 
 
+#: Why a user has no value (codes of :attr:`MetricResult.reasons`; 0: the user is
+#: averaged; ``no_value``: NaN in a result built by hand, reason unknown).
+EXCLUSION_REASONS = ("", "no_labels", "no_predictions", "no_value")
+
+
 @dataclass
 class MetricResult:
     """Per-user values (one column per metric@k), their means and what was left out.
 
     Means skip NaN users; ``counts`` gives, per column, the users averaged and
-    the users left out with the reason.
+    the users left out with the reason; ``reasons`` gives each user's reason
+    per column as a code into :data:`EXCLUSION_REASONS` (0: averaged).
     """
 
     per_user: pd.DataFrame
     conventions: Conventions
     counts: pd.DataFrame = field(default_factory=pd.DataFrame)
+    reasons: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def mean(self) -> pd.Series:
@@ -318,7 +325,8 @@ def _merge(parts: list[MetricResult], conv: Conventions, metrics, ks) -> MetricR
     order = [f"{m}{'' if k is None else f'@{k}'}" for k in ks for m in metrics]
     per_user = pd.concat([p.per_user for p in parts], axis=1)[order]
     counts = pd.concat([p.counts for p in parts]).loc[order]
-    return MetricResult(per_user, conv, counts)
+    reasons = pd.concat([p.reasons for p in parts], axis=1)[order]
+    return MetricResult(per_user, conv, counts, reasons)
 
 
 def _ideal_of_top_k(graded: np.ndarray, k: int, conv: Conventions, gains_of) -> np.ndarray:
@@ -348,6 +356,16 @@ def _apply_edge_cases(
     if conv.no_predictions == "nan":
         excluded |= no_predictions
     per_user.loc[excluded] = np.nan
+    code = np.zeros(j.n_users, dtype=np.int8)
+    if conv.empty_labels != "zero":
+        code[no_labels] = EXCLUSION_REASONS.index("no_labels")
+    if conv.no_predictions == "nan":
+        code[no_predictions] = EXCLUSION_REASONS.index("no_predictions")
+    reasons = pd.DataFrame(
+        np.repeat(code[:, None], per_user.shape[1], axis=1),
+        index=per_user.index,
+        columns=per_user.columns,
+    )
     counts = pd.DataFrame(
         {
             "users": int((~excluded).sum()),
@@ -358,4 +376,4 @@ def _apply_edge_cases(
         },
         index=per_user.columns,
     )
-    return MetricResult(per_user, conv, counts)
+    return MetricResult(per_user, conv, counts, reasons)

@@ -2,6 +2,7 @@
 
 from offeval.stats.compare import (
     PairwiseComparison,
+    adjusted_p_values,
     correlation,
     kendall_tau,
     pairwise_grid,
@@ -14,6 +15,7 @@ __all__ = [
     "Linearisation",
     "Moments",
     "PairwiseComparison",
+    "adjusted_p_values",
     "Tally",
     "correlation",
     "interval",

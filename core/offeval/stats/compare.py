@@ -69,6 +69,21 @@ def _corrected(p: np.ndarray, alpha: float, method: str) -> np.ndarray:
     return adjusted
 
 
+def adjusted_p_values(p: np.ndarray, alpha: float, correction: str | None) -> np.ndarray:
+    """P-values adjusted for multiple comparisons (NaN stays NaN and is not counted).
+
+    ``correction`` is a statsmodels ``multipletests`` method, or None for none.
+    """
+    if correction is not None and correction not in CORRECTIONS:
+        raise OffevalError(f"unknown correction {correction!r}: one of {CORRECTIONS}")
+    p = np.asarray(p, dtype=float)
+    adjusted = p.copy()
+    known = ~np.isnan(p)
+    if correction and known.any():
+        adjusted[known] = _corrected(p[known], alpha, correction)
+    return adjusted
+
+
 def pairwise_grid(
     names: Sequence[str],
     values: np.ndarray,
@@ -95,10 +110,7 @@ def pairwise_grid(
         z = np.where(se > 0, diff / se, np.where(diff == 0, 0.0, np.inf * np.sign(diff)))
     z = np.where(np.isnan(se) | np.isnan(diff), np.nan, z)  # undefined, not significant
     p = p_value(z, df=df)
-    adjusted = p.copy()
-    known = ~np.isnan(p)
-    if correction and known.any():
-        adjusted[known] = _corrected(p[known], alpha, correction)
+    adjusted = adjusted_p_values(p, alpha, correction)
     table = pd.DataFrame(
         {
             "a": np.asarray(names)[i],

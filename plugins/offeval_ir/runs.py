@@ -1,0 +1,374 @@
+"""Runs judged against qrels by measure strings, through the statistics engine.
+
+:func:`compute_measures` gives each user's value of measure strings
+(``nDCG@10``, ``P(rel=2)@5``, ``map_cut_100``) under one set of conventions.
+:func:`evaluate_runs` sends those per-user values through offeval's engine,
+as the off-policy estimators are: users are the units, each run is a policy
+and each measure an estimator whose value is the mean over the users it
+averages. So every mean gets a standard error and interval, and runs are
+compared pairwise with the same delta-method grid (and multiple-testing
+corrections) as off-policy estimates, on paired users.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from offeval import (
+    BaseEstimator,
+    ConfigurationError,
+    Contribution,
+    InteractionLog,
+    evaluate,
+)
+from offeval.evaluation import Evaluation
+from offeval.stats import (
+    PairwiseComparison,
+    adjusted_p_values,
+    interval,
+    pairwise_grid,
+    ratio_of_means,
+)
+from offeval_ir.blocks import compute_frames
+from offeval_ir.conventions import PRESETS, Conventions
+from offeval_ir.measures import Measure, parse_measures
+from offeval_ir.metrics import EXCLUSION_REASONS, MetricResult
+
+#: Tests that can decide significance in :meth:`RunEvaluation.compare`.
+TESTS = ("t", "randomization")
+#: Measure parameters that are convention switches.
+PARAM_SWITCHES = {"p": "rbp_persistence"}
+
+
+#: Randomisation-test resamples held in memory at once, as resamples x users.
+BLOCK_CELLS = 20_000_000
+
+
+def randomization_p(diff: np.ndarray, resamples: int, rng: np.random.Generator) -> float:
+    """Two-sided Fisher randomisation (sign-flip) test of a zero mean difference."""
+    observed = abs(diff.mean())
+    extreme = 0
+    step = max(1, BLOCK_CELLS // max(diff.size, 1))
+    for start in range(0, resamples, step):
+        m = min(step, resamples - start)
+        signs = rng.integers(0, 2, (m, diff.size), dtype=np.int8) * 2 - 1
+        extreme += int((np.abs(signs @ diff) / diff.size >= observed - 1e-12).sum())
+    return (extreme + 1) / (resamples + 1)
+
+
+def _switches(measure: Measure) -> tuple[tuple[str, object], ...]:
+    """Every convention switch a measure sets (its overrides and its parameters)."""
+    params = ((PARAM_SWITCHES[name], value) for name, value in measure.params)
+    return tuple(sorted((*measure.overrides, *params)))
+
+
+def _parsed(item: str | Measure) -> list[Measure]:
+    return [item] if isinstance(item, Measure) else parse_measures([item])
+
+
+def _column(measure: Measure) -> str:
+    return measure.metric if measure.k is None else f"{measure.metric}@{measure.k}"
+
+
+def compute_measures(
+    predictions: pd.DataFrame,
+    labels: pd.DataFrame,
+    measures: Sequence[str | Measure],
+    conventions: Conventions | None = None,
+    *,
+    users: Sequence | None = None,
+    columns: Mapping[str, str] | None = None,
+    chunk_rows: int = 2_000_000,
+) -> MetricResult:
+    """Each user's value of each measure, columns named as the measures were written.
+
+    ``measures`` are measure strings in ir-measures, trec_eval or offeval
+    syntax (see :mod:`offeval_ir.measures`); what a string states (``rel=2``,
+    ``dcg=exp-log2``, RBP's ``p``) overrides ``conventions`` (default: the
+    ``trec_eval`` preset) for that measure only. Other arguments as
+    :func:`~offeval_ir.blocks.compute_frames`.
+    """
+    conv = conventions or PRESETS["trec_eval"]()
+    if isinstance(measures, str):
+        raise ConfigurationError(f"measures is a list of measure strings, got {measures!r}")
+    parsed = [m for item in measures for m in _parsed(item)]
+    names = [m.name for m in parsed]
+    if not parsed or len(set(names)) != len(names):
+        raise ConfigurationError(f"give distinct measures, got {names}")
+    groups: dict[tuple, list[Measure]] = {}
+    for measure in parsed:
+        groups.setdefault(_switches(measure), []).append(measure)
+    parts: dict[str, tuple[pd.Series, pd.Series, pd.Series]] = {}
+    for switches, group in groups.items():
+        group_conv = conv.with_(**dict(switches), name=conv.name) if switches else conv
+        metrics = list(dict.fromkeys(m.metric for m in group))
+        ks = list(dict.fromkeys(m.k for m in group))
+        result = compute_frames(
+            predictions,
+            labels,
+            metrics,
+            ks,
+            group_conv,
+            users=users,
+            columns=columns,
+            chunk_rows=chunk_rows,
+        )
+        for m in group:
+            column = _column(m)
+            parts[m.name] = (
+                result.per_user[column].rename(m.name),
+                result.counts.loc[column].rename(m.name),
+                result.reasons[column].rename(m.name),
+            )
+    per_user = pd.concat([parts[n][0] for n in names], axis=1)
+    counts = pd.DataFrame([parts[n][1] for n in names])
+    reasons = pd.concat([parts[n][2] for n in names], axis=1)
+    return MetricResult(per_user, conv, counts, reasons)
+
+
+class RunValues:
+    """A run as the engine sees it: a policy whose answers are its users' measure values.
+
+    ``values[u, j]`` is user u's value of measure j (NaN when left out) and
+    ``reasons[u, j]`` the code of why (see :data:`EXCLUSION_REASONS`).
+    """
+
+    def __init__(self, name: str, values: np.ndarray, reasons: np.ndarray, measures: list[str]):
+        self.name = name
+        self.values, self.reasons = values, reasons
+        self.columns = {m: j for j, m in enumerate(measures)}
+
+    def probabilities(self, rows: pd.DataFrame) -> np.ndarray:
+        """A run ranks items; it has no probabilities (only IR measures evaluate it)."""
+        raise ConfigurationError(
+            f"run {self.name!r} is a ranking, not a stochastic policy: evaluate it with IR "
+            "measures (offeval_ir.evaluate_runs)"
+        )
+
+    def measure(self, users: np.ndarray, measure: str) -> tuple[np.ndarray, np.ndarray]:
+        """Values and exclusion codes of one measure for the given user codes."""
+        j = self.columns[measure]
+        return self.values[users, j], self.reasons[users, j]
+
+
+class MeasureMean(BaseEstimator):
+    """The mean of one measure over the users a run averages (a ratio of unit means)."""
+
+    name = "ir_measure"
+
+    def __init__(self, measure: str = "nDCG@10"):
+        self.measure = measure
+
+    @property
+    def label(self) -> str:
+        """The measure as the user wrote it."""
+        return self.measure
+
+    def contribute(self, view) -> Contribution:
+        """Per user: the value when averaged (else 0), and whether averaged."""
+        users = view.log.frame["trajectory"].to_numpy()
+        values, reasons = view.policy.measure(users, self.measure)
+        used = reasons == 0
+        excluded = {
+            EXCLUSION_REASONS[code]: int(count)
+            for code, count in enumerate(np.bincount(reasons, minlength=len(EXCLUSION_REASONS)))
+            if code and count
+        }
+        return Contribution(
+            unit_columns={"sum": np.where(used, values, 0.0), "users": used.astype(float)},
+            excluded=excluded,
+        )
+
+    def combine(self, stats):
+        """Sum over averaged users, over their number."""
+        return ratio_of_means(stats, "sum", "users")
+
+
+@dataclass
+class RunEvaluation:
+    """Runs judged by measures: per-user values and the engine's evaluation of their means."""
+
+    evaluation: Evaluation
+    results: dict[str, MetricResult]
+    measures: list[str]
+    conventions: Conventions
+
+    def table(self) -> pd.DataFrame:
+        """One row per (run, measure): mean, se, interval, users averaged and left out."""
+        rows = []
+        for run in self.evaluation.policies:
+            for measure in self.measures:
+                e = self.evaluation.estimate(run, measure)
+                rows.append(
+                    {
+                        "run": run,
+                        "measure": measure,
+                        "mean": e.value,
+                        "se": e.se,
+                        "ci_low": e.ci_low,
+                        "ci_high": e.ci_high,
+                        "users": e.n_units,
+                        **{f"excluded_{r}": n for r, n in e.excluded.items()},
+                    }
+                )
+        table = pd.DataFrame(rows)
+        excluded = [c for c in table if c.startswith("excluded_")]
+        table[excluded] = table[excluded].fillna(0).astype(int)
+        return table
+
+    def grid(
+        self, measure: str, correction: str | None = "holm", alpha: float = 0.05
+    ) -> PairwiseComparison:
+        """Paired t-tests of every pair of runs on one measure (the engine's grid).
+
+        The difference of two runs' means has the delta-method standard error
+        over the users (paired: users averaged by both runs contribute to the
+        covariance); with no user left out it is the textbook paired t-test on
+        per-user differences, with n - 1 degrees of freedom.
+        """
+        ev = self.evaluation
+        values = np.array([ev.estimate(run, measure).value for run in ev.policies])
+        users = min(ev.estimate(run, measure).n_units for run in ev.policies)
+        covariance = ev.covariance(measure)
+        return pairwise_grid(
+            ev.policies, values, covariance, correction=correction, alpha=alpha, df=users - 1
+        )
+
+    def compare(
+        self,
+        measures: Sequence[str] | None = None,
+        *,
+        test: str = "t",
+        correction: str | None = "holm",
+        alpha: float = 0.05,
+        resamples: int = 10_000,
+        seed: int = 0,
+    ) -> pd.DataFrame:
+        """Every pair of runs on every measure: difference, interval, t and randomisation tests.
+
+        ``test`` (``t`` or ``randomization``) decides ``significant``; both
+        p-values are reported, each corrected over the pairs of one measure
+        with ``correction`` (a statsmodels ``multipletests`` method, None for
+        none). The randomisation test flips the signs of the per-user
+        differences of the users both runs average (Fisher's sharp null).
+        """
+        if test not in TESTS:
+            raise ConfigurationError(f"test must be one of {TESTS}, got {test!r}")
+        if len(self.evaluation.policies) < 2:
+            raise ConfigurationError("compare at least two runs")
+        rng = np.random.default_rng(seed)
+        level = self.evaluation.level
+        frames = []
+        for measure in measures or self.measures:
+            grid = self.grid(measure, correction, alpha).table
+            grid.insert(0, "measure", measure)
+            per_user = {run: r.per_user[measure] for run, r in self.results.items()}
+            paired = [
+                pd.concat([per_user[a], per_user[b]], axis=1).dropna()
+                for a, b in zip(grid.a, grid.b, strict=True)
+            ]
+            grid.insert(3, "users", [len(d) for d in paired])
+            grid.insert(4, "mean_a", [self.evaluation.estimate(a, measure).value for a in grid.a])
+            grid.insert(5, "mean_b", [self.evaluation.estimate(b, measure).value for b in grid.b])
+            low, high = interval(grid["difference"], grid["se"], level, df=grid["users"] - 1)
+            grid.insert(8, "ci_low", low)
+            grid.insert(9, "ci_high", high)
+            p = np.array(
+                [
+                    randomization_p(
+                        d.iloc[:, 0].to_numpy() - d.iloc[:, 1].to_numpy(), resamples, rng
+                    )
+                    for d in paired
+                ]
+            )
+            grid["p_randomization"] = p
+            grid["p_randomization_adjusted"] = adjusted_p_values(p, alpha, correction)
+            chosen = grid["p_adjusted" if test == "t" else "p_randomization_adjusted"]
+            grid["significant"] = chosen < alpha
+            frames.append(grid)
+        table = pd.concat(frames, ignore_index=True)
+        table.attrs.update(test=test, correction=correction, alpha=alpha)
+        return table
+
+
+def evaluate_results(results: Mapping[str, MetricResult], *, level: float = 0.95) -> RunEvaluation:
+    """Send per-user measure values (one :class:`MetricResult` per run, same columns)
+    through the engine: users are units, runs policies, measures estimators."""
+    if not isinstance(results, Mapping) or not results:
+        raise ConfigurationError("give at least one run's result, as {name: MetricResult}")
+    first = next(iter(results.values()))
+    names = list(first.per_user.columns)
+    for name, result in results.items():
+        if list(result.per_user.columns) != names:
+            raise ConfigurationError(
+                f"run {name!r} has measures {list(result.per_user.columns)}, the first {names}"
+            )
+    users = pd.Index([])
+    for result in results.values():
+        users = users.append(result.per_user.index[~result.per_user.index.isin(users)])
+    no_labels = EXCLUSION_REASONS.index("no_labels")  # a user of another run only
+    policies = []
+    for name, result in results.items():
+        values = result.per_user.reindex(users).to_numpy(dtype=float)
+        if result.reasons.empty:  # built by hand: NaN means left out, reason unknown
+            reasons = np.where(np.isnan(values), EXCLUSION_REASONS.index("no_value"), 0)
+        else:
+            reasons = result.reasons.reindex(users).fillna(no_labels).to_numpy()
+        policies.append(RunValues(name, values, reasons.astype(np.int8), names))
+    log = InteractionLog.from_frame(
+        pd.DataFrame({"trajectory": np.arange(len(users)), "item": 0, "reward": 0.0})
+    )
+    estimators = [MeasureMean(m) for m in names]
+    evaluation = evaluate(log, policies, estimators, level=level)
+    return RunEvaluation(evaluation, dict(results), names, first.conventions)
+
+
+def evaluate_runs(
+    runs: Mapping[str, pd.DataFrame],
+    labels: pd.DataFrame,
+    measures: Sequence[str],
+    conventions: Conventions | None = None,
+    *,
+    columns: Mapping[str, str] | None = None,
+    level: float = 0.95,
+    chunk_rows: int = 2_000_000,
+) -> RunEvaluation:
+    """Means of ``measures`` for every run with standard errors, through the engine.
+
+    Users are the units; a user a run does not average (no judgement, or no
+    ranking under trec_eval's default) is counted as excluded with its
+    reason, never silently. Paired comparisons between runs use the users'
+    values under both (see :meth:`RunEvaluation.grid`).
+    """
+    if not isinstance(runs, Mapping) or not runs:
+        raise ConfigurationError("give at least one run, as {name: predictions frame}")
+    conv = conventions or PRESETS["trec_eval"]()
+    results = {
+        name: compute_measures(
+            frame, labels, measures, conv, columns=columns, chunk_rows=chunk_rows
+        )
+        for name, frame in runs.items()
+    }
+    return evaluate_results(results, level=level)
+
+
+def compare_systems(
+    results: Mapping[str, MetricResult],
+    measures: Sequence[str] | None = None,
+    *,
+    test: str = "t",
+    correction: str | None = "holm",
+    alpha: float = 0.05,
+    resamples: int = 10_000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Every pair of systems on every measure column (see :meth:`RunEvaluation.compare`)."""
+    evaluation = evaluate_results(results, level=level)
+    return evaluation.compare(
+        measures, test=test, correction=correction, alpha=alpha, resamples=resamples, seed=seed
+    )
