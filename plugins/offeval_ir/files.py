@@ -1,0 +1,461 @@
+"""Readers for the run and qrels files IR users already have: TREC, CSV/TSV, Parquet, JSON.
+
+A run is read as a long frame with ``user``, ``item`` and ``rank`` and/or
+``score``; qrels as ``user``, ``item``, ``relevance``. Rows of TREC and
+CSV/TSV files are labelled by their 1-based line number in the file, so
+errors about rows name file lines.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import io
+import json
+import lzma
+import os
+from collections.abc import Callable, Iterable
+from itertools import chain
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+
+from offeval import ConfigurationError, OffevalError
+
+FORMATS = ("trec", "csv", "tsv", "parquet", "json")
+KINDS = ("run", "qrels")
+
+_EXTENSIONS = {
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".json": "json",
+}
+_COMPRESSIONS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
+
+#: TREC layouts by kind: the fields of a line, in order.
+_LAYOUTS = {
+    "run": (("qid", "Q0", "docid", "rank", "score", "tag"),),
+    "qrels": (("qid", "iter", "docid", "rel"), ("qid", "docid", "rel")),
+}
+#: Column of each TREC field that is kept.
+_ROLES = {"qid": "user", "docid": "item", "rank": "rank", "score": "score", "rel": "relevance"}
+#: Tabs, vertical tabs and form feeds separate fields as spaces do.
+_SPACES = bytes.maketrans(b"\t\x0b\x0c", b"   ")
+#: Bytes of a blank line of a delimited file.
+_BLANK = np.frombuffer(b"\t\n\r ", np.uint8)
+#: Characters of a line that an error message shows.
+_SHOWN = 80
+#: Types of the numeric TREC fields (values are checked by their converters).
+_TYPES = {"rank": pa.int64(), "score": pa.float64(), "rel": pa.float64()}
+
+
+def read_run(path: str | os.PathLike, format: str | None = None) -> pd.DataFrame:
+    """A run file as a frame with ``user``, ``item`` and ``rank`` and/or ``score``.
+
+    The format comes from the extension, or the first line (see
+    :func:`detect_format`), unless ``format`` (one of :data:`FORMATS`) is given.
+    """
+    return _read(path, "run", format)
+
+
+def read_qrels(path: str | os.PathLike, format: str | None = None) -> pd.DataFrame:
+    """A qrels file as a frame with ``user``, ``item``, ``relevance`` (see :func:`read_run`)."""
+    return _read(path, "qrels", format)
+
+
+def detect_format(path: str | os.PathLike, kind: str) -> str:
+    """The format of a ``kind`` (``"run"`` or ``"qrels"``) file.
+
+    ``.parquet``/``.pq``, ``.csv``, ``.tsv`` and ``.json`` (before any ``.gz``,
+    ``.bz2`` or ``.xz``) name their format; any other file is ``trec`` when its
+    first non-blank line is a TREC line of that kind, ``tsv`` or ``csv`` when
+    it is a header of names separated by tabs or commas.
+    """
+    if kind not in KINDS:
+        raise ConfigurationError(f"kind must be one of {KINDS}, got {kind!r}")
+    name = _check_file(path)
+    extension = _extension(path)
+    if extension in _EXTENSIONS:
+        return _EXTENSIONS[extension]
+    with _open(path) as handle:
+        number, line = _first_line(handle, name)
+    text = line.decode(errors="replace")
+    if _is_trec(text.split(), kind):
+        return "trec"
+    for separator, found in (("\t", "tsv"), (",", "csv")):
+        if separator in text and _is_header(text.split(separator)):
+            return found
+    raise _line_error(
+        name,
+        number,
+        f"cannot tell the format: expected a TREC {kind} line of {_expected(_LAYOUTS[kind])}"
+        f" or a CSV/TSV header of column names; pass --format ({'|'.join(FORMATS)})",
+        line,
+    )
+
+
+def _read(path: str | os.PathLike, kind: str, format: str | None) -> pd.DataFrame:
+    """Check the path and the format, read the file, refuse an empty result."""
+    if format is not None and format not in FORMATS:
+        raise ConfigurationError(f"unknown format {format!r}; formats: {', '.join(FORMATS)}")
+    name = _check_file(path)
+    try:
+        format = format or detect_format(path, kind)
+        frame = _READERS[format](path, name, kind)
+    except (OSError, EOFError, lzma.LZMAError) as error:
+        raise OffevalError(f"{name}: cannot read the file: {error}") from None
+    if frame.empty:
+        raise OffevalError(f"{name}: the file holds no {kind} rows")
+    return frame
+
+
+def _check_file(path: str | os.PathLike) -> str:
+    """The file's name as given; an error if it is missing or a directory."""
+    name = os.fspath(path)
+    if os.path.isdir(path):
+        raise OffevalError(f"{name}: is a directory, not a file")
+    if not os.path.exists(path):
+        raise OffevalError(f"{name}: no such file")
+    return name
+
+
+def _extension(path: str | os.PathLike) -> str:
+    """The lower-case extension naming the format, under any compression extension."""
+    path = Path(path)
+    if path.suffix.lower() in _COMPRESSIONS:
+        path = path.with_suffix("")
+    return path.suffix.lower()
+
+
+def _open(path: str | os.PathLike) -> io.BufferedIOBase:
+    """The file opened for reading bytes, decompressed by its extension."""
+    return _COMPRESSIONS.get(Path(path).suffix.lower(), open)(path, "rb")
+
+
+def _first_line(lines: Iterable[bytes], name: str) -> tuple[int, bytes]:
+    """The 1-based number and text of the first non-blank line; an error if there is none."""
+    for number, line in enumerate(lines, start=1):
+        if line.strip():
+            return number, line.rstrip(b"\r\n")
+    raise OffevalError(f"{name}: the file is empty")
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _is_trec(fields: list[str], kind: str) -> bool:
+    """Whether ``fields`` make a TREC line of ``kind``, numbers where numbers belong."""
+    return any(
+        len(fields) == len(layout)
+        and all(_is_number(v) for v, f in zip(fields, layout, strict=True) if f in _CONVERTERS)
+        for layout in _LAYOUTS[kind]
+    )
+
+
+def _is_header(fields: list[str]) -> bool:
+    """Whether ``fields`` look like column names: none empty, none a number."""
+    names = [f.strip() for f in fields]
+    return len(names) > 1 and all(names) and not any(map(_is_number, names))
+
+
+def _expected(layouts: tuple[tuple[str, ...], ...]) -> str:
+    return " or ".join(f"{len(layout)} fields ({' '.join(layout)})" for layout in layouts)
+
+
+def _line_error(name: str, number: int, problem: str, line: bytes) -> OffevalError:
+    """An error naming the file, the line and its text (shortened)."""
+    text = line.decode(errors="replace").rstrip("\r")
+    if len(text) > _SHOWN:
+        text = text[: _SHOWN - 3] + "..."
+    return OffevalError(f"{name}, line {number}: {problem}: {text!r}")
+
+
+def _line(raw: bytes, number: int) -> bytes:
+    """Line ``number`` (1-based) of ``raw``."""
+    return raw.split(b"\n", number)[number - 1]
+
+
+# --- TREC -------------------------------------------------------------------------------------
+
+
+class _BadValue(Exception):
+    """A value of a TREC column (at ``row``) that is not what the column holds."""
+
+    def __init__(self, row: int, problem: str):
+        super().__init__(row, problem)
+        self.row, self.problem = row, problem
+
+
+def _read_trec(path: str | os.PathLike, name: str, kind: str) -> pd.DataFrame:
+    """A TREC run or qrels file: parsed by pyarrow as it is when every field is separated
+    by one space or tab and no line is blank, else once its whitespace is normalised."""
+    with _open(path) as handle:
+        raw = handle.read()
+    number, line = _first_line(io.BytesIO(raw), name)
+    layouts = _LAYOUTS[kind]
+    layout = next((lay for lay in layouts if len(lay) == len(line.split())), None)
+    if layout is None:
+        found = f"found {len(line.split())}"
+        raise _line_error(name, number, f"expected {_expected(layouts)}, {found}", line)
+    text = raw.translate(_SPACES) if any(c in raw for c in (b"\t", b"\x0b", b"\x0c")) else raw
+    table = _parse_plain(text, layout)
+    if table is not None:
+        return _trec_frame(table, pd.RangeIndex(1, table.num_rows + 1), raw, name)
+    text, numbers = _normalise(text)
+    try:
+        table = _parse(text, layout, typed=True, skip_blank=True)
+    except pa.ArrowInvalid:  # a bad number (its converter names it) or a bad line
+        try:
+            table = _parse(text, layout, typed=False, skip_blank=True)
+        except pa.ArrowInvalid as error:
+            raise _structure_error(raw, layout, name, error) from None
+    return _trec_frame(table, numbers, raw, name)
+
+
+def _parse(text: bytes, layout: tuple[str, ...], typed: bool, skip_blank: bool) -> pa.Table:
+    """Space-separated ``text`` as columns named by ``layout``: strings, and numbers if
+    ``typed``; a blank line is skipped or an error."""
+    types = {f: _TYPES[f] if typed and f in _TYPES else pa.string() for f in layout}
+    return pacsv.read_csv(
+        pa.BufferReader(text),
+        read_options=pacsv.ReadOptions(column_names=layout),
+        parse_options=pacsv.ParseOptions(
+            delimiter=" ", quote_char=False, ignore_empty_lines=skip_blank
+        ),
+        convert_options=pacsv.ConvertOptions(
+            column_types=types, null_values=[], strings_can_be_null=False
+        ),
+    )
+
+
+def _parse_plain(text: bytes, layout: tuple[str, ...]) -> pa.Table | None:
+    """``text`` parsed when each of its lines is a valid row whose fields are separated by
+    one space (no blank line, no empty field, no carriage return but before a newline);
+    None otherwise."""
+    if b"\r" in text and text.count(b"\r") != text.count(b"\r\n"):
+        return None
+    try:
+        table = _parse(text, layout, typed=True, skip_blank=False)
+    except pa.ArrowInvalid:
+        return None
+    text_columns = [table[f] for f in layout if f not in _TYPES]
+    if any(pc.min(pc.binary_length(column)).as_py() == 0 for column in text_columns):
+        return None
+    return table
+
+
+def _normalise(text: bytes) -> tuple[bytes, pd.Index]:
+    """``text`` (fields separated by spaces) with one space between fields and none around
+    them, and the line number of each non-blank line."""
+    if b"\r" in text:
+        text = text.replace(b"\r", b" ")
+    while b"  " in text:
+        text = text.replace(b"  ", b" ")
+    text = text.replace(b"\n ", b"\n").replace(b" \n", b"\n").strip(b" ")
+    breaks = np.flatnonzero(np.frombuffer(text, np.uint8) == ord("\n"))
+    lengths = np.r_[breaks, len(text)] - np.r_[0, breaks + 1]
+    return text, pd.Index(np.flatnonzero(lengths > 0) + 1)
+
+
+def _structure_error(
+    raw: bytes, layout: tuple[str, ...], name: str, error: Exception
+) -> OffevalError:
+    """The first line that is not UTF-8 or has the wrong number of fields (the slow path)."""
+    try:
+        raw.decode()
+    except UnicodeDecodeError as bad:
+        number = raw.count(b"\n", 0, bad.start) + 1
+        return _line_error(name, number, "is not UTF-8 text", _line(raw, number))
+    for number, line in enumerate(raw.split(b"\n"), start=1):
+        count = len(line.split())
+        if count and count != len(layout):
+            return _line_error(
+                name, number, f"expected {_expected((layout,))}, found {count}", line
+            )
+    return OffevalError(f"{name}: cannot read the file as TREC: {error}")
+
+
+def _trec_frame(table: pa.Table, numbers: pd.Index, raw: bytes, name: str) -> pd.DataFrame:
+    """The kept columns, numbers converted, indexed by line number."""
+    columns = {}
+    for field in table.column_names:
+        if field in _CONVERTERS:
+            try:
+                columns[_ROLES[field]] = _CONVERTERS[field](table[field])
+            except _BadValue as bad:
+                number = int(numbers[bad.row])
+                line = _line(raw, number)
+                value = line.split()[table.column_names.index(field)].decode(errors="replace")
+                raise _line_error(name, number, f"{field} {value!r} {bad.problem}", line) from None
+        elif field in _ROLES:
+            columns[_ROLES[field]] = table[field]
+    frame = pa.table(columns).to_pandas(split_blocks=True)
+    frame.index = numbers
+    return frame
+
+
+def _cast(column: pa.ChunkedArray, type_: pa.DataType, problem: str) -> np.ndarray:
+    """``column`` cast to ``type_``; the first value that does not cast is a :class:`_BadValue`."""
+    try:
+        return pc.cast(column, type_).to_numpy()
+    except pa.ArrowInvalid:
+        raise _BadValue(_first_uncastable(column, type_), problem) from None
+
+
+def _first_uncastable(column: pa.ChunkedArray, type_: pa.DataType) -> int:
+    """Position of the first value that does not cast, by bisection (about one more cast)."""
+    low, high = 0, len(column)  # the first failure is in [low, high)
+    while high - low > 1:
+        middle = (low + high) // 2
+        try:
+            pc.cast(column.slice(low, middle - low), type_)
+        except pa.ArrowInvalid:
+            high = middle
+        else:
+            low = middle
+    return low
+
+
+def _integers(column: pa.ChunkedArray) -> np.ndarray:
+    return _cast(column, pa.int64(), "is not an integer")
+
+
+def _floats(column: pa.ChunkedArray) -> np.ndarray:
+    return _finite(_cast(column, pa.float64(), "is not a number"))
+
+
+def _grades(column: pa.ChunkedArray) -> np.ndarray:
+    return _whole_as_int(_floats(column))
+
+
+def _finite(values: np.ndarray) -> np.ndarray:
+    bad = ~np.isfinite(values)
+    if bad.any():
+        raise _BadValue(int(np.argmax(bad)), "is not a finite number")
+    return values
+
+
+def _whole_as_int(values: np.ndarray) -> np.ndarray:
+    """``values`` as integers when they all are whole numbers (and exact as floats)."""
+    whole = np.array_equal(values, np.trunc(values)) and np.abs(values).max(initial=0) < 2**53
+    return values.astype(np.int64) if whole else values
+
+
+#: Conversion of each numeric TREC field.
+_CONVERTERS = {"rank": _integers, "score": _floats, "rel": _grades}
+
+
+# --- CSV/TSV, Parquet, JSON -------------------------------------------------------------------
+
+
+def _read_delimited(path: str | os.PathLike, name: str, separator: str) -> pd.DataFrame:
+    """A delimited file with a header row; blank lines skipped."""
+    with _open(path) as handle:
+        raw = handle.read()
+    _first_line(io.BytesIO(raw), name)
+    try:
+        frame = pd.read_csv(io.BytesIO(raw), sep=separator)
+    except UnicodeDecodeError:
+        raise OffevalError(f"{name}: is not UTF-8 text") from None
+    except ValueError as error:
+        raise OffevalError(f"{name}: {str(error).strip()}") from None
+    frame.index = _record_lines(raw, len(frame))
+    return frame
+
+
+def _record_lines(raw: bytes, rows: int) -> pd.Index:
+    """Line numbers of the ``rows`` records of a delimited file: its non-blank lines after
+    the header (counted as if each were one line when a quoted field spans lines)."""
+    if rows == raw.count(b"\n") + (not raw.endswith(b"\n")) - 1:
+        return pd.RangeIndex(2, rows + 2)
+    data = np.frombuffer(raw, np.uint8)
+    starts = np.r_[0, np.flatnonzero(data == ord("\n")) + 1]
+    filled = np.logical_or.reduceat(~np.isin(data, _BLANK), starts[starts < len(data)])
+    numbers = np.flatnonzero(filled) + 1
+    if len(numbers) == rows + 1:
+        return pd.Index(numbers[1:])
+    return pd.RangeIndex(numbers[0] + 1, numbers[0] + 1 + rows)
+
+
+def _read_csv(path: str | os.PathLike, name: str, kind: str) -> pd.DataFrame:
+    return _read_delimited(path, name, ",")
+
+
+def _read_tsv(path: str | os.PathLike, name: str, kind: str) -> pd.DataFrame:
+    return _read_delimited(path, name, "\t")
+
+
+def _read_parquet(path: str | os.PathLike, name: str, kind: str) -> pd.DataFrame:
+    try:
+        return pd.read_parquet(path)
+    except (pa.ArrowException, ValueError) as error:
+        raise OffevalError(f"{name}: not a readable Parquet file: {error}") from None
+
+
+def _read_json(path: str | os.PathLike, name: str, kind: str) -> pd.DataFrame:
+    """ranx's ``{qid: {docid: value}}``; a query mapping to ``{}`` has no rows."""
+    value = "score" if kind == "run" else "relevance"
+    with _open(path) as handle:
+        try:
+            data = json.load(handle)
+        except json.JSONDecodeError as error:
+            raise OffevalError(
+                f"{name}, line {error.lineno}: not valid JSON: {error.msg}"
+            ) from None
+        except UnicodeDecodeError:
+            raise OffevalError(f"{name}: is not UTF-8 text") from None
+    shape = f"{{qid: {{docid: {value}}}}}"
+    if not isinstance(data, dict):
+        raise OffevalError(f"{name}: expected {shape}, got a JSON {type(data).__name__}")
+    for qid, docs in data.items():
+        if not isinstance(docs, dict):
+            kind_of = type(docs).__name__
+            raise OffevalError(f"{name}: query {qid!r} maps to a {kind_of}; expected {shape}")
+    docs = list(data.values())
+    values = list(chain.from_iterable(map(dict.values, docs)))
+    if not set(map(type, values)) <= {int, float}:
+        raise _json_error(name, data, value, lambda v: type(v) not in (int, float), "a number")
+    numbers = np.array(values, dtype=np.float64)
+    if not np.isfinite(numbers).all():
+        raise _json_error(name, data, value, lambda v: not np.isfinite(v), "a finite number")
+    lengths = np.fromiter(map(len, docs), np.int64, len(docs))
+    users = np.repeat(np.array(list(data), dtype=object), lengths)
+    return pd.DataFrame(
+        {
+            "user": users,
+            "item": list(chain.from_iterable(docs)),
+            value: numbers if kind == "run" else _whole_as_int(numbers),
+        }
+    )
+
+
+def _json_error(
+    name: str, data: dict, value: str, bad: Callable[[object], bool], expected: str
+) -> OffevalError:
+    """An error naming the first query and document whose value is ``bad``."""
+    qid, docid, found = next(
+        (q, d, v) for q, docs in data.items() for d, v in docs.items() if bad(v)
+    )
+    return OffevalError(
+        f"{name}: query {qid!r}, document {docid!r}: {value} must be {expected}, got {found!r}"
+    )
+
+
+_READERS = {
+    "trec": _read_trec,
+    "csv": _read_csv,
+    "tsv": _read_tsv,
+    "parquet": _read_parquet,
+    "json": _read_json,
+}
