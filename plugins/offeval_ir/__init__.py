@@ -37,10 +37,11 @@ def register_metric_conventions(register):
 
 @hookimpl
 def register_commands(register):
-    """Register ``offeval metrics``."""
-    from offeval_ir.command import MetricsCommand
+    """Register ``offeval metrics`` and ``offeval compare``."""
+    from offeval_ir.command import CompareCommand, MetricsCommand
 
     register("metrics", MetricsCommand)
+    register("compare", CompareCommand)
 
 
 __all__ = [

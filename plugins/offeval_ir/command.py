@@ -1,71 +1,275 @@
-"""``offeval metrics``: IR metrics from prediction and label files."""
+"""``offeval metrics`` and ``offeval compare``: IR measures of TREC runs and qrels."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
-from offeval import OffevalError, active_registry, read_table
+from offeval import OffevalError, active_registry
 from offeval.registry import parse_pairs
+from offeval.stats.compare import CORRECTIONS
 from offeval.tables import markdown_table
-from offeval_ir.blocks import compute_frames
-from offeval_ir.metrics import METRICS
+from offeval_ir.conventions import Conventions
+from offeval_ir.files import FORMATS, read_qrels, read_run
+from offeval_ir.measures import parse_measures
+from offeval_ir.runs import TESTS, evaluate_runs
+
+#: Measures computed when none are named (what a trec_eval user looks at first).
+DEFAULT_MEASURES = ("nDCG@10", "P@5", "P@10", "R@100", "AP", "RR")
+#: File types --out writes, by suffix.
+TABLE_SUFFIXES = (".csv", ".md", ".tex")
+
+
+def _add_common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "-m",
+        "--measure",
+        action="append",
+        metavar="MEASURE",
+        help="a measure: nDCG@10, P@5, P(rel=2)@5, AP, RR, R@1000, ndcg_cut_10, map, "
+        f"recip_rank, Rprec, bpref, ... (repeatable; default: {', '.join(DEFAULT_MEASURES)})",
+    )
+    parser.add_argument(
+        "--preset", default="trec_eval", help="convention preset (default: trec_eval)"
+    )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="SWITCH=VALUE",
+        help="override a convention, e.g. --set no_predictions=zero (trec_eval -c)",
+    )
+    parser.add_argument("--run-format", choices=FORMATS, help="run file format (default: by name)")
+    parser.add_argument(
+        "--qrels-format", choices=FORMATS, help="qrels file format (default: by name)"
+    )
+    parser.add_argument(
+        "--column",
+        action="append",
+        default=[],
+        metavar="ROLE=NAME",
+        help="column of a role in CSV/Parquet files: user (query), item (doc), rank, score, "
+        "relevance",
+    )
+    parser.add_argument("--level", type=float, default=0.95, help="interval level")
+
+
+def _setup(args: argparse.Namespace) -> tuple[Conventions, list[str], dict]:
+    """Conventions, measure names (checked) and column mapping from the arguments."""
+    if args.out and Path(args.out).suffix not in TABLE_SUFFIXES:
+        raise OffevalError(
+            f"--out must end in {', '.join(TABLE_SUFFIXES)}, got {Path(args.out).name}"
+        )
+    overrides = parse_pairs(args.set, what="--set")
+    conventions = active_registry().create("conventions", args.preset, **overrides)
+    measures = [m.name for m in parse_measures(args.measure or DEFAULT_MEASURES)]
+    return conventions, measures, parse_pairs(args.column, typed=False, what="--column")
+
+
+def _stated(conventions: Conventions, args: argparse.Namespace, measures: list[str]) -> str:
+    """The line every output starts with: preset, overrides, per-measure switches."""
+    sets = ", ".join(args.set) if args.set else "none"
+    own = [
+        f"{m.name}: {', '.join(f'{k}={v}' for k, v in (*m.overrides, *m.params))}"
+        for m in parse_measures(measures)
+        if m.overrides or m.params
+    ]
+    line = f"conventions: preset {args.preset}, overrides {sets}"
+    return line + (f"; measure switches {'; '.join(own)}" if own else "")
+
+
+def _write(table: pd.DataFrame, path: str, heading: str, latex: str | None = None) -> None:
+    out = Path(path)
+    if out.suffix == ".csv":
+        table.to_csv(out, index=False)
+    elif out.suffix == ".md":
+        out.write_text(f"{heading}\n\n{markdown_table(table, digits=6)}\n")
+    else:
+        out.write_text(latex or table.to_latex(index=False, float_format="%.4f"))
 
 
 class MetricsCommand:
-    """Top-n metrics of a ranked prediction file against a label file."""
+    """IR measures of one run against qrels, with standard errors and intervals."""
 
-    help = "top-n IR metrics (P, R, F1, hit rate, MAP, MRR, nDCG) with a convention preset"
+    help = "IR measures of a run against qrels (TREC files, CSV, Parquet, JSON), trec_eval's way"
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         """Declare the command's arguments."""
-        parser.add_argument("predictions", help="Parquet/CSV: user, item, rank (or score)")
-        parser.add_argument("labels", help="Parquet/CSV: user, item, relevance")
-        parser.add_argument("--preset", default="blog", help="convention preset (see plugins)")
         parser.add_argument(
-            "--set",
-            action="append",
-            default=[],
-            metavar="SWITCH=VALUE",
-            help="override one convention, e.g. --set ap_denominator=labels",
+            "run", help="run: TREC (qid Q0 docid rank score tag), CSV, Parquet, JSON"
         )
-        parser.add_argument("--k", type=int, action="append", help="cut-off (repeatable)")
-        parser.add_argument("--metric", action="append", choices=METRICS, help="(repeatable)")
-        parser.add_argument(
-            "--column",
-            action="append",
-            default=[],
-            metavar="ROLE=NAME",
-            help="column of a role: user, item, rank, score, relevance",
-        )
-        parser.add_argument("--out", help="write the table here (.csv or .md)")
-        parser.add_argument("--per-user", action="store_true", help="write per-user values")
+        parser.add_argument("qrels", help="qrels: TREC (qid [iter] docid rel), CSV, Parquet, JSON")
+        _add_common(parser)
+        parser.add_argument("--out", help="write the table here (.csv, .md or .tex)")
+        parser.add_argument("--per-user", action="store_true", help="per-user values instead")
 
     def run(self, args: argparse.Namespace) -> int:
-        """Compute and print the metrics table."""
-        if args.out and Path(args.out).suffix not in (".csv", ".md"):
-            raise OffevalError(f"--out must end in .csv or .md, got {Path(args.out).name}")
-        overrides = parse_pairs(args.set, what="--set")
-        conventions = active_registry().create("conventions", args.preset, **overrides)
-        columns = parse_pairs(args.column, typed=False, what="--column")
-        result = compute_frames(
-            read_table(args.predictions),
-            read_table(args.labels),
-            args.metric or METRICS,
-            args.k or [1, 3, 5, 10],
+        """Compute and print the measures table."""
+        conventions, measures, columns = _setup(args)
+        run = read_run(args.run, args.run_format)
+        qrels = read_qrels(args.qrels, args.qrels_format)
+        evaluation = evaluate_runs(
+            {Path(args.run).name: run},
+            qrels,
+            measures,
             conventions,
             columns=columns,
+            level=args.level,
         )
-        table = result.per_user.reset_index() if args.per_user else result.summary()
-        print(f"conventions: {conventions}")
-        with pd.option_context("display.width", 160, "display.max_rows", 200):
-            print(table.round(6).to_string())
+        if args.per_user:
+            table = next(iter(evaluation.results.values())).per_user.reset_index()
+        else:
+            table = evaluation.table().drop(columns="run")
+        heading = _stated(conventions, args, measures)
+        print(heading)
+        with pd.option_context("display.width", 120, "display.max_rows", 200):
+            print(table.round(6).to_string(index=False))
         if args.out:
-            out = Path(args.out)
-            if out.suffix == ".md":
-                out.write_text(markdown_table(table.reset_index(), digits=6) + "\n")
-            else:
-                table.to_csv(out)
+            _write(table, args.out, heading)
         return 0
+
+
+class CompareCommand:
+    """Several runs against one qrels: means with intervals and significance markers."""
+
+    help = "compare runs on the same qrels: means, intervals, paired tests (Markdown/CSV/LaTeX)"
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        """Declare the command's arguments."""
+        parser.add_argument("qrels", help="qrels: TREC, CSV, Parquet, JSON")
+        parser.add_argument("runs", nargs="+", help="two or more runs (named by file name)")
+        _add_common(parser)
+        parser.add_argument("--test", choices=TESTS, default="t", help="decides significance")
+        parser.add_argument(
+            "--correction",
+            default="holm",
+            choices=[*CORRECTIONS, "none"],
+            help="multiple-testing correction over the pairs of each measure",
+        )
+        parser.add_argument("--alpha", type=float, default=0.05)
+        parser.add_argument("--resamples", type=int, default=10_000, help="randomisation test")
+        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--pairs", help="also write every pair's test here (.csv or .md)")
+        parser.add_argument("--out", help="write the table here (.md, .csv or .tex)")
+
+    def run(self, args: argparse.Namespace) -> int:
+        """Compute, print and write the comparison table."""
+        if len(args.runs) < 2:
+            raise OffevalError("compare needs at least two runs")
+        names = [Path(r).name for r in args.runs]
+        if len(set(names)) != len(names):
+            raise OffevalError(f"runs need distinct file names, got {names}")
+        conventions, measures, columns = _setup(args)
+        qrels = read_qrels(args.qrels, args.qrels_format)
+        runs = {n: read_run(p, args.run_format) for n, p in zip(names, args.runs, strict=True)}
+        evaluation = evaluate_runs(
+            runs, qrels, measures, conventions, columns=columns, level=args.level
+        )
+        correction = None if args.correction == "none" else args.correction
+        pairs = evaluation.compare(
+            test=args.test,
+            correction=correction,
+            alpha=args.alpha,
+            resamples=args.resamples,
+            seed=args.seed,
+        )
+        means = evaluation.table()
+        table, legend = comparison_table(means, pairs, names)
+        how = f"paired {args.test} test, {args.correction} correction, alpha {args.alpha}"
+        heading = f"{_stated(conventions, args, measures)}\n{legend} ({how})"
+        print(heading)
+        with pd.option_context("display.width", 160, "display.max_colwidth", 60):
+            print(table.to_string(index=False))
+        if args.out:
+            _write(table, args.out, heading, latex_table(means, pairs, names, heading))
+        if args.pairs:
+            _write(pairs.round(8), args.pairs, heading)
+        return 0
+
+
+def _letters(names: list[str]) -> dict[str, str]:
+    return {n: chr(ord("a") + i) if i < 26 else f"r{i}" for i, n in enumerate(names)}
+
+
+def _beaten(pairs: pd.DataFrame, names: list[str]) -> dict[tuple[str, str], list[str]]:
+    """Per (run, measure): the letters of the runs it beats significantly."""
+    letter = _letters(names)
+    beaten: dict[tuple[str, str], list[str]] = {}
+    for row in pairs.itertuples(index=False):
+        if row.significant:
+            winner, loser = (row.a, row.b) if row.difference > 0 else (row.b, row.a)
+            beaten.setdefault((winner, row.measure), []).append(letter[loser])
+    return beaten
+
+
+def comparison_table(
+    means: pd.DataFrame, pairs: pd.DataFrame, names: list[str]
+) -> tuple[pd.DataFrame, str]:
+    """Runs x measures, each cell ``mean [low, high]`` and the letters of the runs it beats."""
+    letter, beaten = _letters(names), _beaten(pairs, names)
+    rows = []
+    for run in names:
+        row = {"run": f"({letter[run]}) {run}"}
+        for r in means[means["run"] == run].itertuples(index=False):
+            marks = "".join(sorted(beaten.get((run, r.measure), [])))
+            cell = f"{r.mean:.4f} [{r.ci_low:.4f}, {r.ci_high:.4f}]"
+            row[r.measure] = f"{cell} {marks}".rstrip()
+        rows.append(row)
+    legend = "letters: the runs a run beats significantly"
+    return pd.DataFrame(rows), legend
+
+
+def latex_table(means: pd.DataFrame, pairs: pd.DataFrame, names: list[str], caption: str) -> str:
+    """A booktabs table: means with superscript letters of the runs each beats, best in bold."""
+    letter, beaten = _letters(names), _beaten(pairs, names)
+    measures = list(dict.fromkeys(means["measure"]))
+    best = means.loc[means.groupby("measure")["mean"].idxmax()].set_index("measure")["run"]
+    lines = [
+        r"\begin{table}",
+        r"\centering",
+        r"\begin{tabular}{l" + "r" * len(measures) + "}",
+        r"\toprule",
+        " & ".join(["Run", *(_tex(m) for m in measures)]) + r" \\",
+        r"\midrule",
+    ]
+    for run in names:
+        cells = [f"({letter[run]}) {_tex(run)}"]
+        for measure in measures:
+            value = means[(means["run"] == run) & (means["measure"] == measure)]["mean"].iloc[0]
+            text = f"{value:.4f}" if np.isfinite(value) else "--"
+            if best[measure] == run:
+                text = rf"\textbf{{{text}}}"
+            marks = "".join(sorted(beaten.get((run, measure), [])))
+            cells.append(f"{text}$^{{{marks}}}$" if marks else text)
+        lines.append(" & ".join(cells) + r" \\")
+    lines += [
+        r"\bottomrule",
+        r"\end{tabular}",
+        rf"\caption{{{_tex(caption)}}}",
+        r"\end{table}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+#: LaTeX's special characters and how to write them.
+_TEX = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "\n": " ",
+}
+
+
+def _tex(text: str) -> str:
+    """Text with LaTeX's special characters escaped."""
+    return "".join(_TEX.get(char, char) for char in str(text))
