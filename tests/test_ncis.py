@@ -2,12 +2,24 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from oracles import delta_se, unit_sums
 
-from offeval import ConfigurationError, evaluate
-from offeval_ncis import CIS, IS, NCIS, BetaIPS, PiecewiseNCIS, PointwiseNCIS
+from offeval import ConfigurationError, InteractionLog, OffevalWarning, evaluate
+from offeval_ncis import (
+    CIS,
+    IPS,
+    IS,
+    NCIS,
+    SNIPS,
+    BetaIPS,
+    ClippedIPS,
+    PiecewiseNCIS,
+    PointwiseNCIS,
+)
 
 
 def weights(log, policy):
@@ -122,6 +134,8 @@ def test_beta_ips_optimal_beta_value_and_se(bandit):
     est = ev.estimate("target", "beta_ips(beta=None)")
     assert est.value == pytest.approx(expected, rel=1e-9)
     assert est.se == pytest.approx(expected_se, rel=1e-6)
+    assert est.diagnostics["fitted_beta"] == pytest.approx(beta, rel=1e-9)
+    assert ev.estimate("target", "beta_ips(beta=0)").diagnostics["fitted_beta"] == 0.0
     assert ev.estimate("target", "beta_ips(beta=0)").value == pytest.approx(
         ev.estimate("target", "is").value, rel=1e-12
     )
@@ -188,3 +202,34 @@ def test_capping_biases_cis_downwards(replications):
         reps = values[:, i, 2]
         se = reps.std(ddof=1) / np.sqrt(reps.size)
         assert reps.mean() < truth[i] - 3 * se
+
+
+def test_obp_names_are_the_same_estimators(bandit):
+    log, target, _ = bandit
+    ev = evaluate(
+        log, [target], [IS(), IPS(), CIS(cap=2.5), ClippedIPS(cap=2.5), NCIS(cap=np.inf), SNIPS()]
+    )
+    pairs = [("is", "ips"), ("cis(cap=2.5)", "clipped_ips(cap=2.5)"), ("ncis(cap=inf)", "snips")]
+    for ours, obp in pairs:
+        a, b = ev.estimate("target", ours), ev.estimate("target", obp)
+        assert (a.value, a.se) == (b.value, b.se)
+
+
+def test_mean_weight_far_from_one_warns_and_is_reported(bandit):
+    """Halved propensities double every weight: the mean weight is 2, far beyond 3 SE."""
+    log, target, _ = bandit
+    w = weights(log, target)
+    y, n = unit_sums(log, w), unit_sums(log, np.ones(log.n_rows))
+    mean = y.sum() / n.sum()
+    se = np.sqrt(((y - mean * n) ** 2).sum()) / n.sum()  # clustered by trajectory
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", OffevalWarning)
+        est = evaluate(log, [target], [IS()]).estimate("target")
+    assert est.diagnostics["mean_weight"] == pytest.approx(mean, rel=1e-12)
+    assert est.diagnostics["mean_weight_se"] == pytest.approx(se, rel=1e-9)
+    assert abs(est.diagnostics["mean_weight_z"]) < 3
+    frame = log.frame.assign(propensity=log.frame["propensity"] / 2)
+    wrong = InteractionLog.from_frame(frame)
+    with pytest.warns(OffevalWarning, match="mean importance weight is .*propensities"):
+        doubled = evaluate(wrong, [target], [IS()]).estimate("target")
+    assert doubled.diagnostics["mean_weight"] == pytest.approx(2 * mean, rel=1e-12)

@@ -21,6 +21,10 @@ class OffevalError(ValueError):
     """Base class of every error offeval raises about its input."""
 
 
+class OffevalWarning(UserWarning):
+    """Something in the data that makes a result doubtful, though not wrong to compute."""
+
+
 def plain(label: Any) -> Any:
     """A label as a plain Python value (numpy scalars unwrapped, tuples kept)."""
     if isinstance(label, tuple):

@@ -247,6 +247,10 @@ class BaseEstimator:
     - ``higher_is_better``: False for metrics where lower values are better
       (disagreement rates); the demo ranks policies by the negated value.
 
+    An estimator that fits parameters from the log (a control variate's
+    coefficient, say) may define ``fitted(stats) -> dict``; the values appear
+    in its estimates' diagnostics as ``fitted_<name>``.
+
     Each may be a property when it depends on the parameters.
     """
 

@@ -408,11 +408,15 @@ class Evaluation:
         self._estimates: dict[tuple[str, str], Estimate] = {}
         for p, policy in enumerate(acc.policies):
             for e, estimator in enumerate(acc.estimators):
-                lin = estimator.combine(acc.stats(p, e, acc.moments, self._covariance))
+                stats = acc.stats(p, e, acc.moments, self._covariance)
+                lin = estimator.combine(stats)
                 label = self.estimators[e]
                 self._lin[policy.name, label] = lin
                 tally = acc.tallies.get((p, e), Tally())
                 diagnostics = {**tally.counts, **estimator.diagnose(tally)}
+                fitted = getattr(estimator, "fitted", None)
+                if callable(fitted):  # parameters the estimator fitted from the log
+                    diagnostics.update({f"fitted_{k}": v for k, v in fitted(stats).items()})
                 excluded = acc.excluded.get((p, e), {})
                 if sum(excluded.values()) > self.n_units:
                     raise OffevalError(

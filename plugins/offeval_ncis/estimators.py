@@ -83,6 +83,26 @@ class IS(CIS):
         return {}
 
 
+class IPS(IS):
+    """Inverse propensity scoring (Horvitz and Thompson 1952; obp's IPW): mean of r * pi/mu.
+
+    The same estimator as ``is``, under the name obp users know. Unbiased
+    when the propensities are right and the logger covers the target.
+    """
+
+    name = "ips"
+
+
+class ClippedIPS(CIS):
+    """Clipped IPS (obp's IPW with ``lambda_``; Strehl et al. 2010): mean of r * min(cap, pi/mu).
+
+    The same estimator as ``cis``: biased downwards where the cap binds, with
+    a lower variance.
+    """
+
+    name = "clipped_ips"
+
+
 class NCIS(_ISFamily):
     """Normalised capped IS: sum r*min(cap, w) / sum min(cap, w).
 
@@ -110,6 +130,24 @@ class NCIS(_ISFamily):
     def combine(self, stats) -> Linearisation:
         """Ratio of the two column means (delta-method standard error)."""
         return ratio_of_means(stats, "rw", "w")
+
+
+class SNIPS(NCIS):
+    """Self-normalised IPS (Swaminathan and Joachims 2015; obp's SNIPW):
+    sum r * pi/mu / sum pi/mu.
+
+    The same estimator as ``ncis(cap=inf)``: consistent, slightly biased in
+    small samples, often far less variable than IPS.
+    """
+
+    name = "snips"
+
+    def __init__(self):
+        self.cap = INF
+
+    def get_params(self) -> dict:
+        """SNIPS has no parameters."""
+        return {}
 
 
 class PiecewiseNCIS(_ISFamily):
@@ -265,8 +303,16 @@ class BetaIPS(_ISFamily):
         cov_yc = stats.cov("y", "w") - stats.cov("y", "n")
         return cov_yc / var_c if var_c > 0 else 0.0
 
+    def fitted(self, stats) -> dict[str, float]:
+        """The beta used: beta* fitted from the log, or the fixed one."""
+        return {"beta": self.optimal_beta(stats) if self.beta is None else float(self.beta)}
+
     def combine(self, stats) -> Linearisation:
-        """(mean(Y) - beta (mean(W) - mean(N))) / mean(N), beta held fixed."""
+        """(mean(Y) - beta (mean(W) - mean(N))) / mean(N), beta held fixed.
+
+        With beta* fitted from the same log the interval is first-order: it
+        treats beta* as known (its estimation error is of a smaller order).
+        """
         beta = self.optimal_beta(stats) if self.beta is None else float(self.beta)
         y, w, n = stats.mean("y"), stats.mean("w"), stats.mean("n")
         value = (y - beta * (w - n)) / n

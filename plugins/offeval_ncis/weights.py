@@ -7,9 +7,11 @@ values, computed once per chunk and policy.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
-from offeval import ConfigurationError, InteractionLog, PolicyView, Shared
+from offeval import ConfigurationError, InteractionLog, OffevalWarning, PolicyView, Shared
 from offeval.stats import Tally
 
 
@@ -30,6 +32,22 @@ def weight_summary(view: PolicyView) -> tuple[float, float, float]:
 def _weight_summary(view: PolicyView) -> tuple[float, float, float]:
     w = view.weights()
     return float(w.sum()), float(w @ w), float(w.max(initial=0))
+
+
+def trajectory_weight_moments(view: PolicyView) -> tuple[float, float, float]:
+    """Sums over trajectories of W^2, W N and N^2 (W: a trajectory's weights summed, N:
+    its rows), from which the mean weight's standard error follows; once per view."""
+    return view.memo(_trajectory_weight_moments)
+
+
+def _trajectory_weight_moments(view: PolicyView) -> tuple[float, float, float]:
+    log = view.log
+    if log.n_units == log.n_rows:
+        w = view.weights()
+        return float(w @ w), float(w.sum()), float(log.n_rows)
+    sums = np.add.reduceat(view.weights(), log.unit_starts)
+    rows = np.diff(np.r_[log.unit_starts, log.n_rows]).astype(float)
+    return float(sums @ sums), float(sums @ rows), float(rows @ rows)
 
 
 def capped_weights(view: PolicyView, cap: float) -> np.ndarray:
@@ -88,6 +106,9 @@ def weight_tally(view: PolicyView, cap: float) -> Tally:
     tally.add("sum_w2", sum_w2)
     tally.count("clipped", np.count_nonzero(w > cap) if cap < max_w else 0)
     tally.maximum("max_weight", max_w)
+    moments = trajectory_weight_moments(view)
+    for name, value in zip(("sum_W2", "sum_WN", "sum_N2"), moments, strict=True):
+        tally.add(name, value)
     if view.log.has_candidates:
         violations, mass = support(view)
         tally.count("support_violations", violations)
@@ -96,16 +117,43 @@ def weight_tally(view: PolicyView, cap: float) -> Tally:
     return tally
 
 
+#: How many standard errors from 1 the mean importance weight may be before a warning.
+MEAN_WEIGHT_Z = 3.0
+
+
 def weight_diagnostics(tally: Tally) -> dict[str, float]:
-    """Effective sample size, mean and largest weight, share of clipped weights."""
+    """Effective sample size, mean weight (with its standard error and z against 1),
+    largest weight, share of clipped weights, unsupported mass.
+
+    The weights pi/mu have mean 1 under the logging policy when the
+    propensities are right and the logger covers the target; a mean weight
+    more than :data:`MEAN_WEIGHT_Z` standard errors (clustered by trajectory)
+    from 1 warns (:class:`offeval.OffevalWarning`).
+    """
     s, m, c = tally.sums, tally.maxima, tally.counts
     rows = s.get("rows", 0.0)
+    mean = s["sum_w"] / rows if rows else float("nan")
     out = {
         "ess": s["sum_w"] ** 2 / s["sum_w2"] if s.get("sum_w2", 0) > 0 else 0.0,
-        "mean_weight": s["sum_w"] / rows if rows else float("nan"),
+        "mean_weight": mean,
+        "mean_weight_se": float("nan"),
+        "mean_weight_z": float("nan"),
         "max_weight": m.get("max_weight", float("nan")),
         "clipped_share": c.get("clipped", 0) / rows if rows else float("nan"),
     }
+    if rows and "sum_W2" in s:
+        spread = s["sum_W2"] - 2 * mean * s["sum_WN"] + mean**2 * s["sum_N2"]
+        se = float(np.sqrt(max(spread, 0.0))) / rows
+        out["mean_weight_se"] = se
+        out["mean_weight_z"] = (mean - 1) / se if se > 0 else float("nan")
+        if abs(out["mean_weight_z"]) > MEAN_WEIGHT_Z:
+            warnings.warn(
+                f"the mean importance weight is {mean:.4g}, {out['mean_weight_z']:+.1f} "
+                "standard errors from 1: the logging propensities may be wrong, or the "
+                "target puts mass where the logger shows nothing",
+                OffevalWarning,
+                stacklevel=2,
+            )
     if "slots" in s:
         out["unsupported_mass_per_slot"] = s["unsupported_mass"] / s["slots"]
     return out
