@@ -21,6 +21,7 @@ from offeval.estimator import (
 )
 from offeval.evaluation import Accumulator, Evaluation, evaluate
 from offeval.hookspecs import hookimpl, hookspec
+from offeval.interop import ActionDistPolicy, from_obp
 from offeval.log import InteractionLog, Log, read_table, stream_parquet
 from offeval.policy import (
     ColumnPolicy,
@@ -29,6 +30,7 @@ from offeval.policy import (
     Policy,
     RerankPolicy,
     ScoringPolicy,
+    TablePolicy,
 )
 from offeval.registry import Registry, active_registry, get_registry
 from offeval.result import Estimate
@@ -38,6 +40,7 @@ __version__ = "0.1.0"
 __all__ = [
     "ESTIMANDS",
     "Accumulator",
+    "ActionDistPolicy",
     "BaseEstimator",
     "ColumnError",
     "ColumnPolicy",
@@ -58,6 +61,7 @@ __all__ = [
     "Registry",
     "RerankPolicy",
     "ScoringPolicy",
+    "TablePolicy",
     "RegistryError",
     "RowError",
     "SplitUnitError",
@@ -65,6 +69,7 @@ __all__ = [
     "SupportError",
     "active_registry",
     "evaluate",
+    "from_obp",
     "get_registry",
     "hookimpl",
     "hookspec",

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 import pandas as pd
 
 from offeval.errors import ColumnError, ConfigurationError, OffevalError
+
+if TYPE_CHECKING:
+    from offeval.policy import Policy
 
 #: Column roles an interaction log understands, with what each holds.
 ROLES: dict[str, str] = {
@@ -31,6 +34,56 @@ REQUIRED = ("trajectory", "item", "reward")
 MAX_POSITION = np.iinfo(np.int32).max
 TRUE_WORDS = frozenset({"true", "t", "yes", "y", "1"})
 FALSE_WORDS = frozenset({"false", "f", "no", "n", "0"})
+
+
+#: Roles that may be keyed by several columns.
+COMPOSITE_ROLES = ("trajectory", "context")
+
+
+def composite_key(columns: pd.DataFrame) -> np.ndarray:
+    """One 64-bit key per row from several columns (equal rows, equal keys, in any chunk).
+
+    A hash of the values: two of n distinct combinations share a key with
+    probability about n^2 / 2^65 (3e-8 for a million trajectories).
+    """
+    return pd.util.hash_pandas_object(columns, index=False).to_numpy().view(np.int64)
+
+
+def _composite_keys(
+    frame: pd.DataFrame, mapping: Mapping, labels: np.ndarray
+) -> tuple[pd.DataFrame, dict]:
+    """Roles mapped to a list of columns get one key column, named ``a+b`` (parts kept)."""
+    mapping = dict(mapping)
+    for role, parts in list(mapping.items()):
+        if not isinstance(parts, (list, tuple)):
+            continue
+        if role not in COMPOSITE_ROLES or len(parts) < 2:
+            raise OffevalError(
+                f"mapping: only {list(COMPOSITE_ROLES)} may map to several columns (two or "
+                f"more), got {role!r} -> {parts!r}"
+            )
+        for column in parts:
+            if column not in frame.columns:
+                raise ColumnError(column, f"part of the {role} key but not in the data")
+        missing = frame[list(parts)].isna().any(axis=1).to_numpy()
+        if missing.any():
+            raise ColumnError(f"{role} key {list(parts)}", "must not be missing", labels[missing])
+        name = "+".join(map(str, parts))
+        if name in frame.columns:
+            raise ColumnError(name, f"the {role} key's name is already a column of the data")
+        frame = frame.assign(**{name: composite_key(frame[list(parts)])})
+        mapping[role] = name
+    return frame, mapping
+
+
+def _logged_propensities(data: pd.DataFrame, logging: Policy) -> pd.DataFrame:
+    """The propensity column from a declared logging policy (never beside a given one)."""
+    if "propensity" in data:
+        raise ColumnError(
+            "propensity", "the data has propensities and a logging policy is declared: give one"
+        )
+    rows = data if "position" in data else data.assign(position=1)
+    return data.assign(propensity=np.asarray(logging.probabilities(rows), dtype=float))
 
 
 def _mapped(frame: pd.DataFrame, mapping: Mapping[str, str]) -> pd.DataFrame:
@@ -256,10 +309,19 @@ class InteractionLog:
     def from_frame(
         cls,
         frame: pd.DataFrame,
-        mapping: Mapping[str, str] | None = None,
+        mapping: Mapping[str, str | Sequence[str]] | None = None,
         candidates: pd.DataFrame | None = None,
+        *,
+        logging: Policy | None = None,
     ) -> InteractionLog:
-        """Validate ``frame`` with column ``mapping`` (role -> column name)."""
+        """Validate ``frame`` with column ``mapping`` (role -> column name).
+
+        The trajectory (or context) may be a list of columns, a composite
+        key: ``{"trajectory": ["user", "session"]}``. ``logging`` declares
+        the logging policy instead of a propensity column, e.g.
+        ``logging=TablePolicy.uniform(items, positions=3)``: each row's
+        propensity is its probability under it.
+        """
         if not isinstance(frame, pd.DataFrame):
             raise OffevalError(f"expected a pandas DataFrame, got {type(frame).__name__}")
         if len(frame) == 0:
@@ -267,7 +329,10 @@ class InteractionLog:
         if not isinstance(mapping or {}, Mapping):
             raise OffevalError(f"mapping must be a dict of role -> column, got {mapping!r}")
         labels = frame.index.to_numpy()
-        data = _mapped(frame.reset_index(drop=True), mapping or {})
+        frame, mapping = _composite_keys(frame.reset_index(drop=True), mapping or {}, labels)
+        data = _mapped(frame, mapping)
+        if logging is not None:
+            data = _logged_propensities(data, logging)
         data = _validate(data, labels)
         data, labels, starts = _order_and_positions(data, labels)
         if "context" not in data:
@@ -569,16 +634,18 @@ def stream_parquet(
     ):
         raise OffevalError(f"batch_rows must be a whole number >= 1, got {batch_rows!r}")
     trajectory = (mapping or {}).get("trajectory", "trajectory")
+    parts = list(trajectory) if isinstance(trajectory, (list, tuple)) else [trajectory]
     try:
         source = pq.ParquetFile(path)
     except (OSError, ValueError) as exc:
         raise OffevalError(f"{path}: cannot read it as parquet ({_first_line(exc)})") from None
-    if trajectory not in source.schema_arrow.names:
-        raise ColumnError(trajectory, f"the trajectory column is not in {path}")
-    return _batches(source, mapping, trajectory, batch_rows)
+    for column in parts:
+        if column not in source.schema_arrow.names:
+            raise ColumnError(column, f"the trajectory column is not in {path}")
+    return _batches(source, mapping, parts, batch_rows)
 
 
-def _batches(source, mapping, trajectory: str, batch_rows: int) -> Iterator[InteractionLog]:
+def _batches(source, mapping, trajectory: list, batch_rows: int) -> Iterator[InteractionLog]:
     carry: pd.DataFrame | None = None
     offset = 0
     for batch in source.iter_batches(batch_size=batch_rows):
@@ -588,8 +655,9 @@ def _batches(source, mapping, trajectory: str, batch_rows: int) -> Iterator[Inte
         offset += len(frame)
         if carry is not None:
             frame = pd.concat([carry, frame])
-        last = frame[trajectory].iloc[-1]
-        same = (frame[trajectory] == last).to_numpy()
+        key = frame[trajectory[0]] if len(trajectory) == 1 else composite_key(frame[trajectory])
+        key = np.asarray(key)
+        same = key == key[-1]
         tail = same & (np.cumsum(~same[::-1])[::-1] == 0)
         carry = frame[tail]
         if (~tail).any():

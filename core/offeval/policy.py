@@ -242,3 +242,83 @@ class RerankPolicy:
     def __repr__(self) -> str:
         kind = "deterministic" if self.temperature is None else f"PL(T={self.temperature:g})"
         return f"RerankPolicy({self.column!r}, {kind}, name={self.name!r})"
+
+
+#: The key columns a probability table may have, in lookup order.
+TABLE_KEYS = ("context", "item", "position")
+
+
+class TablePolicy:
+    """A policy given as a table of probabilities, without a row per candidate.
+
+    ``table`` has a ``probability`` column and the keys it depends on: ``item``
+    and ``position`` (an item x position table: the same for every context),
+    optionally ``context`` (context x item x position), or ``item`` alone (a
+    bandit: any position). A row whose key is absent from the table has
+    probability 0. Per (context, position), the probabilities of the items
+    must sum to at most 1.
+    """
+
+    def __init__(self, table: pd.DataFrame, name: str = "table", probability: str = "probability"):
+        if not isinstance(table, pd.DataFrame):
+            raise ConfigurationError(
+                f"table must be a pandas DataFrame, got {type(table).__name__}"
+            )
+        if "item" not in table or probability not in table:
+            raise ColumnError(
+                "item" if "item" not in table else probability,
+                "a probability table needs item and probability columns "
+                "(and position, context when the probabilities depend on them)",
+            )
+        self.name = name
+        self.keys = [k for k in TABLE_KEYS if k in table]
+        p = pd.to_numeric(table[probability], errors="coerce").to_numpy(dtype=float)
+        labels = table.index.to_numpy()
+        bad = ~((p >= 0) & (p <= 1))
+        if bad.any():
+            raise ColumnError(probability, "probabilities must lie in [0, 1]", labels[bad])
+        index = pd.MultiIndex.from_frame(table[self.keys])
+        if index.has_duplicates:
+            raise ColumnError(
+                "item", "a key appears twice in the table", labels[index.duplicated()]
+            )
+        slots = [k for k in self.keys if k != "item"]
+        if slots:
+            total = pd.Series(p).groupby([table[k].to_numpy() for k in slots]).sum()
+            over = total[total > 1 + 1e-9]
+            if len(over):
+                raise ConfigurationError(
+                    f"policy {name!r}: the probabilities of a {'/'.join(slots)} sum to more than "
+                    f"1 (first: {over.index[0]!r} sums to {over.iloc[0]:.6g})"
+                )
+        elif p.sum() > 1 + 1e-9:
+            raise ConfigurationError(f"policy {name!r}: the probabilities sum to {p.sum():.6g} > 1")
+        self._index, self._p = index, p
+
+    @classmethod
+    def uniform(cls, items, positions: int = 1, name: str = "uniform") -> TablePolicy:
+        """Uniformly random rankings of ``positions`` distinct items out of ``items``.
+
+        Each item is at each position with probability 1 / len(items): the
+        uniform logger declared in one line (no candidate table needed).
+        """
+        items = list(items)
+        if not items or isinstance(positions, bool) or not 1 <= int(positions) <= len(items):
+            raise ConfigurationError(
+                f"a uniform policy needs items and 1 <= positions <= len(items), got "
+                f"{len(items)} items and positions={positions!r}"
+            )
+        grid = pd.MultiIndex.from_product([items, range(1, int(positions) + 1)])
+        table = grid.to_frame(index=False, name=["item", "position"])
+        return cls(table.assign(probability=1 / len(items)), name=name)
+
+    def probabilities(self, rows: pd.DataFrame) -> np.ndarray:
+        """The table's probability of each row's key (0 where the table has none)."""
+        for key in self.keys:
+            if key not in rows:
+                raise ColumnError(key, f"policy {self.name!r} looks its probabilities up by this")
+        at = self._index.get_indexer(pd.MultiIndex.from_frame(rows[self.keys]))
+        return np.where(at >= 0, self._p[np.maximum(at, 0)], 0.0)
+
+    def __repr__(self) -> str:
+        return f"TablePolicy({self.name!r}, {len(self._p)} rows by {self.keys})"
