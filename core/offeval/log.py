@@ -198,6 +198,11 @@ def _positions(frame: pd.DataFrame, labels: np.ndarray) -> np.ndarray | None:
     """The position column as int64, checked whole and in range (None if absent)."""
     if "position" not in frame:
         return None
+    column = frame["position"]
+    if column.dtype.kind in "iu":  # whole already: only the range to check (two reductions)
+        values = column.to_numpy()
+        if values.size and 1 <= values.min() and values.max() <= MAX_POSITION:
+            return values.astype(np.int64, copy=False)
     pos = _numeric(frame, "position", labels)
     bad = ~(np.isfinite(pos) & (pos >= 1) & (pos <= MAX_POSITION) & (pos == np.round(pos)))
     if bad.any():
