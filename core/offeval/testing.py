@@ -30,7 +30,10 @@ Estimators declare checks known to fail in ``expected_failed_checks``
 (check name -> reason): :func:`parametrize_with_checks` marks them as
 expected failures, :func:`check_estimator` skips them. ``assumptions``
 (environment parameters, e.g. the users' examination model) set up the
-environment in which the guarantee holds.
+environment in which the guarantee holds. An estimator that reads columns its
+users compute before evaluating (a reward model's predictions) defines
+``prepare_kit_log(log) -> log``, which adds them to every log the kit draws; it
+sees the log only, never the environment's truth.
 """
 
 from __future__ import annotations
@@ -81,13 +84,16 @@ def _log(assumptions: tuple, n: int, seed: int, candidates: bool) -> Interaction
 def kit_setup(estimator: Estimator, n: int = 4_000, seed: int = 0):
     """The environment, a log of ``n`` trajectories and two target policies for ``estimator``.
 
-    The log has the candidate table when the estimator requires it.
+    The log has the candidate table when the estimator requires it, and the
+    columns its ``prepare_kit_log`` adds.
     """
     key = _assumptions(estimator)
     env = _environment(key)
     candidates = "candidates" in _declared(estimator, "requires", ())
     policies = list(env.candidate_policies(4))
-    return env, _log(key, n, seed, candidates), [policies[0], policies[-1]]
+    log = _log(key, n, seed, candidates)
+    prepare = _declared(estimator, "prepare_kit_log")
+    return env, log if prepare is None else prepare(log), [policies[0], policies[-1]]
 
 
 def _estimate(estimator: Estimator, log, policy, **kw) -> Estimate:

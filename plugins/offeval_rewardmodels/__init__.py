@@ -1,8 +1,35 @@
-"""Plugin ``rewardmodels``: direct-method and doubly robust off-policy estimators."""
+"""Plugin ``rewardmodels``: direct-method and doubly robust off-policy estimators.
+
+DM, DR (Dudík et al., ICML 2011), SNDR (obp, after Kallus and Uehara, NeurIPS
+2019), Switch-DR (Wang et al., ICML 2017) and DR with optimistic shrinkage
+(Su et al., ICML 2020), as obp defines them, on the engine's columns. The
+reward model enters as columns (any model); :func:`fit_reward_model`
+cross-fits a scikit-learn regressor by trajectory.
+"""
 
 from offeval import hookimpl
+from offeval_rewardmodels.columns import DEFAULT_COLUMN
+from offeval_rewardmodels.estimators import DM, DR, DROS, SNDR, SwitchDR
+from offeval_rewardmodels.fitting import RewardPredictions, fit_reward_model, item_position_means
+
+ESTIMATORS = (DM, DR, SNDR, SwitchDR, DROS)
 
 
 @hookimpl
 def register_estimators(register):
-    """Register the reward-model estimators (none yet)."""
+    """Register dm, dr, sndr, switch_dr and dr_os."""
+    for cls in ESTIMATORS:
+        register(cls.name, cls)
+
+
+__all__ = [
+    "DEFAULT_COLUMN",
+    "DM",
+    "DR",
+    "DROS",
+    "SNDR",
+    "RewardPredictions",
+    "SwitchDR",
+    "fit_reward_model",
+    "item_position_means",
+]
