@@ -247,7 +247,10 @@ def _order_and_positions(
     starts = _grouped_starts(frame["trajectory"], pos)
     if starts is None:
         codes, _ = pd.factorize(frame["trajectory"], sort=False)
-        order = np.argsort(codes, kind="stable") if pos is None else np.lexsort((pos, codes))
+        if pos is None:
+            order = np.argsort(codes, kind="stable")
+        else:  # one int64 key (trajectory, position): a single sort instead of a lexsort
+            order = np.argsort(codes.astype(np.int64) * (MAX_POSITION + 1) + pos)
         sorted_codes = codes[order]
         if not np.array_equal(order, np.arange(len(order))):
             frame = frame.iloc[order].reset_index(drop=True)
