@@ -980,7 +980,12 @@ REVIEW_CASES = {
     "a list as a column name": (
         lambda: build(mapping={**MAP, "reward": ["click"]}),
         OffevalError,
-        "role 'reward' must map to one column name",
+        r"only \['trajectory', 'context'\] may map to several columns.*'reward'",
+    ),
+    "a composite key of one column": (
+        lambda: build(mapping={**MAP, "trajectory": ["session"]}),
+        OffevalError,
+        "two or more",
     ),
     "misnamed rank probability column": (
         lambda: evaluate(
