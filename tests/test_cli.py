@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pandas as pd
@@ -219,3 +222,10 @@ def test_a_plugin_command_that_fails_to_build_is_isolated(capsys, monkeypatch):
     out = capsys.readouterr().out
     assert "brokencmd (command): broken: RuntimeError: cannot build" in out
     one_line_error(capsys, ["broken"], "invalid choice: 'broken'")
+
+
+def test_importing_the_report_code_leaves_the_users_matplotlib_backend_alone():
+    code = "import matplotlib, offeval.report, offeval.cli; print(matplotlib.get_backend())"
+    env = {**os.environ, "MPLBACKEND": "svg"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.strip() == "svg", out.stderr

@@ -641,8 +641,13 @@ def evaluate(
     if not whole and not isinstance(log, Iterable):
         raise OffevalError(f"log must be an InteractionLog or an iterable of them, got {log!r}")
     chunks = _bounded_chunks(log, acc, chunk_rows) if whole else log
-    for chunk in tqdm(chunks, desc="evaluating", unit="chunk", disable=not progress):
-        if not isinstance(chunk, InteractionLog):
-            raise OffevalError(f"expected InteractionLog chunks, got {type(chunk).__name__}")
-        acc.add(chunk, new_units=whole)
+    total = log.n_rows if whole else None  # rows: a total and an ETA when the log is whole
+    with tqdm(
+        total=total, desc="evaluating", unit="row", unit_scale=True, disable=not progress
+    ) as bar:
+        for chunk in chunks:
+            if not isinstance(chunk, InteractionLog):
+                raise OffevalError(f"expected InteractionLog chunks, got {type(chunk).__name__}")
+            acc.add(chunk, new_units=whole)
+            bar.update(chunk.n_rows)
     return acc.result(level)

@@ -4,16 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from offeval.demo import DemoResult  # noqa: E402
-from offeval.sections import ReportSection  # noqa: E402
-from offeval.tables import markdown_table  # noqa: E402
+from offeval.demo import DemoResult
+from offeval.sections import ReportSection
+from offeval.tables import markdown_table
 
 
 def plot_estimates(estimates: pd.DataFrame, truth: pd.Series, path: Path) -> Path:
@@ -22,7 +19,8 @@ def plot_estimates(estimates: pd.DataFrame, truth: pd.Series, path: Path) -> Pat
     cols = min(3, len(labels))
     rows = int(np.ceil(len(labels) / cols))
     width, height = 4.2 * cols, 3.2 * rows
-    fig, axes = plt.subplots(rows, cols, figsize=(width, height), squeeze=False)
+    fig = Figure(figsize=(width, height))  # no pyplot: the user's backend is left alone
+    axes = fig.subplots(rows, cols, squeeze=False)
     # fixed margins in inches (tight_layout would measure every label of every panel)
     fig.subplots_adjust(
         left=0.75 / width,
@@ -48,12 +46,13 @@ def plot_estimates(estimates: pd.DataFrame, truth: pd.Series, path: Path) -> Pat
     for ax in axes.ravel()[len(labels) :]:
         ax.axis("off")
     fig.savefig(path, dpi=100)
-    plt.close(fig)
     return path
 
 
 def write_sections(sections: list[ReportSection], out: Path) -> str:
     """Write each section's tables (CSV) and figures (PNG) into ``out``; return its Markdown."""
+    import matplotlib.pyplot as plt  # sections' figures may be pyplot's: close them after
+
     parts = []
     for section in sections:
         slug = "".join(c if c.isalnum() else "_" for c in section.title.lower()).strip("_")
