@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -51,5 +52,18 @@ def test_html_build_has_no_warnings(tmp_path):
         text=True,
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    html = (tmp_path / "_build" / "html" / "ncis.html").read_text()
+    site = tmp_path / "_build" / "html"
+    html = (site / "ncis.html").read_text()
     assert "0.636" in html and "Kendall" in html
+    assert 'src="_static/mathjax/tex-chtml.js"' in html  # math from the build, not a CDN
+    for page in site.glob("*.html"):
+        text = page.read_text()
+        loads = re.findall(
+            r"<(?:script|link|img)\b[^>]*?(?:src|href)=\"((?:https?:)?//[^\"]+)", text
+        )
+        assert not loads, f"{page.name} loads {loads[:3]} from the network"
+        for ref in re.findall(r"<(?:script|img)\b[^>]*?src=\"([^\"#?]+)", text):
+            assert (page.parent / ref).is_file(), f"{page.name}: missing {ref}"
+        assert "output traceback" not in text, f"{page.name} shows a traceback"
+        for machine in ("/work/", "/tmp/", "/root/", "/home/", "site-packages"):
+            assert machine not in text, f"{page.name} shows a path of the build machine"
