@@ -56,6 +56,7 @@ def test_html_build_has_no_warnings(tmp_path):
     html = (site / "ncis.html").read_text()
     assert "0.636" in html and "Kendall" in html
     assert 'src="_static/mathjax/tex-chtml.js"' in html  # math from the build, not a CDN
+    assert "_static/offeval.css" in html  # long code lines wrap, wide tables scroll
     for page in site.glob("*.html"):
         text = page.read_text()
         loads = re.findall(
