@@ -1,0 +1,346 @@
+"""Probabilities of ranking prefixes, P(a_1..a_k | x), for the target and the logger.
+
+RIPS and Cascade-DR weight the reward at position k by the ratio of the
+target's and the logger's probabilities of the whole prefix a_1..a_k. Rank
+marginals do not determine them. The target's come from, in this order:
+
+1. a ``prefix_probabilities(rows)`` method: for each row, the probability that
+   the policy shows its trajectory's logged items at positions 1..position;
+2. Plackett-Luce logits: the simulator's rankers (``logits`` and
+   ``candidates`` per context, with their uniformly shuffled share
+   ``mix_uniform``; deterministic ones through ``deterministic_ranking()``),
+   or an :class:`offeval.RerankPolicy` at a temperature (Plackett-Luce over
+   the trajectory's own items, logits ``scores / temperature``);
+3. 0/1 probabilities (a deterministic policy): a prefix is shown surely when
+   each of its items is surely at its position, never when one is not.
+
+Anything else is a :class:`offeval.ConfigurationError`. The logger's come
+from a column of prefix propensities (obp's ``pscore_cascade``) or from the
+Plackett-Luce logging columns (see :func:`logging_log_prefix`). Everything is
+in log space: long prefixes have tiny probabilities.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from offeval import ColumnError, ConfigurationError, InteractionLog, PolicyView, RerankPolicy
+from offeval.log import booleans
+from offeval_slates.layout import Layout, layout
+from offeval_slates.plackett_luce import (
+    NEG_INF,
+    candidate_rows,
+    first_shown,
+    log_prefix,
+    shifted,
+    uniform_log_prefix,
+)
+
+#: What the logging prefix probabilities are read from by default.
+PL_COLUMNS = ("logging_score", "logging_pool", "shuffled")
+#: The optional flag of banners a deterministic logging ranker ordered.
+DETERMINISTIC = "logging_deterministic"
+#: Relative slack when checking that prefix probabilities do not grow down a trajectory.
+SLACK = 1e-9
+
+
+def policy_name(view: PolicyView) -> str:
+    """The policy's name for messages."""
+    return getattr(view.policy, "name", type(view.policy).__name__)
+
+
+# -- the target ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TargetPrefixes:
+    """The target's log P(a_1..a_k) per log row, and how to extend a prefix by a candidate."""
+
+    rows: np.ndarray  # per log row
+    source: str  # "method", "table", "rerank" or "deterministic"
+    state: object = None  # what :func:`target_log_extended` needs of the source
+
+
+def target_log_prefix(view: PolicyView, estimator: str) -> np.ndarray:
+    """log P_target(a_1..a_k) of every logged row, once per chunk and policy."""
+    return view.memo(_target, estimator, key=("slates_target",)).rows
+
+
+def _target(view: PolicyView, estimator: str) -> TargetPrefixes:
+    policy = view.policy
+    lay = layout(view.log)
+    if callable(getattr(policy, "prefix_probabilities", None)):
+        p = view.ask("prefix_probabilities")
+        bad = (p < 0) | (p > 1)
+        if bad.any():
+            raise ColumnError(
+                "prefix_probabilities",
+                f"policy {policy_name(view)!r} gave prefix probabilities outside [0, 1]",
+                view.log.source_rows[bad],
+            )
+        with np.errstate(divide="ignore"):
+            return TargetPrefixes(np.log(p), "method")
+    if _is_table_ranker(policy):
+        return _table_target(view, lay)
+    if isinstance(policy, RerankPolicy) and policy.temperature is not None:
+        logits = lay.padded(view.scores() / policy.temperature, NEG_INF)
+        prefix, left = log_prefix(logits, np.full(lay.n_units, NEG_INF))
+        return TargetPrefixes(lay.rows(prefix), "rerank", (logits, prefix, left))
+    p = view.probabilities()
+    fractional = (p > 0) & (p < 1)
+    if fractional.any():
+        raise ConfigurationError(
+            f"{estimator} needs the target's prefix probabilities P(a_1..a_k): policy "
+            f"{policy_name(view)!r} ({type(policy).__name__}) has no prefix_probabilities(rows) "
+            "method and no Plackett-Luce logits, and its probabilities are not 0/1 (a "
+            f"deterministic ranker's), e.g. {p[fractional][0]:.4g}"
+        )
+    with np.errstate(divide="ignore"):
+        steps = lay.padded(np.log(p), 0.0)
+    return TargetPrefixes(lay.rows(np.cumsum(steps, axis=1)), "deterministic", steps)
+
+
+def _is_table_ranker(policy) -> bool:
+    """The simulator's rankers: scores per context's candidates, Plackett-Luce or sorted."""
+    return all(hasattr(policy, a) for a in ("candidates", "score_matrix", "deterministic_ranking"))
+
+
+@dataclass(frozen=True)
+class _Table:
+    """A table ranker seen on one chunk's trajectories."""
+
+    ctx: np.ndarray  # context of each trajectory
+    index: np.ndarray  # (U, L) candidate index of each displayed item, -1 if not a candidate
+    base: np.ndarray  # (U, L) log prefix of the ranker itself (before mixing)
+    left: np.ndarray | None  # (U, L) log mass left before each draw (Plackett-Luce)
+    logits: np.ndarray | None  # (U, K) logits of the context's candidates (Plackett-Luce)
+    count: np.ndarray  # (U,) candidates per context
+
+
+def _table_target(view: PolicyView, lay: Layout) -> TargetPrefixes:
+    policy, log = view.policy, view.log
+    if getattr(policy, "two_stage", False):
+        raise ConfigurationError(
+            f"policy {policy_name(view)!r} is two-stage: its prefix probabilities sum over the "
+            "generator's candidate sets, which is not implemented; evaluate its ranker alone"
+        )
+    cands = np.asarray(policy.candidates)
+    ctx = _contexts(log, lay, cands.shape[0])
+    items = log.column("item")
+    index = _candidate_index(cands[ctx], lay.padded(items, items[0], items.dtype), lay)
+    repeat = first_shown(log) < lay.rank
+    if repeat.any():  # an item shown twice: a ranking without repeats never does that
+        index[lay.unit[repeat], lay.rank[repeat]] = -1
+    length = min(lay.longest, int(policy.n_positions))
+    index[:, length:] = -1
+    count = np.full(lay.n_units, cands.shape[1], dtype=float)
+    if policy.temperature is None:
+        ranking = np.asarray(policy.deterministic_ranking())[ctx]
+        agree = np.zeros(index.shape, dtype=bool)
+        agree[:, :length] = index[:, :length] == ranking[:, :length]
+        base = np.where(np.cumprod(agree & (index >= 0), axis=1) > 0, 0.0, NEG_INF)
+        table = _Table(ctx, index, base, None, None, count)
+    else:
+        logits = np.asarray(policy.logits)[ctx]
+        shown = np.where(index >= 0, np.take_along_axis(logits, np.maximum(index, 0), 1), NEG_INF)
+        hidden_logits = logits.copy()
+        rows, cols = np.nonzero(index >= 0)
+        hidden_logits[rows, index[rows, cols]] = NEG_INF
+        with np.errstate(divide="ignore"):
+            hidden = np.logaddexp.reduce(hidden_logits, axis=1)
+        base, left = log_prefix(shown, hidden)
+        table = _Table(ctx, index, base, left, logits, count)
+    prefix = _mixed(policy, table.base, lambda: _uniform(table))
+    return TargetPrefixes(lay.rows(prefix), "table", table)
+
+
+def _uniform(table: _Table) -> np.ndarray:
+    """(U, L) log prefix of a uniform shuffle of the context's candidates."""
+    shown = np.cumprod(table.index >= 0, axis=1) > 0
+    return np.where(shown, uniform_log_prefix(table.count, table.index.shape[1]), NEG_INF)
+
+
+def _mixed(policy, base: np.ndarray, uniform) -> np.ndarray:
+    """log of (1 - m) P_ranker + m P_uniform, m the ranker's shuffled share.
+
+    ``uniform`` computes the uniform component's log probabilities (only when m > 0).
+    """
+    m = float(getattr(policy, "mix_uniform", 0.0) or 0.0)
+    if m == 0:
+        return base
+    with np.errstate(divide="ignore"):
+        return np.logaddexp(np.log1p(-m) + base, np.log(m) + uniform())
+
+
+def _contexts(log: InteractionLog, lay: Layout, n_contexts: int) -> np.ndarray:
+    ctx = pd.to_numeric(pd.Series(log.column("context")), errors="coerce").to_numpy(dtype=float)
+    bad = ~((ctx >= 0) & (ctx < n_contexts) & (ctx == np.floor(ctx)))
+    if bad.any():
+        raise ColumnError("context", "unknown context for this policy", log.source_rows[bad])
+    return lay.first(ctx).astype(np.int64)
+
+
+def _candidate_index(cands: np.ndarray, items: np.ndarray, lay: Layout) -> np.ndarray:
+    """(U, L) index of each displayed item among its context's candidates, -1 if absent."""
+    match = cands[:, None, :] == items[:, :, None]
+    return np.where(match.any(axis=2) & lay.valid, match.argmax(axis=2), -1)
+
+
+def target_log_extended(view: PolicyView, estimator: str) -> np.ndarray:
+    """log P_target(a_1..a_{k-1}, c) for every candidate row (item c at the slot of rank k).
+
+    The probability that the target shows the logged items above the slot and
+    the candidate at it: Cascade-DR's control variate needs the target's
+    choice at each slot given the logged prefix above it.
+    """
+    return view.memo(_extended, estimator, key=("slates_extended",))
+
+
+def _extended(view: PolicyView, estimator: str) -> np.ndarray:
+    log = view.log
+    target = view.memo(_target, estimator, key=("slates_target",))
+    unit, rank, shown = candidate_rows(log)
+    fresh = (shown < 0) | (shown >= rank)  # not displayed above the slot
+    if target.source == "method":
+        raise ConfigurationError(
+            f"{estimator} needs the target's choice at each slot given the logged items above "
+            f"it; policy {policy_name(view)!r} gives prefix probabilities of the logged rows "
+            "only (prefix_probabilities(rows)): give Plackett-Luce logits or a deterministic policy"
+        )
+    if target.source == "deterministic":
+        above = shifted(np.cumsum(target.state, axis=1))[unit, rank]
+        p = view.candidate_probabilities()
+        if ((p > 0) & (p < 1)).any():
+            raise ConfigurationError(
+                f"policy {policy_name(view)!r}: 0/1 probabilities on the log but not on its "
+                "candidate table, so it is not deterministic"
+            )
+        with np.errstate(divide="ignore"):
+            return np.where(fresh, above + np.log(p), NEG_INF)
+    if target.source == "rerank":
+        logits, prefix, left = target.state
+        own = np.where(shown >= 0, logits[unit, np.maximum(shown, 0)], NEG_INF)
+        return np.where(fresh, shifted(prefix)[unit, rank] + own - left[unit, rank], NEG_INF)
+    return _table_extended(view, target.state, unit, rank, fresh)
+
+
+def _table_extended(view, table: _Table, unit, rank, fresh) -> np.ndarray:
+    policy, log = view.policy, view.log
+    items = log.candidates["item"].to_numpy()
+    cands = np.asarray(policy.candidates)[table.ctx[unit]]
+    match = cands == items[:, None]
+    index = np.where(match.any(axis=1), match.argmax(axis=1), -1)
+    ok = fresh & (index >= 0) & (rank < int(policy.n_positions))
+    above = shifted(table.base)[unit, rank]
+    if table.left is None:  # deterministic ranker: the candidate must be its next item
+        ranking = np.asarray(policy.deterministic_ranking())[table.ctx[unit]]
+        next_item = ranking[np.arange(len(unit)), np.minimum(rank, ranking.shape[1] - 1)]
+        base = np.where(ok & (next_item == index), above, NEG_INF)
+    else:
+        own = table.logits[unit, np.maximum(index, 0)]
+        base = np.where(ok, above + own - table.left[unit, rank], NEG_INF)
+
+    def uniform() -> np.ndarray:
+        above_u = shifted(_uniform(table))[unit, rank]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(ok, above_u - np.log(table.count[unit] - rank), NEG_INF)
+
+    return _mixed(policy, base, uniform)
+
+
+# -- the logger ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LoggingPrefixes:
+    """The logger's log P(a_1..a_k) per row, and which trajectories can be used."""
+
+    rows: np.ndarray  # per log row (0 on excluded trajectories)
+    included: np.ndarray | None  # per trajectory; None when all are
+    excluded: dict[str, int]
+
+
+def logging_log_prefix(log: InteractionLog, column: str | None) -> LoggingPrefixes:
+    """The logger's prefix probabilities, once per chunk.
+
+    ``column`` names a column of P_logging(a_1..a_k) per row (obp's
+    ``pscore_cascade``), each in (0, 1] and not growing down a trajectory.
+    ``None`` reads the Plackett-Luce logging columns: ``logging_score`` (the
+    logit of each displayed item), ``logging_pool`` (log of the Plackett-Luce
+    mass of the candidates the ranker did not display, ``-inf`` when none)
+    and ``shuffled``. Shuffled trajectories were drawn by another component
+    (a uniform shuffle), and banners a deterministic ranker ordered (column
+    ``logging_deterministic``, when the log has it) explore nothing: both are
+    excluded and counted. Conditioning on the component keeps the ratio
+    unbiased, because which component served a trajectory does not depend on
+    its context.
+    """
+    return log.memo(_logging, column)
+
+
+def _logging(log: InteractionLog, column: str | None) -> LoggingPrefixes:
+    lay = layout(log)
+    if column is not None:
+        return LoggingPrefixes(_prefix_column(log, lay, column), None, {})
+    for name in PL_COLUMNS:
+        if name not in log.frame:
+            raise ColumnError(
+                name,
+                "the logger's prefix probabilities come from its Plackett-Luce columns "
+                f"{list(PL_COLUMNS)} (shuffled: false everywhere if it never shuffles), or give "
+                "a column of prefix propensities with logging_prefix=<column>",
+            )
+    shuffled = lay.first(booleans(log.frame["shuffled"], "shuffled", log.source_rows))
+    fixed = np.zeros(lay.n_units, dtype=bool)
+    if DETERMINISTIC in log.frame:
+        fixed = lay.first(booleans(log.frame[DETERMINISTIC], DETERMINISTIC, log.source_rows))
+    included = ~shuffled & ~fixed
+    pool = pd.to_numeric(log.frame["logging_pool"], errors="coerce").to_numpy(dtype=float)
+    use = included[lay.unit]
+    bad = use & (np.isnan(pool) | (pool == np.inf) | (pool != lay.first(pool)[lay.unit]))
+    if bad.any():
+        raise ColumnError(
+            "logging_pool",
+            "must hold one number (or -inf) per trajectory the Plackett-Luce ranker ordered: "
+            f"the log of its mass over the candidates it did not display (flag banners a "
+            f"deterministic ranker ordered in {DETERMINISTIC!r})",
+            log.source_rows[bad],
+        )
+    scores = np.where(use, log.column("logging_score"), 0.0)
+    hidden = np.where(included, lay.first(pool), NEG_INF)
+    prefix = lay.rows(log_prefix(lay.padded(scores, NEG_INF), hidden)[0])
+    excluded = {
+        "shuffled": int(shuffled.sum()),
+        "deterministic_logging": int((fixed & ~shuffled).sum()),
+    }
+    return LoggingPrefixes(
+        np.where(use, prefix, 0.0),
+        None if included.all() else included,
+        {k: v for k, v in excluded.items() if v},
+    )
+
+
+def _prefix_column(log: InteractionLog, lay: Layout, column: str) -> np.ndarray:
+    if column not in log.frame:
+        raise ColumnError(
+            column,
+            "the log has no such column: it should hold the logger's probability of each "
+            "trajectory's items at positions 1..position (prefix propensities)",
+        )
+    p = pd.to_numeric(log.frame[column], errors="coerce").to_numpy(dtype=float)
+    bad = ~((p > 0) & (p <= 1))
+    if bad.any():
+        raise ColumnError(column, "prefix propensities must lie in (0, 1]", log.source_rows[bad])
+    above = np.r_[np.inf, p[:-1]]
+    grows = (lay.rank > 0) & (p > above * (1 + SLACK))
+    if grows.any():
+        raise ColumnError(
+            column,
+            "prefix propensities P(a_1..a_k) cannot grow down a trajectory (marginal "
+            "propensities given by mistake?)",
+            log.source_rows[grows],
+        )
+    return np.log(p)

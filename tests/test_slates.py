@@ -1,0 +1,484 @@
+"""Slate estimators: exact expectations by enumeration, prefix probabilities, the simulator.
+
+The brute-force oracles enumerate every ranking of a tiny case (3 items, 2
+positions, one user): the estimator's expectation under the logger is the sum
+over rankings of P_logging(ranking) times what the estimator makes of that
+ranking (its value on a one-trajectory log with the expected rewards), and
+the truth is the sum of P_target(ranking) times the expected reward.
+"""
+
+from __future__ import annotations
+
+from itertools import permutations, product
+
+import numpy as np
+import pandas as pd
+import pytest
+from oracles import delta_se, unit_sums
+
+from offeval import (
+    ColumnError,
+    ConfigurationError,
+    InteractionLog,
+    OffevalError,
+    PolicyView,
+    RerankPolicy,
+    evaluate,
+)
+from offeval.testing import kit_setup, parametrize_with_checks
+from offeval_ncis import IS
+from offeval_simulation import Environment, RankingPolicy
+from offeval_slates import IIPS, RIPS, PseudoInverse
+from offeval_slates.prefixes import target_log_prefix
+
+ITEMS = np.array([10, 20, 30])
+QUALITY = np.array([0.3, 0.5, 0.8])
+EXAMINATION = np.array([1.0, 0.6])
+RANKINGS = [np.array(r) for r in permutations(range(3), 2)]
+#: Slates whose two slots are drawn independently (an item may appear twice).
+SLATES = [np.array(s) for s in product(range(3), repeat=2)]
+
+
+def pl(logits, slates=RANKINGS) -> np.ndarray:
+    """Plackett-Luce probability of each ranking (by its definition, draw by draw)."""
+    w = np.exp(np.asarray(logits, dtype=float))
+    out = []
+    for r in slates:
+        p, left = 1.0, w.sum()
+        for a in r:
+            p *= w[a] / left
+            left -= w[a]
+        out.append(p)
+    return np.array(out)
+
+
+def independent(first, second) -> np.ndarray:
+    """Probability of each slate of SLATES when the slots are drawn independently."""
+    return np.array([first[a] * second[b] for a, b in SLATES])
+
+
+def rewards(model: str, r: np.ndarray) -> np.ndarray:
+    """Expected reward at each position of ranking ``r`` (item indices) under a user model."""
+    q = QUALITY[r]
+    if model == "position_based":  # additive, each position on its own item
+        return EXAMINATION * q
+    if model == "cascade":  # scan down, stop at the first click
+        return q * np.r_[1.0, 1 - q[0]]
+    if model == "whole_page":  # the item below distracts from the top one
+        return np.array([q[0] * (1 - 0.5 * q[1] ** 2), EXAMINATION[1] * q[1]])
+    raise ValueError(model)
+
+
+class Enumerated:
+    """A policy given by its distribution over an explicit list of slates."""
+
+    def __init__(self, name: str, probs: np.ndarray, slates=RANKINGS):
+        self.name, self.probs, self.slates = name, np.asarray(probs), slates
+
+    def _prob(self, cells) -> float:
+        return sum(
+            p
+            for p, s in zip(self.probs, self.slates, strict=True)
+            if all(s[k] == a for k, a in cells)
+        )
+
+    def probabilities(self, rows: pd.DataFrame) -> np.ndarray:
+        index = np.searchsorted(ITEMS, rows["item"].to_numpy())
+        pos = rows["position"].to_numpy() - 1
+        return np.array([self._prob([(k, a)]) for k, a in zip(pos, index, strict=True)])
+
+    def prefix_probabilities(self, rows: pd.DataFrame) -> np.ndarray:
+        out = []
+        for _, group in rows.groupby("trajectory", sort=False):
+            index = np.searchsorted(ITEMS, group["item"].to_numpy())
+            out += [self._prob(list(enumerate(index[: k + 1]))) for k in range(len(index))]
+        return np.array(out)
+
+
+def tiny_log(model: str, logging: np.ndarray, logits=None, slates=RANKINGS) -> InteractionLog:
+    """One trajectory per slate, with its expected rewards and the logger's columns."""
+    marg = Enumerated("logging", logging, slates)
+    rows = []
+    for t, s in enumerate(slates):
+        for k, a in enumerate(s):
+            rows.append(
+                {
+                    "trajectory": t,
+                    "context": 0,
+                    "item": ITEMS[a],
+                    "position": k + 1,
+                    "reward": rewards(model, s)[k],
+                    "propensity": marg._prob([(k, a)]),
+                    "mu_prefix": marg._prob(list(enumerate(s[: k + 1]))),
+                    "shuffled": False,
+                }
+            )
+            if logits is not None:
+                hidden = np.delete(np.arange(3), s)
+                rows[-1]["logging_score"] = logits[a]
+                rows[-1]["logging_pool"] = np.logaddexp.reduce(np.asarray(logits)[hidden])
+    return InteractionLog.from_frame(pd.DataFrame(rows))
+
+
+def expectation(log: InteractionLog, logging: np.ndarray, policy, estimator) -> float:
+    """sum over slates of P_logging(slate) x the estimator's value on that slate alone."""
+    values = [
+        evaluate(log.slice_rows(lo, hi), [policy], [estimator]).estimate(policy.name).value
+        for lo, hi in zip(log.unit_starts, np.r_[log.unit_starts[1:], log.n_rows], strict=True)
+    ]
+    return float(np.dot(logging, values))
+
+
+def truth(model: str, target: np.ndarray, slates=RANKINGS) -> float:
+    """Expected total reward of a trajectory under the target."""
+    return float(sum(p * rewards(model, s).sum() for p, s in zip(target, slates, strict=True)))
+
+
+LOGITS = np.array([0.2, -0.4, 0.9])
+LOGGING = pl(LOGITS)
+TARGETS = {
+    "plackett_luce": pl([1.5, 0.3, -1.0]),
+    "deterministic": np.eye(len(RANKINGS))[2],  # always ranking (1, 0)
+}
+MODELS = ("position_based", "cascade", "whole_page")
+#: Where each estimator's assumption holds.
+HOLDS = {
+    "iips": {"position_based"},
+    "rips": {"position_based", "cascade"},
+}
+
+
+@pytest.mark.parametrize("model", MODELS)
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize(
+    "estimator",
+    [
+        IIPS(per="trajectory"),
+        RIPS(per="trajectory"),
+        RIPS(per="trajectory", logging_prefix="mu_prefix"),
+    ],
+    ids=lambda e: e.label,
+)
+def test_iips_and_rips_are_exact_where_their_assumption_holds(model, target, estimator):
+    log = tiny_log(model, LOGGING, LOGITS)
+    policy = Enumerated("target", TARGETS[target])
+    got = expectation(log, LOGGING, policy, estimator)
+    want = truth(model, TARGETS[target])
+    if model in HOLDS[estimator.name]:
+        assert got == pytest.approx(want, rel=1e-12)
+    else:
+        assert abs(got - want) > 1e-3
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_pi_is_exact_for_additive_rewards_and_independent_slots(model):
+    logging = independent([0.5, 0.3, 0.2], [0.2, 0.2, 0.6])
+    target = independent([0.1, 0.1, 0.8], [0.6, 0.3, 0.1])
+    log = tiny_log(model, logging, slates=SLATES)
+    policy = Enumerated("target", target, SLATES)
+    got = expectation(log, logging, policy, PseudoInverse(per="trajectory"))
+    want = truth(model, target, SLATES)
+    if model == "position_based":
+        assert got == pytest.approx(want, rel=1e-12)
+    else:
+        assert abs(got - want) > 1e-3
+
+
+def ranker(name: str, scores, temperature: float | None = 1.0, mix: float = 0.0):
+    """The simulator's ranker over ITEMS for one context."""
+    return RankingPolicy(name, np.array([scores]), ITEMS[None, :], 2, temperature, mix)
+
+
+def with_candidates(log: InteractionLog) -> InteractionLog:
+    """The same log with every item as a candidate of every slot."""
+    frame = log.frame
+    cands = pd.DataFrame(
+        {
+            "trajectory": np.repeat(frame["trajectory"].to_numpy(), 3),
+            "position": np.repeat(frame["position"].to_numpy(), 3),
+            "item": np.tile(ITEMS, len(frame)),
+            "propensity": 0.5,  # not read by PI with a logging ranker
+        }
+    )
+    return InteractionLog.from_frame(frame, candidates=cands)
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_pi_with_the_logging_ranker_is_exact_for_additive_rewards_on_rankings(model):
+    """Exact PI needs an additive total; cascade's over two positions, 1 - (1 - q_a)(1 - q_b),
+    depends only on the set shown, which makes it additive on rankings of two out of three."""
+    target = ranker("target", [1.5, 0.3, -1.0])
+    log = with_candidates(tiny_log(model, LOGGING, LOGITS))
+    want = truth(model, TARGETS["plackett_luce"])
+    exact = expectation(
+        log, LOGGING, target, PseudoInverse(per="trajectory", logging=ranker("mu", LOGITS))
+    )
+    slot_level = expectation(log, LOGGING, target, PseudoInverse(per="trajectory"))
+    # the slot-level form ignores that a ranking never repeats an item: biased even here
+    assert abs(slot_level - want) > 1e-3
+    if model in ("position_based", "cascade"):
+        assert exact == pytest.approx(want, rel=1e-9)
+    else:
+        assert abs(exact - want) > 1e-4
+
+
+def test_prefix_sources_agree_with_enumeration():
+    log = tiny_log("cascade", LOGGING, LOGITS)
+    policies = {
+        "pl": (ranker("pl", [1.5, 0.3, -1.0], 0.7), pl(np.array([1.5, 0.3, -1.0]) / 0.7)),
+        "det": (ranker("det", [0.1, 2.0, 1.0], None), np.eye(6)[3]),
+        "mixed": (ranker("mix", [0.1, 2.0, 1.0], 0.5, mix=0.3), 0.7 * pl([0.2, 4, 2]) + 0.05),
+        "det_mixed": (ranker("dm", [0.1, 2.0, 1.0], None, mix=0.3), 0.7 * np.eye(6)[3] + 0.05),
+    }
+    for policy, probs in policies.values():
+        want = Enumerated("check", probs).prefix_probabilities(log.frame)
+        got = np.exp(target_log_prefix(PolicyView(policy, log), "rips"))
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
+
+
+def test_rerank_policy_prefixes_are_plackett_luce_over_the_trajectory():
+    log = tiny_log("cascade", LOGGING, LOGITS)
+    scores = {10: 0.4, 20: -0.2, 30: 1.1}
+    scored = log.with_columns(s=np.array([scores[i] for i in log.column("item")]))
+    got = np.exp(target_log_prefix(PolicyView(RerankPolicy("s", temperature=0.5), scored), "rips"))
+    # each trajectory holds two items: the first is drawn against the second only
+    s = scored.column("s").reshape(-1, 2) / 0.5
+    first = np.exp(s[:, 0]) / np.exp(s).sum(axis=1)
+    np.testing.assert_allclose(got.reshape(-1, 2), np.column_stack([first, first]), rtol=1e-12)
+
+
+# -- formulas against numpy, on a simulated log --------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def ranking_log():
+    """A small position-based simulation with candidate sets, and two target policies."""
+    env = Environment(seed=4, n_contexts=200, n_items=50, n_candidates=5, n_positions=3)
+    log = env.simulate(env.logging_policy(), 2_000, seed=2, with_candidates=True)
+    return env, log, env.candidate_policies(2)
+
+
+def test_iips_is_is_on_a_ranking_log(ranking_log):
+    _, log, (policy, _) = ranking_log
+    ev = evaluate(log, [policy], [IS(), IIPS()])
+    a, b = ev.estimate(policy.name, "is"), ev.estimate(policy.name, "iips")
+    assert b.value == pytest.approx(a.value, rel=1e-12) and b.se == pytest.approx(a.se, rel=1e-9)
+
+
+def prefix_weights(env, log, policy) -> np.ndarray:
+    """pi(a_1..a_k) / mu_PL(a_1..a_k) by brute force (0 on shuffled trajectories)."""
+    frame = log.frame
+    logging = env.logging_policy()
+    out = np.zeros(log.n_rows)
+    for _, group in frame.groupby("trajectory"):
+        if group["shuffled"].iloc[0]:
+            continue
+        c = group["context"].iloc[0]
+        index = [list(env.candidates[c]).index(i) for i in group["item"]]
+        for k in range(len(index)):
+            out[group.index[k]] = prefix(policy, c, index[: k + 1]) / prefix(
+                logging, c, index[: k + 1], mixed=False
+            )
+    return out
+
+
+def prefix(policy, c, index, mixed=True) -> float:
+    """P(the context's ranking starts with candidates ``index``), draw by draw."""
+    if policy.temperature is None:
+        base = float(list(policy.deterministic_ranking()[c][: len(index)]) == list(index))
+    else:
+        w = np.exp(policy.logits[c])
+        base, left = 1.0, w.sum()
+        for a in index:
+            base, left = base * w[a] / left, left - w[a]
+    m = policy.mix_uniform if mixed else 0.0
+    k = policy.score_matrix.shape[1]
+    return (1 - m) * base + m * np.prod([1 / (k - j) for j in range(len(index))])
+
+
+def test_rips_weights_and_self_normalised_forms_match_numpy(ranking_log):
+    env, log, (pl_policy, det_policy) = ranking_log
+    r, pos = log.column("reward"), log.column("position")
+    for policy in (pl_policy, det_policy):
+        w = prefix_weights(env, log, policy)
+        used = ~log.frame.groupby("trajectory")["shuffled"].first().to_numpy()
+        ev = evaluate(log, [policy], [RIPS(), RIPS(self_normalized=True, per="trajectory")])
+        plain = ev.estimate(policy.name, "rips")
+        assert plain.value == pytest.approx(np.sum(r * w) / (3 * used.sum()), rel=1e-10)
+        assert plain.n_excluded == (~used).sum()
+        # obp's SNRIPS: weights normalised by their mean at each position; shuffled
+        # trajectories are units with zero columns (excluded), as the engine counts them
+        columns = []
+        for k in (1, 2, 3):
+            at = pos == k
+            columns += [unit_sums(log, r * w * at), unit_sums(log, w * at)]
+        columns.append(used.astype(float))
+
+        def snrips(m):  # every used trajectory has the three positions: n_k = units
+            return sum(m[2 * k] / m[2 * k + 1] for k in range(3)) * m[6] / m[6]
+
+        value, se = delta_se(snrips, np.column_stack(columns))
+        sn = ev.estimate(policy.name, "rips(self_normalized=True, per=trajectory)")
+        assert sn.value == pytest.approx(value, rel=1e-10)
+        assert sn.se == pytest.approx(se, rel=1e-5)
+
+
+def test_pi_matches_numpy(ranking_log):
+    env, log, (policy, _) = ranking_log
+    w = policy.probabilities(log.frame) / log.column("propensity")
+    g = unit_sums(log, w) - 2
+    total = unit_sums(log, log.column("reward"))
+    ev = evaluate(log, [policy], [PseudoInverse(), PseudoInverse(self_normalized=True)])
+    assert ev.estimate(policy.name, "pi").value == pytest.approx(np.mean(total * g) / 3)
+    wpi = ev.estimate(policy.name, "pi(self_normalized=True)")
+    value, se = delta_se(lambda m: m[0] / m[1] / 3, np.column_stack([total * g, g]))
+    assert wpi.value == pytest.approx(value, rel=1e-10) and wpi.se == pytest.approx(se, rel=1e-5)
+
+
+# -- unbiased where the assumption holds, on the simulator -----------------------------------
+
+#: Independent logs per user model, and trajectories in each.
+LOGS, SIZE = 40, 4_000
+
+
+@pytest.fixture(scope="module")
+def replications():
+    """Estimates on LOGS independent logs per user model, and the exact values.
+
+    Frequent clicks (click_offset -0.5) make cascade users stop early, which
+    is what IIPS gets wrong.
+    """
+    out = {}
+    for model in ("position_based", "cascade"):
+        env = Environment(
+            seed=21,
+            n_contexts=500,
+            n_items=100,
+            n_candidates=5,
+            n_positions=3,
+            user_model=model,
+            click_offset=-0.5,
+        )
+        logging = env.logging_policy()
+        policies = env.candidate_policies(4)[::3]  # Plackett-Luce and deterministic
+        estimators = [IIPS(), RIPS(), PseudoInverse(), PseudoInverse(logging=logging)]
+        log = env.simulate(logging, LOGS * SIZE, seed=1, with_candidates=True)
+        bounds = np.r_[log.unit_starts, log.n_rows]
+        values = np.empty((LOGS, len(policies), len(estimators)))
+        for r in range(LOGS):
+            part = log.slice_rows(int(bounds[r * SIZE]), int(bounds[(r + 1) * SIZE]))
+            ev = evaluate(part, policies, estimators)
+            for i, p in enumerate(policies):
+                values[r, i] = [ev.estimate(p.name, e.label).value for e in estimators]
+        truth = [env.true_value(p, "reward_per_impression") for p in policies]
+        out[model] = {
+            e.label: [(values[:, i, j], truth[i]) for i in range(len(policies))]
+            for j, e in enumerate(estimators)
+        }
+    return out
+
+
+def z_scores(pairs) -> np.ndarray:
+    """(mean over logs - truth) / its standard error, per target policy."""
+    return np.array([(v.mean() - t) / (v.std(ddof=1) / np.sqrt(v.size)) for v, t in pairs])
+
+
+@pytest.mark.parametrize(
+    ("model", "estimator"),
+    [
+        ("position_based", "iips"),
+        ("position_based", "rips"),
+        ("position_based", "pi(logging=logging)"),
+        ("cascade", "rips"),
+    ],
+)
+def test_unbiased_where_the_assumption_holds(replications, model, estimator):
+    assert np.all(np.abs(z_scores(replications[model][estimator])) < 4)
+
+
+def test_iips_is_biased_under_cascade_users(replications):
+    z = z_scores(replications["cascade"]["iips"])
+    assert np.all(z > 3) and z.max() > 5  # clicks below a click are not lost to IIPS
+
+
+def test_slot_level_pi_is_biased_on_rankings(replications):
+    assert z_scores(replications["position_based"]["pi"]).min() < -3
+
+
+# -- the conformance kit on the non-default forms (the defaults run in test_conformance) ----
+
+KIT_LOGGER = kit_setup(PseudoInverse())[0].logging_policy()
+
+
+@parametrize_with_checks(
+    [RIPS(self_normalized=True, per="trajectory"), PseudoInverse(logging=KIT_LOGGER)]
+)
+def test_other_forms_conform(estimator, check):
+    check(estimator)
+
+
+# -- bad inputs: one line naming the parameter, column or rows -----------------------------
+
+
+@pytest.mark.parametrize(
+    ("build", "name"),
+    [
+        (lambda: IIPS(self_normalized="yes"), "self_normalized"),
+        (lambda: RIPS(per="row"), "per"),
+        (lambda: RIPS(logging_prefix=3), "logging_prefix"),
+        (lambda: PseudoInverse(logging=object()), "logging"),
+    ],
+)
+def test_bad_parameters_fail_at_construction(build, name):
+    with pytest.raises(ConfigurationError, match=name):
+        build()
+
+
+def labelled(log: InteractionLog, **columns) -> pd.DataFrame:
+    """The tiny log's frame with text row labels (and changed columns)."""
+    frame = log.frame.assign(**columns)
+    frame.index = [f"row{i}" for i in range(len(frame))]
+    return frame
+
+
+@pytest.mark.parametrize(
+    ("change", "column", "rows"),
+    [
+        ({"logging_pool": [np.nan] + [0.0] * 11}, "logging_pool", "'row0'"),
+        ({"position": [1, 3] + [1, 2] * 5}, "position", "'row1'"),
+        ({"mu_prefix": [0.1, 0.2] + [0.5, 0.1] * 5}, "mu_prefix", "'row1'"),
+    ],
+)
+def test_bad_columns_are_named_with_their_rows(change, column, rows):
+    log = InteractionLog.from_frame(labelled(tiny_log("cascade", LOGGING, LOGITS), **change))
+    estimator = RIPS(logging_prefix="mu_prefix" if column == "mu_prefix" else None)
+    with pytest.raises(ColumnError, match=f"{column}.*{rows}") as err:
+        evaluate(log, [Enumerated("t", LOGGING)], [estimator])
+    assert "\n" not in str(err.value)
+
+
+def test_missing_logging_columns_are_named():
+    log = tiny_log("cascade", LOGGING, LOGITS)
+    bare = InteractionLog.from_frame(log.frame.drop(columns="logging_pool"))
+    with pytest.raises(ColumnError, match="logging_pool"):
+        evaluate(bare, [Enumerated("t", LOGGING)], [RIPS()])
+    with pytest.raises(ColumnError, match="pscore_cascade"):
+        evaluate(log, [Enumerated("t", LOGGING)], [RIPS(logging_prefix="pscore_cascade")])
+
+
+def test_a_target_without_prefix_probabilities_is_told_what_rips_needs():
+    log = tiny_log("cascade", LOGGING, LOGITS)
+
+    class MarginalsOnly:
+        name = "marginals"
+        probabilities = Enumerated("m", LOGGING).probabilities
+
+    with pytest.raises(ConfigurationError, match="rips needs the target's prefix.*'marginals'"):
+        evaluate(log, [MarginalsOnly()], [RIPS()])
+    env = Environment(seed=1, n_contexts=20, n_items=30, n_candidates=5, n_positions=3)
+    sim = env.simulate(env.logging_policy(), 50, seed=0)
+    two_stage = env.policy("two", generator_size=4)
+    with pytest.raises(ConfigurationError, match="two-stage"):
+        evaluate(sim, [two_stage], [RIPS()])
+    with pytest.raises(OffevalError, match="context"):
+        evaluate(log.with_columns(context=np.full(log.n_rows, 99)), [ranker("r", LOGITS)], [RIPS()])
