@@ -229,3 +229,26 @@ def test_importing_the_report_code_leaves_the_users_matplotlib_backend_alone():
     env = {**os.environ, "MPLBACKEND": "svg"}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout.strip() == "svg", out.stderr
+
+
+def test_evaluate_report_on_a_log_without_ground_truth(user_log, tmp_path, capsys):
+    report = tmp_path / "report"
+    policies = "--policy a=pi_p01 --policy b=pi_p02 --policy c=pi_p03".split()
+    estimators = "--estimator ncis:cap=50 --estimator is --baseline a".split()
+    args = [*MAPPING, "--map", "propensity=mu", *policies, *estimators, "--quiet"]
+    assert main(["evaluate", str(user_log), *args, "--report", str(report)]) == 0
+    page = (report / "report.html").read_text()
+    for heading in (
+        "Estimates",
+        "Paired significance grid: is",
+        "Weight diagnostics",
+        "Importance weights",
+        "Which policies deserve an online test",  # the decision plugin's section
+        "How this report was made",
+    ):
+        assert f"<h2>{heading}" in page, heading
+    assert "offeval evaluate" in page and "--report" in page  # the command as typed
+    images = re.findall(r'<img src="([^"]+)"', page)
+    assert len(images) >= 4 and all((report / name).is_file() for name in images)
+    assert not re.findall(r'(?:src|href)="(?:https?:)?//', page)  # nothing from the network
+    assert (report / "report.md").read_text().startswith("# offeval evaluation report")

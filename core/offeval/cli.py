@@ -198,6 +198,12 @@ class EvaluateCommand:
             "--stream", action="store_true", help="stream a Parquet file in batches"
         )
         parser.add_argument("--out", help="folder for estimates.csv and pairwise tests")
+        parser.add_argument(
+            "--report",
+            metavar="DIR",
+            help="write report.html and report.md (forest plot, significance grids, weights, "
+            "probability of being best, the command and versions) into this folder",
+        )
         parser.add_argument("--quiet", action="store_true", help="no progress bars")
 
     def run(self, args: argparse.Namespace) -> int:
@@ -219,8 +225,9 @@ def _evaluate(args: argparse.Namespace) -> int:
     mapping = parse_pairs(args.map, typed=False, what="--map")
     policies = _policies(args)
     out = Path(args.out) if args.out else None
-    if out is not None and out.exists() and not out.is_dir():
-        raise OffevalError(f"--out {out}: exists and is not a folder")
+    for option, folder in (("--out", out), ("--report", args.report and Path(args.report))):
+        if folder and folder.exists() and not folder.is_dir():
+            raise OffevalError(f"{option} {folder}: exists and is not a folder")
     if args.stream:
         log = stream_parquet(args.log, mapping, batch_rows=args.chunk_rows)
         probe = next(iter(stream_parquet(args.log, mapping, batch_rows=PROBE_ROWS)))
@@ -278,6 +285,21 @@ def _evaluate(args: argparse.Namespace) -> int:
             f"written: {out}/estimates.csv, one pairs_*.csv per estimator, summaries.json "
             "(values and covariances, to revisit decisions without the log) and sections.md"
         )
+    if args.report:
+        from offeval.htmlreport import write_evaluation_report
+
+        path = write_evaluation_report(
+            args.report,
+            evaluation,
+            table,
+            baseline=args.baseline,
+            correction=correction,
+            sections=sections,
+            log=None if args.stream else log,
+            policies=policies,
+            argv=getattr(args, "argv", None),
+        )
+        print(f"report: {path}")
     return 0
 
 
@@ -347,6 +369,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = [arg for arg in argv if arg != "--debug"]
     try:
         args = build_parser().parse_args(argv)
+        args.argv = argv  # the command line as typed, for reports that state it
         code = args.func(args)
         return code if isinstance(code, int) else 0
     except SystemExit as exc:  # --help, or a plugin command exiting on its own
