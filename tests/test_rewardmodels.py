@@ -16,6 +16,7 @@ from offeval import (
     InteractionLog,
     OffevalError,
     evaluate,
+    from_obp,
 )
 from offeval.testing import check_estimator
 from offeval_ncis import IS, NCIS
@@ -26,6 +27,7 @@ from offeval_rewardmodels import (
     SNDR,
     SwitchDR,
     fit_reward_model,
+    from_obp_rewards,
     item_position_means,
 )
 from offeval_simulation import Environment
@@ -168,6 +170,18 @@ def test_obp_itself_agrees_when_installed():
         theirs = peer.estimate_policy_value(**kwargs)
         assert ev.estimate("target", HAND_ESTIMATORS[name].label).value == pytest.approx(
             theirs, abs=1e-12
+        )
+
+
+def test_obp_shaped_inputs_give_obps_values():
+    n = len(ACTION)
+    feedback = {"action": ACTION, "reward": REWARD, "pscore": MU[np.arange(n), ACTION], "pi_b": MU}
+    log, (policy,) = from_obp(feedback, PI[:, :, None], with_candidates=True)
+    log = from_obp_rewards(log, QHAT[:, :, None]).attach(log)
+    ev = evaluate(log, [policy], list(HAND_ESTIMATORS.values()))
+    for name, terms in obp_round_values().items():
+        assert (
+            abs(ev.estimate("evaluation", HAND_ESTIMATORS[name].label).value - terms.mean()) < 1e-12
         )
 
 
@@ -522,3 +536,11 @@ def test_fit_reward_model_without_scikit_learn_says_how_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "sklearn.base", None)
     with pytest.raises(OffevalError, match=r"pip install offeval\[sklearn\]"):
         fit_reward_model(hand_log(), object(), ["target"])
+
+
+def test_obp_rewards_of_the_wrong_shape_are_refused():
+    log = hand_log()
+    with pytest.raises(OffevalError, match=r"shape \(6, 2, 1\)"):
+        from_obp_rewards(log, QHAT[:, :2])
+    with pytest.raises(ConfigurationError, match="n_rounds, n_actions, len_list"):
+        from_obp_rewards(log, QHAT.ravel())

@@ -11,6 +11,7 @@ from offeval import hookimpl
 from offeval_rewardmodels.columns import DEFAULT_COLUMN
 from offeval_rewardmodels.estimators import DM, DR, DROS, SNDR, SwitchDR
 from offeval_rewardmodels.fitting import RewardPredictions, fit_reward_model, item_position_means
+from offeval_rewardmodels.interop import from_obp_rewards
 
 ESTIMATORS = (DM, DR, SNDR, SwitchDR, DROS)
 
@@ -31,5 +32,6 @@ __all__ = [
     "RewardPredictions",
     "SwitchDR",
     "fit_reward_model",
+    "from_obp_rewards",
     "item_position_means",
 ]

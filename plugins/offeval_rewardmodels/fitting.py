@@ -30,12 +30,13 @@ class RewardPredictions:
     ``rows``: one per row of the data (a log's rows in the log's order, a
     frame's rows in the frame's order); ``candidates``: one per candidate row
     (the log's candidate table in its order, or the frame given), or None;
-    ``folds``: the fold of each row (trajectories never straddle folds).
+    ``folds``: the fold of each row (trajectories never straddle folds), or
+    None for predictions made elsewhere.
     """
 
     rows: np.ndarray
     candidates: np.ndarray | None
-    folds: np.ndarray
+    folds: np.ndarray | None = None
 
     def attach(self, log: InteractionLog, column: str = DEFAULT_COLUMN) -> InteractionLog:
         """The log with the predictions as ``column`` in its rows and its candidate table."""
