@@ -27,9 +27,10 @@ from offeval import (
 )
 from offeval.testing import kit_setup, parametrize_with_checks
 from offeval_ncis import IS
+from offeval_rewardmodels.fitting import item_position_means
 from offeval_simulation import Environment, RankingPolicy
-from offeval_slates import IIPS, RIPS, PseudoInverse
-from offeval_slates.prefixes import target_log_prefix
+from offeval_slates import IIPS, RIPS, CascadeDR, PseudoInverse
+from offeval_slates.prefixes import target_log_extended, target_log_prefix
 
 ITEMS = np.array([10, 20, 30])
 QUALITY = np.array([0.3, 0.5, 0.8])
@@ -222,6 +223,67 @@ def test_pi_with_the_logging_ranker_is_exact_for_additive_rewards_on_rankings(mo
         assert abs(exact - want) > 1e-4
 
 
+def with_model(log: InteractionLog, model) -> InteractionLog:
+    """The log with candidates and a reward model q(items above, c, position) in both tables."""
+    log = with_candidates(log)
+    frame, cands = log.frame, log.candidates
+    items = frame["item"].to_numpy().reshape(-1, 2)
+
+    def predict(slot, item):
+        above = [np.searchsorted(ITEMS, i) for i in items[slot // 2, : slot % 2]]
+        return model(above, np.searchsorted(ITEMS, item), slot % 2)
+
+    logged = [predict(s, i) for s, i in enumerate(frame["item"])]
+    table = [predict(s, i) for s, i in cands[["slot", "item"]].to_numpy()]
+    return InteractionLog.from_frame(
+        frame.assign(reward_model=logged),
+        candidates=cands.drop(columns="slot").assign(reward_model=table),
+    )
+
+
+def rough(above, c, k) -> float:
+    """A reward model that ignores the items above and gets the qualities wrong."""
+    return 0.5 * QUALITY[::-1][c] + 0.1 * k
+
+
+def cascade_model(above, c, k) -> float:
+    """The cascade users' expected reward at k given the items down to k."""
+    return QUALITY[c] * np.prod(1 - QUALITY[above])
+
+
+@pytest.mark.parametrize("model", MODELS)
+@pytest.mark.parametrize("target", ["pl", "det"])
+def test_cascade_dr_is_exact_where_rips_is_whatever_the_model(model, target):
+    policy = ranker("t", [1.5, 0.3, -1.0], 1.0 if target == "pl" else None)
+    probs = TARGETS["plackett_luce"] if target == "pl" else np.eye(6)[0]
+    want = truth(model, probs)
+    for reward_model in (rough, cascade_model):
+        log = with_model(tiny_log(model, LOGGING, LOGITS), reward_model)
+        got = expectation(log, LOGGING, policy, CascadeDR(per="trajectory"))
+        if model in HOLDS["rips"]:
+            assert got == pytest.approx(want, rel=1e-12)
+        else:
+            assert abs(got - want) > 1e-3
+
+
+def test_cascade_dr_with_the_true_model_varies_less_than_rips():
+    policy = ranker("t", [1.5, 0.3, -1.0])
+    log = with_model(tiny_log("cascade", LOGGING, LOGITS), cascade_model)
+    variances = []
+    for estimator in (RIPS(per="trajectory"), CascadeDR(per="trajectory")):
+        values = np.array(
+            [
+                evaluate(log.slice_rows(2 * t, 2 * t + 2), [policy], [estimator])
+                .estimate("t")
+                .value
+                for t in range(len(RANKINGS))
+            ]
+        )
+        mean = LOGGING @ values
+        variances.append(LOGGING @ (values - mean) ** 2)
+    assert variances[1] < 0.5 * variances[0]
+
+
 def test_prefix_sources_agree_with_enumeration():
     log = tiny_log("cascade", LOGGING, LOGITS)
     policies = {
@@ -230,10 +292,17 @@ def test_prefix_sources_agree_with_enumeration():
         "mixed": (ranker("mix", [0.1, 2.0, 1.0], 0.5, mix=0.3), 0.7 * pl([0.2, 4, 2]) + 0.05),
         "det_mixed": (ranker("dm", [0.1, 2.0, 1.0], None, mix=0.3), 0.7 * np.eye(6)[3] + 0.05),
     }
+    cands = with_candidates(log).candidates
     for policy, probs in policies.values():
         want = Enumerated("check", probs).prefix_probabilities(log.frame)
         got = np.exp(target_log_prefix(PolicyView(policy, log), "rips"))
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
+        # a candidate c at a slot: P(logged items above the slot, then c)
+        extended = np.exp(target_log_extended(PolicyView(policy, with_candidates(log)), "cdr"))
+        for (slot, item), value in zip(cands[["slot", "item"]].to_numpy(), extended, strict=True):
+            t, k = slot // 2, slot % 2
+            cells = [*enumerate(RANKINGS[t][:k]), (k, np.searchsorted(ITEMS, item))]
+            assert value == pytest.approx(Enumerated("x", probs)._prob(cells), abs=1e-15)
 
 
 def test_rerank_policy_prefixes_are_plackett_luce_over_the_trajectory():
@@ -361,8 +430,11 @@ def replications():
         )
         logging = env.logging_policy()
         policies = env.candidate_policies(4)[::3]  # Plackett-Luce and deterministic
-        estimators = [IIPS(), RIPS(), PseudoInverse(), PseudoInverse(logging=logging)]
+        estimators = [IIPS(), RIPS(), CascadeDR()]
+        if model == "position_based":
+            estimators += [PseudoInverse(), PseudoInverse(logging=logging)]
         log = env.simulate(logging, LOGS * SIZE, seed=1, with_candidates=True)
+        log = item_position_means(log).attach(log)  # cross-fitted by trajectory
         bounds = np.r_[log.unit_starts, log.n_rows]
         values = np.empty((LOGS, len(policies), len(estimators)))
         for r in range(LOGS):
@@ -389,7 +461,9 @@ def z_scores(pairs) -> np.ndarray:
         ("position_based", "iips"),
         ("position_based", "rips"),
         ("position_based", "pi(logging=logging)"),
+        ("position_based", "cascade_dr"),
         ("cascade", "rips"),
+        ("cascade", "cascade_dr"),
     ],
 )
 def test_unbiased_where_the_assumption_holds(replications, model, estimator):
@@ -399,6 +473,13 @@ def test_unbiased_where_the_assumption_holds(replications, model, estimator):
 def test_iips_is_biased_under_cascade_users(replications):
     z = z_scores(replications["cascade"]["iips"])
     assert np.all(z > 3) and z.max() > 5  # clicks below a click are not lost to IIPS
+
+
+def test_cascade_dr_varies_less_than_rips_even_with_a_rough_model(replications):
+    for rips, cdr in zip(
+        *(replications["cascade"][e] for e in ("rips", "cascade_dr")), strict=True
+    ):
+        assert cdr[0].std() < rips[0].std()
 
 
 def test_slot_level_pi_is_biased_on_rankings(replications):
