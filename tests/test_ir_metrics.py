@@ -241,12 +241,10 @@ def test_offeval_metrics_command(tmp_path, capsys):
             "trec_eval",
             "--set",
             "ap_denominator=hits",
-            "--k",
-            "3",
-            "--metric",
-            "ap",
-            "--metric",
-            "ndcg",
+            "-m",
+            "ap@3",
+            "-m",
+            "ndcg@3",
             "--column",
             "user=uid",
             "--out",
@@ -254,9 +252,9 @@ def test_offeval_metrics_command(tmp_path, capsys):
         ]
     )
     assert code == 0
-    table = pd.read_csv(out, index_col=0)
+    table = pd.read_csv(out, index_col="measure")
     assert table.loc["ap@3", "mean"] == pytest.approx((1 + 0.5) / 2)
-    assert "trec_eval+ap_denominator" in capsys.readouterr().out
+    assert "preset trec_eval, overrides ap_denominator=hits" in capsys.readouterr().out
 
 
 def _long_frames(predictions, labels, rnd=None):

@@ -345,7 +345,7 @@ def test_demo_configurations_come_from_the_plugins_and_failures_are_isolated():
     reg.add_plugin(Broken(), "broken")
     configured = reg.call("register_demo_estimators", environment=None)
     plugins = {plugin for plugin, _ in configured}
-    assert plugins == {"ncis", "dcg", "disagreement"}
+    assert {"ncis", "dcg", "disagreement"} <= plugins and "broken" not in plugins
     assert ("ncis", NCIS(cap=10)) not in configured  # objects, compared by label below
     assert "ncis(cap=10)" in {getattr(e, "label", e) for _, e in configured}
     (failure,) = reg.failures
