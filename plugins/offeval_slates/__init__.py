@@ -7,7 +7,8 @@ estimator (Swaminathan et al. 2017), each with its self-normalised form
 """
 
 from offeval import hookimpl
-from offeval_slates.estimators import IIPS, RIPS, CascadeDR, PseudoInverse
+from offeval_slates.cascade_dr import CascadeDR
+from offeval_slates.estimators import IIPS, RIPS, PseudoInverse
 
 ESTIMATORS = (IIPS, RIPS, PseudoInverse, CascadeDR)
 
@@ -21,11 +22,11 @@ def register_estimators(register):
 
 @hookimpl
 def register_demo_estimators(register):
-    """Each slate estimator, and the self-normalised forms."""
-    for cls in ESTIMATORS:
-        register(cls())
-    for cls in (IIPS, RIPS, PseudoInverse):
-        register(cls(self_normalized=True))
+    """rips, pi and self-normalised iips (plain iips is ``is`` on a ranking log; cascade_dr
+    needs a reward model's columns, which the demo's log does not have)."""
+    register(IIPS(self_normalized=True))
+    register(RIPS())
+    register(PseudoInverse())
 
 
 __all__ = ["IIPS", "RIPS", "CascadeDR", "PseudoInverse"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from offeval import ColumnError, InteractionLog
 
@@ -78,3 +79,18 @@ def _layout(log: InteractionLog) -> Layout:
 def unit_sum(log: InteractionLog, values: np.ndarray) -> np.ndarray:
     """Sum of row values per trajectory."""
     return np.bincount(log.unit_index, weights=values, minlength=log.n_units)
+
+
+def context_index(log: InteractionLog, n_contexts: int, whose: str) -> np.ndarray:
+    """Each row's context as a row index of a per-context table (0..n_contexts-1)."""
+    ctx = pd.to_numeric(pd.Series(log.column("context")), errors="coerce").to_numpy(dtype=float)
+    bad = ~((ctx >= 0) & (ctx < n_contexts) & (ctx == np.floor(ctx)))
+    if bad.any():
+        raise ColumnError("context", f"unknown context for {whose}", log.source_rows[bad])
+    return ctx.astype(np.int64)
+
+
+def candidate_index(cands: np.ndarray, items: np.ndarray) -> np.ndarray:
+    """Index of each item among its row of ``cands`` (its context's candidates), -1 if absent."""
+    match = cands == items[:, None]
+    return np.where(match.any(axis=1), match.argmax(axis=1), -1)

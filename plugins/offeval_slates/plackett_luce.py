@@ -28,6 +28,14 @@ def log_prefix(logits: np.ndarray, hidden: np.ndarray) -> tuple[np.ndarray, np.n
     return np.cumsum(step, axis=1), left
 
 
+def log_sum_exp(values: np.ndarray, axis: int = -1) -> np.ndarray:
+    """log sum exp along ``axis``, shifted by the maximum (-inf where every value is -inf)."""
+    top = values.max(axis=axis, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0.0)
+    with np.errstate(divide="ignore"):
+        return np.log(np.exp(values - top).sum(axis=axis)) + np.squeeze(top, axis=axis)
+
+
 def shifted(prefix: np.ndarray) -> np.ndarray:
     """log P(a_1..a_{k-1}): the prefix above each position (0 above the first)."""
     return np.concatenate([np.zeros((len(prefix), 1)), prefix[:, :-1]], axis=1)

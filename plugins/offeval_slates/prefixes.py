@@ -1,4 +1,4 @@
-"""Probabilities of ranking prefixes, P(a_1..a_k | x), for the target and the logger.
+"""The target's probabilities of ranking prefixes, P(a_1..a_k | x).
 
 RIPS and Cascade-DR weight the reward at position k by the ratio of the
 target's and the logger's probabilities of the whole prefix a_1..a_k. Rank
@@ -14,10 +14,9 @@ marginals do not determine them. The target's come from, in this order:
 3. 0/1 probabilities (a deterministic policy): a prefix is shown surely when
    each of its items is surely at its position, never when one is not.
 
-Anything else is a :class:`offeval.ConfigurationError`. The logger's come
-from a column of prefix propensities (obp's ``pscore_cascade``) or from the
-Plackett-Luce logging columns (see :func:`logging_log_prefix`). Everything is
-in log space: long prefixes have tiny probabilities.
+Anything else is a :class:`offeval.ConfigurationError`. The logger's are in
+:mod:`offeval_slates.logger`. Everything is in log space: long prefixes have
+tiny probabilities.
 """
 
 from __future__ import annotations
@@ -25,34 +24,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
-from offeval import ColumnError, ConfigurationError, InteractionLog, PolicyView, RerankPolicy
-from offeval.log import booleans
-from offeval_slates.layout import Layout, layout
+from offeval import ColumnError, ConfigurationError, PolicyView, RerankPolicy
+from offeval_slates.layout import Layout, candidate_index, context_index, layout
 from offeval_slates.plackett_luce import (
     NEG_INF,
     candidate_rows,
     first_shown,
     log_prefix,
+    log_sum_exp,
     shifted,
     uniform_log_prefix,
 )
-
-#: What the logging prefix probabilities are read from by default.
-PL_COLUMNS = ("logging_score", "logging_pool", "shuffled")
-#: The optional flag of banners a deterministic logging ranker ordered.
-DETERMINISTIC = "logging_deterministic"
-#: Relative slack when checking that prefix probabilities do not grow down a trajectory.
-SLACK = 1e-9
 
 
 def policy_name(view: PolicyView) -> str:
     """The policy's name for messages."""
     return getattr(view.policy, "name", type(view.policy).__name__)
-
-
-# -- the target ---------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -128,7 +116,7 @@ def _table_target(view: PolicyView, lay: Layout) -> TargetPrefixes:
             "generator's candidate sets, which is not implemented; evaluate its ranker alone"
         )
     cands = np.asarray(policy.candidates)
-    ctx = _contexts(log, lay, cands.shape[0])
+    ctx = lay.first(context_index(log, cands.shape[0], f"policy {policy_name(view)!r}"))
     items = log.column("item")
     index = _candidate_index(cands[ctx], lay.padded(items, items[0], items.dtype), lay)
     repeat = first_shown(log) < lay.rank
@@ -149,9 +137,7 @@ def _table_target(view: PolicyView, lay: Layout) -> TargetPrefixes:
         hidden_logits = logits.copy()
         rows, cols = np.nonzero(index >= 0)
         hidden_logits[rows, index[rows, cols]] = NEG_INF
-        with np.errstate(divide="ignore"):
-            hidden = np.logaddexp.reduce(hidden_logits, axis=1)
-        base, left = log_prefix(shown, hidden)
+        base, left = log_prefix(shown, log_sum_exp(hidden_logits, axis=1))
         table = _Table(ctx, index, base, left, logits, count)
     prefix = _mixed(policy, table.base, lambda: _uniform(table))
     return TargetPrefixes(lay.rows(prefix), "table", table)
@@ -173,14 +159,6 @@ def _mixed(policy, base: np.ndarray, uniform) -> np.ndarray:
         return base
     with np.errstate(divide="ignore"):
         return np.logaddexp(np.log1p(-m) + base, np.log(m) + uniform())
-
-
-def _contexts(log: InteractionLog, lay: Layout, n_contexts: int) -> np.ndarray:
-    ctx = pd.to_numeric(pd.Series(log.column("context")), errors="coerce").to_numpy(dtype=float)
-    bad = ~((ctx >= 0) & (ctx < n_contexts) & (ctx == np.floor(ctx)))
-    if bad.any():
-        raise ColumnError("context", "unknown context for this policy", log.source_rows[bad])
-    return lay.first(ctx).astype(np.int64)
 
 
 def _candidate_index(cands: np.ndarray, items: np.ndarray, lay: Layout) -> np.ndarray:
@@ -231,8 +209,7 @@ def _table_extended(view, table: _Table, unit, rank, fresh) -> np.ndarray:
     policy, log = view.policy, view.log
     items = log.candidates["item"].to_numpy()
     cands = np.asarray(policy.candidates)[table.ctx[unit]]
-    match = cands == items[:, None]
-    index = np.where(match.any(axis=1), match.argmax(axis=1), -1)
+    index = candidate_index(cands, items)
     ok = fresh & (index >= 0) & (rank < int(policy.n_positions))
     above = shifted(table.base)[unit, rank]
     if table.left is None:  # deterministic ranker: the candidate must be its next item
@@ -249,98 +226,3 @@ def _table_extended(view, table: _Table, unit, rank, fresh) -> np.ndarray:
             return np.where(ok, above_u - np.log(table.count[unit] - rank), NEG_INF)
 
     return _mixed(policy, base, uniform)
-
-
-# -- the logger ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class LoggingPrefixes:
-    """The logger's log P(a_1..a_k) per row, and which trajectories can be used."""
-
-    rows: np.ndarray  # per log row (0 on excluded trajectories)
-    included: np.ndarray | None  # per trajectory; None when all are
-    excluded: dict[str, int]
-
-
-def logging_log_prefix(log: InteractionLog, column: str | None) -> LoggingPrefixes:
-    """The logger's prefix probabilities, once per chunk.
-
-    ``column`` names a column of P_logging(a_1..a_k) per row (obp's
-    ``pscore_cascade``), each in (0, 1] and not growing down a trajectory.
-    ``None`` reads the Plackett-Luce logging columns: ``logging_score`` (the
-    logit of each displayed item), ``logging_pool`` (log of the Plackett-Luce
-    mass of the candidates the ranker did not display, ``-inf`` when none)
-    and ``shuffled``. Shuffled trajectories were drawn by another component
-    (a uniform shuffle), and banners a deterministic ranker ordered (column
-    ``logging_deterministic``, when the log has it) explore nothing: both are
-    excluded and counted. Conditioning on the component keeps the ratio
-    unbiased, because which component served a trajectory does not depend on
-    its context.
-    """
-    return log.memo(_logging, column)
-
-
-def _logging(log: InteractionLog, column: str | None) -> LoggingPrefixes:
-    lay = layout(log)
-    if column is not None:
-        return LoggingPrefixes(_prefix_column(log, lay, column), None, {})
-    for name in PL_COLUMNS:
-        if name not in log.frame:
-            raise ColumnError(
-                name,
-                "the logger's prefix probabilities come from its Plackett-Luce columns "
-                f"{list(PL_COLUMNS)} (shuffled: false everywhere if it never shuffles), or give "
-                "a column of prefix propensities with logging_prefix=<column>",
-            )
-    shuffled = lay.first(booleans(log.frame["shuffled"], "shuffled", log.source_rows))
-    fixed = np.zeros(lay.n_units, dtype=bool)
-    if DETERMINISTIC in log.frame:
-        fixed = lay.first(booleans(log.frame[DETERMINISTIC], DETERMINISTIC, log.source_rows))
-    included = ~shuffled & ~fixed
-    pool = pd.to_numeric(log.frame["logging_pool"], errors="coerce").to_numpy(dtype=float)
-    use = included[lay.unit]
-    bad = use & (np.isnan(pool) | (pool == np.inf) | (pool != lay.first(pool)[lay.unit]))
-    if bad.any():
-        raise ColumnError(
-            "logging_pool",
-            "must hold one number (or -inf) per trajectory the Plackett-Luce ranker ordered: "
-            f"the log of its mass over the candidates it did not display (flag banners a "
-            f"deterministic ranker ordered in {DETERMINISTIC!r})",
-            log.source_rows[bad],
-        )
-    scores = np.where(use, log.column("logging_score"), 0.0)
-    hidden = np.where(included, lay.first(pool), NEG_INF)
-    prefix = lay.rows(log_prefix(lay.padded(scores, NEG_INF), hidden)[0])
-    excluded = {
-        "shuffled": int(shuffled.sum()),
-        "deterministic_logging": int((fixed & ~shuffled).sum()),
-    }
-    return LoggingPrefixes(
-        np.where(use, prefix, 0.0),
-        None if included.all() else included,
-        {k: v for k, v in excluded.items() if v},
-    )
-
-
-def _prefix_column(log: InteractionLog, lay: Layout, column: str) -> np.ndarray:
-    if column not in log.frame:
-        raise ColumnError(
-            column,
-            "the log has no such column: it should hold the logger's probability of each "
-            "trajectory's items at positions 1..position (prefix propensities)",
-        )
-    p = pd.to_numeric(log.frame[column], errors="coerce").to_numpy(dtype=float)
-    bad = ~((p > 0) & (p <= 1))
-    if bad.any():
-        raise ColumnError(column, "prefix propensities must lie in (0, 1]", log.source_rows[bad])
-    above = np.r_[np.inf, p[:-1]]
-    grows = (lay.rank > 0) & (p > above * (1 + SLACK))
-    if grows.any():
-        raise ColumnError(
-            column,
-            "prefix propensities P(a_1..a_k) cannot grow down a trajectory (marginal "
-            "propensities given by mistake?)",
-            log.source_rows[grows],
-        )
-    return np.log(p)

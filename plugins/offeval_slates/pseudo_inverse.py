@@ -17,11 +17,10 @@ import weakref
 from itertools import permutations
 
 import numpy as np
-import pandas as pd
 from scipy import sparse
 
 from offeval import ColumnError, ConfigurationError, InteractionLog
-from offeval_slates.layout import layout
+from offeval_slates.layout import candidate_index, context_index, layout
 from offeval_slates.plackett_luce import log_prefix
 
 #: Largest number of ordered prefixes enumerated per context.
@@ -127,10 +126,10 @@ def _logging_side(log: InteractionLog, logging) -> tuple[np.ndarray, np.ndarray,
     lay = layout(log)
     cands = np.asarray(logging.candidates)
     length = int(logging.n_positions)
-    ctx = _contexts(log, cands.shape[0])
+    ctx = context_index(log, cands.shape[0], "the logging ranker")
     contexts, which = np.unique(lay.first(ctx), return_inverse=True)
     pinv = gamma_pinv(logging, contexts)
-    logged = _index(cands[ctx], log.column("item"))
+    logged = candidate_index(cands[ctx], log.column("item"))
     bad = (logged < 0) | (lay.rank >= length)
     if bad.any():
         raise ColumnError(
@@ -141,21 +140,7 @@ def _logging_side(log: InteractionLog, logging) -> tuple[np.ndarray, np.ndarray,
         )
     table = log.require_candidates()
     slot = table["slot"].to_numpy()
-    index = _index(cands[ctx[slot]], table["item"].to_numpy())
+    index = candidate_index(cands[ctx[slot]], table["item"].to_numpy())
     keep = (index >= 0) & (lay.rank[slot] < length)
     cell = index * length + lay.rank[slot]
     return pinv[which[lay.unit], logged * length + lay.rank], cell, keep
-
-
-def _contexts(log: InteractionLog, n_contexts: int) -> np.ndarray:
-    ctx = pd.to_numeric(pd.Series(log.column("context")), errors="coerce").to_numpy(dtype=float)
-    bad = ~((ctx >= 0) & (ctx < n_contexts) & (ctx == np.floor(ctx)))
-    if bad.any():
-        raise ColumnError("context", "unknown context for the logging ranker", log.source_rows[bad])
-    return ctx.astype(np.int64)
-
-
-def _index(cands: np.ndarray, items: np.ndarray) -> np.ndarray:
-    """Index of each item among its row of candidates, -1 when absent."""
-    match = cands == items[:, None]
-    return np.where(match.any(axis=1), match.argmax(axis=1), -1)

@@ -1,0 +1,111 @@
+"""What the slate estimators share: parameters, declarations, columns, combination."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from offeval import BaseEstimator, ConfigurationError, Contribution, PolicyView
+from offeval.stats import Linearisation, Tally, ratio_of_means
+from offeval_slates.combine import by_position
+from offeval_slates.layout import layout
+
+PER = ("impression", "trajectory")
+
+
+def check_flag(name: str, value) -> None:
+    """A switch must be True or False."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ConfigurationError(f"{name} must be True or False, got {value!r}")
+
+
+def check_per(per) -> None:
+    """``per`` names the estimand's denominator."""
+    if not isinstance(per, str) or per not in PER:
+        raise ConfigurationError(f"per must be one of {PER}, got {per!r}")
+
+
+def check_column_name(name: str, value, optional: bool = False) -> None:
+    """A parameter naming a column: a non-empty string (or None when optional)."""
+    if optional and value is None:
+        return
+    if not isinstance(value, str) or not value:
+        what = "None or a column name" if optional else "a column name"
+        raise ConfigurationError(f"{name} must be {what}, got {value!r}")
+
+
+def weight_tally(weights: np.ndarray) -> Tally:
+    """Mergeable weight diagnostics: sums for the effective sample size, extremes."""
+    tally = Tally()
+    tally.add("weights", weights.size)
+    tally.add("sum_w", float(weights.sum()))
+    tally.add("sum_w2", float(np.square(weights).sum()))
+    tally.maximum("max_weight", float(weights.max(initial=-np.inf)))
+    tally.minimum("min_weight", float(weights.min(initial=np.inf)))
+    return tally
+
+
+class SlateEstimator(BaseEstimator):
+    """Shared parameters, declarations, columns and combination."""
+
+    tags = {"linear_in_reward": True}
+    self_normalized = False
+    per = "impression"
+
+    def _check(self) -> None:
+        check_flag("self_normalized", self.self_normalized)
+        check_per(self.per)
+
+    @property
+    def estimand(self) -> str:
+        """Reward per impression or per trajectory, as ``per`` says."""
+        return f"reward_per_{self.per}"
+
+    @property
+    def guarantee(self) -> str | None:
+        """Unbiased where the assumption holds; self-normalised, consistent."""
+        return "consistent" if self.self_normalized else "unbiased"
+
+    def label_params(self) -> dict:
+        """Only the parameters that differ from their defaults: ``iips(self_normalized=True)``."""
+        return self.changed_params()
+
+    def row_columns(
+        self, view: PolicyView, weights: np.ndarray, included: np.ndarray | None
+    ) -> Contribution:
+        """Columns of a row-weighted estimator: r w per row, or per position when normalised.
+
+        ``weights`` are zero on excluded trajectories; ``included`` flags the
+        trajectories used (None: all).
+        """
+        log = view.log
+        used = np.ones(log.n_units) if included is None else included.astype(float)
+        rows = used[log.unit_index]
+        y = log.column("reward") * weights
+        units = {"units": used} if self.per == "trajectory" else {}
+        if not self.self_normalized:
+            columns = {"y": y} if self.per == "trajectory" else {"y": y, "rows": rows}
+            return Contribution(columns, units)
+        lay = layout(log)
+        parts = {"y": lay.padded(y, 0.0), "w": lay.padded(weights, 0.0), "n": lay.padded(rows, 0)}
+        for k in range(lay.longest):
+            for part, matrix in parts.items():
+                units[part, k + 1] = matrix[:, k]
+        return Contribution(unit_columns=units)
+
+    def combine(self, stats) -> Linearisation:
+        """Mean of r w per row or trajectory; normalised position by position when asked."""
+        if self.self_normalized:
+            return by_position(stats, "units" if self.per == "trajectory" else None)
+        return ratio_of_means(stats, "y", "units" if self.per == "trajectory" else "rows")
+
+    def diagnose(self, tally: Tally) -> dict[str, float]:
+        """Effective sample size, mean, largest and smallest weight."""
+        s = tally.sums
+        n = s.get("weights", 0.0)
+        return {
+            **tally.counts,
+            "ess": s["sum_w"] ** 2 / s["sum_w2"] if s.get("sum_w2", 0) > 0 else 0.0,
+            "mean_weight": s["sum_w"] / n if n else float("nan"),
+            "max_weight": tally.maxima.get("max_weight", float("nan")),
+            "min_weight": tally.minima.get("min_weight", float("nan")),
+        }
