@@ -106,7 +106,8 @@ class CascadeDR(SlateEstimator):
         reachable = np.isfinite(above)
         mass = np.exp(extended[reachable] - above[reachable])
         tally.add("target_mass", float(mass.sum()))
-        tally.add("target_slots", float(np.unique(slot[reachable]).size))
+        counted = slot[reachable]  # the candidate table is sorted by slot
+        tally.add("target_slots", float(np.count_nonzero(np.diff(counted)) + (counted.size > 0)))
 
     def diagnose(self, tally: Tally) -> dict[str, float]:
         """Weight diagnostics, and the target's mean mass over each slot's candidates."""

@@ -118,7 +118,7 @@ def _table_target(view: PolicyView, lay: Layout) -> TargetPrefixes:
     cands = np.asarray(policy.candidates)
     ctx = lay.first(context_index(log, cands.shape[0], f"policy {policy_name(view)!r}"))
     items = log.column("item")
-    index = _candidate_index(cands[ctx], lay.padded(items, items[0], items.dtype), lay)
+    index = lay.padded(candidate_index(policy, ctx[lay.unit], items), -1, np.int64)
     repeat = first_shown(log) < lay.rank
     if repeat.any():  # an item shown twice: a ranking without repeats never does that
         index[lay.unit[repeat], lay.rank[repeat]] = -1
@@ -161,12 +161,6 @@ def _mixed(policy, base: np.ndarray, uniform) -> np.ndarray:
         return np.logaddexp(np.log1p(-m) + base, np.log(m) + uniform())
 
 
-def _candidate_index(cands: np.ndarray, items: np.ndarray, lay: Layout) -> np.ndarray:
-    """(U, L) index of each displayed item among its context's candidates, -1 if absent."""
-    match = cands[:, None, :] == items[:, :, None]
-    return np.where(match.any(axis=2) & lay.valid, match.argmax(axis=2), -1)
-
-
 def target_log_extended(view: PolicyView, estimator: str) -> np.ndarray:
     """log P_target(a_1..a_{k-1}, c) for every candidate row (item c at the slot of rank k).
 
@@ -207,9 +201,7 @@ def _extended(view: PolicyView, estimator: str) -> np.ndarray:
 
 def _table_extended(view, table: _Table, unit, rank, fresh) -> np.ndarray:
     policy, log = view.policy, view.log
-    items = log.candidates["item"].to_numpy()
-    cands = np.asarray(policy.candidates)[table.ctx[unit]]
-    index = candidate_index(cands, items)
+    index = candidate_index(policy, table.ctx[unit], log.candidates["item"].to_numpy())
     ok = fresh & (index >= 0) & (rank < int(policy.n_positions))
     above = shifted(table.base)[unit, rank]
     if table.left is None:  # deterministic ranker: the candidate must be its next item

@@ -129,7 +129,7 @@ def _logging_side(log: InteractionLog, logging) -> tuple[np.ndarray, np.ndarray,
     ctx = context_index(log, cands.shape[0], "the logging ranker")
     contexts, which = np.unique(lay.first(ctx), return_inverse=True)
     pinv = gamma_pinv(logging, contexts)
-    logged = candidate_index(cands[ctx], log.column("item"))
+    logged = candidate_index(logging, ctx, log.column("item"))
     bad = (logged < 0) | (lay.rank >= length)
     if bad.any():
         raise ColumnError(
@@ -140,7 +140,7 @@ def _logging_side(log: InteractionLog, logging) -> tuple[np.ndarray, np.ndarray,
         )
     table = log.require_candidates()
     slot = table["slot"].to_numpy()
-    index = candidate_index(cands[ctx[slot]], table["item"].to_numpy())
+    index = candidate_index(logging, ctx[slot], table["item"].to_numpy())
     keep = (index >= 0) & (lay.rank[slot] < length)
     cell = index * length + lay.rank[slot]
     return pinv[which[lay.unit], logged * length + lay.rank], cell, keep
