@@ -305,6 +305,28 @@ def test_prefix_sources_agree_with_enumeration():
             assert value == pytest.approx(Enumerated("x", probs)._prob(cells), abs=1e-15)
 
 
+def test_banners_a_deterministic_logger_ordered_are_excluded_and_counted():
+    env = Environment(seed=1, n_contexts=50, n_items=40, n_candidates=5, n_positions=3)
+    logger = env.policy("fixed", temperature=None, mix_uniform=0.2)
+    log = env.simulate(logger, 500, seed=0)
+    est = evaluate(log, env.candidate_policies(1), [RIPS()]).estimate("p01")
+    shuffled = int(log.frame.groupby("trajectory")["shuffled"].first().sum())
+    assert est.excluded == {"shuffled": shuffled, "deterministic_logging": 500 - shuffled}
+    assert est.n_units == 0 and np.isnan(est.value)
+
+
+def test_text_item_ids_give_the_same_weights():
+    """Item ids that are not small whole numbers go through the comparison path."""
+    log = tiny_log("cascade", LOGGING, LOGITS)
+    names = {10: "ten", 20: "twenty", 30: "thirty"}
+    text = InteractionLog.from_frame(log.frame.assign(item=log.frame["item"].map(names)))
+    scores = np.array([[1.5, 0.3, -1.0]])
+    text_ranker = RankingPolicy("t", scores, np.array([["ten", "twenty", "thirty"]]), 2)
+    a = evaluate(log, [ranker("t", scores[0])], [RIPS()]).estimate("t")
+    b = evaluate(text, [text_ranker], [RIPS()]).estimate("t")
+    assert b.value == pytest.approx(a.value, rel=1e-12)
+
+
 def test_rerank_policy_prefixes_are_plackett_luce_over_the_trajectory():
     log = tiny_log("cascade", LOGGING, LOGITS)
     scores = {10: 0.4, 20: -0.2, 30: 1.1}

@@ -100,12 +100,12 @@ class SlateEstimator(BaseEstimator):
 
     def diagnose(self, tally: Tally) -> dict[str, float]:
         """Effective sample size, mean, largest and smallest weight."""
-        s = tally.sums
+        s, nan = tally.sums, float("nan")
         n = s.get("weights", 0.0)
         return {
             **tally.counts,
             "ess": s["sum_w"] ** 2 / s["sum_w2"] if s.get("sum_w2", 0) > 0 else 0.0,
-            "mean_weight": s["sum_w"] / n if n else float("nan"),
-            "max_weight": tally.maxima.get("max_weight", float("nan")),
-            "min_weight": tally.minima.get("min_weight", float("nan")),
+            "mean_weight": s["sum_w"] / n if n else nan,
+            "max_weight": tally.maxima.get("max_weight", nan) if n else nan,
+            "min_weight": tally.minima.get("min_weight", nan) if n else nan,
         }
