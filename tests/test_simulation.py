@@ -177,3 +177,16 @@ def test_ab_cells_are_the_logs_the_policies_would_write(env):
         per_traj = log.frame.groupby("trajectory")["reward"].sum() / env.n_positions
         assert cell.mean == pytest.approx(per_traj.mean(), rel=1e-12)
         assert cell.se == pytest.approx(per_traj.std(ddof=1) / np.sqrt(2_000), rel=1e-12)
+
+
+def test_a_ranker_with_text_item_ids_answers_as_with_integer_ids():
+    import copy
+
+    env = Environment(seed=0)
+    policy = env.candidate_policies(2)[0]
+    texts = copy.copy(policy)
+    texts.__dict__.pop("_slots", None)  # the cached integer lookup table
+    texts.candidates = np.array([[f"i{j}" for j in row] for row in policy.candidates])
+    log = env.simulate(env.logging_policy(), 500, seed=1)
+    rows = log.frame.assign(item=[f"i{j}" for j in log.frame["item"]])
+    np.testing.assert_array_equal(texts.probabilities(rows), policy.probabilities(log.frame))

@@ -171,7 +171,7 @@ class RankingPolicy:
                 "context", "unknown context for this environment", positions=np.flatnonzero(bad)
             )
         item = rows["item"].to_numpy()
-        if item.dtype.kind not in "iu":
+        if item.dtype.kind not in "iu" and self.candidates.dtype.kind in "iuf":
             item = pd.to_numeric(rows["item"], errors="coerce").to_numpy(dtype=float)
         table = self._slots
         if table is None:  # item ids too spread for a table: compare with every candidate
@@ -198,6 +198,8 @@ class RankingPolicy:
         None when the table would exceed ``SLOT_TABLE_CELLS``.
         """
         n_contexts, k = self.candidates.shape
+        if self.candidates.dtype.kind not in "iu":  # text ids: compared, not tabled
+            return None
         span = int(self.candidates.max(initial=-1)) + 1
         if self.candidates.min(initial=0) < 0 or n_contexts * span > SLOT_TABLE_CELLS:
             return None
