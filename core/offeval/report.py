@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -13,12 +14,19 @@ from offeval.sections import ReportSection
 from offeval.tables import markdown_table
 
 
-def plot_estimates(estimates: pd.DataFrame, truth: pd.Series, path: Path) -> Path:
-    """Small multiples: each estimator's intervals against the true values."""
+def plot_estimates(
+    estimates: pd.DataFrame, truth: pd.Series, path: Path, other_scale: set[str] = frozenset()
+) -> Path:
+    """Small multiples: each estimator's intervals against the true values.
+
+    Estimators in ``other_scale`` (normalised metrics, rewards per trajectory)
+    are not estimates of the truth's quantity: their panels have no diagonal
+    and say so, since only their order can be compared.
+    """
     labels = list(dict.fromkeys(estimates["estimator"]))
     cols = min(3, len(labels))
     rows = int(np.ceil(len(labels) / cols))
-    width, height = 4.2 * cols, 3.2 * rows
+    width, height = 4.2 * cols, 3.6 * rows
     fig = Figure(figsize=(width, height))  # no pyplot: the user's backend is left alone
     axes = fig.subplots(rows, cols, squeeze=False)
     # fixed margins in inches (tight_layout would measure every label of every panel)
@@ -26,9 +34,9 @@ def plot_estimates(estimates: pd.DataFrame, truth: pd.Series, path: Path) -> Pat
         left=0.75 / width,
         right=1 - 0.2 / width,
         bottom=0.6 / height,
-        top=1 - 0.35 / height,
+        top=1 - 0.7 / height,
         wspace=0.3,
-        hspace=0.45,
+        hspace=0.75,
     )
     lo, hi = truth.min(), truth.max()
     pad = 0.1 * (hi - lo)
@@ -37,8 +45,12 @@ def plot_estimates(estimates: pd.DataFrame, truth: pd.Series, path: Path) -> Pat
         x = truth.loc[part["policy"]].to_numpy()
         err = [part["value"] - part["ci_low"], part["ci_high"] - part["value"]]
         ax.errorbar(x, part["value"], yerr=err, fmt="o", ms=4, capsize=2)
-        ax.plot([lo - pad, hi + pad], [lo - pad, hi + pad], "k--", lw=0.8)
-        ax.set_title(label, fontsize=9)
+        title = textwrap.fill(label, 48)
+        if label in other_scale:
+            title += "\n(own scale: compare the order only)"
+        else:
+            ax.plot([lo - pad, hi + pad], [lo - pad, hi + pad], "k--", lw=0.8)
+        ax.set_title(title, fontsize=8)
         if i % cols == 0:
             ax.set_ylabel("offline estimate")
         if i + cols >= len(labels):
@@ -75,7 +87,9 @@ def write_demo_report(result: DemoResult, out: str | Path) -> Path:
     result.summary.to_csv(out / "summary.csv", index=False)
     result.estimates.to_csv(out / "estimates.csv", index=False)
     result.ab.to_csv(out / "ab_test.csv", index=False)
-    plot_estimates(result.estimates, result.truth, out / "estimates.png")
+    summary = result.summary.set_index("estimator")
+    other = set(summary.index[summary["ci_coverage"].isna()]) - {"online A/B test"}
+    plot_estimates(result.estimates, result.truth, out / "estimates.png", other)
     sections = write_sections(result.sections, out)
     wide = result.estimates.pivot(index="policy", columns="estimator", values="value")
     wide.insert(0, "truth", result.truth)
