@@ -75,6 +75,11 @@ def test_table_policy_checks_its_table():
     good = target_table()
     rows = pd.DataFrame({"item": [0, 99], "position": [1, 1]})
     assert TablePolicy(good).probabilities(rows)[1] == 0.0  # absent key: never shown
+    as_text = TablePolicy(good.assign(item=good["item"].map("i{}".format)))  # hashed lookup
+    text_rows = rows.assign(item=rows["item"].map("i{}".format))
+    np.testing.assert_array_equal(
+        as_text.probabilities(text_rows), TablePolicy(good).probabilities(rows)
+    )
     with pytest.raises(ColumnError, match="twice"):
         TablePolicy(pd.concat([good, good.iloc[:1]]))
     with pytest.raises(ConfigurationError, match="sum to more than 1"):

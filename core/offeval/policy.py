@@ -246,6 +246,36 @@ class RerankPolicy:
 
 #: The key columns a probability table may have, in lookup order.
 TABLE_KEYS = ("context", "item", "position")
+#: Largest dense array a table of integer keys is expanded to (cells of float64).
+DENSE_TABLE_CELLS = 1 << 24
+
+
+def _dense_table(keys: pd.DataFrame, p: np.ndarray) -> tuple | None:
+    """Integer keys in small ranges: (lowest key per column, shape, dense probabilities)."""
+    columns = [keys[c].to_numpy() for c in keys]
+    if not len(p) or any(c.dtype.kind not in "iu" for c in columns):
+        return None
+    low = np.array([int(c.min()) for c in columns])
+    shape = tuple(int(c.max()) - lo + 1 for c, lo in zip(columns, low, strict=True))
+    if np.prod(shape, dtype=float) > DENSE_TABLE_CELLS:
+        return None
+    dense = np.zeros(shape)
+    dense[tuple(c - lo for c, lo in zip(columns, low, strict=True))] = p
+    return low, shape, dense
+
+
+def _dense_lookup(dense: tuple, values: list[np.ndarray]) -> np.ndarray:
+    """Probabilities of integer keys from the dense table (0 outside it)."""
+    low, shape, table = dense
+    flat = np.zeros(len(values[0]), dtype=np.int64)
+    inside = np.ones(len(values[0]), dtype=bool)
+    for v, lo, size in zip(values, low, shape, strict=True):
+        code = v.astype(np.int64) - lo
+        inside &= (code >= 0) & (code < size)
+        flat = flat * size + code
+    out = np.zeros(len(flat))
+    out[inside] = table.reshape(-1)[flat[inside]]
+    return out
 
 
 class TablePolicy:
@@ -294,6 +324,7 @@ class TablePolicy:
         elif p.sum() > 1 + 1e-9:
             raise ConfigurationError(f"policy {name!r}: the probabilities sum to {p.sum():.6g} > 1")
         self._index, self._p = index, p
+        self._dense = _dense_table(table[self.keys], p)
 
     @classmethod
     def uniform(cls, items, positions: int = 1, name: str = "uniform") -> TablePolicy:
@@ -317,6 +348,10 @@ class TablePolicy:
         for key in self.keys:
             if key not in rows:
                 raise ColumnError(key, f"policy {self.name!r} looks its probabilities up by this")
+        if self._dense is not None:
+            values = [rows[key].to_numpy() for key in self.keys]
+            if all(v.dtype.kind in "iu" for v in values):
+                return _dense_lookup(self._dense, values)
         at = self._index.get_indexer(pd.MultiIndex.from_frame(rows[self.keys]))
         return np.where(at >= 0, self._p[np.maximum(at, 0)], 0.0)
 
