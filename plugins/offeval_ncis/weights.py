@@ -109,6 +109,7 @@ def weight_tally(view: PolicyView, cap: float) -> Tally:
     moments = trajectory_weight_moments(view)
     for name, value in zip(("sum_W2", "sum_WN", "sum_N2"), moments, strict=True):
         tally.add(name, value)
+    tally.add("weight_units", view.log.n_units)
     if view.log.has_candidates:
         violations, mass = support(view)
         tally.count("support_violations", violations)
@@ -141,11 +142,16 @@ def weight_diagnostics(tally: Tally) -> dict[str, float]:
         "max_weight": m.get("max_weight", float("nan")),
         "clipped_share": c.get("clipped", 0) / rows if rows else float("nan"),
     }
-    if rows and "sum_W2" in s:
+    if rows and "sum_W2" in s and s.get("weight_units", 0) >= 2:  # else no standard error
         spread = s["sum_W2"] - 2 * mean * s["sum_WN"] + mean**2 * s["sum_N2"]
-        se = float(np.sqrt(max(spread, 0.0))) / rows
+        if spread <= 1e-12 * s["sum_W2"]:  # rounding of a zero spread (equal weights)
+            spread = 0.0
+        se = float(np.sqrt(spread)) / rows
         out["mean_weight_se"] = se
-        out["mean_weight_z"] = (mean - 1) / se if se > 0 else float("nan")
+        if se > 0:
+            out["mean_weight_z"] = (mean - 1) / se
+        elif mean != 1:  # every weight equal, and not 1: certainly not a mean of 1
+            out["mean_weight_z"] = float(np.sign(mean - 1) * np.inf)
         if abs(out["mean_weight_z"]) > MEAN_WEIGHT_Z:
             warnings.warn(
                 f"the mean importance weight is {mean:.4g}, {out['mean_weight_z']:+.1f} "
