@@ -133,8 +133,10 @@ def test_parquet_stream_equals_whole_file(tmp_path, bandit):
     log = bandit[0]
     path = tmp_path / "log.parquet"
     log.frame.to_parquet(path)
-    parts = list(stream_parquet(path, batch_rows=777))
-    assert len(parts) > 10
+    stream = stream_parquet(path, batch_rows=777)
+    parts = list(stream)
+    assert len(parts) > 10 and stream.n_rows == log.n_rows  # a total for progress bars
+    assert sum(p.n_rows for p in stream) == log.n_rows  # each pass reads the file again
     joined = pd.concat([p.frame for p in parts], ignore_index=True)
     pd.testing.assert_frame_equal(joined, log.frame, check_dtype=False)
     assert sum(p.n_units for p in parts) == log.n_units

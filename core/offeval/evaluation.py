@@ -641,7 +641,7 @@ def evaluate(
     if not whole and not isinstance(log, Iterable):
         raise OffevalError(f"log must be an InteractionLog or an iterable of them, got {log!r}")
     chunks = _bounded_chunks(log, acc, chunk_rows) if whole else log
-    total = log.n_rows if whole else None  # rows: a total and an ETA when the log is whole
+    total = getattr(log, "n_rows", None)  # rows: a total and an ETA when the size is known
     with tqdm(
         total=total, desc="evaluating", unit="row", unit_scale=True, disable=not progress
     ) as bar:

@@ -619,9 +619,22 @@ def read_table(path: str | Path) -> pd.DataFrame:
     return frame
 
 
+class ParquetStream:
+    """The logs of a Parquet file's batches: iterable (each pass reads the file again),
+    with the file's row count (``n_rows``) so that progress bars have a total."""
+
+    def __init__(self, source, mapping, trajectory: list, batch_rows: int):
+        self._source, self._mapping = source, mapping
+        self._trajectory, self._batch_rows = trajectory, batch_rows
+        self.n_rows = int(source.metadata.num_rows)
+
+    def __iter__(self) -> Iterator[InteractionLog]:
+        return _batches(self._source, self._mapping, self._trajectory, self._batch_rows)
+
+
 def stream_parquet(
     path: str | Path, mapping: Mapping[str, str] | None = None, batch_rows: int = 1_000_000
-) -> Iterator[InteractionLog]:
+) -> ParquetStream:
     """Validated logs of whole trajectories, read from a Parquet file in batches.
 
     The rows of a trajectory must be contiguous in the file; a trajectory that
@@ -650,7 +663,7 @@ def stream_parquet(
     for column in parts:
         if column not in source.schema_arrow.names:
             raise ColumnError(column, f"the trajectory column is not in {path}")
-    return _batches(source, mapping, parts, batch_rows)
+    return ParquetStream(source, mapping, parts, batch_rows)
 
 
 def _batches(source, mapping, trajectory: list, batch_rows: int) -> Iterator[InteractionLog]:
