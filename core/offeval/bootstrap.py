@@ -57,7 +57,15 @@ def bootstrap(
     chunks = log.chunks(chunk_rows) if whole else log
     sums = np.zeros((replicates, 0))
     totals = np.zeros(replicates)
-    for index, chunk in enumerate(tqdm(chunks, desc="bootstrap", disable=not progress)):
+    bar = tqdm(
+        total=getattr(log, "n_rows", None),  # rows: a total and an ETA when the size is known
+        desc="bootstrap",
+        unit="row",
+        unit_scale=True,
+        disable=not progress,
+    )
+    for index, chunk in enumerate(chunks):
+        bar.update(chunk.n_rows)
         block = acc.fold(chunk, new_units=whole)
         sums = np.pad(sums, ((0, 0), (0, block.shape[1] - sums.shape[1])))
         rng = np.random.default_rng([seed, index])
@@ -67,6 +75,7 @@ def bootstrap(
             weights = rng.poisson(1.0, (stop - start, len(block))).astype(float)
             sums[start:stop] += weights @ block
             totals[start:stop] += weights.sum(axis=1)
+    bar.close()
     if acc.moments is None:
         raise OffevalError("no data was added")
     covariance = acc.moments.covariance()
