@@ -65,8 +65,8 @@ def bootstrap(
         disable=not progress,
     )
     for index, chunk in enumerate(chunks):
-        bar.update(chunk.n_rows)
         block = acc.fold(chunk, new_units=whole)
+        bar.update(chunk.n_rows)
         sums = np.pad(sums, ((0, 0), (0, block.shape[1] - sums.shape[1])))
         rng = np.random.default_rng([seed, index])
         step = max(1, MAX_DRAWS // max(len(block), 1))
