@@ -265,8 +265,10 @@ def _evaluate(args: argparse.Namespace) -> int:
         policies=policies,
     )
     sections = report_sections(registry, context)
-    with pd.option_context("display.width", 160, "display.max_columns", 30):
-        print(table.round(6).to_string(index=False))
+    shown = [c for c in table if not c.startswith("diag_") and c != "level"]
+    with pd.option_context("display.width", 120, "display.max_columns", 30):
+        print(table[shown].round(4).to_string(index=False))
+        print(f"({evaluation.level:.0%} intervals; --out or --report keep the diagnostics)")
         for section in sections:
             for name, frame in section.tables.items():
                 print(f"\n{section.title}: {name}\n{frame.round(4).to_string()}")
