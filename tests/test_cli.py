@@ -87,6 +87,11 @@ def test_plugins_lists_components(capsys):
     assert main(["plugins"]) == 0
     out = capsys.readouterr().out
     assert "estimator    ncis" in out and "environment  default" in out
+    lines = out.splitlines()
+    switch = next(i for i, line in enumerate(lines) if "estimator    switch_dr " in line)
+    assert lines[switch + 1].split("parameters: ")[1] == "tau=10.0, reward_model='reward_model'"
+    for name in ("ips", "snips", "clipped_ips", "dm", "dr", "sndr", "dr_os", "pi", "iips", "rips"):
+        assert f"estimator    {name} " in out, name
 
 
 def one_line_error(capsys, argv, *patterns, code=2):

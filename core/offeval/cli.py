@@ -324,6 +324,8 @@ def _plugins() -> int:
     print("hooks:", ", ".join(registry.hooks))
     for comp in registry.components():
         print(f"  {comp.kind:<12} {comp.name:<18} from {comp.plugin:<12} {comp.summary}")
+        if comp.parameters:
+            print(f"  {'':<12} {'':<18}      {'':<12} parameters: {comp.parameters}")
     if registry.failures:
         print("failed:")
         for failure in registry.failures:

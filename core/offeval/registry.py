@@ -71,6 +71,20 @@ class Component:
         doc = (getattr(self.factory, "__doc__", None) or "").strip()
         return doc.splitlines()[0] if doc else ""
 
+    @property
+    def parameters(self) -> str:
+        """The factory's named parameters with their defaults (``cap=100.0, by='group'``)."""
+        try:
+            sig = inspect.signature(self.factory)
+        except (TypeError, ValueError):
+            return ""
+        variadic = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+        return ", ".join(
+            p.name if p.default is inspect.Parameter.empty else f"{p.name}={p.default!r}"
+            for p in sig.parameters.values()
+            if p.name != "self" and p.kind not in variadic
+        )
+
 
 @dataclass(frozen=True)
 class PluginFailure:
