@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
+from tqdm import tqdm
 
 from offeval import OffevalWarning, active_registry, evaluate
 from offeval_decision.choices import select
@@ -41,8 +42,9 @@ def decision_study(
     environment_params: Mapping = WORLD,
     draws: int = 20_000,
     seed: int = 0,
+    progress: bool = False,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Run the worlds; return (selections, predictions).
+    """Run the worlds; return (selections, predictions). ``progress`` counts the worlds.
 
     ``selections``: one row per (world, estimator, method) with
     ``contains_best`` and ``regret``. ``predictions``: one row per (world,
@@ -51,7 +53,7 @@ def decision_study(
     registry = active_registry()
     built = [registry.create_from_spec("estimator", spec) for spec in estimators]
     selections, predictions = [], []
-    for world in range(n_worlds):
+    for world in tqdm(range(n_worlds), desc="worlds", unit="world", disable=not progress):
         env = registry.create("environment", environment, seed=seed + world, **environment_params)
         policies = list(env.candidate_policies(n_policies))
         truth = pd.Series({p.name: env.true_value(p, "reward_per_impression") for p in policies})

@@ -34,12 +34,13 @@ def sweep(
     seed: int = 0,
     depth: int | None = None,
     chunk_rows: int = 250_000,
+    progress: bool = False,
 ) -> pd.DataFrame:
     """Rank probabilities of every policy for every (family, cap), from one pass over the log.
 
     Returns one row per (family, cap, policy): the estimate, P(rank 1..depth)
     and the expected rank. ``depth`` defaults to 3, or the number of policies
-    when there are fewer.
+    when there are fewer. ``progress`` shows the pass's bar (rows, with an ETA).
     """
     if not caps or not families:
         raise ConfigurationError("give at least one cap and one family")
@@ -49,7 +50,8 @@ def sweep(
         for family, template in families.items()
         for cap in caps
     ]
-    evaluation = evaluate(log, policies, [s[2] for s in settings], chunk_rows=chunk_rows)
+    estimators = [s[2] for s in settings]
+    evaluation = evaluate(log, policies, estimators, chunk_rows=chunk_rows, progress=progress)
     depth = min(3, len(policies)) if depth is None else depth
     rows = []
     for family, cap, estimator in settings:
