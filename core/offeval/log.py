@@ -657,7 +657,8 @@ def stream_parquet(
     trajectory = (mapping or {}).get("trajectory", "trajectory")
     parts = list(trajectory) if isinstance(trajectory, (list, tuple)) else [trajectory]
     try:
-        source = pq.ParquetFile(path)
+        # pre_buffer keeps every row group read until the file closes (apache/arrow#39808)
+        source = pq.ParquetFile(path, pre_buffer=False)
     except (OSError, ValueError) as exc:
         raise OffevalError(f"{path}: cannot read it as parquet ({_first_line(exc)})") from None
     for column in parts:
@@ -678,10 +679,10 @@ def _batches(source, mapping, trajectory: list, batch_rows: int) -> Iterator[Int
             frame = pd.concat([carry, frame])
         key = frame[trajectory[0]] if len(trajectory) == 1 else composite_key(frame[trajectory])
         key = np.asarray(key)
-        same = key == key[-1]
-        tail = same & (np.cumsum(~same[::-1])[::-1] == 0)
-        carry = frame[tail]
-        if (~tail).any():
-            yield InteractionLog.from_frame(frame[~tail], mapping)
+        other = np.flatnonzero(key != key[-1])  # the last trajectory may go on in the next batch
+        cut = other[-1] + 1 if other.size else 0
+        carry = frame.iloc[cut:]
+        if cut:
+            yield InteractionLog.from_frame(frame.iloc[:cut], mapping)
     if carry is not None and len(carry):
         yield InteractionLog.from_frame(carry, mapping)

@@ -7,9 +7,11 @@ naming the trajectory. Ids are compared as the log compares them (4, 4.0 and
 numpy's 4 are one id, "4" another), whatever the dtype of the chunk that
 carries them: integer ids are kept as they are, any other id as a 64-bit hash
 of its value, in sorted runs of geometrically decreasing length (a
-log-structured merge). A chunk of m units is checked in O(m log n) time
-against the n seen so far, with 8 bytes a unit; ids that arrive in order (a
-sorted file) cost a comparison with the end of each run.
+log-structured merge). Each run stores its keys as intervals of consecutive
+values, so the usual trajectory ids 0, 1, 2, ... of a large file cost a few
+bytes in all, and scattered ids (hashes) 8 bytes a unit. A chunk of m units is
+checked in O(m log n) time against the n seen so far; ids that arrive in
+order (a sorted file) cost a comparison with the end of each run.
 """
 
 from __future__ import annotations
@@ -63,7 +65,7 @@ class UnitLedger:
     """The trajectory ids seen so far; :meth:`add` rejects one seen before."""
 
     def __init__(self) -> None:
-        self._runs: dict[str, list[np.ndarray]] = {kind: [] for kind in KINDS}
+        self._runs: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {kind: [] for kind in KINDS}
 
     def add(self, ids: np.ndarray, how: str = "") -> None:
         """Record a chunk's trajectory ids; a SplitUnitError names any seen before or twice."""
@@ -90,32 +92,59 @@ class UnitLedger:
         out._runs = {kind: list(runs) for kind, runs in self._runs.items()}
         for kind, runs in other._runs.items():
             for run in runs:
-                common = out._seen(kind, run)
-                if common.any():
-                    named = run[common] if kind == "int" else []
-                    error = SplitUnitError(named, int(common.sum()), how)
-                    error.keys = run[common] if kind == "hash" else None
+                clash = out._overlapping(kind, run)
+                if clash.any():
+                    keys = _expanded(run[0][clash], run[1][clash])
+                    common = keys[out._seen(kind, keys)]
+                    error = SplitUnitError(common if kind == "int" else [], common.size, how)
+                    error.keys = common if kind == "hash" else None
                     raise error
-                out._push(kind, run)
+                out._push_run(kind, run)
         return out
 
     def _seen(self, kind: str, keys: np.ndarray) -> np.ndarray:
         """Which of the (sorted) keys are in a run already."""
-        seen = np.zeros(keys.size, dtype=bool)
-        for run in self._runs[kind]:
-            inside = (keys >= run[0]) & (keys <= run[-1])
+        return self._overlapping(kind, (keys, keys))
+
+    def _overlapping(self, kind: str, run: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+        """Which intervals of ``run`` share a key with an interval already recorded."""
+        starts, ends = run
+        seen = np.zeros(starts.size, dtype=bool)
+        for low, high in self._runs[kind]:
+            inside = (ends >= low[0]) & (starts <= high[-1])
             if inside.any():
-                at = np.searchsorted(run, keys[inside])
-                seen[inside] |= run[np.minimum(at, run.size - 1)] == keys[inside]
+                # the last recorded interval starting at or before each end: any overlap is there
+                at = np.searchsorted(low, ends[inside], side="right") - 1
+                seen[inside] |= (at >= 0) & (high[np.maximum(at, 0)] >= starts[inside])
         return seen
 
-    def _push(self, kind: str, run: np.ndarray) -> None:
-        if not run.size:
-            return
+    def _push(self, kind: str, keys: np.ndarray) -> None:
+        if keys.size:
+            self._push_run(kind, _coalesced(keys, keys))
+
+    def _push_run(self, kind: str, run: tuple[np.ndarray, np.ndarray]) -> None:
         runs = self._runs[kind]
-        while runs and runs[-1].size <= run.size:
-            run = np.sort(np.concatenate([runs.pop(), run]), kind="stable")
+        while runs and runs[-1][0].size <= run[0].size:
+            low, high = runs.pop()
+            starts, ends = np.concatenate([low, run[0]]), np.concatenate([high, run[1]])
+            order = np.argsort(starts, kind="stable")
+            run = _coalesced(starts[order], ends[order])
         runs.append(run)
+
+
+def _coalesced(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Disjoint sorted intervals with adjacent ones joined (ends is starts when all are points)."""
+    join = starts[1:] == ends[:-1] + 1
+    if join.any():
+        starts, ends = starts[np.r_[True, ~join]], ends[np.r_[~join, True]]
+    return (starts, starts) if np.array_equal(starts, ends) else (starts, ends)
+
+
+def _expanded(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Every key of the intervals (only on the error path, to name the ids)."""
+    lengths = (ends - starts + 1).astype(np.int64)
+    offsets = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    return np.repeat(starts, lengths) + offsets.astype(starts.dtype)
 
 
 def hash_ids(ids: np.ndarray) -> np.ndarray:

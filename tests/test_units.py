@@ -1,0 +1,73 @@
+"""The ledger of trajectories seen: exact against a set, and small for consecutive ids."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from offeval import SplitUnitError
+from offeval.units import UnitLedger
+
+chunks = st.lists(
+    st.one_of(
+        st.lists(st.integers(-30, 30), max_size=8),  # scattered ids
+        st.tuples(st.integers(-30, 30), st.integers(0, 12)).map(  # a run of consecutive ids
+            lambda t: list(range(t[0], t[0] + t[1]))
+        ),
+        st.lists(st.text("ab", max_size=3), max_size=5),  # ids the ledger hashes
+    ),
+    max_size=12,
+)
+
+
+def replay(parts: list[list]) -> tuple[UnitLedger, set, list | None]:
+    """Feed the ledger chunk by chunk; the oracle says which ids of the failing chunk repeat."""
+    ledger, seen = UnitLedger(), set()
+    for part in parts:
+        again = [i for k, i in enumerate(part) if i in seen or i in part[:k]]
+        ids = np.array(part, dtype=object if part and isinstance(part[0], str) else None)
+        if again:
+            with pytest.raises(SplitUnitError) as info:
+                ledger.add(ids)
+            assert info.value.count == len(again)
+            assert sorted(map(str, info.value.ids)) == sorted(map(str, again))
+            return ledger, seen, again
+        ledger.add(ids)
+        seen |= set(part)
+    return ledger, seen, None
+
+
+@settings(max_examples=300, deadline=None)
+@given(chunks)
+def test_add_refuses_exactly_the_ids_seen_before(parts):
+    replay(parts)
+
+
+@settings(max_examples=200, deadline=None)
+@given(chunks, chunks)
+def test_merge_refuses_exactly_the_ids_in_both(left, right):
+    a, seen_a, failed_a = replay(left)
+    b, seen_b, failed_b = replay(right)
+    if failed_a is not None or failed_b is not None:
+        return
+    common = seen_a & seen_b
+    if not common:
+        a.merge(b)
+        return
+    with pytest.raises(SplitUnitError) as info:
+        a.merge(b)
+    numbers = {i for i in common if isinstance(i, int)}
+    # the first clashing run is reported: its integer ids are named, hashed ones counted
+    assert set(info.value.ids) <= numbers and 0 < info.value.count <= len(common)
+
+
+def test_consecutive_ids_cost_a_few_intervals_whatever_their_number():
+    ledger = UnitLedger()
+    for lo in range(0, 10_000_000, 250_000):
+        ledger.add(np.arange(lo, lo + 250_000))
+    stored = sum(low.size for low, _ in ledger._runs["int"])
+    assert stored == 1
+    with pytest.raises(SplitUnitError, match=r"ids \[9999999\]"):
+        ledger.add(np.array([10_000_000, 9_999_999]))
