@@ -751,11 +751,19 @@ def test_a_zero_baseline_is_refused():
 
 
 def test_an_ambiguous_registered_name_is_refused():
-    ev = evaluate(build(), [ColumnPolicy("pi")], [NCIS(cap=10), NCIS(cap=100)])
+    ev = evaluate(build(), [ColumnPolicy("pi")], [NCIS(cap=10), NCIS(cap=1000)])
     fails(lambda: ev.estimate("pi", "ncis"), OffevalError, "ambiguous", "ncis\\(cap=10\\)")
     assert ev.estimate("pi", "ncis:cap=10").estimator == "ncis(cap=10)"
     single = evaluate(build(), [ColumnPolicy("pi")], [BetaIPS()])
-    assert single.estimate("pi", "beta_ips").estimator == "beta_ips(beta=None)"
+    assert single.estimate("pi", "beta_ips").estimator == "beta_ips"
+
+
+def test_labels_omit_defaults_and_the_full_spelling_still_finds_them():
+    ev = evaluate(build(), [ColumnPolicy("pi")], [NCIS(), NCIS(cap=10)])
+    assert ev.estimators == ["ncis", "ncis(cap=10)"]
+    assert NCIS().full_label == "ncis(cap=100)"
+    assert ev.estimate("pi", "ncis(cap=100)").estimator == "ncis"
+    assert ev.estimate("pi", "ncis:cap=100.0").estimator == "ncis"
 
 
 # -- units split across chunks -------------------------------------------------------------

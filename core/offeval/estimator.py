@@ -272,8 +272,8 @@ class BaseEstimator:
         return {p: getattr(self, p) for p in self.param_names()}
 
     def label_params(self) -> dict[str, Any]:
-        """The parameters the label shows: all of them, unless a subclass says otherwise."""
-        return self.get_params()
+        """The parameters the label shows: those that differ from their defaults."""
+        return self.changed_params()
 
     def changed_params(self) -> dict[str, Any]:
         """The parameters that differ from their defaults (objects always count as changed)."""
@@ -287,9 +287,13 @@ class BaseEstimator:
 
     @property
     def label(self) -> str:
-        """Short human label, e.g. ``my_estimator(cap=100)``."""
-        params = ", ".join(f"{k}={_fmt(v)}" for k, v in self.label_params().items())
-        return f"{self.name}({params})" if params else self.name
+        """Short human label: ``ncis`` at the defaults, ``ncis(cap=10)`` otherwise."""
+        return _spelled(self.name, self.label_params())
+
+    @property
+    def full_label(self) -> str:
+        """The label with every parameter, defaults included: ``ncis(cap=100)``."""
+        return _spelled(self.name, self.get_params())
 
     def diagnose(self, tally: Tally) -> dict[str, float]:
         """By default, every tallied count, sum, maximum and minimum."""
@@ -310,6 +314,12 @@ def init_defaults(cls: type) -> dict[str, Any]:
         for name, p in sig.parameters.items()
         if name != "self" and p.kind not in variadic
     }
+
+
+def _spelled(name: str, params: dict[str, Any]) -> str:
+    """``name(key=value, ...)``, or the bare name without parameters."""
+    shown = ", ".join(f"{k}={_fmt(v)}" for k, v in params.items())
+    return f"{name}({shown})" if shown else name
 
 
 def _fmt(value: Any) -> str:

@@ -134,10 +134,6 @@ class _DCGFamily(BaseEstimator):
         """Users examine ranks as the examination model says (the environment's parameter)."""
         return {"examination": getattr(self._model, "spec", self.examination)}
 
-    def label_params(self) -> dict:
-        """Only the parameters that differ from their defaults, e.g. ``dcg(cap=2)``."""
-        return self.changed_params()
-
     def _target_model(self):
         return self._model if self.cutoff is None else CutOff(self.cutoff, self._model)
 

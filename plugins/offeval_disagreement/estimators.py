@@ -49,10 +49,6 @@ class _Disagreement(BaseEstimator):
     banners = "all"
     higher_is_better = False
 
-    def label_params(self) -> dict:
-        """Only the parameters that differ from their defaults, e.g. ``pd(banners=shuffled)``."""
-        return self.changed_params()
-
     @property
     def requires(self) -> tuple[str, ...]:
         """The test model's scores, and the shuffled flag when a subset is asked for."""

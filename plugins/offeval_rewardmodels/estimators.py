@@ -80,13 +80,6 @@ class _RewardModelEstimator(BaseEstimator):
         """Propensities, the candidate table and the reward-model column."""
         return ("propensity", "candidates", self.reward_model)
 
-    def label_params(self) -> dict:
-        """Every parameter but the reward-model column at its default."""
-        params = self.get_params()
-        if params.get("reward_model") == DEFAULT_COLUMN:
-            del params["reward_model"]
-        return params
-
     def model_tally(self, view: PolicyView, tally: Tally) -> Tally:
         """The target's mass over the candidates, and the model's mean residual on the log."""
         side = model_side(view, self.reward_model, self.name)

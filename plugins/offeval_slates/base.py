@@ -65,10 +65,6 @@ class SlateEstimator(BaseEstimator):
         """Unbiased where the assumption holds; self-normalised, consistent."""
         return "consistent" if self.self_normalized else "unbiased"
 
-    def label_params(self) -> dict:
-        """Only the parameters that differ from their defaults: ``iips(self_normalized=True)``."""
-        return self.changed_params()
-
     def row_columns(
         self, view: PolicyView, weights: np.ndarray, included: np.ndarray | None
     ) -> Contribution:
