@@ -34,7 +34,7 @@ def test_demo_writes_a_report_with_table_and_plots(tmp_path, capsys):
     )
     assert code == 0
     text = (out / "report.md").read_text()
-    assert "| estimator | kendall_tau |" in text and "![estimates against truth]" in text
+    assert "| estimator | kendall_tau |" in text and "![estimates against truth" in text
     assert (out / "estimates.png").stat().st_size > 10_000
     section = "which_policies_deserve_an_online_test"
     assert (out / f"{section}_p_best_against_cap.png").stat().st_size > 10_000
@@ -42,10 +42,17 @@ def test_demo_writes_a_report_with_table_and_plots(tmp_path, capsys):
     p_best = pd.read_csv(out / f"{section}_p_best.csv", index_col="policy")
     np.testing.assert_allclose(p_best.sum(), 1.0)  # each estimator: one best policy per draw
     summary = pd.read_csv(out / "summary.csv")
-    assert {"is", "ncis(cap=100)", "online A/B test"} <= set(summary["estimator"])
+    assert {"is", "ncis", "online A/B test"} <= set(summary["estimator"])
     assert summary["p_true_best_ranked_first"].iloc[:-1].between(0, 1).all()
     assert summary["kendall_tau"].between(-1, 1).all()
     assert "true best policy" in capsys.readouterr().out
+    page = (out / "report.html").read_text()  # the same document as evaluate --report
+    for heading in ("How well each estimator", "Estimators", "How this report was made"):
+        assert f"<h2>{heading}" in page, heading
+    assert "<td>ncis</td>" in page and "<td>ncis(cap=100)</td>" in page  # label, parameters
+    images = re.findall(r'<img src="([^"]+)"', page)
+    assert len(images) >= 2 and all((out / name).is_file() for name in images)
+    assert not re.findall(r'(?:src|href)="(?:https?:)?//', page)
 
 
 @pytest.fixture()

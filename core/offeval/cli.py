@@ -87,7 +87,7 @@ class DemoCommand:
             n_per_cell=args.per_cell,
             progress=not args.quiet,
         )
-        path = write_demo_report(result, args.out)
+        path = write_demo_report(result, args.out, getattr(args, "argv", None))
         with pd.option_context("display.width", 160, "display.max_columns", 20):
             print(result.summary.round(4).to_string(index=False))
         print(
@@ -135,7 +135,7 @@ def _usable(registry: Registry, specs: list[str] | None, probe, policies) -> lis
     usable, skipped = [], {}
     for spec, estimator in zip(chosen, estimators, strict=True):
         try:
-            evaluate(probe, policies, [estimator])
+            evaluate(probe, policies, [estimator], progress=False)
         except OffevalError as exc:
             if specs:
                 raise OffevalError(f"--estimator {spec}: {exc}") from None
@@ -273,7 +273,7 @@ def _evaluate(args: argparse.Namespace) -> int:
             for name, frame in section.tables.items():
                 print(f"\n{section.title}: {name}\n{frame.round(4).to_string()}")
     if out is not None:
-        from offeval.report import write_sections
+        from offeval.reportdoc import ReportDocument
 
         out.mkdir(parents=True, exist_ok=True)
         table.to_csv(out / "estimates.csv", index=False)
@@ -282,7 +282,9 @@ def _evaluate(args: argparse.Namespace) -> int:
             safe = "".join(c if c.isalnum() else "_" for c in label)
             grid.table.to_csv(out / f"pairs_{safe}.csv", index=False)
         save_summaries(out / "summaries.json", summaries)
-        (out / "sections.md").write_text(write_sections(sections, out))
+        doc = ReportDocument("offeval evaluate: the plugins' sections")
+        doc.sections(sections, out)
+        (out / "sections.md").write_text(doc.markdown())
         print(
             f"written: {out}/estimates.csv, one pairs_*.csv per estimator, summaries.json "
             "(values and covariances, to revisit decisions without the log) and sections.md"

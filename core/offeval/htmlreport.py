@@ -12,12 +12,7 @@ the report loads nothing from the network.
 
 from __future__ import annotations
 
-import html
-import platform
-import shlex
 import sys
-from datetime import datetime, timezone
-from importlib import metadata
 from pathlib import Path
 
 import numpy as np
@@ -25,8 +20,8 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from offeval.evaluation import Evaluation
+from offeval.reportdoc import DPI, ReportDocument
 from offeval.sections import ReportSection
-from offeval.tables import markdown_table
 
 #: Marker shapes cycled over series, so that no two series look alike in grey print.
 MARKERS = ("o", "s", "D", "^", "v", "P", "X", "<", ">", "p", "h", "*")
@@ -40,8 +35,6 @@ WEIGHT_DIAGNOSTICS = (
     "support_violations",
     "unsupported_mass_per_slot",
 )
-#: Packages whose versions the report states.
-PACKAGES = ("offeval", "numpy", "pandas", "scipy", "statsmodels", "matplotlib")
 #: Width of every figure in inches (readable at page width, 800 px at 100 dpi).
 WIDTH = 8.0
 
@@ -81,7 +74,7 @@ def forest_plot(table: pd.DataFrame, relative: bool, path: Path) -> Path:
         ax.grid(axis="x", alpha=0.3)
     for ax in axes[len(estimators) :]:
         ax.axis("off")
-    fig.savefig(path, dpi=100)
+    fig.savefig(path, dpi=DPI)
     return path
 
 
@@ -108,7 +101,7 @@ def grid_heatmap(evaluation: Evaluation, estimator: str, correction, baseline, p
     ax.set_yticks(range(len(names)), names, fontsize=8)
     ax.set_title(f"{estimator}: row minus column, z (* significant)", fontsize=9, wrap=True)
     fig.colorbar(image, ax=ax, shrink=0.8, label="z")
-    fig.savefig(path, dpi=100)
+    fig.savefig(path, dpi=DPI)
     return path
 
 
@@ -142,7 +135,7 @@ def weight_histograms(log, policies: list, path: Path) -> Path | None:
     for ax in axes[len(weights) :]:
         ax.axis("off")
     fig.supxlabel("importance weight pi / mu (log scale)", fontsize=9)
-    fig.savefig(path, dpi=100)
+    fig.savefig(path, dpi=DPI)
     return path
 
 
@@ -158,20 +151,19 @@ def weight_table(evaluation: Evaluation) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def provenance(argv: list[str]) -> dict[str, str]:
-    """The command that made the report, when, and the versions it ran with."""
-    versions = {}
-    for package in PACKAGES:
-        try:
-            versions[package] = metadata.version(package)
-        except metadata.PackageNotFoundError:
-            continue
-    return {
-        "command": shlex.join(["offeval", *argv]),
-        "written": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "python": f"{platform.python_version()} ({sys.platform})",
-        **versions,
-    }
+def estimator_legend(evaluation: Evaluation) -> pd.DataFrame:
+    """Each estimator's label, its every parameter (defaults included) and what it computes."""
+    rows = []
+    for label, component in zip(evaluation.estimators, evaluation.components, strict=True):
+        doc = (type(component).__doc__ or "").strip().split("\n\n")[0]
+        rows.append(
+            {
+                "estimator": label,
+                "parameters": getattr(component, "full_label", label),
+                "what it computes": " ".join(doc.split()),
+            }
+        )
+    return pd.DataFrame(rows)
 
 
 def write_evaluation_report(
@@ -189,83 +181,30 @@ def write_evaluation_report(
     """Write ``report.html``, ``report.md`` and their figures into folder ``out``."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    parts: list[tuple[str, str, object]] = []  # (kind, title, payload)
+    doc = ReportDocument("offeval evaluation report")
     relative = baseline is not None
-    intro = (
+    doc.text(
         f"{len(evaluation.policies)} policies, {len(evaluation.estimators)} estimators, "
         f"{evaluation.n_units:,} units; {evaluation.level:.0%} intervals"
         + (f", values relative to {baseline}" if relative else "")
         + (f"; pairwise tests corrected by {correction}" if correction else "")
         + "."
     )
-    parts.append(("text", "", intro))
-    parts.append(("figure", "Estimates", forest_plot(table, relative, out / "estimates.png")))
+    doc.figure(forest_plot(table, relative, out / "estimates.png"), "Estimates")
     columns = ["policy", "estimator", "value", "se", "ci_low", "ci_high", "n_units"]
     if relative:
         columns += ["relative_value", "relative_ci_low", "relative_ci_high"]
-    parts.append(("table", "", table[[c for c in columns if c in table]]))
+    doc.table(table[[c for c in columns if c in table]])
+    doc.table(estimator_legend(evaluation), "Estimators")
     for k, estimator in enumerate(evaluation.estimators):
         path = grid_heatmap(evaluation, estimator, correction, baseline, out / f"grid_{k}.png")
-        parts.append(("figure", f"Paired significance grid: {estimator}", path))
+        doc.figure(path, f"Paired significance grid: {estimator}")
     weights = weight_table(evaluation)
     if not weights.empty:
-        parts.append(("table", "Weight diagnostics", weights))
+        doc.table(weights, "Weight diagnostics")
     histogram = weight_histograms(log, policies or [], out / "weights.png")
     if histogram is not None:
-        parts.append(("figure", "Importance weights", histogram))
-    for section in sections:
-        parts.append(("text", section.title, section.text))
-        for name, figure in section.figures.items():
-            path = out / f"section_{len(parts)}_{name}.png"
-            figure.savefig(path, dpi=100)
-            parts.append(("figure", "", path))
-        for _, frame in section.tables.items():
-            parts.append(("table", "", frame.reset_index()))
-    made = provenance(argv if argv is not None else sys.argv[1:])
-    parts.append(("table", "How this report was made", pd.DataFrame([made]).T.reset_index()))
-    (out / "report.html").write_text(_html(parts))
-    (out / "report.md").write_text(_markdown(parts))
-    return out / "report.html"
-
-
-def _html(parts) -> str:
-    body = []
-    for kind, title, payload in parts:
-        if title:
-            body.append(f"<h2>{html.escape(title)}</h2>")
-        if kind == "text":
-            body += [f"<p>{html.escape(p)}</p>" for p in str(payload).split("\n\n") if p.strip()]
-        elif kind == "figure":
-            name = html.escape(Path(payload).name)
-            body.append(f'<img src="{name}" alt="{html.escape(title or name)}">')
-        else:
-            body.append(
-                '<div class="table">'
-                + payload.to_html(index=False, float_format=lambda v: f"{v:.4g}", border=0)
-                + "</div>"
-            )
-    style = (
-        "body{font-family:sans-serif;max-width:60em;margin:2em auto;padding:0 1em;color:#222}"
-        "img{max-width:100%;height:auto}div.table{overflow-x:auto}"
-        "table{border-collapse:collapse;font-size:0.85em}"
-        "td,th{padding:0.2em 0.6em;border-bottom:1px solid #ddd;text-align:right}"
-    )
-    return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>offeval report</title><style>{style}</style></head><body>"
-        "<h1>offeval evaluation report</h1>\n" + "\n".join(body) + "\n</body></html>\n"
-    )
-
-
-def _markdown(parts) -> str:
-    lines = ["# offeval evaluation report", ""]
-    for kind, title, payload in parts:
-        if title:
-            lines += [f"## {title}", ""]
-        if kind == "text":
-            lines += [str(payload), ""]
-        elif kind == "figure":
-            lines += [f"![{title or Path(payload).stem}]({Path(payload).name})", ""]
-        else:
-            lines += [markdown_table(payload), ""]
-    return "\n".join(lines)
+        doc.figure(histogram, "Importance weights")
+    doc.sections(sections, out)
+    doc.provenance(argv if argv is not None else sys.argv[1:])
+    return doc.write(out)

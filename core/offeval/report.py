@@ -1,4 +1,4 @@
-"""Write a demo or evaluation report: Markdown tables, CSV files, PNG plots."""
+"""The demo's report: its estimates against the truth, in the same document as evaluate's."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from offeval.demo import DemoResult
-from offeval.sections import ReportSection
-from offeval.tables import markdown_table
+from offeval.htmlreport import estimator_legend
+from offeval.reportdoc import DPI, ReportDocument
 
 
 def plot_estimates(
@@ -50,38 +50,25 @@ def plot_estimates(
             title += "\n(own scale: compare the order only)"
         else:
             ax.plot([lo - pad, hi + pad], [lo - pad, hi + pad], "k--", lw=0.8)
-        ax.set_title(title, fontsize=8)
+        ax.set_title(title, fontsize=8, y=1.0, pad=4)  # a fixed y: no layout pass per title
+        ax.locator_params(nbins=4)
         if i % cols == 0:
             ax.set_ylabel("offline estimate")
         if i + cols >= len(labels):
             ax.set_xlabel("true online value")
     for ax in axes.ravel()[len(labels) :]:
         ax.axis("off")
-    fig.savefig(path, dpi=100)
+    fig.savefig(path, dpi=DPI)
     return path
 
 
-def write_sections(sections: list[ReportSection], out: Path) -> str:
-    """Write each section's tables (CSV) and figures (PNG) into ``out``; return its Markdown."""
-    import matplotlib.pyplot as plt  # sections' figures may be pyplot's: close them after
+def write_demo_report(result: DemoResult, out: str | Path, argv: list[str] | None = None) -> Path:
+    """Write ``report.html`` and ``report.md``, their figures and CSV files into folder ``out``.
 
-    parts = []
-    for section in sections:
-        slug = "".join(c if c.isalnum() else "_" for c in section.title.lower()).strip("_")
-        parts.append(f"## {section.title}\n\n{section.text}".rstrip() + "\n")
-        for name, figure in section.figures.items():
-            path = out / f"{slug}_{name}.png"
-            figure.savefig(path, dpi=110)
-            plt.close(figure)
-            parts.append(f"![{name}]({path.name})\n")
-        for name, table in section.tables.items():
-            table.to_csv(out / f"{slug}_{name}.csv")
-            parts.append(markdown_table(table.reset_index()) + "\n")
-    return "\n".join(parts)
-
-
-def write_demo_report(result: DemoResult, out: str | Path) -> Path:
-    """Write ``report.md`` with its tables and plots into folder ``out``."""
+    The same document as ``offeval evaluate --report``: the demo's comparison
+    with the truth, the estimators' legend, the plugins' sections and how the
+    report was made. Returns the HTML's path.
+    """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     result.summary.to_csv(out / "summary.csv", index=False)
@@ -89,40 +76,40 @@ def write_demo_report(result: DemoResult, out: str | Path) -> Path:
     result.ab.to_csv(out / "ab_test.csv", index=False)
     summary = result.summary.set_index("estimator")
     other = set(summary.index[summary["ci_coverage"].isna()]) - {"online A/B test"}
-    plot_estimates(result.estimates, result.truth, out / "estimates.png", other)
-    sections = write_sections(result.sections, out)
+    s = result.settings
+    doc = ReportDocument("offeval demo report")
+    doc.text(
+        f"Simulated environment: {s['environment']}. One log of {s['n_trajectories']:,} "
+        f"trajectories ({s['n_rows']:,} rows) from the environment's logging policy; "
+        f"{s['n_policies']} candidate policies; an online A/B test with "
+        f"{s['n_per_cell']:,} trajectories per cell. True best policy: {s['true_best']}. "
+        f"Seed {s['seed']}."
+    )
+    doc.text(SUMMARY_TEXT, "How well each estimator predicts the online order")
+    doc.table(result.summary)
+    figure = plot_estimates(result.estimates, result.truth, out / "estimates.png", other)
+    doc.figure(figure, caption="estimates against truth: 95% intervals, the diagonal is exact")
+    doc.table(estimator_legend(result.evaluation), "Estimators")
+    if result.skipped:
+        reasons = pd.DataFrame({"estimator": list(result.skipped), "why": result.skipped.values()})
+        doc.text("Registered, but they cannot run on this log:", "Estimators not run")
+        doc.table(reasons)
+    doc.sections(result.sections, out)
     wide = result.estimates.pivot(index="policy", columns="estimator", values="value")
     wide.insert(0, "truth", result.truth)
     wide.insert(1, "A/B mean", result.ab.set_index("policy")["mean"])
-    s = result.settings
-    skipped = "".join(f"\n- `{k}` skipped: {v}" for k, v in result.skipped.items())
-    text = f"""# offeval demo report
+    doc.table(wide.reset_index(), "Estimates per policy")
+    doc.text(
+        "`summary.csv`, `estimates.csv` (with standard errors, intervals and diagnostics), "
+        "`ab_test.csv`, and each section's tables.",
+        "Files",
+    )
+    doc.provenance(argv if argv is not None else ["demo"])
+    return doc.write(out)
 
-Simulated environment: {s["environment"]}.
-One log of {s["n_trajectories"]:,} trajectories ({s["n_rows"]:,} rows) from the
-environment's logging policy; {s["n_policies"]} candidate
-policies; an online A/B test with {s["n_per_cell"]:,} trajectories per cell.
-True best policy: **{s["true_best"]}**. Seed {s["seed"]}.{skipped}
 
-## How well each estimator predicts the online order
-
-Kendall tau against the true order (with its p-value), mean absolute error,
-share of 95% intervals covering the truth, the policy each estimator picks,
-and what the plugins' sections add.
-
-{markdown_table(result.summary)}
-
-![estimates against truth](estimates.png)
-
-{sections}
-
-## Estimates per policy
-
-{markdown_table(wide.reset_index())}
-
-Files: `summary.csv`, `estimates.csv` (with standard errors, intervals and
-diagnostics), `ab_test.csv`.
-"""
-    path = out / "report.md"
-    path.write_text(text)
-    return path
+SUMMARY_TEXT = """Kendall tau against the true order (with its p-value), mean absolute
+error, share of 95% intervals covering the truth, the policy each estimator
+picks, and what the plugins' sections add. Estimators of another quantity
+than the reward per impression (rewards per trajectory, normalised metrics,
+rates) have no error or coverage: only their order is compared."""

@@ -1,0 +1,169 @@
+"""One report document, written as ``report.html`` and ``report.md`` with the same content.
+
+Both the demo's report and ``offeval evaluate --report`` are built from the
+same parts: paragraphs, figures (PNG files next to the report, referenced by
+relative paths, so nothing loads from the network), tables, the plugins'
+report sections, and the command and versions that made the report.
+"""
+
+from __future__ import annotations
+
+import html
+import platform
+import shlex
+import sys
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+
+import pandas as pd
+
+from offeval.sections import ReportSection
+from offeval.tables import markdown_table
+
+#: Packages whose versions a report states.
+PACKAGES = ("offeval", "numpy", "pandas", "scipy", "statsmodels", "matplotlib")
+#: Resolution of every PNG a report writes (8 inch wide figures are 800 px: page width).
+DPI = 100
+
+_STYLE = (
+    "body{font-family:sans-serif;max-width:60em;margin:2em auto;padding:0 1em;color:#222}"
+    "img{max-width:100%;height:auto}div.table{overflow-x:auto}"
+    "table{border-collapse:collapse;font-size:0.85em}"
+    "td,th{padding:0.2em 0.6em;border-bottom:1px solid #ddd;text-align:left;vertical-align:top}"
+    "td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}"
+    "code{background:#f4f4f4;padding:0 0.2em}p.caption{font-size:0.85em;color:#555}"
+)
+
+
+@dataclass
+class ReportDocument:
+    """An ordered list of parts: ``(kind, title, payload)`` with kind text, figure or table."""
+
+    heading: str
+    parts: list[tuple[str, str, object]] = field(default_factory=list)
+
+    def text(self, body: str, title: str = "") -> None:
+        """Paragraphs (separated by blank lines) under an optional heading."""
+        self.parts.append(("text", title, body))
+
+    def figure(self, path: Path, title: str = "", caption: str = "") -> None:
+        """A PNG already written next to the report, with an optional caption below it."""
+        self.parts.append(("figure", title, (Path(path), caption)))
+
+    def table(self, frame: pd.DataFrame, title: str = "") -> None:
+        """A table, shown without its index."""
+        self.parts.append(("table", title, frame))
+
+    def sections(self, sections: list[ReportSection], out: Path) -> None:
+        """The plugins' sections: their text, figures (PNG) and tables (also as CSV) in ``out``."""
+        import matplotlib.pyplot as plt  # sections' figures may be pyplot's: close them after
+
+        for section in sections:
+            slug = "".join(c if c.isalnum() else "_" for c in section.title.lower()).strip("_")
+            self.text(section.text, section.title)
+            for name, figure in section.figures.items():
+                path = out / f"{slug}_{name}.png"
+                figure.savefig(path, dpi=DPI)
+                plt.close(figure)
+                self.figure(path, caption=name.replace("_", " "))
+            for name, frame in section.tables.items():
+                frame.to_csv(out / f"{slug}_{name}.csv")
+                self.table(frame.reset_index())
+
+    def provenance(self, argv: list[str]) -> None:
+        """The command that made the report, when, and the versions it ran with."""
+        made = provenance(argv)
+        frame = pd.DataFrame({"": list(made), "value": list(made.values())})
+        self.table(frame, "How this report was made")
+
+    def write(self, out: Path) -> Path:
+        """Write ``report.html`` and ``report.md`` into ``out``; return the HTML's path."""
+        (out / "report.html").write_text(self.html())
+        (out / "report.md").write_text(self.markdown())
+        return out / "report.html"
+
+    def html(self) -> str:
+        """The document as one HTML page with its style inline."""
+        body = []
+        for kind, title, payload in self.parts:
+            if title:
+                body.append(f"<h2>{html.escape(title)}</h2>")
+            if kind == "text":
+                body += [
+                    f"<p>{_inline_code(html.escape(p))}</p>"
+                    for p in str(payload).split("\n\n")
+                    if p.strip()
+                ]
+            elif kind == "figure":
+                path, caption = payload
+                alt = html.escape(caption or title or path.stem)
+                body.append(f'<img src="{html.escape(path.name)}" alt="{alt}">')
+                if caption:
+                    body.append(f'<p class="caption">{html.escape(caption)}</p>')
+            else:
+                body.append(f'<div class="table">{html_table(payload)}</div>')
+        return (
+            '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            f"<title>{html.escape(self.heading)}</title><style>{_STYLE}</style></head><body>"
+            f"<h1>{html.escape(self.heading)}</h1>\n" + "\n".join(body) + "\n</body></html>\n"
+        )
+
+    def markdown(self) -> str:
+        """The document as Markdown, figures as relative image links."""
+        lines = [f"# {self.heading}", ""]
+        for kind, title, payload in self.parts:
+            if title:
+                lines += [f"## {title}", ""]
+            if kind == "text":
+                lines += [str(payload).strip(), ""]
+            elif kind == "figure":
+                path, caption = payload
+                lines += [f"![{caption or title or path.stem}]({path.name})", ""]
+            else:
+                lines += [markdown_table(payload), ""]
+        return "\n".join(lines)
+
+
+def html_table(frame: pd.DataFrame) -> str:
+    """A table without its index; numeric columns right-aligned, numbers to 4 significant digits."""
+    numeric = [pd.api.types.is_numeric_dtype(frame[c]) for c in frame.columns]
+
+    def cell(tag: str, value, num: bool) -> str:
+        if num and isinstance(value, float):
+            text = "" if value != value else f"{value:.4g}"  # NaN shows as an empty cell
+        else:
+            text = html.escape(str(value))
+        return f'<{tag} class="num">{text}</{tag}>' if num else f"<{tag}>{text}</{tag}>"
+
+    head = "".join(cell("th", c, n) for c, n in zip(frame.columns, numeric, strict=True))
+    rows = [
+        "<tr>" + "".join(cell("td", v, n) for v, n in zip(row, numeric, strict=True)) + "</tr>"
+        for row in frame.itertuples(index=False)
+    ]
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+def _inline_code(text: str) -> str:
+    """Markdown's `code` spans as HTML <code> (text already escaped)."""
+    pieces = text.split("`")
+    if len(pieces) % 2 == 0:  # an unpaired backtick: leave the text as it is
+        return text
+    return "".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(pieces))
+
+
+def provenance(argv: list[str]) -> dict[str, str]:
+    """The command that made a report, when, and the versions it ran with."""
+    versions = {}
+    for package in PACKAGES:
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            continue
+    return {
+        "command": shlex.join(["offeval", *argv]),
+        "written": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "python": f"{platform.python_version()} ({sys.platform})",
+        **versions,
+    }
