@@ -14,13 +14,13 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
-from tqdm import tqdm
 
 from offeval.errors import OffevalError
 from offeval.estimator import Estimator
 from offeval.evaluation import Accumulator, _label
 from offeval.log import InteractionLog
 from offeval.policy import Policy
+from offeval.progress import progress_bar
 from offeval.stats.inference import check_level
 from offeval.stats.moments import Moments
 
@@ -38,7 +38,7 @@ def bootstrap(
     level: float = 0.95,
     baseline: str | None = None,
     chunk_rows: int = 250_000,
-    progress: bool = False,
+    progress: bool | None = None,
 ) -> pd.DataFrame:
     """Percentile intervals and bootstrap standard errors of every estimate.
 
@@ -57,12 +57,12 @@ def bootstrap(
     chunks = log.chunks(chunk_rows) if whole else log
     sums = np.zeros((replicates, 0))
     totals = np.zeros(replicates)
-    bar = tqdm(
+    bar = progress_bar(
+        progress,
         total=getattr(log, "n_rows", None),  # rows: a total and an ETA when the size is known
         desc="bootstrap",
         unit="row",
         unit_scale=True,
-        disable=not progress,
     )
     for index, chunk in enumerate(chunks):
         block = acc.fold(chunk, new_units=whole)

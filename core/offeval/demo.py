@@ -76,7 +76,7 @@ def usable_estimators(
         if label in labels:
             continue
         try:
-            evaluate(probe, [policy], [estimator])
+            evaluate(probe, [policy], [estimator], progress=False)
         except OffevalError as exc:
             skipped[label] = str(exc)
             continue
@@ -92,7 +92,7 @@ def run_demo(
     n_policies: int = 12,
     n_per_cell: int = 100_000,
     environment: str = "default",
-    progress: bool = True,
+    progress: bool | None = None,
     registry: Registry | None = None,
 ) -> DemoResult:
     """Simulate, evaluate every registered estimator, compare with the truth.

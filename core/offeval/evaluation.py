@@ -13,12 +13,12 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from tqdm import tqdm
 
 from offeval.errors import OffevalError
 from offeval.estimator import Contribution, Estimator, PolicyView, Shared
 from offeval.log import InteractionLog
 from offeval.policy import Policy
+from offeval.progress import progress_bar
 from offeval.registry import parse_spec
 from offeval.result import Estimate
 from offeval.stats.compare import PairwiseComparison, pairwise_grid
@@ -392,16 +392,17 @@ class Evaluation:
     Because every estimate is linearised over the same unit-level columns, any
     two estimates have a known covariance: paired differences, values relative
     to a baseline and significance grids are exact delta-method computations.
-    Estimators are named by their label (``"my_est(cap=100)"``), or by their
-    registered name or a spec (``"my_est"``, ``"my_est:cap=100"``) when only one
-    of the evaluated estimators matches.
+    Estimators are named by their label, which omits parameters at their
+    defaults (``"my_est"``, ``"my_est(cap=10)"``), or by their registered name
+    or a spec with any parameters (``"my_est(cap=100)"``, ``"my_est:cap=100"``)
+    when only one of the evaluated estimators matches.
     """
 
     def __init__(self, acc: Accumulator, level: float):
         self.level = check_level(level)
         self.policies = [p.name for p in acc.policies]
         self.estimators = [_label(e) for e in acc.estimators]
-        self._components = list(acc.estimators)
+        self.components = list(acc.estimators)
         self.n_units = acc.moments.n
         self._covariance = acc.moments.covariance()
         self._lin: dict[tuple[str, str], Linearisation] = {}
@@ -467,7 +468,7 @@ class Evaluation:
             name, params = None, {}
         matches = [
             label
-            for label, component in zip(self.estimators, self._components, strict=True)
+            for label, component in zip(self.estimators, self.components, strict=True)
             if component.name == name
             and all(component.get_params().get(k, object()) == v for k, v in params.items())
         ]
@@ -560,7 +561,7 @@ class Evaluation:
     ) -> EstimatorSummary:
         """One estimator's values and their covariance, for decisions (and for saving)."""
         est = self._estimator(estimator)
-        component = self._components[self.estimators.index(est)]
+        component = self.components[self.estimators.index(est)]
         if baseline is None:
             values = np.array([self._lin[p, est].value for p in self.policies])
         else:
@@ -622,7 +623,7 @@ def evaluate(
     *,
     level: float = 0.95,
     chunk_rows: int = 250_000,
-    progress: bool = False,
+    progress: bool | None = None,
     covariances: str = "estimator",
 ) -> Evaluation:
     """Evaluate every policy with every estimator in one pass over the log.
@@ -634,6 +635,8 @@ def evaluate(
     ``covariances="estimator"`` keeps the covariances every comparison of
     policies under one estimator needs; ``"all"`` also those between
     estimators (to combine estimates of different estimators yourself).
+    ``progress`` shows a bar of rows with an ETA (by default in a notebook or
+    a terminal: :func:`offeval.progress.progress_enabled`).
     """
     check_level(level)
     acc = Accumulator(policies, estimators, covariances=covariances)
@@ -642,9 +645,7 @@ def evaluate(
         raise OffevalError(f"log must be an InteractionLog or an iterable of them, got {log!r}")
     chunks = _bounded_chunks(log, acc, chunk_rows) if whole else log
     total = getattr(log, "n_rows", None)  # rows: a total and an ETA when the size is known
-    with tqdm(
-        total=total, desc="evaluating", unit="row", unit_scale=True, disable=not progress
-    ) as bar:
+    with progress_bar(progress, total=total, desc="evaluating", unit="row", unit_scale=True) as bar:
         for chunk in chunks:
             if not isinstance(chunk, InteractionLog):
                 raise OffevalError(f"expected InteractionLog chunks, got {type(chunk).__name__}")

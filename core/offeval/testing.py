@@ -97,7 +97,7 @@ def kit_setup(estimator: Estimator, n: int = 4_000, seed: int = 0):
 
 
 def _estimate(estimator: Estimator, log, policy, **kw) -> Estimate:
-    return evaluate(log, [policy], [estimator], **kw).estimate(policy.name)
+    return evaluate(log, [policy], [estimator], **{"progress": False, **kw}).estimate(policy.name)
 
 
 def _close(a: float, b: float, rtol: float = 1e-9) -> bool:
@@ -262,7 +262,7 @@ def check_tracks_the_truth(estimator: Estimator) -> None:
     """Declared estimand and guarantee: estimates and their difference match the exact values."""
     estimand = _declared(estimator, "estimand")
     env, log, policies = kit_setup(estimator, LARGE, seed=7)
-    evaluation = evaluate(log, policies, [estimator])
+    evaluation = evaluate(log, policies, [estimator], progress=False)
     truth = [env.true_value(p, estimand) for p in policies]
     for policy, value in zip(policies, truth, strict=True):
         est = evaluation.estimate(policy.name)

@@ -133,7 +133,7 @@ def evaluate_by(
         part = InteractionLog.from_frame(
             log.frame[values == group].drop(columns="slot", errors="ignore")
         )
-        result = evaluate(part, policies, estimators, level=level).to_frame()
+        result = evaluate(part, policies, estimators, level=level, progress=False).to_frame()
         frames.append(result.assign(**{column: group}))
     return pd.concat(frames, ignore_index=True)
 

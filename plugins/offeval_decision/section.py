@@ -68,6 +68,7 @@ def decision_section(context: ReportContext, *, draws: int = REPORT_DRAWS, m: in
                 draws=draws,
                 seed=context.seed,
                 depth=1,
+                progress=False,
             )
         except OffevalError:  # the capped estimators are not registered, or cannot run here
             return section

@@ -19,9 +19,9 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-from tqdm import tqdm
 
 from offeval import OffevalWarning, active_registry, evaluate
+from offeval.progress import progress_bar
 from offeval_decision.choices import select
 from offeval_decision.ranks import rank_distribution
 
@@ -42,7 +42,7 @@ def decision_study(
     environment_params: Mapping = WORLD,
     draws: int = 20_000,
     seed: int = 0,
-    progress: bool = False,
+    progress: bool | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Run the worlds; return (selections, predictions). ``progress`` counts the worlds.
 
@@ -53,7 +53,7 @@ def decision_study(
     registry = active_registry()
     built = [registry.create_from_spec("estimator", spec) for spec in estimators]
     selections, predictions = [], []
-    for world in tqdm(range(n_worlds), desc="worlds", unit="world", disable=not progress):
+    for world in progress_bar(progress, iterable=range(n_worlds), desc="worlds", unit="world"):
         env = registry.create("environment", environment, seed=seed + world, **environment_params)
         policies = list(env.candidate_policies(n_policies))
         truth = pd.Series({p.name: env.true_value(p, "reward_per_impression") for p in policies})
@@ -61,7 +61,7 @@ def decision_study(
         log = env.simulate(env.logging_policy(), n_trajectories, seed=seed + world)
         with warnings.catch_warnings():  # exact propensities: alarms here are chance (3 SE)
             warnings.simplefilter("ignore", OffevalWarning)
-            evaluation = evaluate(log, policies, built)
+            evaluation = evaluate(log, policies, built, progress=False)
         for estimator in built:
             summary = evaluation.summary(estimator.label)
             dist = rank_distribution(summary, draws=draws, seed=seed + world, depth=m)

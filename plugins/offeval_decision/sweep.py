@@ -34,7 +34,7 @@ def sweep(
     seed: int = 0,
     depth: int | None = None,
     chunk_rows: int = 250_000,
-    progress: bool = False,
+    progress: bool | None = None,
 ) -> pd.DataFrame:
     """Rank probabilities of every policy for every (family, cap), from one pass over the log.
 

@@ -115,7 +115,7 @@ def figure3(
         PairwiseDisagreement("non_shuffled"),
         CounterfactualDisagreement("non_shuffled"),
     ]
-    frame = evaluate(log, models, estimators).to_frame()
+    frame = evaluate(log, models, estimators, progress=False).to_frame()
     return summarise(frame, log)
 
 

@@ -323,7 +323,7 @@ def evaluate_results(results: Mapping[str, MetricResult], *, level: float = 0.95
         pd.DataFrame({"trajectory": np.arange(len(users)), "item": 0, "reward": 0.0})
     )
     estimators = [MeasureMean(m) for m in names]
-    evaluation = evaluate(log, policies, estimators, level=level)
+    evaluation = evaluate(log, policies, estimators, level=level, progress=False)
     return RunEvaluation(evaluation, dict(results), names, first.conventions)
 
 

@@ -1,0 +1,65 @@
+"""Progress bars: on by default where someone watches (notebook, terminal), off on request."""
+
+from __future__ import annotations
+
+import io
+import sys
+import types
+
+import pytest
+
+from offeval import ConfigurationError, evaluate
+from offeval.demo import usable_estimators
+from offeval.progress import VARIABLE, in_notebook, progress_enabled
+from offeval.registry import get_registry
+from offeval_ncis import IS
+
+
+class ZMQInteractiveShell:
+    """Stands in for the shell of a Jupyter kernel (only its class name is looked at)."""
+
+
+@pytest.fixture()
+def notebook(monkeypatch):
+    fake = types.ModuleType("IPython")
+    fake.get_ipython = ZMQInteractiveShell
+    monkeypatch.setitem(sys.modules, "IPython", fake)
+
+
+def test_explicit_choice_wins(monkeypatch, notebook):
+    monkeypatch.setenv(VARIABLE, "1")
+    assert progress_enabled(False) is False
+    monkeypatch.setenv(VARIABLE, "0")
+    assert progress_enabled(True) is True
+
+
+def test_default_is_on_in_a_notebook_and_off_when_nobody_watches(monkeypatch, notebook):
+    monkeypatch.delenv(VARIABLE, raising=False)
+    assert in_notebook() and progress_enabled(None)
+    monkeypatch.setitem(sys.modules, "IPython", types.ModuleType("IPython"))
+    monkeypatch.setattr(sys.modules["IPython"], "get_ipython", lambda: None, raising=False)
+    monkeypatch.setattr(sys, "stderr", io.StringIO())  # not a terminal
+    assert not in_notebook() and not progress_enabled(None)
+
+
+def test_the_variable_sets_the_default_and_is_checked(monkeypatch, notebook):
+    monkeypatch.setenv(VARIABLE, "0")
+    assert not progress_enabled(None)
+    monkeypatch.setenv(VARIABLE, "yes")
+    with pytest.raises(ConfigurationError, match="OFFEVAL_PROGRESS must be 0 or 1, got 'yes'"):
+        progress_enabled(None)
+
+
+def test_evaluate_shows_a_bar_with_a_total_by_default_in_a_notebook(env, capsys, notebook):
+    log = env.simulate(env.logging_policy(), 500, seed=1)
+    evaluate(log, env.candidate_policies(2), [IS()])
+    bar = capsys.readouterr().err
+    assert "evaluating: 100%" in bar and f"{log.n_rows / 1000:.2f}k/{log.n_rows / 1000:.2f}k" in bar
+    evaluate(log, env.candidate_policies(2), [IS()], progress=False)
+    assert capsys.readouterr().err == ""
+
+
+def test_the_demos_probe_evaluations_show_no_bar(env, capsys, notebook):
+    log = env.simulate(env.logging_policy(), 300, seed=1, with_candidates=True)
+    usable, _ = usable_estimators(get_registry(), log, env.candidate_policies(1)[0], env)
+    assert len(usable) > 5 and capsys.readouterr().err == ""
