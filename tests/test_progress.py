@@ -10,7 +10,7 @@ import pytest
 
 from offeval import ConfigurationError, evaluate
 from offeval.demo import usable_estimators
-from offeval.progress import VARIABLE, in_notebook, progress_enabled
+from offeval.progress import MIN_WORK, VARIABLE, in_notebook, progress_enabled
 from offeval.registry import get_registry
 from offeval_ncis import IS
 
@@ -50,8 +50,20 @@ def test_the_variable_sets_the_default_and_is_checked(monkeypatch, notebook):
         progress_enabled(None)
 
 
-def test_evaluate_shows_a_bar_with_a_total_by_default_in_a_notebook(env, capsys, notebook):
+def test_by_default_only_steps_long_enough_to_watch_show_a_bar(monkeypatch, notebook):
+    monkeypatch.delenv(VARIABLE, raising=False)
+    assert progress_enabled(None, MIN_WORK) and not progress_enabled(None, MIN_WORK - 1)
+    assert progress_enabled(None, None)  # a stream of unknown length
+    monkeypatch.setenv(VARIABLE, "1")
+    assert progress_enabled(None, 1)
+
+
+def test_evaluate_shows_a_bar_with_a_total(env, capsys, notebook, monkeypatch):
     log = env.simulate(env.logging_policy(), 500, seed=1)
+    monkeypatch.delenv(VARIABLE, raising=False)
+    evaluate(log, env.candidate_policies(2), [IS()])  # 4,000 cells: too short to watch
+    assert capsys.readouterr().err == ""
+    monkeypatch.setenv(VARIABLE, "1")
     evaluate(log, env.candidate_policies(2), [IS()])
     bar = capsys.readouterr().err
     assert "evaluating: 100%" in bar and f"{log.n_rows / 1000:.2f}k/{log.n_rows / 1000:.2f}k" in bar
@@ -59,7 +71,8 @@ def test_evaluate_shows_a_bar_with_a_total_by_default_in_a_notebook(env, capsys,
     assert capsys.readouterr().err == ""
 
 
-def test_the_demos_probe_evaluations_show_no_bar(env, capsys, notebook):
+def test_the_demos_probe_evaluations_show_no_bar(env, capsys, notebook, monkeypatch):
+    monkeypatch.setenv(VARIABLE, "1")
     log = env.simulate(env.logging_policy(), 300, seed=1, with_candidates=True)
     usable, _ = usable_estimators(get_registry(), log, env.candidate_policies(1)[0], env)
     assert len(usable) > 5 and capsys.readouterr().err == ""

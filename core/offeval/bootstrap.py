@@ -57,9 +57,11 @@ def bootstrap(
     chunks = log.chunks(chunk_rows) if whole else log
     sums = np.zeros((replicates, 0))
     totals = np.zeros(replicates)
+    total = getattr(log, "n_rows", None)  # rows: a total and an ETA when the size is known
     bar = progress_bar(
         progress,
-        total=getattr(log, "n_rows", None),  # rows: a total and an ETA when the size is known
+        None if total is None else total * replicates,
+        total=total,
         desc="bootstrap",
         unit="row",
         unit_scale=True,

@@ -645,7 +645,10 @@ def evaluate(
         raise OffevalError(f"log must be an InteractionLog or an iterable of them, got {log!r}")
     chunks = _bounded_chunks(log, acc, chunk_rows) if whole else log
     total = getattr(log, "n_rows", None)  # rows: a total and an ETA when the size is known
-    with progress_bar(progress, total=total, desc="evaluating", unit="row", unit_scale=True) as bar:
+    work = None if total is None else total * len(acc.policies) * len(acc.estimators)
+    with progress_bar(
+        progress, work, total=total, desc="evaluating", unit="row", unit_scale=True
+    ) as bar:
         for chunk in chunks:
             if not isinstance(chunk, InteractionLog):
                 raise OffevalError(f"expected InteractionLog chunks, got {type(chunk).__name__}")

@@ -2,9 +2,12 @@
 
 Every long step (``evaluate``, ``bootstrap``, the decision plugin's sweeps
 and studies) takes ``progress``: True or False, or None (the default) for
-"on when someone is watching": in a Jupyter kernel, or when standard error is
-a terminal. The environment variable ``OFFEVAL_PROGRESS=0`` (or ``1``) turns
-the default off (or on) everywhere, for logs of batch jobs say.
+"on when someone is watching a step long enough to watch": in a Jupyter
+kernel, or when standard error is a terminal, for a step of at least
+:data:`MIN_WORK` units of work (log rows x policies x estimators for a pass;
+about a second here), so that loops of small evaluations print nothing. The
+environment variable ``OFFEVAL_PROGRESS=0`` (or ``1``) turns the default off
+(or on, whatever the size) everywhere, for logs of batch jobs say.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from offeval.errors import ConfigurationError
 
 #: The environment variable that overrides the default.
 VARIABLE = "OFFEVAL_PROGRESS"
+#: Smallest step (rows x policies x estimators, for a pass) that shows a bar by default.
+MIN_WORK = 20_000_000
 
 
 def in_notebook() -> bool:
@@ -26,8 +31,9 @@ def in_notebook() -> bool:
     return type(shell).__name__ == "ZMQInteractiveShell"
 
 
-def progress_enabled(progress: bool | None) -> bool:
-    """``progress`` when given; by default, ``OFFEVAL_PROGRESS`` or whether someone watches."""
+def progress_enabled(progress: bool | None, work: float | None = None) -> bool:
+    """``progress`` when given; by default, ``OFFEVAL_PROGRESS``, or whether someone watches
+    a step of ``work`` units (None: of unknown size, worth a bar)."""
     if progress is not None:
         return bool(progress)
     setting = os.environ.get(VARIABLE, "").strip()
@@ -35,9 +41,10 @@ def progress_enabled(progress: bool | None) -> bool:
         if setting not in {"0", "1"}:
             raise ConfigurationError(f"{VARIABLE} must be 0 or 1, got {setting!r}")
         return setting == "1"
-    return in_notebook() or bool(sys.stderr and sys.stderr.isatty())
+    watched = in_notebook() or bool(sys.stderr and sys.stderr.isatty())
+    return watched and (work is None or work >= MIN_WORK)
 
 
-def progress_bar(progress: bool | None, **options) -> tqdm:
+def progress_bar(progress: bool | None, work: float | None = None, **options) -> tqdm:
     """A tqdm bar (``total``, ``desc``, ``unit`` ... as tqdm takes them), shown per the default."""
-    return tqdm(disable=not progress_enabled(progress), **options)
+    return tqdm(disable=not progress_enabled(progress, work), **options)
