@@ -20,6 +20,13 @@ def test_every_chapter_is_in_the_table_of_contents():
     assert listed == present
 
 
+def test_the_introduction_lists_every_chapter():
+    toc = yaml.safe_load((BOOK / "_toc.yml").read_text())
+    intro = (BOOK / f"{toc['root']}.md").read_text()
+    missing = [c["file"] for c in toc["chapters"] if f"{{doc}}`{c['file']}`" not in intro]
+    assert not missing, f"intro.md does not list {missing}"
+
+
 def test_every_chapter_is_stored_executed():
     import nbformat
 
