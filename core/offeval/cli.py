@@ -73,6 +73,11 @@ class DemoCommand:
             "--per-cell", type=at_least(2), default=100_000, help="trajectories per A/B cell"
         )
         parser.add_argument("--quiet", action="store_true", help="no progress bars")
+        parser.add_argument(
+            "--workers",
+            type=at_least(1),
+            help="processes sharing the evaluation (default: the cores, at most 4)",
+        )
 
     def run(self, args: argparse.Namespace) -> int:
         """Run the demo and write its report."""
@@ -86,6 +91,7 @@ class DemoCommand:
             n_policies=args.policies,
             n_per_cell=args.per_cell,
             progress=not args.quiet,
+            workers=args.workers,
         )
         path = write_demo_report(result, args.out, getattr(args, "argv", None))
         with pd.option_context("display.width", 160, "display.max_columns", 20):
@@ -205,6 +211,12 @@ class EvaluateCommand:
             "probability of being best, the command and versions) into this folder",
         )
         parser.add_argument("--quiet", action="store_true", help="no progress bars")
+        parser.add_argument(
+            "--workers",
+            type=at_least(1),
+            default=1,
+            help="processes sharing the evaluation of a log read whole (not --stream)",
+        )
 
     def run(self, args: argparse.Namespace) -> int:
         """Check everything, evaluate, print the table, write the files."""
@@ -242,6 +254,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         level=args.level,
         chunk_rows=args.chunk_rows,
         progress=not args.quiet,
+        workers=args.workers,
     )
     table = evaluation.to_frame()
     if args.baseline:

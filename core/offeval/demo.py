@@ -11,10 +11,14 @@ import pandas as pd
 from offeval.errors import OffevalError
 from offeval.evaluation import Evaluation, evaluate
 from offeval.log import InteractionLog
+from offeval.parallel import available_cores
 from offeval.registry import Registry, get_registry
 from offeval.sections import ReportContext, ReportSection, report_sections
 from offeval.stats.compare import kendall_tau
 from offeval.stats.inference import interval
+
+#: Most worker processes the demo starts by default (its log is small).
+MAX_WORKERS = 4
 
 
 def _coverage(values: np.ndarray, se: np.ndarray, truth: np.ndarray) -> float:
@@ -94,8 +98,12 @@ def run_demo(
     environment: str = "default",
     progress: bool | None = None,
     registry: Registry | None = None,
+    workers: int | None = None,
 ) -> DemoResult:
     """Simulate, evaluate every registered estimator, compare with the truth.
+
+    ``workers`` processes share the evaluation (default: the available cores,
+    at most :data:`MAX_WORKERS`).
 
     The plugins add their own analyses as report sections (hook
     ``register_report_sections``), which may add columns to the summary.
@@ -111,7 +119,9 @@ def run_demo(
     estimators, skipped = usable_estimators(registry, log, policies[0], env)
     if not estimators:
         raise OffevalError(f"no registered estimator runs on the demo log: {skipped}")
-    evaluation = evaluate(log, policies, estimators, progress=progress)
+    if workers is None:
+        workers = min(available_cores(), MAX_WORKERS)
+    evaluation = evaluate(log, policies, estimators, progress=progress, workers=workers)
     names = list(truth.index)
     true_best = truth.idxmax()
     rows = []

@@ -17,6 +17,7 @@ import pandas as pd
 from offeval.errors import OffevalError
 from offeval.estimator import Contribution, Estimator, PolicyView, Shared
 from offeval.log import InteractionLog
+from offeval.parallel import fold_in_workers, fork_available, one_blas_thread
 from offeval.policy import Policy
 from offeval.progress import progress_bar
 from offeval.registry import parse_spec
@@ -589,12 +590,17 @@ class Evaluation:
 
 
 def _bounded_chunks(
-    log: InteractionLog, acc: Accumulator, chunk_rows: int
+    log: InteractionLog,
+    acc: Accumulator,
+    chunk_rows: int,
+    cells: int = BLOCK_CELLS,
+    rows: tuple[int, int] | None = None,
 ) -> Iterator[InteractionLog]:
-    """Chunks of at most ``chunk_rows`` rows whose unit-sum block stays within BLOCK_CELLS.
+    """Chunks of at most ``chunk_rows`` rows whose unit-sum block stays within ``cells``.
 
     The first chunk is small (``PROBE_ROWS``) and tells how many columns the
-    estimators emit; the next ones are as long as the block allows.
+    estimators emit; the next ones are as long as the block allows. ``rows``
+    (lo, hi at trajectory boundaries) restricts the chunks to those rows.
     """
     if (
         isinstance(chunk_rows, bool)
@@ -604,14 +610,14 @@ def _bounded_chunks(
         raise OffevalError(f"chunk size must be a whole number of rows >= 1, got {chunk_rows!r}")
     starts = log.unit_starts
     rows_per_unit = log.n_rows / max(log.n_units, 1)
-    lo = 0
-    while lo < log.n_rows:
-        units = BLOCK_CELLS // max(len(acc.keys), 1)
+    lo, stop = rows or (0, log.n_rows)
+    while lo < stop:
+        units = cells // max(len(acc.keys), 1)
         size = max(1, min(chunk_rows, int(units * rows_per_unit)))
         if not acc.keys:
             size = min(size, PROBE_ROWS)
         at = np.searchsorted(starts, lo + size)
-        hi = int(starts[at]) if at < starts.size else log.n_rows
+        hi = min(int(starts[at]) if at < starts.size else log.n_rows, stop)
         yield log.slice_rows(lo, hi)
         lo = hi
 
@@ -625,6 +631,7 @@ def evaluate(
     chunk_rows: int = 250_000,
     progress: bool | None = None,
     covariances: str = "estimator",
+    workers: int = 1,
 ) -> Evaluation:
     """Evaluate every policy with every estimator in one pass over the log.
 
@@ -636,9 +643,14 @@ def evaluate(
     policies under one estimator needs; ``"all"`` also those between
     estimators (to combine estimates of different estimators yourself).
     ``progress`` shows a bar of rows with an ETA (by default in a notebook or
-    a terminal: :func:`offeval.progress.progress_enabled`).
+    a terminal: :func:`offeval.progress.progress_enabled`). ``workers > 1``
+    splits an :class:`InteractionLog`'s trajectories among that many forked
+    processes (:mod:`offeval.parallel`; same estimates up to rounding). Each
+    process runs its pass with one BLAS thread.
     """
     check_level(level)
+    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
+        raise OffevalError(f"workers must be a whole number >= 1, got {workers!r}")
     acc = Accumulator(policies, estimators, covariances=covariances)
     whole = isinstance(log, InteractionLog)
     if not whole and not isinstance(log, Iterable):
@@ -646,9 +658,23 @@ def evaluate(
     chunks = _bounded_chunks(log, acc, chunk_rows) if whole else log
     total = getattr(log, "n_rows", None)  # rows: a total and an ETA when the size is known
     work = None if total is None else total * len(acc.policies) * len(acc.estimators)
-    with progress_bar(
-        progress, work, total=total, desc="evaluating", unit="row", unit_scale=True
-    ) as bar:
+    with (
+        progress_bar(
+            progress, work, total=total, desc="evaluating", unit="row", unit_scale=True
+        ) as bar,
+        one_blas_thread(),
+    ):
+        if whole and workers > 1 and log.n_units >= 2 * workers and fork_available():
+            merged = fold_in_workers(
+                log,
+                lambda: Accumulator(policies, estimators, covariances=covariances),
+                lambda share, into: _bounded_chunks(log, into, chunk_rows, rows=share),
+                int(workers),
+                bar.update,
+            )
+            if merged is not None:
+                return merged.result(level)
+            bar.reset()  # a worker failed: evaluate here, raising its error if there is one
         for chunk in chunks:
             if not isinstance(chunk, InteractionLog):
                 raise OffevalError(f"expected InteractionLog chunks, got {type(chunk).__name__}")

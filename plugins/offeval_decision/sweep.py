@@ -35,12 +35,14 @@ def sweep(
     depth: int | None = None,
     chunk_rows: int = 250_000,
     progress: bool | None = None,
+    workers: int = 1,
 ) -> pd.DataFrame:
     """Rank probabilities of every policy for every (family, cap), from one pass over the log.
 
     Returns one row per (family, cap, policy): the estimate, P(rank 1..depth)
     and the expected rank. ``depth`` defaults to 3, or the number of policies
-    when there are fewer. ``progress`` shows the pass's bar (rows, with an ETA).
+    when there are fewer. ``progress`` shows the pass's bar (rows, with an ETA);
+    ``workers`` processes share the pass (:func:`offeval.evaluate`).
     """
     if not caps or not families:
         raise ConfigurationError("give at least one cap and one family")
@@ -51,7 +53,9 @@ def sweep(
         for cap in caps
     ]
     estimators = [s[2] for s in settings]
-    evaluation = evaluate(log, policies, estimators, chunk_rows=chunk_rows, progress=progress)
+    evaluation = evaluate(
+        log, policies, estimators, chunk_rows=chunk_rows, progress=progress, workers=workers
+    )
     depth = min(3, len(policies)) if depth is None else depth
     rows = []
     for family, cap, estimator in settings:
