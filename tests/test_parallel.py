@@ -51,7 +51,7 @@ def test_workers_give_the_one_process_estimates(setup, workers, monkeypatch):
     a, b = frame(one), frame(many)
     pd.testing.assert_index_equal(a.index, b.index)
     numbers = a.select_dtypes("number").columns
-    np.testing.assert_allclose(b[numbers], a[numbers], rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(b[numbers], a[numbers], rtol=1e-10, atol=1e-15)  # summing order
     for label in one.estimators:
         np.testing.assert_allclose(many.covariance(label), one.covariance(label), atol=1e-18)
         grid_one, grid_many = one.grid(label).table, many.grid(label).table
