@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 import pandas as pd
-from measure import in_subprocess, peak_mb, reset_peak
+from measure import in_subprocess, peak_mb, reset_peak, workers_peak_mb
 
 N_POLICIES = 12
 
@@ -44,8 +44,8 @@ def synthetic(trajectories: int, ranks: int, seed: int = 0) -> pd.DataFrame:
     return frame
 
 
-def run_offeval(trajectories: int, ranks: int) -> dict:
-    """Build the log, then time one evaluation pass; return seconds and memory."""
+def run_offeval(trajectories: int, ranks: int, workers: int = 1) -> dict:
+    """Build the log, then time one evaluation pass (``workers`` processes); seconds, memory."""
     from offeval import InteractionLog, RerankPolicy, evaluate
     from offeval_dcg import DCG, NDCG
 
@@ -63,7 +63,7 @@ def run_offeval(trajectories: int, ranks: int) -> dict:
     ]
     base = reset_peak()
     start = time.perf_counter()
-    result = evaluate(log, policies, estimators, progress=False)
+    result = evaluate(log, policies, estimators, progress=False, workers=workers)
     seconds = time.perf_counter() - start
     _ = result.to_frame()
     return {
@@ -72,6 +72,7 @@ def run_offeval(trajectories: int, ranks: int) -> dict:
         "seconds": seconds,
         "rows_per_second": log.n_rows / seconds,
         "extra_memory_mb": peak_mb() - base,
+        "worker_peak_mb": workers_peak_mb(),
     }
 
 

@@ -18,6 +18,13 @@ def peak_mb() -> float:
     return _status("VmHWM")
 
 
+def workers_peak_mb() -> float:
+    """Peak resident memory of the largest finished child process (a worker), in MB."""
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+
+
 def _status(field: str) -> float:
     with open("/proc/self/status") as f:
         line = next(line for line in f if line.startswith(field))

@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 import pandas as pd
-from measure import in_subprocess, peak_mb, reset_peak
+from measure import in_subprocess, peak_mb, reset_peak, workers_peak_mb
 
 N_POLICIES = 12
 N_ACTIONS = 10
@@ -56,14 +56,17 @@ def offeval_log(rows: int):
     return log, policies, time.perf_counter() - start
 
 
-def run_offeval(rows: int, chunk_rows: int) -> dict:
+def run_offeval(rows: int, chunk_rows: int, workers: int = 1) -> dict:
+    """One pass with intervals and grids; ``workers`` forked processes share it."""
     from offeval import evaluate
     from offeval_ncis import CIS, IS, NCIS
 
     log, policies, build = offeval_log(rows)
     base = reset_peak()
     start = time.perf_counter()
-    evaluation = evaluate(log, policies, [IS(), CIS(cap=100), NCIS(cap=100)], chunk_rows=chunk_rows)
+    evaluation = evaluate(
+        log, policies, [IS(), CIS(cap=100), NCIS(cap=100)], chunk_rows=chunk_rows, workers=workers
+    )
     grids = [evaluation.grid(label, correction="holm") for label in evaluation.estimators]
     seconds = time.perf_counter() - start
     assert all(len(g.table) == 66 for g in grids)
@@ -74,6 +77,7 @@ def run_offeval(rows: int, chunk_rows: int) -> dict:
         "estimate_s": seconds,
         "rows_per_s": rows / seconds,
         "peak_extra_mb": peak_mb() - base,
+        "worker_peak_mb": workers_peak_mb(),
     }
 
 
