@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
@@ -53,6 +54,14 @@ def test_demo_writes_a_report_with_table_and_plots(tmp_path, capsys):
     images = re.findall(r'<img src="([^"]+)"', page)
     assert len(images) >= 2 and all((out / name).is_file() for name in images)
     assert not re.findall(r'(?:src|href)="(?:https?:)?//', page)
+
+
+def test_the_demo_leaves_no_figure_for_a_notebook_to_show_unasked():
+    from offeval.demo import run_demo
+
+    result = run_demo(n_trajectories=3_000, n_per_cell=2_000, n_policies=4, progress=False)
+    assert result.sections[0].figures  # the report's figures exist, unseen until written
+    assert not plt.get_fignums()
 
 
 @pytest.fixture()

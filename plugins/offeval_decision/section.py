@@ -77,5 +77,9 @@ def decision_section(context: ReportContext, *, draws: int = REPORT_DRAWS, m: in
         except OffevalError:  # the capped estimators are not registered, or cannot run here
             return section
         section.text += "\n\n" + SWEEP_TEXT
-        section.figures["p_best_against_cap"] = plot_sweep(table, 1, context.truth.idxmax())
+        import matplotlib.pyplot as plt
+
+        figure = plot_sweep(table, 1, context.truth.idxmax())
+        plt.close(figure)  # a report's figure: written to a file, never shown in a notebook cell
+        section.figures["p_best_against_cap"] = figure
     return section
