@@ -86,8 +86,10 @@ def fold_in_workers(
             done = 0
             while not pending.ready():
                 pending.wait(0.2)
-                on_rows(counter.value - done)
-                done = counter.value
+                folded = counter.value
+                if folded > done:
+                    on_rows(folded - done)
+                    done = folded
             try:
                 parts = pending.get()
             except Exception:  # a result that cannot travel back (a column of a local function)
