@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from offeval import ColumnError, Contribution, OffevalError, evaluate
+from offeval import ColumnError, Contribution, OffevalError, OffevalWarning, evaluate
 from offeval import evaluation as evaluation_module
 from offeval.estimator import BaseEstimator, Shared
 from offeval.parallel import fold_in_workers, fork_available, shares
@@ -125,3 +125,19 @@ def test_more_workers_than_trajectories_still_evaluates(setup):
     one = evaluate(tiny, policies, [IS()]).to_frame()
     many = evaluate(tiny, policies, [IS()], workers=8).to_frame()
     np.testing.assert_allclose(many["value"], one["value"], rtol=1e-12)
+
+
+def test_a_stream_cannot_be_shared_among_workers(setup):
+    log, policies, _ = setup
+    cut = int(log.unit_starts[100])
+    parts = [log.slice_rows(0, cut), log.slice_rows(cut, log.n_rows)]
+    with pytest.raises(OffevalError, match="an iterable of logs .* give workers=1"):
+        evaluate(parts, policies, [IS()], workers=2)
+
+
+def test_without_fork_one_process_evaluates_and_says_so(setup, monkeypatch):
+    log, policies, _ = setup
+    monkeypatch.setattr(evaluation_module, "fork_available", lambda: False)
+    with pytest.warns(OffevalWarning, match="evaluating in one process"):
+        many = evaluate(log, policies, [IS()], workers=2).to_frame()
+    np.testing.assert_allclose(many["value"], evaluate(log, policies, [IS()]).to_frame()["value"])

@@ -8,13 +8,14 @@ cross-covariances give paired comparisons between policies for free.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from offeval.errors import OffevalError
+from offeval.errors import OffevalError, OffevalWarning
 from offeval.estimator import Contribution, Estimator, PolicyView, Shared
 from offeval.log import InteractionLog
 from offeval.parallel import fold_in_workers, fork_available, one_blas_thread
@@ -655,6 +656,18 @@ def evaluate(
     whole = isinstance(log, InteractionLog)
     if not whole and not isinstance(log, Iterable):
         raise OffevalError(f"log must be an InteractionLog or an iterable of them, got {log!r}")
+    if workers > 1 and not whole:
+        raise OffevalError(
+            "workers share the trajectories of an InteractionLog held in memory; "
+            "an iterable of logs (a stream) is folded in this process: give workers=1"
+        )
+    if workers > 1 and not fork_available():
+        warnings.warn(
+            "workers need processes forked from this one, which this platform does not "
+            "offer: evaluating in one process",
+            OffevalWarning,
+            stacklevel=2,
+        )
     chunks = _bounded_chunks(log, acc, chunk_rows) if whole else log
     total = getattr(log, "n_rows", None)  # rows: a total and an ETA when the size is known
     work = None if total is None else total * len(acc.policies) * len(acc.estimators)
