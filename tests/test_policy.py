@@ -75,7 +75,7 @@ def test_plackett_luce_marginals_match_enumeration(sizes, seed):
 
 def test_simulated_policy_finds_candidates_by_table_and_by_comparison(env, monkeypatch):
     """The (context, item) lookup table gives what comparing with every candidate gives."""
-    from offeval_simulation import rankers
+    from offeval import ranking
 
     log = env.simulate(env.logging_policy(), 400, seed=1, with_candidates=True)
     rows = log.candidates.assign(context=log.frame["context"].to_numpy()[log.candidates["slot"]])
@@ -84,7 +84,8 @@ def test_simulated_policy_finds_candidates_by_table_and_by_comparison(env, monke
     policy = env.candidate_policies(2)[1]
     by_table = policy.probabilities(rows)
     assert policy._slots is not None
-    monkeypatch.setattr(rankers, "SLOT_TABLE_CELLS", 0)
+    monkeypatch.setattr(ranking, "LOOKUP_CELLS", 0)
+    monkeypatch.setattr(ranking, "_LOOKUPS", {})  # the shared table, built again
     other = env.candidate_policies(2)[1]
     np.testing.assert_array_equal(other.probabilities(rows), by_table)
     assert other._slots is None

@@ -276,6 +276,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         {s.estimator: s for s in summaries},
         log=None if args.stream else log,
         policies=policies,
+        workers=args.workers,
     )
     sections = report_sections(registry, context)
     shown = [c for c in table if not c.startswith("diag_") and c != "level"]

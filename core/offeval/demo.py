@@ -170,7 +170,7 @@ def run_demo(
         }
     )
     summaries = {label: evaluation.summary(label) for label in evaluation.estimators}
-    context = ReportContext(summaries, truth, log, list(policies), seed)
+    context = ReportContext(summaries, truth, log, list(policies), seed, workers)
     sections = report_sections(registry, context)
     summary = pd.DataFrame(rows).set_index("estimator")
     for section in sections:

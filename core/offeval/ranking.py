@@ -12,6 +12,7 @@ with Gumbel top-k sampling at a stated sample count and seed. A score of
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from itertools import combinations
 from math import comb
@@ -248,3 +249,41 @@ def _two_stage_monte_carlo(g, size, r, length, temperature, samples, seed) -> Ra
         keys = np.where(in_set, keys, -np.inf)
         _count_top(keys, np.where(np.isfinite(gb), rb, -np.inf), length, counts[lo : lo + block])
     return RankMarginals(counts / samples, "monte_carlo", samples, seed)
+
+
+#: Largest (contexts x item ids) table :func:`candidate_lookup` builds.
+LOOKUP_CELLS = 20_000_000
+#: Lookup tables by the id of the candidate array they index, while that array lives.
+_LOOKUPS: dict[int, tuple[weakref.ref, np.ndarray | None]] = {}
+
+
+def candidate_lookup(candidates: np.ndarray) -> np.ndarray | None:
+    """(contexts, item ids) table of each item's index among its context's candidates, -1 if none.
+
+    ``candidates`` is (contexts, K) of small non-negative whole item ids;
+    None when they are not, or the table would exceed :data:`LOOKUP_CELLS`.
+    The table is built once per candidate array and shared while the array
+    lives, so the many policies of one environment hold one table between them.
+    """
+    entry = _LOOKUPS.get(id(candidates))
+    if entry is not None and entry[0]() is candidates:
+        return entry[1]
+    table = _lookup_table(np.asarray(candidates))
+    try:
+        key = id(candidates)
+        alive = weakref.ref(candidates, lambda _, key=key: _LOOKUPS.pop(key, None))
+    except TypeError:  # not weakly referable (a list): build it again next time
+        return table
+    _LOOKUPS[key] = (alive, table)
+    return table
+
+
+def _lookup_table(cands: np.ndarray) -> np.ndarray | None:
+    if cands.ndim != 2 or cands.dtype.kind not in "iu" or cands.size == 0 or cands.min() < 0:
+        return None
+    span = int(cands.max()) + 1
+    if cands.shape[0] * span > LOOKUP_CELLS:
+        return None
+    table = np.full((cands.shape[0], span), -1, dtype=np.int32)
+    table[np.arange(cands.shape[0])[:, None], cands] = np.arange(cands.shape[1], dtype=np.int32)
+    return table

@@ -22,7 +22,8 @@ class ReportContext:
     ``summaries`` are by estimator label; ``truth`` holds the policies' exact
     values where known (the demo), else None; ``log`` and ``policies`` are
     there when a section may re-evaluate (a sweep over settings, say);
-    ``seed`` seeds any simulation a section runs.
+    ``seed`` seeds any simulation a section runs; ``workers`` processes may
+    share a section's re-evaluation (as they shared the evaluation).
     """
 
     summaries: dict[str, EstimatorSummary]
@@ -30,6 +31,7 @@ class ReportContext:
     log: Any = None
     policies: list | None = None
     seed: int = 0
+    workers: int = 1
 
 
 @dataclass

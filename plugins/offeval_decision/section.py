@@ -6,7 +6,6 @@ import numpy as np
 import pandas as pd
 
 from offeval import OffevalError
-from offeval.parallel import available_cores
 from offeval.sections import ReportContext, ReportSection
 from offeval_decision.choices import select
 from offeval_decision.ranks import not_finite, rank_distribution
@@ -14,8 +13,6 @@ from offeval_decision.sweep import plot_sweep, sweep
 
 #: Draws per estimator in reports (the Monte Carlo error of a probability is at most 0.0035).
 REPORT_DRAWS = 20_000
-#: Most processes sharing the sweep's pass over the log.
-SWEEP_WORKERS = 4
 #: The caps a report sweeps over: 10^0 .. 10^4 and none.
 REPORT_CAPS = (1.0, 10.0, 100.0, 1_000.0, 10_000.0, float("inf"))
 
@@ -72,7 +69,7 @@ def decision_section(context: ReportContext, *, draws: int = REPORT_DRAWS, m: in
                 seed=context.seed,
                 depth=1,
                 progress=False,
-                workers=min(available_cores(), SWEEP_WORKERS),
+                workers=context.workers,
             )
         except OffevalError:  # the capped estimators are not registered, or cannot run here
             return section

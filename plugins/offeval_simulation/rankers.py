@@ -23,10 +23,6 @@ MAX_PREFIXES = 50_000
 CONTEXT_BLOCK = 2_048
 
 
-#: Largest (contexts x item ids) lookup table a policy keeps to find a row's candidate.
-SLOT_TABLE_CELLS = 20_000_000
-
-
 def prefixes(k: int, length: int) -> np.ndarray:
     """All ordered prefixes of ``length`` distinct indices out of ``k``, as rows."""
     count = np.prod(np.arange(k - length + 1, k + 1), dtype=float)
@@ -191,21 +187,14 @@ class RankingPolicy:
             cell[~found] = 0
         return cell, found
 
-    @cached_property
+    @property
     def _slots(self) -> np.ndarray | None:
         """(contexts, items) table: each item's index among its context's candidates, or -1.
 
-        None when the table would exceed ``SLOT_TABLE_CELLS``.
+        Shared by every policy over the same candidate array; None when the
+        ids are not small whole numbers or the table would be too large.
         """
-        n_contexts, k = self.candidates.shape
-        if self.candidates.dtype.kind not in "iu":  # text ids: compared, not tabled
-            return None
-        span = int(self.candidates.max(initial=-1)) + 1
-        if self.candidates.min(initial=0) < 0 or n_contexts * span > SLOT_TABLE_CELLS:
-            return None
-        table = np.full((n_contexts, span), -1, dtype=np.int32)
-        table[np.arange(n_contexts)[:, None], self.candidates] = np.arange(k)
-        return table
+        return ranking.candidate_lookup(self.candidates)
 
     def probabilities(self, rows: pd.DataFrame) -> np.ndarray:
         """P(item at position | context) for each row; 0 for non-candidates."""

@@ -9,13 +9,12 @@ trajectory, one column per position.
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from offeval import ColumnError, InteractionLog
+from offeval import ColumnError, InteractionLog, ranking
 
 
 @dataclass(frozen=True)
@@ -91,21 +90,15 @@ def context_index(log: InteractionLog, n_contexts: int, whose: str) -> np.ndarra
     return ctx.astype(np.int64)
 
 
-#: Largest (contexts x item ids) lookup table kept per ranker to find an item's candidate index.
-LOOKUP_CELLS = 20_000_000
-_LOOKUPS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
 def candidate_index(ranker, ctx: np.ndarray, items: np.ndarray) -> np.ndarray:
     """Index of each item among its context's candidates (``ranker.candidates[ctx]``), -1 if none.
 
-    Through a (context, item id) table kept while the ranker lives, when item ids
-    are small whole numbers; otherwise by comparing with every candidate.
+    Through the (context, item id) table :func:`offeval.ranking.candidate_lookup`
+    shares among rankers of the same candidates, when item ids are small whole
+    numbers; otherwise by comparing with every candidate.
     """
     cands = np.asarray(ranker.candidates)
-    if ranker not in _LOOKUPS:
-        _LOOKUPS[ranker] = _lookup(cands)
-    table = _LOOKUPS[ranker]
+    table = ranking.candidate_lookup(ranker.candidates)
     if table is not None and items.dtype.kind in "iu":
         inside = (items >= 0) & (items < table.shape[1])
         out = np.full(items.shape, -1, dtype=np.int64)
@@ -113,15 +106,3 @@ def candidate_index(ranker, ctx: np.ndarray, items: np.ndarray) -> np.ndarray:
         return out
     match = cands[ctx] == items[:, None]
     return np.where(match.any(axis=1), match.argmax(axis=1), -1)
-
-
-def _lookup(cands: np.ndarray) -> np.ndarray | None:
-    """(contexts, item ids) table of candidate indices (-1 elsewhere), or None if too large."""
-    if cands.dtype.kind not in "iu" or cands.size == 0 or cands.min() < 0:
-        return None
-    span = int(cands.max()) + 1
-    if cands.shape[0] * span > LOOKUP_CELLS:
-        return None
-    table = np.full((cands.shape[0], span), -1, dtype=np.int64)
-    table[np.arange(cands.shape[0])[:, None], cands] = np.arange(cands.shape[1])
-    return table
