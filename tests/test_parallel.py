@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import os
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from offeval import ColumnError, Contribution, OffevalError, OffevalWarning, evaluate
 from offeval import evaluation as evaluation_module
+from offeval import parallel as parallel_module
 from offeval.estimator import BaseEstimator, Shared
 from offeval.parallel import fold_in_workers, fork_available, shares
 from offeval.stats import ratio_of_means
@@ -119,12 +125,105 @@ def test_workers_must_be_a_positive_whole_number(setup, workers):
 
 
 @pytest.mark.filterwarnings("ignore::offeval.OffevalWarning")  # 3 trajectories: wild weights
-def test_more_workers_than_trajectories_still_evaluates(setup):
+def test_a_log_too_small_to_share_is_evaluated_here(setup, monkeypatch):
     log, policies, _ = setup
     tiny = log.slice_rows(0, int(log.unit_starts[3]))
+    monkeypatch.setattr(evaluation_module, "fold_in_workers", lambda *a: pytest.fail("forked"))
     one = evaluate(tiny, policies, [IS()]).to_frame()
     many = evaluate(tiny, policies, [IS()], workers=8).to_frame()
     np.testing.assert_allclose(many["value"], one["value"], rtol=1e-12)
+
+
+def test_evaluations_in_threads_each_get_their_own_log(env):
+    logs = [env.simulate(env.logging_policy(), 3_000, seed=s) for s in (21, 22)]
+    policies = env.candidate_policies(3)
+    alone = [evaluate(log, policies, [NCIS(cap=3)]).to_frame()["value"].to_numpy() for log in logs]
+    for _ in range(3):
+        with ThreadPoolExecutor(2) as threads:
+            together = list(
+                threads.map(lambda log: evaluate(log, policies, [NCIS(cap=3)], workers=2), logs)
+            )
+        for got, want in zip(together, alone, strict=True):
+            np.testing.assert_allclose(got.to_frame()["value"], want, rtol=1e-12)
+
+
+def _doubled(scale, view):
+    return scale * view.log.column("reward")
+
+
+DOUBLED = partial(_doubled, 2.0)  # one object: the same key on every chunk of one process
+
+
+class KeyedByObjects(BaseEstimator):
+    """Columns keyed by a partial and a bound method: equal within a process, not across."""
+
+    name = "keyed_by_objects"
+
+    def column(self, view):
+        return view.log.column("reward")
+
+    def contribute(self, view):
+        columns = {"x": Shared(DOUBLED), "y": Shared(self.column)}
+        return Contribution({**columns, "n": view.log.ones})
+
+    def combine(self, stats):
+        return ratio_of_means(stats, "x", "n")
+
+
+def test_columns_keyed_by_objects_that_do_not_travel_are_summed_here(setup):
+    log, policies, _ = setup
+    one = evaluate(log, policies, [KeyedByObjects()], chunk_rows=2_000).to_frame()["value"]
+    many = evaluate(log, policies, [KeyedByObjects()], chunk_rows=2_000, workers=2)
+    np.testing.assert_allclose(many.to_frame()["value"], one, rtol=1e-12)
+    np.testing.assert_allclose(one, 2 * log.column("reward").mean(), rtol=1e-12)
+
+
+class DiesInAWorker(FailsLate):
+    """Kills its own process when it runs in a worker (as the out-of-memory killer would)."""
+
+    name = "dies_in_a_worker"
+    parent = os.getpid()
+
+    def contribute(self, view):
+        if os.getpid() != self.parent:
+            os._exit(9)
+        reward = view.log.column("reward")
+        return Contribution({"x": reward, "n": view.log.ones})
+
+
+def test_a_worker_that_dies_does_not_hang_the_evaluation(setup):
+    log, policies, _ = setup
+    value = evaluate(log, policies, [DiesInAWorker()], workers=2).estimate(policies[0].name).value
+    assert value == pytest.approx(log.column("reward").mean(), rel=1e-12)
+
+
+class WarnsOnce(FailsLate):
+    """Warns on every chunk it sees."""
+
+    name = "warns_once"
+
+    def contribute(self, view):
+        warnings.warn("a word from the estimator", OffevalWarning, stacklevel=1)
+        return Contribution({"x": view.log.column("reward"), "n": view.log.ones})
+
+
+def test_warnings_in_workers_reach_the_caller_once(setup):
+    log, policies, _ = setup
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        evaluate(log, policies, [WarnsOnce()], chunk_rows=2_000, workers=2)
+    assert [str(w.message) for w in caught] == ["a word from the estimator"]
+
+
+def test_no_workers_where_forking_is_not_safe(monkeypatch):
+    monkeypatch.setattr(parallel_module.multiprocessing, "current_process", lambda: Daemon())
+    assert not fork_available()
+
+
+class Daemon:
+    """A process that may not have children (a worker of a multiprocessing pool)."""
+
+    daemon = True
 
 
 def test_a_stream_cannot_be_shared_among_workers(setup):

@@ -11,7 +11,7 @@ import pandas as pd
 from offeval.errors import OffevalError
 from offeval.evaluation import Evaluation, evaluate
 from offeval.log import InteractionLog
-from offeval.parallel import available_cores
+from offeval.parallel import available_cores, fork_available
 from offeval.registry import Registry, get_registry
 from offeval.sections import ReportContext, ReportSection, report_sections
 from offeval.stats.compare import kendall_tau
@@ -120,7 +120,7 @@ def run_demo(
     if not estimators:
         raise OffevalError(f"no registered estimator runs on the demo log: {skipped}")
     if workers is None:
-        workers = min(available_cores(), MAX_WORKERS)
+        workers = min(available_cores(), MAX_WORKERS) if fork_available() else 1
     evaluation = evaluate(log, policies, estimators, progress=progress, workers=workers)
     names = list(truth.index)
     true_best = truth.idxmax()

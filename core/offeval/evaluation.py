@@ -21,7 +21,7 @@ from offeval.log import InteractionLog
 from offeval.parallel import fold_in_workers, fork_available, one_blas_thread
 from offeval.policy import Policy
 from offeval.progress import progress_bar
-from offeval.registry import parse_spec
+from offeval.registry import find_label
 from offeval.result import Estimate
 from offeval.stats.compare import PairwiseComparison, pairwise_grid
 from offeval.stats.inference import (
@@ -462,23 +462,11 @@ class Evaluation:
             if len(self.estimators) != 1:
                 raise OffevalError(f"name an estimator: one of {self.estimators}")
             return self.estimators[0]
-        if estimator in self.estimators:
-            return estimator
-        try:
-            name, params = parse_spec(str(estimator))
-        except OffevalError:
-            name, params = None, {}
-        matches = [
-            label
+        known = {
+            label: (component.name, component.get_params())
             for label, component in zip(self.estimators, self.components, strict=True)
-            if component.name == name
-            and all(component.get_params().get(k, object()) == v for k, v in params.items())
-        ]
-        if len(matches) == 1:
-            return matches[0]
-        if matches:
-            raise OffevalError(f"estimator {estimator!r} is ambiguous: it matches {matches}")
-        raise OffevalError(f"unknown estimator {estimator!r}: one of {self.estimators}")
+        }
+        return find_label(estimator, known)
 
     def linearisation(self, policy: str, estimator: str | None = None) -> Linearisation:
         """The value and gradient behind an estimate."""

@@ -6,9 +6,13 @@ the workers' accumulators gives the estimates of the one-process pass (up to
 floating-point rounding). Workers are forked, so they read the log, the
 policies and the estimators from the parent's memory without copying them;
 only the accumulators (moments over the unit-level columns) come back.
-Where ``fork`` is not available (Windows, macOS' default), or when a worker
-fails, the evaluation runs in this process instead: a failure then raises the
-same error, with the same message, as a one-process evaluation would.
+Where forking is not safe or possible (Windows; macOS, whose system
+libraries may break in forked children; inside a daemonic worker), or when
+a worker fails, dies or returns columns that cannot be matched with the
+others' (a column keyed by a bound method, say), the evaluation runs in this
+process instead: a failure then raises the same error, with the same
+message, as a one-process evaluation would. Warnings that workers raise are
+raised again here, once each.
 
 The pass runs with one BLAS thread per process (:func:`one_blas_thread`):
 its matrix products are many and small, and OpenBLAS' threads slowed the
@@ -18,10 +22,13 @@ when two workers each started their own. More cores are used by workers.
 
 from __future__ import annotations
 
-import gc
 import multiprocessing
 import os
+import sys
+import warnings
 from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor
+from concurrent.futures import wait as wait_for
 from contextlib import AbstractContextManager
 from functools import cache, reduce
 
@@ -29,7 +36,7 @@ import numpy as np
 
 from offeval.log import InteractionLog
 
-#: What forked workers read: (log, accumulator factory, chunker, shared row counter).
+#: In a worker: what it folds (chunker, accumulator factory, shared row counter).
 _JOB: tuple | None = None
 
 
@@ -51,8 +58,12 @@ def available_cores() -> int:
 
 
 def fork_available() -> bool:
-    """Whether worker processes can be forked here (they share the parent's memory)."""
-    return "fork" in multiprocessing.get_all_start_methods()
+    """Whether worker processes can be forked here, safely (they share the parent's memory)."""
+    return (
+        "fork" in multiprocessing.get_all_start_methods()
+        and sys.platform != "darwin"
+        and not multiprocessing.current_process().daemon
+    )
 
 
 def shares(log: InteractionLog, n: int) -> list[tuple[int, int]]:
@@ -69,53 +80,82 @@ def fold_in_workers(
     workers: int,
     on_rows: Callable[[int], None],
 ):
-    """The merged accumulator of ``workers`` forked processes, or None if a worker failed.
+    """The merged accumulator of ``workers`` forked processes, or None to fold here instead.
 
     ``new_accumulator()`` builds an empty accumulator; ``chunker((lo, hi), acc)``
     yields the chunks of the log's rows lo:hi (slices of the parent's log, so a
     worker copies one chunk at a time); ``on_rows(n)`` is told of rows folded.
     """
-    global _JOB
     context = multiprocessing.get_context("fork")
     counter = context.Value("q", 0)
-    _JOB = (log, new_accumulator, chunker, counter)
-    gc.freeze()  # workers' collections then leave the parent's objects (and pages) untouched
+    job = (chunker, new_accumulator, counter)  # forked, not pickled: any callables will do
     try:
-        with context.Pool(workers) as pool:
-            pending = pool.map_async(_fold_share, shares(log, workers))
-            done = 0
-            while not pending.ready():
-                pending.wait(0.2)
-                folded = counter.value
-                if folded > done:
-                    on_rows(folded - done)
-                    done = folded
-            try:
-                parts = pending.get()
-            except Exception:  # a result that cannot travel back (a column of a local function)
-                return None
-    finally:
-        _JOB = None
-        gc.unfreeze()
+        pool = ProcessPoolExecutor(
+            len(shares(log, workers)), mp_context=context, initializer=_install, initargs=(job,)
+        )
+    except (OSError, ValueError):  # no process to be had: fold here
+        return None
+    with pool:
+        try:
+            futures = [pool.submit(_fold_share, share) for share in shares(log, workers)]
+        except (OSError, RuntimeError):
+            return None
+        done = 0
+        while not all(f.done() for f in futures):
+            wait_for(futures, timeout=0.2, return_when=FIRST_EXCEPTION)
+            folded = counter.value
+            if folded > done:
+                on_rows(folded - done)
+                done = folded
+        try:  # a worker that died (killed, out of memory) or a result that cannot travel back
+            parts = [f.result() for f in futures]
+        except Exception:
+            return None
     if any(part is None for part in parts):
         return None
+    accumulators = [acc for acc, _ in parts]
+    if any(acc.local != accumulators[0].local for acc in accumulators[1:]):
+        return None  # columns keyed by objects that unpickle unequal: their sums cannot merge
+    _raise_again([caught for _, warned in parts for caught in warned])
     template = new_accumulator()
-    for part in parts:
-        part.policies, part.estimators = template.policies, template.estimators
-    return reduce(lambda a, b: a.merge(b), parts)
+    for acc in accumulators:
+        acc.policies, acc.estimators = template.policies, template.estimators
+    return reduce(lambda a, b: a.merge(b), accumulators)
+
+
+def _install(job: tuple) -> None:
+    """In a new worker: keep what it is to fold."""
+    global _JOB
+    _JOB = job
 
 
 def _fold_share(bounds: tuple[int, int]):
-    """In a worker: fold one share of the log; None if anything fails (the parent re-runs)."""
-    _, new_accumulator, chunker, counter = _JOB
+    """In a worker: fold one share of the log, with the warnings raised on the way.
+
+    None if anything fails: the parent then folds the log itself, raising the error.
+    """
+    chunker, new_accumulator, counter = _JOB
     try:
-        acc = new_accumulator()
-        for chunk in chunker(bounds, acc):
-            acc.add(chunk, new_units=True)
-            with counter.get_lock():
-                counter.value += chunk.n_rows
-    except Exception:  # the parent evaluates in-process and raises the error itself
+        with warnings.catch_warnings(record=True) as warned:
+            warnings.simplefilter("always")
+            acc = new_accumulator()
+            for chunk in chunker(bounds, acc):
+                acc.add(chunk, new_units=True)
+                with counter.get_lock():
+                    counter.value += chunk.n_rows
+    except BaseException:  # noqa: BLE001 - the parent re-runs and raises it itself
         return None
     acc.policies = acc.estimators = None  # the parent has them: send back only the moments
     acc._buffer = np.empty(0)
-    return acc
+    caught = [(w.message, w.category, w.filename, w.lineno) for w in warned]
+    return acc, caught
+
+
+def _raise_again(caught: list[tuple]) -> None:
+    """The workers' warnings, once each, through this process's filters."""
+    seen = set()
+    for message, category, filename, lineno in caught:
+        key = (category, str(message), filename, lineno)
+        if key not in seen:
+            seen.add(key)
+            warnings.warn_explicit(message, category, filename, lineno)
