@@ -237,6 +237,7 @@ def test_evaluate_writes_summaries_that_decide_reads(tmp_path, env, capsys):
         arg for p in env.candidate_policies(4) for arg in ("--policy", f"{p.name}=pi_{p.name}")
     ]
     args = ["evaluate", str(tmp_path / "log.csv"), *policies, "--estimator", "ncis:cap=100"]
+    args += ["--estimator", "ncis:cap=10"]
     assert main([*args, "--quiet", "--out", str(tmp_path / "out")]) == 0
     out = capsys.readouterr().out
     assert "Which policies deserve an online test: selection" in out
@@ -245,6 +246,11 @@ def test_evaluate_writes_summaries_that_decide_reads(tmp_path, env, capsys):
     decided = capsys.readouterr().out
     assert "selection (top, 2):" in decided and "expected_rank" in decided
     assert main(["decide", str(tmp_path / "out"), "--estimator", "nope"]) == 2
+    assert "unknown estimator 'nope'" in capsys.readouterr().err
+    for spelling in ("ncis", "ncis(cap=100)", "ncis:cap=100"):  # the label omits the default
+        assert main(["decide", str(tmp_path / "out"), "--estimator", spelling]) == 0
+        assert capsys.readouterr().out.startswith("ncis: 100,000 draws")  # not ncis(cap=10)
+    assert main(["decide", str(tmp_path / "out"), "--estimator", "ncis:cap=10"]) == 0
 
 
 def test_on_simulated_worlds_good_estimators_choose_well_and_are_calibrated():

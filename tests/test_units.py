@@ -71,3 +71,24 @@ def test_consecutive_ids_cost_a_few_intervals_whatever_their_number():
     assert stored == 1
     with pytest.raises(SplitUnitError, match=r"ids \[9999999\]"):
         ledger.add(np.array([10_000_000, 9_999_999]))
+
+
+def test_naming_a_clash_between_long_runs_costs_the_ids_named_not_the_runs():
+    a, b = UnitLedger(), UnitLedger()
+    a.add(np.arange(0, 30_000_000))
+    b.add(np.arange(29_999_990, 60_000_000))
+    with pytest.raises(SplitUnitError) as info:
+        a.merge(b)
+    assert info.value.count == 10
+    assert info.value.ids == list(range(29_999_990, 30_000_000))
+
+
+def test_hash_keys_at_the_top_of_their_range_are_named_by_count():
+    top = np.iinfo(np.uint64).max
+    keys = np.array([top - 3, top - 2, top - 1, top], dtype=np.uint64)
+    a, b = UnitLedger(), UnitLedger()
+    a._push("hash", keys[:3])
+    b._push("hash", keys[1:])
+    with pytest.raises(SplitUnitError) as info:
+        a.merge(b)
+    assert info.value.count == 2 and list(info.value.keys) == [top - 2, top - 1]

@@ -23,7 +23,7 @@ from __future__ import annotations
 import ast
 import inspect
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -34,7 +34,7 @@ from typing import Any
 import pluggy
 
 from offeval import hookspecs
-from offeval.errors import RegistryError
+from offeval.errors import OffevalError, RegistryError
 
 ENTRY_POINT_GROUP = "offeval"
 #: Comma-separated entry-point names; when set, only these plugins load.
@@ -560,6 +560,31 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
         name, _, rest = spec.partition(":")
     parts = [p.strip() for p in _top_level_split(rest) if p.strip()]
     return name.strip(), parse_pairs(parts, what=f"parameter in {spec!r}")
+
+
+def find_label(requested: str, known: Mapping[str, tuple[str, dict[str, Any]]]) -> str:
+    """The label among ``known`` (label -> (registered name, parameters)) that ``requested`` names.
+
+    ``requested`` is a label itself, or a registered name or spec whose given
+    parameters match (``ncis``, ``ncis(cap=100)``, ``ncis:cap=100``); it must
+    name exactly one, else an OffevalError lists the candidates.
+    """
+    if requested in known:
+        return requested
+    try:
+        name, params = parse_spec(str(requested))
+    except OffevalError:
+        name, params = None, {}
+    matches = [
+        label
+        for label, (their_name, theirs) in known.items()
+        if their_name == name and all(theirs.get(k, object()) == v for k, v in params.items())
+    ]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        raise OffevalError(f"estimator {requested!r} is ambiguous: it matches {matches}")
+    raise OffevalError(f"unknown estimator {requested!r}: one of {list(known)}")
 
 
 def _top_level_split(text: str) -> list[str]:

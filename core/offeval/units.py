@@ -22,6 +22,8 @@ import pandas as pd
 from offeval.errors import SplitUnitError
 
 KINDS = ("int", "hash")
+#: Most ids a split-unit error from a merge names (it counts them all).
+NAMED = 20
 
 
 def unit_keys(ids: np.ndarray) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -94,9 +96,8 @@ class UnitLedger:
             for run in runs:
                 clash = out._overlapping(kind, run)
                 if clash.any():
-                    keys = _expanded(run[0][clash], run[1][clash])
-                    common = keys[out._seen(kind, keys)]
-                    error = SplitUnitError(common if kind == "int" else [], common.size, how)
+                    count, common = out._common(kind, run[0][clash], run[1][clash])
+                    error = SplitUnitError(common if kind == "int" else [], count, how)
                     error.keys = common if kind == "hash" else None
                     raise error
                 out._push_run(kind, run)
@@ -118,6 +119,34 @@ class UnitLedger:
                 seen[inside] |= (at >= 0) & (high[np.maximum(at, 0)] >= starts[inside])
         return seen
 
+    def _common(self, kind: str, starts: np.ndarray, ends: np.ndarray) -> tuple[int, np.ndarray]:
+        """How many keys of the intervals are recorded already, and the first NAMED of them.
+
+        Computed from the intervals' overlaps, so naming a clash costs memory in
+        the ids named, not in the length of the intervals.
+        """
+        count, pieces = 0, []
+        for low, high in self._runs[kind]:
+            first = np.searchsorted(high, starts, side="left")  # recorded intervals ending >= start
+            last = np.searchsorted(low, ends, side="right")  # ... and starting <= end
+            per = np.maximum(last - first, 0)
+            query = np.repeat(np.arange(starts.size), per)
+            recorded = np.arange(per.sum()) - np.repeat(np.cumsum(per) - per, per)
+            recorded += np.repeat(first, per)
+            lo = np.maximum(starts[query], low[recorded])
+            hi = np.minimum(ends[query], high[recorded])
+            keep = hi >= lo
+            lo, hi = lo[keep], hi[keep]
+            count += int((hi - lo).astype(np.int64).sum()) + lo.size
+            pieces += [
+                a + np.arange(min(b - a, NAMED - 1) + 1, dtype=lo.dtype)  # never past b
+                for a, b in zip(lo[:NAMED], hi[:NAMED], strict=True)
+            ]
+        named = (
+            np.sort(np.concatenate(pieces))[:NAMED] if pieces else np.zeros(0, dtype=starts.dtype)
+        )
+        return count, named
+
     def _push(self, kind: str, keys: np.ndarray) -> None:
         if keys.size:
             self._push_run(kind, _coalesced(keys, keys))
@@ -138,13 +167,6 @@ def _coalesced(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.nda
     if join.any():
         starts, ends = starts[np.r_[True, ~join]], ends[np.r_[~join, True]]
     return (starts, starts) if np.array_equal(starts, ends) else (starts, ends)
-
-
-def _expanded(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """Every key of the intervals (only on the error path, to name the ids)."""
-    lengths = (ends - starts + 1).astype(np.int64)
-    offsets = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-    return np.repeat(starts, lengths) + offsets.astype(starts.dtype)
 
 
 def hash_ids(ids: np.ndarray) -> np.ndarray:

@@ -10,6 +10,7 @@ import pandas as pd
 from offeval import OffevalError, read_table
 from offeval.cli import at_least
 from offeval.log import TEXT_SUFFIXES
+from offeval.registry import find_label
 from offeval.summary import load_summaries
 from offeval_decision.choices import METHODS, check_attributes, component_probabilities, select
 from offeval_decision.ranks import not_finite, rank_distribution
@@ -55,10 +56,11 @@ class DecideCommand:
         in one line, as in the report's section.
         """
         summaries = load_summaries(args.summaries)
-        labels = args.estimator or list(summaries)
-        unknown = [label for label in labels if label not in summaries]
-        if unknown:
-            raise OffevalError(f"no summary for estimators {unknown}; saved: {list(summaries)}")
+        known = {label: (s.name, s.params) for label, s in summaries.items()}
+        try:  # a label, or a name or spec naming one (ncis, ncis:cap=100, ncis(cap=100))
+            labels = [find_label(label, known) for label in args.estimator or summaries]
+        except OffevalError as exc:
+            raise OffevalError(f"--estimator: {exc} (saved summaries)") from None
         few = min(len(summaries[label].policies) for label in labels)
         if args.select > few:
             raise OffevalError(f"--select {args.select}: the summaries have {few} policies")
