@@ -273,3 +273,22 @@ def test_evaluate_report_on_a_log_without_ground_truth(user_log, tmp_path, capsy
     assert len(images) >= 4 and all((report / name).is_file() for name in images)
     assert not re.findall(r'(?:src|href)="(?:https?:)?//', page)  # nothing from the network
     assert (report / "report.md").read_text().startswith("# offeval evaluation report")
+
+
+def test_section_files_are_safe_names_and_never_overwrite_each_other(tmp_path):
+    from matplotlib.figure import Figure
+
+    from offeval.reportdoc import ReportDocument
+    from offeval.sections import ReportSection
+
+    def section(title):
+        frame = pd.DataFrame({"x": [1.0]}, index=pd.Index(["a"], name="policy"))
+        return ReportSection(title, "text", {"t/1": frame}, {"a/b #?%": Figure()})
+
+    doc = ReportDocument("report")
+    doc.sections([section("Same title"), section("Same title")], tmp_path)
+    page = doc.html()
+    images = re.findall(r'<img src="([^"]+)"', page)
+    assert images == ["same_title_a_b.png", "same_title_a_b_2.png"]
+    tables = sorted(p.name for p in tmp_path.glob("*.csv"))
+    assert tables == ["same_title_t_1.csv", "same_title_t_1_2.csv"]

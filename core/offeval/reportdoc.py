@@ -43,6 +43,7 @@ class ReportDocument:
 
     heading: str
     parts: list[tuple[str, str, object]] = field(default_factory=list)
+    _files: set[str] = field(default_factory=set, repr=False)
 
     def text(self, body: str, title: str = "") -> None:
         """Paragraphs (separated by blank lines) under an optional heading."""
@@ -61,16 +62,25 @@ class ReportDocument:
         import matplotlib.pyplot as plt  # sections' figures may be pyplot's: close them after
 
         for section in sections:
-            slug = "".join(c if c.isalnum() else "_" for c in section.title.lower()).strip("_")
             self.text(section.text, section.title)
             for name, figure in section.figures.items():
-                path = out / f"{slug}_{name}.png"
+                path = out / self._file_name(section.title, name, ".png")
                 figure.savefig(path, dpi=DPI)
                 plt.close(figure)
                 self.figure(path, caption=name.replace("_", " "))
             for name, frame in section.tables.items():
-                frame.to_csv(out / f"{slug}_{name}.csv")
+                frame.to_csv(out / self._file_name(section.title, name, ".csv"))
                 self.table(frame.reset_index())
+
+    def _file_name(self, title: str, name: str, suffix: str) -> str:
+        """``{title}_{name}{suffix}`` in letters, digits and _, unique within the document."""
+        stem = "_".join(_slug(part) for part in (title, name))
+        candidate, k = stem + suffix, 1
+        while candidate in self._files:
+            k += 1
+            candidate = f"{stem}_{k}{suffix}"
+        self._files.add(candidate)
+        return candidate
 
     def provenance(self, argv: list[str]) -> None:
         """The command that made the report, when, and the versions it ran with."""
@@ -124,6 +134,12 @@ class ReportDocument:
             else:
                 lines += [markdown_table(payload), ""]
         return "\n".join(lines)
+
+
+def _slug(text: str) -> str:
+    """Lower-case letters, digits and single underscores: safe in a file name and a URL."""
+    kept = "".join(c if c.isascii() and c.isalnum() else " " for c in text.lower())
+    return "_".join(kept.split()) or "part"
 
 
 def html_table(frame: pd.DataFrame) -> str:
