@@ -582,10 +582,9 @@ def _bounded_chunks(
     log: InteractionLog,
     acc: Accumulator,
     chunk_rows: int,
-    cells: int = BLOCK_CELLS,
     rows: tuple[int, int] | None = None,
 ) -> Iterator[InteractionLog]:
-    """Chunks of at most ``chunk_rows`` rows whose unit-sum block stays within ``cells``.
+    """Chunks of at most ``chunk_rows`` rows whose unit-sum block stays within BLOCK_CELLS.
 
     The first chunk is small (``PROBE_ROWS``) and tells how many columns the
     estimators emit; the next ones are as long as the block allows. ``rows``
@@ -601,7 +600,7 @@ def _bounded_chunks(
     rows_per_unit = log.n_rows / max(log.n_units, 1)
     lo, stop = rows or (0, log.n_rows)
     while lo < stop:
-        units = cells // max(len(acc.keys), 1)
+        units = BLOCK_CELLS // max(len(acc.keys), 1)
         size = max(1, min(chunk_rows, int(units * rows_per_unit)))
         if not acc.keys:
             size = min(size, PROBE_ROWS)
