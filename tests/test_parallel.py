@@ -89,12 +89,20 @@ class FailsLate(BaseEstimator):
         return ratio_of_means(stats, "x", "n")
 
 
-def test_a_failing_worker_gives_the_one_process_error(setup):
+def test_a_failing_worker_gives_the_one_process_error(setup, monkeypatch):
     log, policies, _ = setup
     with pytest.raises(ColumnError) as one:
         evaluate(log, policies, [FailsLate()])
+    merged = []
+
+    def recorded(*args):
+        merged.append(fold_in_workers(*args))
+        return merged[-1]
+
+    monkeypatch.setattr(evaluation_module, "fold_in_workers", recorded)
     with pytest.raises(ColumnError) as many:
         evaluate(log, policies, [FailsLate()], workers=2)
+    assert merged == [None]  # the workers ran, one failed, and the error came from here
     assert str(many.value) == str(one.value)
 
 

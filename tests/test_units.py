@@ -10,11 +10,14 @@ from hypothesis import strategies as st
 from offeval import SplitUnitError
 from offeval.units import UnitLedger
 
+LOW, HIGH = -(2**63), 2**63 - 1
+#: Ids near 0 and near the ends of int64, where intervals could overflow.
+NEAR = st.sampled_from([LOW, -30, HIGH - 60]).flatmap(lambda at: st.integers(at, at + 60))
 chunks = st.lists(
     st.one_of(
-        st.lists(st.integers(-30, 30), max_size=8),  # scattered ids
-        st.tuples(st.integers(-30, 30), st.integers(0, 12)).map(  # a run of consecutive ids
-            lambda t: list(range(t[0], t[0] + t[1]))
+        st.lists(NEAR, max_size=8),  # scattered ids
+        st.tuples(NEAR, st.integers(0, 12)).map(  # a run of consecutive ids
+            lambda t: list(range(t[0], min(t[0] + t[1], HIGH + 1)))
         ),
         st.lists(st.text("ab", max_size=3), max_size=5),  # ids the ledger hashes
     ),
