@@ -89,15 +89,16 @@ def fold_in_workers(
     context = multiprocessing.get_context("fork")
     counter = context.Value("q", 0)
     job = (chunker, new_accumulator, counter)  # forked, not pickled: any callables will do
+    parts_of_log = shares(log, workers)
     try:
         pool = ProcessPoolExecutor(
-            len(shares(log, workers)), mp_context=context, initializer=_install, initargs=(job,)
+            len(parts_of_log), mp_context=context, initializer=_install, initargs=(job,)
         )
     except (OSError, ValueError):  # no process to be had: fold here
         return None
     with pool:
         try:
-            futures = [pool.submit(_fold_share, share) for share in shares(log, workers)]
+            futures = [pool.submit(_fold_share, share) for share in parts_of_log]
         except (OSError, RuntimeError):
             return None
         done = 0
