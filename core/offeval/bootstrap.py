@@ -42,8 +42,8 @@ def bootstrap(
 ) -> pd.DataFrame:
     """Percentile intervals and bootstrap standard errors of every estimate.
 
-    With ``baseline``, values are relative to that policy (as in the seed's
-    tables), each replicate dividing by its own baseline value. Results are
+    With ``baseline``, values are relative to that policy (as in Gruson et
+    al.'s 2019 tables), each replicate dividing by its own baseline value. Results are
     reproducible for a given ``seed`` and chunking.
     """
     if isinstance(replicates, bool) or not isinstance(replicates, int) or replicates < 2:

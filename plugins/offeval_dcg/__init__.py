@@ -1,4 +1,4 @@
-"""Plugin ``dcg``: DCG as an unbiased off-policy estimator of online reward (seed 000).
+"""Plugin ``dcg``: DCG as an unbiased off-policy estimator of online reward (Jeunen et al., 2024).
 
 Registers the examination models (logarithmic, exponential, reciprocal,
 table, cutoff, and ``pbm``, a position-based model with learnt values) and

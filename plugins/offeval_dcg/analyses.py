@@ -1,4 +1,6 @@
-"""The seed's analyses as functions with tidy outputs: consistency, correlation, sensitivity.
+"""The analyses of Jeunen, Potapov and Ustimenko (KDD 2024) with tidy outputs.
+
+Consistency, off/online correlation and sensitivity to clipping.
 
 - :func:`consistency`: how often nDCG inverts DCG's order over a set of models
   (Appendix A), with Pearson and Kendall between the two.
@@ -23,7 +25,7 @@ from scipy import stats
 
 from offeval import ColumnError, ConfigurationError, InteractionLog, evaluate
 
-#: The seed's clipping grid for the sensitivity study: m in {1, 2, 4, ..., 4096, inf}.
+#: The clipping grid of Jeunen et al. (2024)'s sensitivity study: m in {1, 2, 4, ..., 4096, inf}.
 CLIPPING_GRID = tuple(float(2**j) for j in range(13)) + (float("inf"),)
 
 
@@ -171,8 +173,8 @@ def sensitivity(frame: pd.DataFrame, *, level: float = 0.99) -> pd.DataFrame:
     ``metric``, ``m``, ``difference`` (offline target minus control), ``se``
     and ``online_difference`` (the known online effect, positive for the
     improvements the study is about). A true positive is an offline
-    difference whose two-sided ``level`` normal interval lies above 0 (the
-    seed's 99% interval); ``p_value`` is the one-sided p-value of
+    difference whose two-sided ``level`` normal interval lies above 0 (Jeunen et
+    al.'s 99% interval); ``p_value`` is the one-sided p-value of
     H0: difference <= 0.
     """
     for column in ("metric", "m", "difference", "se", "online_difference"):

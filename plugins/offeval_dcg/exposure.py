@@ -9,7 +9,7 @@ one of:
 - ``"rank_probabilities"``: columns ``rank_probability_1..L`` (the logged
   item's marginal at every rank), combined with the estimator's examination
   model;
-- ``"rank"``: e(logged rank), the seed's Eq. 11 (deterministic logging ranker,
+- ``"rank"``: e(logged rank), Jeunen et al. (2024)'s Eq. 11 (deterministic logging ranker,
   fixed candidate generator);
 - a ranking policy object (anything with ``exposure(rows, examination)``).
 

@@ -1,7 +1,8 @@
 """The IS family as column emitters for the offeval statistics engine.
 
 Every estimator here targets the expected reward per impression, i.e. per log
-row (the seed's impression-to-stream rate). Its unit of independence is the
+row (the impression-to-stream rate of
+Gruson et al., WSDM 2019). Its unit of independence is the
 trajectory: row contributions are summed per trajectory, so rows of the same
 session never count as independent. With one row per trajectory this is the
 textbook estimator; with several it is its cluster-robust form.

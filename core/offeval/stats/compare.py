@@ -31,7 +31,7 @@ class PairwiseComparison:
     """Every pair (i, j) of systems: difference, standard error, p-value, verdict.
 
     ``table`` has one row per unordered pair; :meth:`matrix` gives the star
-    grid of the seed papers (True where a pair differs significantly).
+    grid of Gruson et al. (2019) and Jeunen et al. (2024) (True where a pair differs significantly).
     """
 
     names: list[str]
