@@ -3,11 +3,12 @@
 The unit is the trajectory. For a logged row i (item a_i, reward c_i) the
 unbiased DCG contribution is c_i * eps(x, a_i) * min(m, 1 / eps0(x, a_i))
 (Jeunen, Potapov and Ustimenko, KDD 2024, Eq. 10; with e(logged rank) for
-eps0, Eq. 11). ``cap`` = m = inf is unbiased under the paper's assumptions; m = 1 is naive DCG on raw
-interactions. The label view ``debiased`` uses Q_hat = c * min(m, 1/eps0),
-``raw`` uses c (the same as m = 1). DCG is the mean over trajectories of the
-per-trajectory sum (``per="trajectory"``: expected reward per trajectory), or
-that sum over the rows logged (``per="impression"``).
+eps0, Eq. 11). ``cap`` = m = inf is unbiased under the paper's assumptions;
+m = 1 is naive DCG on raw interactions. The label view ``debiased`` uses
+Q_hat = c * min(m, 1/eps0), ``raw`` uses c (the same as m = 1). DCG is the
+mean over trajectories of the per-trajectory sum (``per="trajectory"``:
+expected reward per trajectory), or that sum over the rows logged
+(``per="impression"``).
 """
 
 from __future__ import annotations
