@@ -9,6 +9,7 @@ the summaries of every estimator to ``summaries.json``.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,11 @@ class EstimatorSummary:
     params: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self):
+        if isinstance(self.policies, (str, bytes)):
+            raise OffevalError(
+                f"summary of {self.estimator!r}: policies must be a list of names, "
+                f"not one string {self.policies!r}"
+            )
         k = len(self.policies)
         values = np.asarray(self.values, dtype=float)
         covariance = np.asarray(self.covariance, dtype=float)
@@ -71,29 +77,25 @@ class EstimatorSummary:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> EstimatorSummary:
-        """The inverse of :meth:`to_dict`."""
+    def from_dict(cls, data: Any, source: str = "summary") -> EstimatorSummary:
+        """The inverse of :meth:`to_dict`, read against the schema (:func:`read_fields`).
+
+        A mistake is an OffevalError ``<source>, field '<field>': <problem>``.
+        """
+        if not isinstance(data, dict):
+            raise OffevalError(f"{source} must be an object of fields, got {type(data).__name__}")
         try:
-            return cls(
-                data["estimator"],
-                data["name"],
-                list(data["policies"]),
-                np.array([_float(v) for v in data["values"]]),
-                np.array([[_float(v) for v in row] for row in data["covariance"]]),
-                int(data["n_units"]),
-                float(data["level"]),
-                data.get("baseline"),
-                bool(data.get("higher_is_better", True)),
-                {
-                    k: _float(v) if isinstance(v, str) and v in _SPECIAL else v
-                    for k, v in data.get("params", {}).items()
-                },
-            )
-        except (KeyError, TypeError, ValueError) as exc:
-            raise OffevalError(f"not an estimator summary ({type(exc).__name__}: {exc})") from None
+            return cls(**read_fields(data))
+        except FieldError as exc:
+            raise OffevalError(f"{source}, field {exc.field!r}: {exc.problem}") from None
 
 
 _SPECIAL = {"inf": float("inf"), "-inf": float("-inf"), "nan": float("nan")}
+#: A covariance is symmetric when its entries differ from their transposes by at most this
+#: share of its largest entry (the rounding of a covariance computed in double precision).
+SYMMETRY_TOLERANCE = 1e-8
+#: ... and positive semi-definite when no eigenvalue is below minus this share of the largest.
+PSD_TOLERANCE = 1e-9
 
 
 def _plain(value) -> bool:
@@ -108,8 +110,178 @@ def _number(value):
     return value
 
 
-def _float(value) -> float:
-    return _SPECIAL[value] if isinstance(value, str) else float(value)
+class FieldError(OffevalError):
+    """One field of a saved summary breaks the schema (:func:`read_fields`)."""
+
+    def __init__(self, field: str, problem: str):
+        self.field, self.problem = field, problem
+        super().__init__(f"field {field!r}: {problem}")
+
+
+def _text(name: str, value: Any) -> str:
+    """Non-empty text."""
+    if not isinstance(value, str) or not value:
+        raise FieldError(name, f"must be non-empty text, got {value!r}")
+    return value
+
+
+def _policies(value: Any) -> list[str]:
+    """A list of at least one unique name (text)."""
+    if isinstance(value, str):
+        raise FieldError("policies", f"must be a list of policy names, got the text {value!r}")
+    if not isinstance(value, list) or not value:
+        raise FieldError("policies", f"must be a list of at least one policy name, got {value!r}")
+    odd = [name for name in value if not isinstance(name, str)]
+    if odd:
+        raise FieldError("policies", f"names must be text, got {odd[:10]!r}")
+    repeated = sorted(name for name, count in Counter(value).items() if count > 1)
+    if repeated:
+        raise FieldError("policies", f"names must be unique; these repeat: {repeated[:10]!r}")
+    return value
+
+
+def _float(name: str, value: Any) -> float:
+    """A number, or one of the texts to_dict writes for non-finite numbers."""
+    if isinstance(value, str) and value in _SPECIAL:
+        return _SPECIAL[value]
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise FieldError(name, f"{value!r} is not a number")
+    try:
+        return float(value)
+    except OverflowError:
+        raise FieldError(name, f"{value!r} is too large for a number") from None
+
+
+def _vector(value: Any, k: int) -> np.ndarray:
+    """One number per policy."""
+    if not isinstance(value, list) or len(value) != k:
+        got = f"{len(value)}" if isinstance(value, list) else repr(value)
+        raise FieldError("values", f"must be a list of one number per policy ({k}), got {got}")
+    return np.array([_float("values", v) for v in value])
+
+
+def _matrix(value: Any, policies: list[str]) -> np.ndarray:
+    """A k x k covariance: numbers, non-negative variances, symmetric, positive semi-definite."""
+    k = len(policies)
+    if not (
+        isinstance(value, list)
+        and len(value) == k
+        and all(isinstance(row, list) and len(row) == k for row in value)
+    ):
+        raise FieldError(
+            "covariance", f"must be a {k}x{k} matrix (a list of {k} rows of {k} numbers)"
+        )
+    matrix = np.array([[_float("covariance", v) for v in row] for row in value]).reshape(k, k)
+    problem = covariance_problem(matrix, policies)
+    if problem:
+        raise FieldError("covariance", problem)
+    return matrix
+
+
+def covariance_problem(cov: np.ndarray, names: list[str]) -> str | None:
+    """What keeps ``cov`` from being a covariance of systems ``names``, or None.
+
+    Non-finite entries (an estimate that could not be computed) are allowed,
+    in symmetric places; positive semi-definiteness is checked when every
+    entry is finite.
+    """
+    variance = np.diag(cov)
+    negative = [name for name, v in zip(names, variance, strict=True) if v < 0]
+    if negative:
+        return f"negative variance for policies {negative[:10]}"
+    finite = np.isfinite(cov)
+    scale = np.abs(cov[finite]).max(initial=0.0)
+    gap = np.abs(np.where(finite & finite.T, cov - cov.T, 0.0))
+    same = (finite == finite.T) & ((cov == cov.T) | ~finite | (gap <= SYMMETRY_TOLERANCE * scale))
+    if not same.all():
+        i, j = np.argwhere(~same)[0]
+        return (
+            f"must be symmetric: ({names[i]!r}, {names[j]!r}) is {float(cov[i, j]):.6g} "
+            f"but ({names[j]!r}, {names[i]!r}) is {float(cov[j, i]):.6g}"
+        )
+    if finite.all() and scale > 0:
+        eigen = np.linalg.eigvalsh((cov + cov.T) / (2 * scale))  # scaled: no overflow
+        if eigen.min() < -PSD_TOLERANCE * eigen.max():
+            return (
+                f"must be positive semi-definite: its smallest eigenvalue is "
+                f"{eigen.min() * scale:.3g}, its largest {eigen.max() * scale:.3g}"
+            )
+    return None
+
+
+def _whole(name: str, value: Any) -> int:
+    """A whole number >= 1 (a float with a whole value too)."""
+    whole = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+    if isinstance(value, bool) or not whole or value < 1:
+        raise FieldError(name, f"must be a whole number >= 1, got {value!r}")
+    return int(value)
+
+
+def _level(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
+        raise FieldError("level", f"must be a number in (0, 1), got {value!r}")
+    return float(value)
+
+
+def _baseline(value: Any, policies: list[str]) -> str | None:
+    if value is not None and value not in policies:
+        raise FieldError("baseline", f"{value!r} is not one of the policies, nor null")
+    return value
+
+
+def _boolean(name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise FieldError(name, f"must be true or false, got {value!r}")
+    return value
+
+
+def _params(value: Any) -> dict[str, Any]:
+    """Plain values by name; the texts "inf", "-inf" and "nan" are numbers."""
+    if not isinstance(value, dict):
+        raise FieldError("params", f"must be an object of parameter values, got {value!r}")
+    odd = [name for name, v in value.items() if not _plain(v)]
+    if odd:
+        raise FieldError("params", f"{odd[0]!r} must be text, a number, true, false or null")
+    return {k: _SPECIAL[v] if isinstance(v, str) and v in _SPECIAL else v for k, v in value.items()}
+
+
+#: The fields of a saved summary, and the defaults of the optional ones.
+REQUIRED = ("estimator", "name", "policies", "values", "covariance", "n_units", "level")
+OPTIONAL = {"baseline": None, "higher_is_better": True, "params": {}}
+
+
+def read_fields(data: Any) -> dict[str, Any]:
+    """The schema of one saved summary: its fields, read and checked (a FieldError if not).
+
+    estimator, name: non-empty text; policies: a list of unique names (text);
+    values: one number per policy; covariance: a symmetric positive
+    semi-definite matrix of one row and column per policy (numbers, non-finite
+    ones written "nan", "inf" or "-inf" allowed in symmetric places: an
+    estimate that could not be computed, which decisions skip); n_units: a
+    whole number >= 1; level: in (0, 1); baseline (optional): null or one of
+    the policies; higher_is_better (optional, true): true or false; params
+    (optional): plain values by name. Any other field is an error.
+    """
+    unknown = sorted(set(data) - {*REQUIRED, *OPTIONAL}, key=str)
+    if unknown:
+        raise FieldError(unknown[0], f"unknown field; the fields are {[*REQUIRED, *OPTIONAL]}")
+    missing = [name for name in REQUIRED if name not in data]
+    if missing:
+        raise FieldError(missing[0], "missing")
+    data = {**OPTIONAL, **data}
+    policies = _policies(data["policies"])
+    return {
+        "estimator": _text("estimator", data["estimator"]),
+        "name": _text("name", data["name"]),
+        "policies": policies,
+        "values": _vector(data["values"], len(policies)),
+        "covariance": _matrix(data["covariance"], policies),
+        "n_units": _whole("n_units", data["n_units"]),
+        "level": _level(data["level"]),
+        "baseline": _baseline(data["baseline"], policies),
+        "higher_is_better": _boolean("higher_is_better", data["higher_is_better"]),
+        "params": _params(data["params"]),
+    }
 
 
 def save_summaries(path: str | Path, summaries: list[EstimatorSummary]) -> Path:
@@ -121,7 +293,12 @@ def save_summaries(path: str | Path, summaries: list[EstimatorSummary]) -> Path:
 
 
 def load_summaries(path: str | Path) -> dict[str, EstimatorSummary]:
-    """Read summaries written by :func:`save_summaries`, by estimator label."""
+    """Read summaries written by :func:`save_summaries`, by estimator label.
+
+    Each summary is read against the schema (:func:`read_fields`); a mistake
+    is one OffevalError naming the file, the summary (its label, or its
+    place from 1) and the field. Two summaries with one label are an error.
+    """
     path = Path(path)
     if path.is_dir():
         path = path / "summaries.json"
@@ -129,9 +306,27 @@ def load_summaries(path: str | Path) -> dict[str, EstimatorSummary]:
         raise OffevalError(f"{path}: no such file (offeval evaluate --out writes summaries.json)")
     try:
         payload = json.loads(path.read_text())
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise OffevalError(f"{path}: not a summaries file ({exc})") from None
     if not isinstance(payload, dict) or payload.get("summaries_version") != VERSION:
         raise OffevalError(f"{path}: not an offeval summaries file of version {VERSION}")
-    summaries = [EstimatorSummary.from_dict(d) for d in payload.get("summaries", [])]
-    return {s.estimator: s for s in summaries}
+    unknown = sorted(set(payload) - {"summaries_version", "summaries"}, key=str)
+    if unknown:
+        raise OffevalError(f"{path}: unknown key {unknown[0]!r} (summaries_version, summaries)")
+    entries = payload.get("summaries")
+    if not isinstance(entries, list):
+        raise OffevalError(f"{path}: 'summaries' must be a list of summaries")
+    summaries, place = {}, {}
+    for i, data in enumerate(entries, 1):
+        label = data.get("estimator") if isinstance(data, dict) else None
+        named = isinstance(label, str) and label
+        summary = EstimatorSummary.from_dict(
+            data, f"{path}: summary {label!r}" if named else f"{path}: summary #{i}"
+        )
+        if summary.estimator in place:
+            raise OffevalError(
+                f"{path}: summaries #{place[summary.estimator]} and #{i} are both labelled "
+                f"{summary.estimator!r}; a label names one summary"
+            )
+        summaries[summary.estimator], place[summary.estimator] = summary, i
+    return summaries

@@ -84,6 +84,24 @@ def select(dist: RankDistribution, m: int, *, method: str = "top", seed: int = 0
     return [dist.names[i] for i in order[:m]]
 
 
+def _real(name: str, value, wanted: str, ok) -> float:
+    """``value`` as a float if it is a number for which ``ok`` holds, else a ConfigurationError."""
+    number = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+        value, (bool, np.bool_)
+    )
+    if not number or not ok(float(value)):
+        raise ConfigurationError(f"{name} must be {wanted}, got {value!r}")
+    return float(value)
+
+
+def _probability(name: str, value) -> float:
+    return _real(name, value, "a number in (0, 1)", lambda x: 0 < x < 1)
+
+
+def _sd(name: str, value) -> float:
+    return _real(name, value, "a finite number >= 0", lambda x: np.isfinite(x) and x >= 0)
+
+
 def ab_sample_size(
     lift: float,
     sd_a: float,
@@ -98,13 +116,15 @@ def ab_sample_size(
     Cell B gets ``ratio`` times as many. ``sd_a`` and ``sd_b`` are the
     per-trajectory standard deviations of the metric in each cell (``sd_b``
     defaults to ``sd_a``): n_A = (z_{1-alpha/2} + z_power)^2 (sd_a^2 + sd_b^2 / ratio) / lift^2.
+    The test is two-sided, so a lift and its negation need as many; no lift
+    needs infinitely many. Every parameter must be a finite number (NaN,
+    text or a boolean is a ConfigurationError naming it).
     """
-    sd_b = sd_a if sd_b is None else sd_b
-    for name, value, low, high in (("alpha", alpha, 0, 1), ("power", power, 0, 1)):
-        if not low < value < high:
-            raise ConfigurationError(f"{name} must lie in (0, 1), got {value!r}")
-    if not (ratio > 0 and sd_a >= 0 and sd_b >= 0):
-        raise ConfigurationError("ratio must be positive and standard deviations non-negative")
+    lift = _real("lift", lift, "a finite number", np.isfinite)
+    sd_a = _sd("sd_a", sd_a)
+    sd_b = sd_a if sd_b is None else _sd("sd_b", sd_b)
+    alpha, power = _probability("alpha", alpha), _probability("power", power)
+    ratio = _real("ratio", ratio, "a finite number > 0", lambda x: np.isfinite(x) and x > 0)
     if lift == 0:
         return float("inf")
     z = norm.ppf(1 - alpha / 2) + norm.ppf(power)
@@ -143,6 +163,8 @@ def plan_ab_test(
     ``summary.baseline``, which must then be given as ``baseline_value`` (in
     the metric's units) so that ``sd`` is divided by it too.
     """
+    sd, level = _sd("sd", sd), _probability("level", level)
+    alpha, power = _probability("alpha", alpha), _probability("power", power)
     index = {name: i for i, name in enumerate(summary.policies)}
     unknown = [c for c in [*candidates, baseline] if c not in index]
     if unknown:

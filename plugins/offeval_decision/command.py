@@ -31,6 +31,25 @@ def read_attributes(path: str) -> pd.DataFrame:
     return frame.assign(policy=names.to_numpy()).set_index("policy")
 
 
+#: Characters that make a spreadsheet read a cell as a formula (OWASP, CSV injection).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with every text cell and index label that a spreadsheet would run as a formula
+    (one beginning with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return) prefixed with
+    ``'`` (OWASP's advice); numbers, negative ones included, stay numbers."""
+
+    def safe(value):
+        return f"'{value}" if isinstance(value, str) and value.startswith(FORMULA_STARTS) else value
+
+    frame = frame.copy()
+    frame.index = frame.index.map(safe)
+    for column in frame.columns[frame.dtypes.map(pd.api.types.is_object_dtype).to_numpy()]:
+        frame[column] = frame[column].map(safe)
+    return frame
+
+
 class DecideCommand:
     """Which policies deserve an online test, from the summaries that evaluate --out saved."""
 
@@ -41,61 +60,129 @@ class DecideCommand:
         parser.add_argument("summaries", help="summaries.json, or the folder evaluate --out wrote")
         parser.add_argument("--estimator", action="append", help="estimator label (repeatable)")
         parser.add_argument(
-            "--select", type=at_least(1), default=3, help="how many policies to test"
+            "--select",
+            type=at_least(1),
+            help="how many policies to test (default 3, or every policy when there are fewer)",
         )
         parser.add_argument("--method", default="top", choices=METHODS)
+        parser.add_argument(
+            "--depth",
+            type=at_least(1),
+            help="ranks in the probability table: 1 for first only, 2 for first and second, ... "
+            "(default the larger of 3 and --select, at most the number of policies)",
+        )
         parser.add_argument("--draws", type=at_least(1), default=100_000)
         parser.add_argument("--seed", type=at_least(0), default=0)
         parser.add_argument("--attributes", help="CSV: policy, then one column per attribute")
-        parser.add_argument("--out", help="folder for the tables (CSV)")
+        parser.add_argument(
+            "--out", help="folder for the tables printed (CSV: ranks, selection, components)"
+        )
 
     def run(self, args: argparse.Namespace) -> int:
         """Print, per estimator, the rank probabilities, the selection and the components.
 
-        A summary with values or covariances that are not finite is skipped,
-        in one line, as in the report's section.
+        A summary with values or covariances that are not finite, or with one
+        policy only (nothing to decide), is skipped in one line, as in the
+        report's section. ``--out`` writes every table printed, and says so.
         """
         summaries = load_summaries(args.summaries)
-        known = {label: (s.name, s.params) for label, s in summaries.items()}
-        try:  # a label, or a name or spec naming one (ncis, ncis:cap=100, ncis(cap=100))
-            labels = [find_label(label, known) for label in args.estimator or summaries]
-        except OffevalError as exc:
-            raise OffevalError(f"--estimator: {exc} (saved summaries)") from None
-        few = min(len(summaries[label].policies) for label in labels)
-        if args.select > few:
-            raise OffevalError(f"--select {args.select}: the summaries have {few} policies")
+        if not summaries:
+            raise OffevalError(f"{args.summaries}: the file holds no summaries")
+        labels = _labels(args.estimator, summaries)
+        sizes = [len(summaries[label].policies) for label in labels]
+        few = min([k for k in sizes if k > 1], default=max(sizes))
+        for option, value in (("--select", args.select), ("--depth", args.depth)):
+            if value is not None and value > few:
+                raise OffevalError(f"{option} {value}: the summaries have {few} policies")
         attributes = None
         if args.attributes:
             attributes = read_attributes(args.attributes)
             for label in labels:
                 check_attributes(summaries[label].policies, attributes)
-        out = Path(args.out) if args.out else None
-        if out is not None:
-            try:
-                out.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                raise OffevalError(f"--out {out}: cannot create the folder ({exc})") from None
-        decided = 0
+        out = _folder(args.out)
+        decided, written = 0, []
         for label in labels:
-            summary = summaries[label]
-            bad = not_finite(summary)
-            if bad:
-                print(f"{label}: skipped, values or covariances not finite for policies {bad}")
+            tables = _decide(label, summaries[label], args, attributes)
+            if tables is None:
                 continue
-            depth = min(max(args.select, 3), len(summary.policies))
-            dist = rank_distribution(summary, draws=args.draws, seed=args.seed, depth=depth)
-            table = dist.to_frame()
-            chosen = select(dist, args.select, method=args.method, seed=args.seed)
-            with pd.option_context("display.width", 160, "display.max_columns", 20):
-                print(f"{label}: {args.draws:,} draws")
-                print(table.round(4).to_string())
-                print(f"selection ({args.method}, {args.select}): {', '.join(chosen)}")
-                if attributes is not None:
-                    print(component_probabilities(dist, attributes).round(4).to_string())
-            if out is not None:
-                safe = "".join(c if c.isalnum() else "_" for c in label)
-                table.to_csv(out / f"ranks_{safe}.csv")
             decided += 1
+            if out is not None:
+                written += _write(out, label, tables, set(written))
         if not decided:
-            raise OffevalError("no summary with finite values and covariances to decide from")
+            raise OffevalError(
+                "no summary with finite values and covariances and two or more policies "
+                "to decide from"
+            )
+        if written:
+            print(f"wrote {', '.join(written)} to {out}")
         return 0
+
+
+def _labels(requested: list[str] | None, summaries: dict) -> list[str]:
+    """The labels ``--estimator`` names (every summary by default), each once."""
+    known = {label: (s.name, s.params) for label, s in summaries.items()}
+    try:  # a label, or a name or spec naming one (ncis, ncis:cap=100, ncis(cap=100))
+        labels = [find_label(label, known) for label in requested or summaries]
+    except OffevalError as exc:
+        raise OffevalError(f"--estimator: {exc} (saved summaries)") from None
+    twice = sorted({label for label in labels if labels.count(label) > 1})
+    if twice:
+        raise OffevalError(f"--estimator: {twice} named more than once")
+    return labels
+
+
+def _folder(out: str | None) -> Path | None:
+    """The ``--out`` folder, created."""
+    if out is None:
+        return None
+    try:
+        Path(out).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OffevalError(f"--out {out}: cannot create the folder ({exc})") from None
+    return Path(out)
+
+
+def _decide(
+    label: str, summary, args: argparse.Namespace, attributes: pd.DataFrame | None
+) -> dict[str, pd.DataFrame] | None:
+    """Print one summary's tables and return them by name (None, and a line, when skipped)."""
+    bad, k = not_finite(summary), len(summary.policies)
+    if bad:
+        print(f"{label}: skipped, values or covariances not finite for policies {bad}")
+        return None
+    if k < 2:
+        print(f"{label}: skipped, a decision needs two or more policies (only {summary.policies})")
+        return None
+    m = min(3, k) if args.select is None else args.select
+    depth = min(max(m, 3), k) if args.depth is None else args.depth
+    dist = rank_distribution(summary, draws=args.draws, seed=args.seed, depth=depth)
+    chosen = select(dist, m, method=args.method, seed=args.seed)
+    tables = {
+        "ranks": dist.to_frame(),
+        "selection": pd.DataFrame(
+            {f"p_top_{m}": dist.top(m)[chosen], "p_best": dist.best[chosen]}
+        ).rename_axis("policy"),
+    }
+    if attributes is not None:
+        tables["components"] = component_probabilities(dist, attributes)
+    with pd.option_context("display.width", 160, "display.max_columns", 20):
+        print(f"{label}: {args.draws:,} draws")
+        print(tables["ranks"].round(4).to_string())
+        print(f"selection ({args.method}, {m}): {', '.join(chosen)}")
+        if attributes is not None:
+            print(tables["components"].round(4).to_string())
+    return tables
+
+
+def _write(out: Path, label: str, tables: dict[str, pd.DataFrame], taken: set[str]) -> list[str]:
+    """Write ``tables`` as ``<name>_<label>.csv`` (letters, digits and _; never over ``taken``)."""
+    safe = "".join(c if c.isalnum() else "_" for c in label)
+    written = []
+    for name, table in tables.items():
+        stem, n = f"{name}_{safe}", 1
+        while f"{stem}.csv" in taken:
+            n += 1
+            stem = f"{name}_{safe}_{n}"
+        spreadsheet_safe(table).to_csv(out / f"{stem}.csv")
+        written.append(f"{stem}.csv")
+    return written
