@@ -528,3 +528,26 @@ def test_the_report_section_skips_summaries_that_are_not_finite_and_says_so():
     assert list(section.tables["p_best"].columns) == ["is"]
     assert section.tables["p_best"]["is"].to_dict() == {"a": 0.0, "b": 1.0}  # 70 sds apart
     assert "x: skipped, values or covariances not finite for policies ['b']." in section.text
+
+
+@pytest.mark.parametrize("scale", [1e300, 1e-300], ids=["variances near 1e300", "near 1e-300"])
+def test_two_independent_systems_at_extreme_scales_match_the_normal_cdf(scale):
+    """Beyond single precision (1e38, 1e-38): P(b best) = Phi(diff / sqrt(var_a + var_b))."""
+    var = np.array([1.0, 1.5]) * scale
+    mean = np.array([0.0, 0.3 * np.sqrt(var.sum())])
+    dist = rank_distribution(mean, names=["a", "b"], covariance=np.diag(var), draws=100_000)
+    assert within(dist.best["b"], norm.cdf(0.3), dist)
+    assert dist.expected_rank == pytest.approx([1 + norm.cdf(0.3), 2 - norm.cdf(0.3)])
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_difference_far_narrower_than_the_systems_is_drawn_precisely(seed):
+    """Variances 1 and a difference of variance 2e-12 (1e-12 of theirs, just above the twins'
+    tolerance), half a standard deviation of it apart: P(b best) = Phi(0.5)."""
+    c = 1 - 1e-12
+    cov = np.array([[1.0, c], [c, 1.0]])
+    sd = np.sqrt(2 * (1 - c))
+    dist = rank_distribution(
+        np.array([0.3, 0.3 + 0.5 * sd]), names=["a", "b"], covariance=cov, draws=200_000, seed=seed
+    )
+    assert within(dist.best["b"], norm.cdf(0.5), dist)

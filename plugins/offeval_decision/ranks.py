@@ -24,7 +24,7 @@ from scipy.sparse.csgraph import connected_components
 from scipy.stats import norm
 
 from offeval import ConfigurationError, Evaluation, OffevalError
-from offeval.summary import EstimatorSummary
+from offeval.summary import PSD_TOLERANCE, SYMMETRY_TOLERANCE, EstimatorSummary
 
 #: Draw-by-system cells held at once.
 BATCH_CELLS = 4_000_000
@@ -146,7 +146,7 @@ def _inputs(source, estimator, baseline, names, covariance):
         raise OffevalError(
             f"{k} names need {k} values and a {k}x{k} covariance, got {mean.shape} and {cov.shape}"
         )
-    if np.abs(cov - cov.T).max(initial=0) > 1e-8 * np.abs(cov).max(initial=0):
+    if np.abs(cov - cov.T).max(initial=0) > SYMMETRY_TOLERANCE * np.abs(cov).max(initial=0):
         raise OffevalError("covariance must be symmetric")
     return names, mean, cov
 
@@ -202,11 +202,13 @@ def _draw(
     label, first, size = _twins(mean, cov)
     drawn = cov if len(first) == len(names) else cov[np.ix_(first, first)]
     values, vectors = np.linalg.eigh((drawn + drawn.T) / 2)
-    if values.min() < -1e-9 * max(values.max(), 1e-300):
+    if values.min() < -PSD_TOLERANCE * max(values.max(), 1e-300):
         raise OffevalError("the covariance is not positive semi-definite")
-    # the noise in single precision (its relative error, 1e-7, is far below any Monte Carlo
-    # error), added to the values in double: twice as fast for many systems
-    root = (vectors * np.sqrt(np.clip(values, 0, None))).astype(np.float32)
+    # standard normals drawn in single precision (exact numbers, from a faster generator), then
+    # scaled and added in double: a single-precision product overflows beyond 1e38 (variances
+    # near 1e300), vanishes below 1e-38, and its rounding (1e-7 of each system's noise) swamps
+    # the difference of two nearly identical systems (a variance 1e-12 of theirs)
+    root = vectors * np.sqrt(np.clip(values, 0, None))
     classes, center = len(first), mean[first]
     rng = np.random.default_rng(seed)
     counts = np.zeros(classes * depth, dtype=np.int64)
@@ -214,7 +216,8 @@ def _draw(
     done = 0
     while done < draws:
         m = min(batch, draws - done)
-        sample = center + rng.standard_normal((m, classes), dtype=np.float32) @ root.T
+        noise = rng.standard_normal((m, classes), dtype=np.float32).astype(np.float64)
+        sample = center + noise @ root.T
         top = _top(sample, min(depth, classes))
         if classes < len(names):
             top = _spread(top, size, depth)
