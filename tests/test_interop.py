@@ -161,5 +161,5 @@ def test_from_obp_gives_obps_ipw_and_snipw():
         )
     assert list(log.frame.columns[-3:]) == ["x0", "x1", "x2"]
     assert len(log.candidates) == 2000 * 6
-    with pytest.raises(ConfigurationError, match="sums to"):
+    with pytest.raises(ConfigurationError, match="sum to"):
         from_obp(feedback, dists["flat"] * 0.5)

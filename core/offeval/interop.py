@@ -1,4 +1,9 @@
-"""From other libraries' data structures to offeval's: obp's ``bandit_feedback``."""
+"""From other libraries' data structures to offeval's: obp's ``bandit_feedback``.
+
+Errors about obp's arrays name the key (``bandit_feedback['pscore']``,
+``action_dist of 'new'``) and the offending rounds by obp's own 0-based round
+index (``rounds [3, 7]``).
+"""
 
 from __future__ import annotations
 
@@ -7,44 +12,87 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from offeval.errors import ColumnError, ConfigurationError
+from offeval.errors import ColumnError, ConfigurationError, OffevalError, RowError, describe_rows
 from offeval.log import InteractionLog
+
+#: Largest difference allowed between probabilities that must agree (sums to 1, pi_b and pscore).
+TOLERANCE = 1e-6
+
+
+def _key(key: str) -> str:
+    return f"bandit_feedback[{key!r}]"
+
+
+def _rounds(bad: np.ndarray) -> np.ndarray:
+    """The 0-based indices of the rounds flagged in ``bad`` (any axis beyond the first)."""
+    return np.flatnonzero(bad.reshape(len(bad), -1).any(axis=1))
+
+
+def _simplex_rounds(dist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rounds with a probability outside [0, 1] (or missing), and rounds whose sums are not 1."""
+    outside = ~((dist >= 0) & (dist <= 1))
+    off = np.abs(dist.sum(axis=1) - 1) > TOLERANCE
+    return _rounds(outside), _rounds(off & ~outside.any(axis=1))
+
+
+def _as_3d(array, what: str) -> np.ndarray:
+    """A (n_rounds, n_actions) or (n_rounds, n_actions, len_list) array of numbers, as 3-D."""
+    try:
+        out = np.asarray(array, dtype=float)
+    except (TypeError, ValueError):
+        raise ConfigurationError(f"{what} must hold numbers") from None
+    if out.ndim == 2:
+        out = out[:, :, None]
+    if out.ndim != 3:
+        raise ConfigurationError(
+            f"{what} must have shape (n_rounds, n_actions, len_list), got {out.shape}"
+        )
+    return out
 
 
 class ActionDistPolicy:
     """A policy given as obp's ``action_dist``: P(action a at position k | round i).
 
-    ``action_dist`` has shape (n_rounds, n_actions, len_list); rows are
-    looked up by their trajectory (the round), item (the action) and
-    position (1-based, obp's position + 1).
+    ``action_dist`` has shape (n_rounds, n_actions, len_list) (or (n_rounds,
+    n_actions): one position), each round's probabilities summing to 1 over
+    the actions at every position; rows are looked up by their trajectory
+    (the round), item (the action) and position (1-based, obp's position + 1).
     """
 
     def __init__(self, action_dist: np.ndarray, name: str = "evaluation"):
-        dist = np.asarray(action_dist, dtype=float)
-        if dist.ndim == 2:
-            dist = dist[:, :, None]
-        if dist.ndim != 3:
+        if not isinstance(name, str) or not name:
+            raise ConfigurationError(f"a policy's name must be a non-empty string, got {name!r}")
+        what = f"action_dist of {name!r}"
+        dist = _as_3d(action_dist, what)
+        outside, off = _simplex_rounds(dist)
+        if outside.size:
             raise ConfigurationError(
-                f"action_dist must have shape (n_rounds, n_actions, len_list), got {dist.shape}"
+                f"{what}: probabilities outside [0, 1] or missing (rounds {describe_rows(outside)})"
             )
-        if not ((dist >= 0) & (dist <= 1)).all():
-            raise ConfigurationError(f"action_dist of {name!r}: probabilities outside [0, 1]")
-        sums = dist.sum(axis=1)
-        if (np.abs(sums - 1) > 1e-6).any():
-            i, k = np.argwhere(np.abs(sums - 1) > 1e-6)[0]
+        if off.size:
+            sums = dist.sum(axis=1)[off[0]]
+            worst = sums[np.argmax(np.abs(sums - 1))]
             raise ConfigurationError(
-                f"action_dist of {name!r}: round {i}, position {k} sums to {sums[i, k]:.6g}, not 1"
+                f"{what}: the actions' probabilities at a position sum to {worst:.6g}, not 1 "
+                f"(rounds {describe_rows(off)})"
             )
         self.action_dist, self.name = dist, name
 
     def probabilities(self, rows: pd.DataFrame) -> np.ndarray:
         """P(row's item at row's position | row's round)."""
+        keys = []
         for column in ("trajectory", "item", "position"):
             if column not in rows:
                 raise ColumnError(column, f"policy {self.name!r} looks probabilities up by it")
-        rounds = rows["trajectory"].to_numpy()
-        items = rows["item"].to_numpy()
-        positions = rows["position"].to_numpy() - 1
+            values = rows[column].to_numpy()
+            if values.dtype.kind not in "iu":
+                raise ColumnError(
+                    column,
+                    f"policy {self.name!r} looks rows up by obp's integer round, action and "
+                    f"position, got {values.dtype} values: build the log with offeval.from_obp",
+                )
+            keys.append(values)
+        rounds, items, positions = keys[0], keys[1], keys[2] - 1
         n, a, k = self.action_dist.shape
         bad = (rounds < 0) | (rounds >= n) | (items < 0) | (items >= a)
         bad |= (positions < 0) | (positions >= k)
@@ -60,6 +108,186 @@ class ActionDistPolicy:
         return f"ActionDistPolicy({self.name!r}, shape={self.action_dist.shape})"
 
 
+def _per_round(feedback: Mapping, key: str, what: str, n: int | None) -> np.ndarray:
+    """One number per round (``n`` of them, when known)."""
+    values = np.asarray(feedback[key])
+    if values.ndim != 1:
+        raise OffevalError(
+            f"{_key(key)} must hold one {what} per round (a 1-D array), got shape {values.shape}"
+        )
+    if n is not None and len(values) != n:
+        raise OffevalError(
+            f"{_key(key)} has {len(values)} rounds, but {_key('action')} has {n}: every array "
+            "of bandit_feedback has one entry per round"
+        )
+    if values.dtype.kind not in "biuf":
+        raise OffevalError(f"{_key(key)} must hold numbers, got {values.dtype} values")
+    return values
+
+
+def _indices(values: np.ndarray, key: str, what: str, limit: int | None = None) -> np.ndarray:
+    """obp's 0-based indices: whole numbers >= 0 (and below ``limit``), as int64."""
+    if values.dtype.kind == "f":
+        bad = ~(np.isfinite(values) & (values >= 0)) | (values != np.floor(values))
+    else:
+        bad = values < 0
+    if bad.any():
+        raise RowError(
+            _key(key), f"must be whole numbers >= 0 (obp's 0-based {what})", _rounds(bad), "rounds"
+        )
+    out = values.astype(np.int64)
+    if limit is not None and (out >= limit).any():
+        raise RowError(
+            _key(key), f"must be below n_actions={limit}", _rounds(out >= limit), "rounds"
+        )
+    return out
+
+
+def _count(feedback: Mapping, key: str) -> int | None:
+    """``n_rounds`` or ``n_actions``: a whole number >= 1, or None when absent."""
+    value = feedback.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise OffevalError(f"{_key(key)} must be a whole number >= 1, got {value!r}")
+    return int(value)
+
+
+def _log_frame(feedback: Mapping) -> pd.DataFrame:
+    """The log's rows, one per round, every array checked against the others."""
+    for key in ("action", "reward", "pscore"):
+        if key not in feedback:
+            raise ColumnError(key, "obp's bandit_feedback must have it")
+    action = _per_round(feedback, "action", "action", None)
+    n = len(action)
+    n_rounds = _count(feedback, "n_rounds")
+    if n_rounds is not None and n_rounds != n:
+        raise OffevalError(f"{_key('n_rounds')} is {n_rounds}, but {_key('action')} has {n} rounds")
+    action = _indices(action, "action", "action indices", _count(feedback, "n_actions"))
+    reward = _per_round(feedback, "reward", "reward", n).astype(float)
+    if not np.isfinite(reward).all():
+        raise RowError(
+            _key("reward"), "must be finite numbers", _rounds(~np.isfinite(reward)), "rounds"
+        )
+    pscore = _per_round(feedback, "pscore", "propensity", n).astype(float)
+    bad = ~((pscore > 0) & (pscore <= 1))
+    if bad.any():
+        raise RowError(
+            _key("pscore"),
+            "the logged action's probability must lie in (0, 1]",
+            _rounds(bad),
+            "rounds",
+        )
+    position = np.zeros(n, dtype=np.int64)
+    if feedback.get("position") is not None:
+        position = _indices(
+            _per_round(feedback, "position", "position", n), "position", "positions"
+        )
+    frame = pd.DataFrame(
+        {
+            "trajectory": np.arange(n),
+            "item": action,
+            "position": position + 1,
+            "reward": reward,
+            "propensity": pscore,
+        }
+    )
+    if feedback.get("context") is None:
+        return frame
+    features = _context(feedback["context"], n)
+    return frame.assign(**{f"x{j}": features[:, j] for j in range(features.shape[1])})
+
+
+def _context(context, n: int) -> np.ndarray:
+    """Context features: (n_rounds,) or (n_rounds, d) finite numbers, as (n_rounds, d)."""
+    try:
+        features = np.asarray(context, dtype=float)
+    except (TypeError, ValueError):
+        raise OffevalError(f"{_key('context')} must hold numbers (encode categories)") from None
+    if features.ndim == 1:
+        features = features[:, None]
+    if features.ndim != 2:
+        raise OffevalError(
+            f"{_key('context')} must have shape (n_rounds, n_features), got {features.shape}"
+        )
+    if len(features) != n:
+        raise OffevalError(
+            f"{_key('context')} has {len(features)} rows, but {_key('action')} has {n} rounds: "
+            "give one row of features per round"
+        )
+    if not np.isfinite(features).all():
+        bad = ~np.isfinite(features)
+        raise RowError(_key("context"), "features must be finite numbers", _rounds(bad), "rounds")
+    return features
+
+
+def _check_dist(policy: ActionDistPolicy, frame: pd.DataFrame, n_actions: int | None) -> None:
+    """An action_dist has the log's rounds, its actions and its positions."""
+    what = f"action_dist of {policy.name!r}"
+    n, a, k = policy.action_dist.shape
+    if n != len(frame):
+        raise OffevalError(
+            f"{what} has {n} rounds, but bandit_feedback has {len(frame)}: give one row per round "
+            "of the log"
+        )
+    if n_actions is not None and a != n_actions:
+        raise OffevalError(f"{what} has {a} actions, but the log has n_actions={n_actions}")
+    beyond = frame["item"].to_numpy() >= a
+    if beyond.any():
+        raise RowError(
+            what, f"has {a} actions, fewer than the log's", np.flatnonzero(beyond), "rounds"
+        )
+    beyond = frame["position"].to_numpy() > k
+    if beyond.any():
+        raise RowError(
+            what,
+            f"has {k} position(s) (len_list), but {_key('position')} goes beyond",
+            np.flatnonzero(beyond),
+            "rounds",
+        )
+
+
+def _pi_b(feedback: Mapping, frame: pd.DataFrame, n_actions: int | None) -> np.ndarray:
+    """The logger's pi_b, checked against the log: shape, probabilities, and pscore."""
+    pi_b = _as_3d(feedback["pi_b"], _key("pi_b"))
+    n, a, k = pi_b.shape
+    if n != len(frame):
+        raise OffevalError(
+            f"{_key('pi_b')} has {n} rounds, but {_key('action')} has {len(frame)}: give the "
+            "logger's probabilities for every round"
+        )
+    if n_actions is not None and a != n_actions:
+        raise OffevalError(f"{_key('pi_b')} has {a} actions, but the log has n_actions={n_actions}")
+    item, position = frame["item"].to_numpy(), frame["position"].to_numpy() - 1
+    if (item >= a).any() or (position >= k).any():
+        bad = (item >= a) | (position >= k)
+        raise RowError(
+            _key("pi_b"),
+            f"of shape {pi_b.shape} has no entry for the logged action and position",
+            np.flatnonzero(bad),
+            "rounds",
+        )
+    outside, off = _simplex_rounds(pi_b)
+    bad = np.union1d(outside, off)
+    if bad.size:
+        raise RowError(
+            _key("pi_b"),
+            "must be probabilities in [0, 1] summing to 1 over the actions at each position",
+            bad,
+            "rounds",
+        )
+    rounds = np.arange(n)
+    off = np.abs(pi_b[rounds, item, position] - frame["propensity"].to_numpy()) > TOLERANCE
+    if off.any():
+        raise RowError(
+            _key("pi_b"),
+            f"the logged action's probability differs from {_key('pscore')}",
+            np.flatnonzero(off),
+            "rounds",
+        )
+    return pi_b
+
+
 def from_obp(
     bandit_feedback: Mapping,
     action_dist: np.ndarray | Mapping[str, np.ndarray] | None = None,
@@ -72,54 +300,78 @@ def from_obp(
     = ``action``, position = ``position`` + 1 (1 without positions), reward,
     propensity = ``pscore``; context features become columns ``x0, x1, ...``.
     ``action_dist`` (one array, or a dict of name -> array) gives the
-    policies. ``with_candidates`` adds the candidate table (every action at
-    the logged position, with the logger's ``pi_b``), which the support
-    checks and candidate-based estimators read.
+    policies; each must have the log's rounds, actions and positions.
+
+    ``with_candidates`` adds the candidate table (every action at the logged
+    position), which the reward-model estimators (DM, DR, ...) and the
+    support checks read. Its propensities are the logger's ``pi_b``, checked
+    against ``pscore``; without ``pi_b`` (the Open Bandit Dataset has none)
+    they are unknown, NaN: DM and DR, which read only the target's
+    probabilities and the reward model over the candidates, still run, and
+    the support diagnostics are left out. The actions are
+    ``range(n_actions)``, from ``n_actions``, ``pi_b`` or ``action_dist``.
+
+    Arrays are checked against each other; errors name the key and obp's
+    0-based round index (``rounds [3, 7]``).
     """
-    for key in ("action", "reward", "pscore"):
-        if key not in bandit_feedback:
-            raise ColumnError(key, "obp's bandit_feedback must have it")
-    action = np.asarray(bandit_feedback["action"])
-    n = action.size
-    position = bandit_feedback.get("position")
-    position = np.zeros(n, dtype=np.int64) if position is None else np.asarray(position)
-    frame = pd.DataFrame(
-        {
-            "trajectory": np.arange(n),
-            "item": action,
-            "position": position + 1,
-            "reward": np.asarray(bandit_feedback["reward"], dtype=float),
-            "propensity": np.asarray(bandit_feedback["pscore"], dtype=float),
-        }
-    )
-    context = bandit_feedback.get("context")
-    if context is not None:
-        features = np.asarray(context, dtype=float).reshape(n, -1)
-        frame = frame.assign(**{f"x{j}": features[:, j] for j in range(features.shape[1])})
-    candidates = _candidates(bandit_feedback, frame) if with_candidates else None
-    log = InteractionLog.from_frame(frame, candidates=candidates)
-    if action_dist is None:
-        return log, []
-    dists = action_dist if isinstance(action_dist, Mapping) else {"evaluation": action_dist}
-    return log, [ActionDistPolicy(dist, name) for name, dist in dists.items()]
+    if not isinstance(bandit_feedback, Mapping):
+        raise OffevalError(
+            f"bandit_feedback must be a dict (obp's bandit_feedback), got "
+            f"{type(bandit_feedback).__name__}"
+        )
+    frame = _log_frame(bandit_feedback)
+    n_actions = _count(bandit_feedback, "n_actions")
+    dists = {} if action_dist is None else action_dist
+    if not isinstance(dists, Mapping):
+        dists = {"evaluation": dists}
+    policies = [ActionDistPolicy(dist, name) for name, dist in dists.items()]
+    pi_b = None
+    if with_candidates and bandit_feedback.get("pi_b") is not None:
+        pi_b = _pi_b(bandit_feedback, frame, n_actions)
+        n_actions = pi_b.shape[1]
+    if with_candidates and n_actions is None and policies:
+        n_actions = policies[0].action_dist.shape[1]  # the candidates: every policy's actions
+    for policy in policies:
+        _check_dist(policy, frame, n_actions)
+    if not with_candidates:
+        return InteractionLog.from_frame(frame), policies
+    if n_actions is None:
+        raise OffevalError(
+            "with_candidates needs the number of actions: give bandit_feedback['n_actions'] or "
+            "the logger's 'pi_b' (or an action_dist)"
+        )
+    return _with_candidates(frame, n_actions, pi_b), policies
 
 
-def _candidates(bandit_feedback: Mapping, frame: pd.DataFrame) -> pd.DataFrame:
-    """Every action at each round's logged position, with the logger's probability."""
-    if "pi_b" not in bandit_feedback:
-        raise ColumnError("pi_b", "with_candidates needs the logging policy's pi_b")
-    pi_b = np.asarray(bandit_feedback["pi_b"], dtype=float)
-    if pi_b.ndim == 2:
-        pi_b = pi_b[:, :, None]
-    n, n_actions = len(frame), pi_b.shape[1]
+def _candidate_table(frame: pd.DataFrame, n_actions: int, pi_b: np.ndarray | None) -> pd.DataFrame:
+    """Every action at each round's logged position, with the logger's probability (or NaN)."""
+    n = len(frame)
     rounds = np.repeat(np.arange(n), n_actions)
     items = np.tile(np.arange(n_actions), n)
     positions = np.repeat(frame["position"].to_numpy(), n_actions)
+    propensity = (
+        np.full(len(rounds), np.nan) if pi_b is None else pi_b[rounds, items, positions - 1]
+    )
     return pd.DataFrame(
-        {
-            "trajectory": rounds,
-            "position": positions,
-            "item": items,
-            "propensity": pi_b[rounds, items, positions - 1],
-        }
+        {"trajectory": rounds, "position": positions, "item": items, "propensity": propensity}
+    )
+
+
+def _with_candidates(
+    frame: pd.DataFrame, n_actions: int, pi_b: np.ndarray | None
+) -> InteractionLog:
+    """The log with its candidate table; unknown propensities (no pi_b) are set in directly.
+
+    The log's checks refuse a candidate propensity that is not a number in
+    [0, 1]; a table built here is valid by construction (one row per action
+    and round, slots in the log's order, the logged action among them), so
+    only its known propensities go through them.
+    """
+    cands = _candidate_table(frame, n_actions, pi_b)
+    if pi_b is not None:
+        return InteractionLog.from_frame(frame, candidates=cands)
+    log = InteractionLog.from_frame(frame)
+    cands["slot"] = cands["trajectory"].to_numpy()  # one row per round, in round order
+    return InteractionLog(
+        log.frame, log.source_rows, log.unit_starts, cands, cands.index.to_numpy()
     )

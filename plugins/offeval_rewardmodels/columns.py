@@ -25,13 +25,22 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from offeval import ColumnError, ConfigurationError, InteractionLog, PolicyView, Shared
+from offeval import (
+    ColumnError,
+    ConfigurationError,
+    InteractionLog,
+    PolicyView,
+    RowError,
+    Shared,
+)
 from offeval.log import ROLES
 
 #: Default name of the reward-model column (log and candidate table).
 DEFAULT_COLUMN = "reward_model"
 #: Largest relative difference allowed between a logged row's q̂ and its candidate's.
 AGREEMENT = 1e-9
+#: How far above 1 the target's probabilities over a slot's candidates may sum (rounding).
+MASS_TOLERANCE = 1e-6
 
 
 def check_column(column: str) -> str:
@@ -86,7 +95,8 @@ def candidate_predictions(log: InteractionLog, column: str, estimator: str) -> n
             f"{estimator} needs the log's candidate table with a {column!r} column (the reward "
             "model's prediction for every candidate of every slot), to sum the target's "
             "probabilities times the predictions over each slot: build the log with "
-            "InteractionLog.from_frame(..., candidates=table)"
+            "InteractionLog.from_frame(..., candidates=table), or from_obp(..., "
+            "with_candidates=True) for obp's bandit_feedback"
         )
     return log.memo(_candidate_predictions, column)
 
@@ -134,7 +144,28 @@ def _model_side(view: PolicyView, column: str, estimator: str) -> ModelSide:
     q = candidate_predictions(log, column, estimator)
     pi = view.candidate_probabilities()
     slot = log.candidates["slot"].to_numpy()
+    _check_slot_mass(view, np.bincount(slot, weights=pi, minlength=log.n_rows))
     return ModelSide(np.bincount(slot, weights=pi * q, minlength=log.n_rows), float(pi.sum()))
+
+
+def _check_slot_mass(view: PolicyView, mass: np.ndarray) -> None:
+    """The target's probabilities over each slot's candidates sum to at most 1 (+ MASS_TOLERANCE).
+
+    A slot shows one item: more than 1 means the probabilities are not the
+    target's (a score, or one slot's table repeated), and q̂(x, pi) would
+    count some of the model's reward twice. Less than 1 is allowed (the
+    target may show an item outside the candidates): ``target_mass_per_slot``
+    reports it.
+    """
+    over = mass > 1 + MASS_TOLERANCE
+    if over.any():
+        name = getattr(view.policy, "name", type(view.policy).__name__)
+        raise RowError(
+            f"policy {name!r}",
+            f"its probabilities over a slot's candidates must sum to at most 1, they sum to up "
+            f"to {mass[over].max():.6g}",
+            view.log.source_rows[over],
+        )
 
 
 def model_value(view: PolicyView, column: str) -> np.ndarray:
