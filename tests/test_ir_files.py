@@ -19,7 +19,8 @@ RUN = "q1 Q0 010 1 2.5 bm25\nq1 Q0 9 2 1 bm25\n10 Q0 d-3 1 -0.5 bm25\n"
 
 
 def frame(index, **columns) -> pd.DataFrame:
-    return pd.DataFrame(columns, index=pd.Index(index, dtype=np.int64))
+    """A frame read from a TREC or delimited file: rows labelled by their line numbers."""
+    return pd.DataFrame(columns, index=pd.Index(index, dtype=np.int64, name="line"))
 
 
 def expected_run(index=(1, 2, 3)) -> pd.DataFrame:
@@ -77,7 +78,7 @@ def test_trec_qrels_both_layouts(tmp_path):
         relevance=np.array([2, 0, -1], dtype=np.int64),
     )
     pd.testing.assert_frame_equal(four, expected)
-    pd.testing.assert_frame_equal(three, expected.set_axis(pd.Index([1, 2, 4])))
+    pd.testing.assert_frame_equal(three, expected.set_axis(pd.Index([1, 2, 4], name="line")))
 
 
 def test_trec_relevance_stays_float_when_not_whole(tmp_path):
@@ -231,7 +232,7 @@ def test_format_unknown_says_how_to_pass_it(tmp_path, content, kind):
     path = write(tmp_path, "file.txt", content)
     with pytest.raises(OffevalError, match=re.escape(f"{path}, line 1: cannot tell the format")):
         detect_format(path, kind)
-    with pytest.raises(OffevalError, match=f"TREC {kind} line .*--format") as error:
+    with pytest.raises(OffevalError, match=f"TREC {kind} line .*format=") as error:
         (read_run if kind == "run" else read_qrels)(path)
     assert "|".join(FORMATS) in str(error.value)
 
@@ -254,7 +255,8 @@ def test_format_override(tmp_path):
 def test_delimited_keeps_header_names_and_values(tmp_path, name, separator):
     content = "\nuser,item,rank\nq1,10,1\n\nq1,9,2\n".replace(",", separator)
     run = read_run(write(tmp_path, name, content))
-    pd.testing.assert_frame_equal(run, frame([3, 5], user=["q1", "q1"], item=[10, 9], rank=[1, 2]))
+    expected = frame([3, 5], user=["q1", "q1"], item=["10", "9"], rank=[1, 2])
+    pd.testing.assert_frame_equal(run, expected, check_dtype=False)
 
 
 def test_delimited_errors_name_the_file(tmp_path):

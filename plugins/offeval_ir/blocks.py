@@ -58,6 +58,7 @@ def compute_frames(
             strict_users=strict_users,
             order_by=conv.order_by,
             columns=columns,
+            negative_grades=conv.negative_grades,
         )
         return compute(judgements, metrics, ks, conv)
     order, runs, starts = _user_runs(pred_users)
@@ -77,7 +78,11 @@ def compute_frames(
         if b + 1 == edges.size and block_labels.empty:
             break
         judgements = Judgements.from_frames(
-            predictions.iloc[rows], block_labels, order_by=conv.order_by, columns=columns
+            predictions.iloc[rows],
+            block_labels,
+            order_by=conv.order_by,
+            columns=columns,
+            negative_grades=conv.negative_grades,
         )
         parts.append(compute(judgements, metrics, ks, conv))
     counts = parts[0].counts.copy()

@@ -19,6 +19,7 @@ CHOICES = {
     "ties": ("expected", "item_desc", "item_asc", "input_order"),
     "nonpositive_scores": ("count", "irrelevant"),
     "order_by": ("rank", "score"),
+    "negative_grades": ("error", "zero"),
 }
 
 
@@ -61,6 +62,13 @@ class Conventions:
     - ``nonpositive_scores``: for score input, whether an item scored <= 0
       can still be a hit (``count``) or is treated as irrelevant
       (``irrelevant``, as torchmetrics does for P, R, RR and AP).
+    - ``negative_grades``: a negative label grade is an error (``error``), or
+      is read as trec_eval reads it (``zero``; its form_res_rels.c calls it
+      "in the pool, unjudged"): gain 0 in DCG, ERR and the ideal ranking,
+      never relevant, not a judged non-relevant item for bpref (neither in
+      its count nor above a relevant item); the label still puts its query
+      among the judged ones (``empty_labels='judged'``) and its item among
+      the judged for Judged@k and RBP's residual, as ir-measures does.
     - ``per_metric``: (metric, switch, value) triples where one metric departs
       from the others (some libraries average different metrics over
       different users).
@@ -81,6 +89,7 @@ class Conventions:
     order_by: str = "rank"
     err_max_grade: float = 4.0
     rbp_persistence: float = 0.8
+    negative_grades: str = "error"
     per_metric: tuple[tuple[str, str, object], ...] = ()
     name: str = "custom"
 
@@ -169,9 +178,11 @@ PRESETS = {
         "log2, ideal from the labels; lists ordered by score when there is one, ties by "
         "docno descending; the queries of both run and qrels are averaged, those judged "
         "only non-relevant scoring 0 (no_predictions='zero' is trec_eval -c: a judged "
-        "query missing from the run scores 0, as in ir-measures' aggregates).",
+        "query missing from the run scores 0, as in ir-measures' aggregates); a negative "
+        "grade is gain 0 and unjudged, as trec_eval reads it (negative_grades='zero').",
         TREC,
         no_predictions="nan",
+        negative_grades="zero",
         per_metric=(("judged", "precision_denominator", "min_k_list"),),
     ),
     "ranx": _preset(

@@ -1,9 +1,13 @@
 """Readers for the run and qrels files IR users already have: TREC, CSV/TSV, Parquet, JSON.
 
 A run is read as a long frame with ``user``, ``item`` and ``rank`` and/or
-``score``; qrels as ``user``, ``item``, ``relevance``. Rows of TREC and
-CSV/TSV files are labelled by their 1-based line number in the file, so
-errors about rows name file lines.
+``score``; qrels as ``user``, ``item``, ``relevance``. Query and document ids
+are text in every format (``301`` in a CSV file is the id ``'301'``, as in a
+TREC file, and ``0012`` keeps its zeros), so a run in one format matches qrels
+in another; only an empty cell is a missing id. Rows of TREC and CSV/TSV
+files are labelled by the 1-based line number an editor shows for them (the
+first line of a record whose quoted field spans lines), in an index named
+``line``, so errors about rows name file lines.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import io
 import json
 import lzma
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from itertools import chain
 from pathlib import Path
 
@@ -25,6 +29,8 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from offeval import ConfigurationError, OffevalError
+from offeval_ir.hints import hint
+from offeval_ir.judgements import role_names
 
 FORMATS = ("trec", "csv", "tsv", "parquet", "json")
 KINDS = ("run", "qrels")
@@ -53,20 +59,41 @@ _BLANK = np.frombuffer(b"\t\n\r ", np.uint8)
 _SHOWN = 80
 #: Types of the numeric TREC fields (values are checked by their converters).
 _TYPES = {"rank": pa.int64(), "score": pa.float64(), "rel": pa.float64()}
+#: Separators a CSV file's header is tried with, in order of preference.
+SEPARATORS = (",", ";", "\t", "|")
+#: Name of the index of line numbers.
+LINE = "line"
 
 
-def read_run(path: str | os.PathLike, format: str | None = None) -> pd.DataFrame:
+def read_run(
+    path: str | os.PathLike,
+    format: str | None = None,
+    *,
+    columns: Mapping[str, str] | None = None,
+    sep: str | None = None,
+) -> pd.DataFrame:
     """A run file as a frame with ``user``, ``item`` and ``rank`` and/or ``score``.
 
     The format comes from the extension, or the first line (see
     :func:`detect_format`), unless ``format`` (one of :data:`FORMATS`) is given.
+    ``columns`` names the columns of the roles in CSV/TSV and Parquet files
+    (as in :func:`~offeval_ir.compute_measures`): the user and item columns
+    are read as text. A CSV file's separator is the first of
+    :data:`SEPARATORS` that splits its header into the most names, unless
+    ``sep`` is given (a TSV file's is a tab).
     """
-    return _read(path, "run", format)
+    return _read(path, "run", format, columns, sep)
 
 
-def read_qrels(path: str | os.PathLike, format: str | None = None) -> pd.DataFrame:
+def read_qrels(
+    path: str | os.PathLike,
+    format: str | None = None,
+    *,
+    columns: Mapping[str, str] | None = None,
+    sep: str | None = None,
+) -> pd.DataFrame:
     """A qrels file as a frame with ``user``, ``item``, ``relevance`` (see :func:`read_run`)."""
-    return _read(path, "qrels", format)
+    return _read(path, "qrels", format, columns, sep)
 
 
 def detect_format(path: str | os.PathLike, kind: str) -> str:
@@ -75,7 +102,8 @@ def detect_format(path: str | os.PathLike, kind: str) -> str:
     ``.parquet``/``.pq``, ``.csv``, ``.tsv`` and ``.json`` (before any ``.gz``,
     ``.bz2`` or ``.xz``) name their format; any other file is ``trec`` when its
     first non-blank line is a TREC line of that kind, ``tsv`` or ``csv`` when
-    it is a header of names separated by tabs or commas.
+    it is a header of names separated by tabs (``tsv``) or by one of
+    :data:`SEPARATORS` (``csv``).
     """
     if kind not in KINDS:
         raise ConfigurationError(f"kind must be one of {KINDS}, got {kind!r}")
@@ -88,31 +116,64 @@ def detect_format(path: str | os.PathLike, kind: str) -> str:
     text = line.decode(errors="replace")
     if _is_trec(text.split(), kind):
         return "trec"
-    for separator, found in (("\t", "tsv"), (",", "csv")):
-        if separator in text and _is_header(text.split(separator)):
-            return found
+    separator = _separator(text)
+    if separator is not None:
+        return "tsv" if separator == "\t" else "csv"
+    formats = "|".join(FORMATS)
+    how = hint(f"pass format= ({formats})", f"pass --{kind}-format ({formats})")
     raise _line_error(
         name,
         number,
         f"cannot tell the format: expected a TREC {kind} line of {_expected(_LAYOUTS[kind])}"
-        f" or a CSV/TSV header of column names; pass --format ({'|'.join(FORMATS)})",
+        f" or a CSV/TSV header of column names; {how}",
         line,
     )
 
 
-def _read(path: str | os.PathLike, kind: str, format: str | None) -> pd.DataFrame:
-    """Check the path and the format, read the file, refuse an empty result."""
+def _separator(header: str) -> str | None:
+    """The separator that splits ``header`` into the most column names; None if none does."""
+    splits = {s: header.split(s) for s in SEPARATORS if s in header}
+    found = [s for s, names in splits.items() if _is_header(names)]
+    return max(found, key=lambda s: len(splits[s]), default=None)
+
+
+def _read(
+    path: str | os.PathLike,
+    kind: str,
+    format: str | None,
+    columns: Mapping[str, str] | None,
+    sep: str | None,
+) -> pd.DataFrame:
+    """Check the path and the format, read the file, refuse an empty result, ids as text."""
     if format is not None and format not in FORMATS:
         raise ConfigurationError(f"unknown format {format!r}; formats: {', '.join(FORMATS)}")
+    if sep is not None and (not isinstance(sep, str) or len(sep) != 1 or sep in '"\n\r'):
+        raise ConfigurationError(f"sep must be one character (not a quote), got {sep!r}")
+    names = role_names(columns)
     name = _check_file(path)
     try:
         format = format or detect_format(path, kind)
-        frame = _READERS[format](path, name, kind)
+        frame = _READERS[format](path, name, kind, (names["user"], names["item"]), sep)
     except (OSError, EOFError, lzma.LZMAError) as error:
         raise OffevalError(f"{name}: cannot read the file: {error}") from None
     if frame.empty:
         raise OffevalError(f"{name}: the file holds no {kind} rows")
+    for column in (names["user"], names["item"]):
+        if column in frame:
+            frame[column] = _as_text(frame[column])
     return frame
+
+
+def _as_text(ids: pd.Series) -> pd.Series:
+    """Ids as text (whole floats without their ``.0``), missing ones kept missing."""
+    if pd.api.types.infer_dtype(ids, skipna=True) == "string":
+        return ids
+    if ids.dtype.kind == "f" and np.array_equal(ids.dropna(), np.trunc(ids.dropna())):
+        ids = ids.astype("Int64")
+    missing = ids.isna().to_numpy()
+    text = ids.astype(str).astype(object)
+    text[missing] = None
+    return text
 
 
 def _check_file(path: str | os.PathLike) -> str:
@@ -197,7 +258,7 @@ class _BadValue(Exception):
         self.row, self.problem = row, problem
 
 
-def _read_trec(path: str | os.PathLike, name: str, kind: str) -> pd.DataFrame:
+def _read_trec(path, name: str, kind: str, ids: tuple[str, str], sep: str | None) -> pd.DataFrame:
     """A TREC run or qrels file: parsed by pyarrow as it is when every field is separated
     by one space or tab and no line is blank, else once its whitespace is normalised."""
     with _open(path) as handle:
@@ -301,7 +362,7 @@ def _trec_frame(table: pa.Table, numbers: pd.Index, raw: bytes, name: str) -> pd
         elif field in _ROLES:
             columns[_ROLES[field]] = table[field]
     frame = pa.table(columns).to_pandas(split_blocks=True)
-    frame.index = numbers
+    frame.index = numbers.rename(LINE)
     return frame
 
 
@@ -359,13 +420,23 @@ _CONVERTERS = {"rank": _integers, "score": _floats, "rel": _grades}
 # --- CSV/TSV, Parquet, JSON -------------------------------------------------------------------
 
 
-def _read_delimited(path: str | os.PathLike, name: str, separator: str) -> pd.DataFrame:
-    """A delimited file with a header row; blank lines skipped."""
+def _read_delimited(
+    path: str | os.PathLike, name: str, separator: str | None, ids: tuple[str, str]
+) -> pd.DataFrame:
+    """A delimited file with a header row; blank lines skipped; ids read as text, and only
+    an empty cell is missing."""
     with _open(path) as handle:
         raw = handle.read()
-    _first_line(io.BytesIO(raw), name)
+    _, header = _first_line(io.BytesIO(raw), name)
+    separator = separator or _separator(header.decode(errors="replace")) or ","
     try:
-        frame = pd.read_csv(io.BytesIO(raw), sep=separator)
+        frame = pd.read_csv(
+            io.BytesIO(raw),
+            sep=separator,
+            dtype=dict.fromkeys(ids, str),
+            keep_default_na=False,
+            na_values=[""],
+        )
     except UnicodeDecodeError:
         raise OffevalError(f"{name}: is not UTF-8 text") from None
     except ValueError as error:
@@ -375,35 +446,46 @@ def _read_delimited(path: str | os.PathLike, name: str, separator: str) -> pd.Da
 
 
 def _record_lines(raw: bytes, rows: int) -> pd.Index:
-    """Line numbers of the ``rows`` records of a delimited file: its non-blank lines after
-    the header (counted as if each were one line when a quoted field spans lines)."""
-    if rows == raw.count(b"\n") + (not raw.endswith(b"\n")) - 1:
-        return pd.RangeIndex(2, rows + 2)
+    """Line numbers of the ``rows`` records of a delimited file: the line each non-blank
+    record after the header starts on (a newline inside double quotes does not end a record).
+    """
+    if rows == raw.count(b"\n") + (not raw.endswith(b"\n")) - 1 and b'"' not in raw:
+        return pd.RangeIndex(2, rows + 2, name=LINE)
     data = np.frombuffer(raw, np.uint8)
-    starts = np.r_[0, np.flatnonzero(data == ord("\n")) + 1]
-    filled = np.logical_or.reduceat(~np.isin(data, _BLANK), starts[starts < len(data)])
-    numbers = np.flatnonzero(filled) + 1
-    if len(numbers) == rows + 1:
-        return pd.Index(numbers[1:])
-    return pd.RangeIndex(numbers[0] + 1, numbers[0] + 1 + rows)
+    newlines = np.flatnonzero(data == ord("\n"))
+    starts, lines = np.r_[0, newlines + 1], np.arange(1, len(newlines) + 2)
+    ends = np.r_[True, np.cumsum(data == ord('"'))[newlines] % 2 == 0]  # outside quotes
+    numbers = _filled(data, starts[ends], lines[ends])
+    if len(numbers) != rows + 1:  # quotes that pandas read as text: a record per line
+        numbers = _filled(data, starts, lines)
+    if len(numbers) != rows + 1:
+        return pd.RangeIndex(2, rows + 2, name=LINE)
+    return pd.Index(numbers[1:], name=LINE)
 
 
-def _read_csv(path: str | os.PathLike, name: str, kind: str) -> pd.DataFrame:
-    return _read_delimited(path, name, ",")
+def _filled(data: np.ndarray, starts: np.ndarray, lines: np.ndarray) -> np.ndarray:
+    """The ``lines`` of the parts of ``data`` beginning at ``starts`` that are not blank."""
+    inside = starts < len(data)
+    filled = np.logical_or.reduceat(~np.isin(data, _BLANK), starts[inside])
+    return lines[inside][filled]
 
 
-def _read_tsv(path: str | os.PathLike, name: str, kind: str) -> pd.DataFrame:
-    return _read_delimited(path, name, "\t")
+def _read_csv(path, name: str, kind: str, ids: tuple[str, str], sep: str | None) -> pd.DataFrame:
+    return _read_delimited(path, name, sep, ids)
 
 
-def _read_parquet(path: str | os.PathLike, name: str, kind: str) -> pd.DataFrame:
+def _read_tsv(path, name: str, kind: str, ids: tuple[str, str], sep: str | None) -> pd.DataFrame:
+    return _read_delimited(path, name, sep or "\t", ids)
+
+
+def _read_parquet(path, name: str, kind: str, ids: tuple[str, str], sep: str | None):
     try:
         return pd.read_parquet(path)
     except (pa.ArrowException, ValueError) as error:
         raise OffevalError(f"{name}: not a readable Parquet file: {error}") from None
 
 
-def _read_json(path: str | os.PathLike, name: str, kind: str) -> pd.DataFrame:
+def _read_json(path, name: str, kind: str, ids: tuple[str, str], sep: str | None) -> pd.DataFrame:
     """ranx's ``{qid: {docid: value}}``; a query mapping to ``{}`` has no rows."""
     value = "score" if kind == "run" else "relevance"
     with _open(path) as handle:

@@ -15,9 +15,14 @@ import numpy as np
 import pandas as pd
 
 from offeval import ColumnError, ConfigurationError, OffevalError
+from offeval_ir.hints import hint, switch
 
 #: The columns that can order a prediction list (scores: highest first).
 ORDER_COLUMNS = ("rank", "score")
+#: What a negative label grade means: an error, or trec_eval's reading (see Conventions).
+NEGATIVE_GRADES = ("error", "zero")
+#: Index name of frames read from files, whose labels are line numbers.
+LINE = "line"
 
 
 @dataclass(frozen=True)
@@ -102,6 +107,7 @@ class Judgements:
         strict_users: bool = False,
         order_by: str = "rank",
         columns: Mapping[str, str] | None = None,
+        negative_grades: str = "error",
     ) -> Judgements:
         """From long frames: predictions (user, item, rank or score), labels (user, item, grade).
 
@@ -111,33 +117,48 @@ class Judgements:
         their order when metrics are computed. Users are the union of both
         frames and ``users``; with ``strict_users`` they must be the same in
         both frames. Column names default to the roles (aliases ``query`` for
-        user, ``doc`` for item are accepted in ``columns``).
+        user, ``doc`` for item are accepted in ``columns``). Negative label
+        grades are an error unless ``negative_grades`` is ``"zero"`` (kept
+        as they are; the conventions read them, see
+        :class:`~offeval_ir.conventions.Conventions`). Errors name rows by
+        the frames' index labels (``lines`` when the index is named ``line``,
+        as the file readers name it).
         """
         if order_by not in ORDER_COLUMNS:
             raise ConfigurationError(f"order_by must be one of {ORDER_COLUMNS}, got {order_by!r}")
+        if negative_grades not in NEGATIVE_GRADES:
+            raise ConfigurationError(
+                f"negative_grades must be one of {NEGATIVE_GRADES}, got {negative_grades!r}"
+            )
         names = role_names(columns)
         pred = _columns(predictions, names, ("user", "item"), "predictions")
         lab = _columns(labels, names, ("user", "item", "relevance"), "labels")
-        grade = _grades(lab, names["relevance"], labels.index.to_numpy())
+        grade = _grades(lab, names["relevance"], labels, negative_grades == "error")
         if strict_users:
             check_same_users(pred["user"], lab["user"])
         pu, lu, all_users = _user_codes(pred["user"], lab["user"], users)
         pi, li, n_items = _item_codes(pred["item"], lab["item"], len(all_users))
-        _check_duplicates(lu, li, "labels", labels.index.to_numpy())
-        index = predictions.index.to_numpy()
-        score = _number(pred, "score", names, index, finite=False) if "score" in pred else None
+        _check_duplicates(lu, li, "labels", labels.index.to_numpy(), _table(labels))
+        index, table = predictions.index.to_numpy(), _table(predictions)
+        score = (
+            _number(pred, "score", names, index, table, finite=False) if "score" in pred else None
+        )
         column = "rank" if "rank" in pred and (order_by == "rank" or score is None) else "score"
         if column == "score" and score is None:
             raise ColumnError(names["rank"], "the predictions need a rank or a score column")
-        key = _number(pred, "rank", names, index) if column == "rank" else -score
+        key = _number(pred, "rank", names, index, table) if column == "rank" else -score
         order, tied = _ranking_order(pu, key)
         if order is not None:
             pu, pi = pu[order], pi[order]
-        looked_up = _lookup(pu, pi, lu, li, grade + 1, len(all_users), n_items)
+        shift = 1.0 - min(grade.min(initial=0.0), 0.0)  # found grades look up as >= 1
+        looked_up = _lookup(pu, pi, lu, li, grade + shift, len(all_users), n_items)
+        found = looked_up > 0
         cells = _Cells.of(pu, len(all_users))
-        grades = cells.place(np.maximum(looked_up - 1, 0))
-        judged = cells.place(looked_up > 0, fill=False, dtype=bool)
-        _check_list_duplicates(cells, pu, pi, lambda: index if order is None else index[order])
+        grades = cells.place(np.where(found, looked_up - shift, 0.0))
+        judged = cells.place(found, fill=False, dtype=bool)
+        _check_list_duplicates(
+            cells, pu, pi, lambda: index if order is None else index[order], table
+        )
         tie_group = tie_item = None
         if tied:
             ordered_key = key if order is None else key[order]
@@ -188,19 +209,32 @@ def role_names(columns: Mapping[str, str] | None) -> dict[str, str]:
     return names
 
 
+def _table(frame: pd.DataFrame) -> str:
+    """What a frame's index labels are: ``lines`` of a file, or ``rows``."""
+    return "lines" if frame.index.name == LINE else "rows"
+
+
 def _columns(frame: pd.DataFrame, names, required, what: str) -> dict[str, np.ndarray]:
     """The role columns of ``frame`` as arrays (no copy for numeric columns)."""
     if not isinstance(frame, pd.DataFrame):
         raise OffevalError(f"{what} must be a pandas DataFrame, got {type(frame).__name__}")
     for role in required:
         if names[role] not in frame:
-            raise ColumnError(names[role], f"the {what} need this column (role {role!r})")
+            how = hint(f"columns={{{role!r}: ...}}", f"--column {role}=NAME")
+            raise ColumnError(
+                names[role],
+                f"the {what} need this column (role {role!r}); name the {role} column with "
+                f"{how} (columns: {list(map(str, frame.columns))[:10]})",
+            )
     out = {k: frame[v].to_numpy() for k, v in names.items() if v in frame}
     for role in ("user", "item"):
         missing = pd.isna(out[role])
         if missing.any():
             raise ColumnError(
-                names[role], f"missing values in the {what}", frame.index.to_numpy()[missing]
+                names[role],
+                f"missing values in the {what}",
+                frame.index.to_numpy()[missing],
+                table=_table(frame),
             )
     return out
 
@@ -259,13 +293,22 @@ def _user_codes(pred_users: np.ndarray, label_users: np.ndarray, users: Sequence
     return pu, codes[given + len(pred_users) :], pd.Index(uniques)
 
 
-def _grades(lab: pd.DataFrame, column: str, labels_index: np.ndarray) -> np.ndarray:
+def _grades(lab: dict, column: str, labels: pd.DataFrame, refuse_negative: bool) -> np.ndarray:
+    """The label grades as floats: finite, and not negative when ``refuse_negative``."""
     grade = pd.to_numeric(pd.Series(lab["relevance"]), errors="coerce").to_numpy(dtype=float)
+    index, table = labels.index.to_numpy(), _table(labels)
     bad = ~np.isfinite(grade)
     if bad.any():
-        raise ColumnError(column, "relevance must be a finite number", labels_index[bad])
-    if (grade < 0).any():
-        raise ColumnError(column, "relevance grades must not be negative", labels_index[grade < 0])
+        raise ColumnError(column, "relevance must be a finite number", index[bad], table=table)
+    if refuse_negative and (grade < 0).any():
+        raise ColumnError(
+            column,
+            "relevance grades must not be negative under negative_grades='error'; "
+            f"{switch('negative_grades', 'zero')} reads them as trec_eval does (gain 0, "
+            "not relevant, not judged for bpref)",
+            index[grade < 0],
+            table=table,
+        )
     return grade
 
 
@@ -279,7 +322,9 @@ def check_same_users(pred_users, label_users) -> None:
         )
 
 
-def _check_duplicates(users: np.ndarray, items: np.ndarray, what: str, index: np.ndarray) -> None:
+def _check_duplicates(
+    users: np.ndarray, items: np.ndarray, what: str, index: np.ndarray, table: str
+) -> None:
     """An item listed twice for one user is an error naming the second row."""
     if len(users) < 2:
         return
@@ -291,10 +336,13 @@ def _check_duplicates(users: np.ndarray, items: np.ndarray, what: str, index: np
             "item",
             f"an item appears twice for the same user in the {what}",
             np.sort(index[order[1:][same]]),
+            table=table,
         )
 
 
-def _check_list_duplicates(cells: _Cells, users: np.ndarray, items: np.ndarray, index) -> None:
+def _check_list_duplicates(
+    cells: _Cells, users: np.ndarray, items: np.ndarray, index, table: str
+) -> None:
     """Duplicate items within each user's list, found by sorting the rows of the item matrix."""
     width = cells.shape[1]
     if width < 2:
@@ -307,16 +355,16 @@ def _check_list_duplicates(cells: _Cells, users: np.ndarray, items: np.ndarray, 
         ranked.reshape(-1)[cells.flat] = items
     ranked.sort(axis=1)
     if (ranked[:, 1:] == ranked[:, :-1]).any():
-        _check_duplicates(users, items, "predictions", index())
+        _check_duplicates(users, items, "predictions", index(), table)
 
 
-def _number(pred, role: str, names, index, finite: bool = True) -> np.ndarray:
+def _number(pred, role: str, names, index, table: str, finite: bool = True) -> np.ndarray:
     """A rank or score column as floats; NaN (and with ``finite`` infinity) is an error
     naming the rows."""
     values = pd.to_numeric(pd.Series(pred[role]), errors="coerce").to_numpy(dtype=float)
     bad = ~np.isfinite(values) if finite else np.isnan(values)
     if bad.any():
-        raise ColumnError(names[role], f"{role} must be a number", index[bad])
+        raise ColumnError(names[role], f"{role} must be a number", index[bad], table=table)
     return values
 
 
@@ -390,5 +438,5 @@ def _sorted_labels(users: np.ndarray, grade: np.ndarray, n_users: int) -> np.nda
     """(n_users, most labels) label grades, each row sorted in decreasing order."""
     order = np.argsort(users, kind="stable")  # linear when already grouped by user
     matrix = _Cells.of(users[order], n_users).place(grade[order])
-    matrix.sort(axis=1)  # grades are >= 0 and padding is 0: it sorts to the end, reversed
+    matrix.sort(axis=1)  # padding is 0: after the positive grades, reversed (before negatives)
     return matrix[:, ::-1]

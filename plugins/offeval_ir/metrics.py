@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -10,6 +11,7 @@ import pandas as pd
 
 from offeval import ConfigurationError
 from offeval_ir.conventions import Conventions
+from offeval_ir.hints import switch
 from offeval_ir.judgements import Judgements
 
 #: The metrics computed when none are named.
@@ -120,7 +122,8 @@ def compute(
     A cut-off of None means no cut-off: each user's whole list (so precision
     divides by the list's own length) against all of the user's labels (the
     ideal DCG of nDCG uses every label). R-precision and bpref at k read the
-    list cut at k. Tied predictions are ordered by ``conventions.ties``.
+    list cut at k. Tied predictions are ordered by ``conventions.ties``;
+    negative label grades are read as ``conventions.negative_grades`` says.
     """
     conv = conventions or Conventions()
     special = [m for m in metrics if conv.for_metric(m) != conv]
@@ -133,20 +136,20 @@ def compute(
     unknown = set(metrics) - set(METRICS)
     if unknown:
         raise ConfigurationError(f"unknown metrics {sorted(unknown)}; known: {list(METRICS)}")
-    for k in ks:
-        if k is not None and (int(k) != k or k < 1):
-            raise ConfigurationError(f"cut-off k must be a whole number >= 1, got {k!r}")
+    ks = _checked_cutoffs(ks)
+    negative = _negative_grades(judgements, conv)
     tied = judgements.tie_group is not None and conv.ties == "expected"
     if tied and set(metrics) - set(TIE_LINEAR):
         raise ConfigurationError(
             "ties='expected' is defined here for precision, recall, dcg and ndcg; for "
-            f"{sorted(set(metrics) - set(TIE_LINEAR))} choose a deterministic tie policy"
+            f"{sorted(set(metrics) - set(TIE_LINEAR))} choose a deterministic tie policy "
+            f"({switch('ties', 'item_desc')}, item_asc or input_order)"
         )
     j = _in_tie_order(judgements, conv)
     # ranks past the largest cut-off never matter (tie groups are averaged first, in full)
     n_ranks = j.max_length if None in ks else min(j.max_length, int(max(ks)))
     width = j.max_length if tied else n_ranks
-    grades = j.grades[:, :width]
+    grades = np.maximum(j.grades[:, :width], 0) if negative else j.grades[:, :width]
     rel = (grades >= conv.relevance_threshold).astype(float)
     if conv.nonpositive_scores == "irrelevant" and j.positive is not None:
         rel *= j.positive[:, :width]
@@ -173,10 +176,15 @@ def compute(
     err_terms = _err_terms(grades[:, :n_ranks], conv.err_max_grade) if "err" in wanted else None
     rbp_weights = (1 - conv.rbp_persistence) * conv.rbp_persistence ** np.arange(n_ranks)
     hits_before = np.cumsum(rel, axis=1) if "rprec" in wanted else None
-    bpref_terms = _bpref_terms(rel, judged, n_rel, j.n_judged) if "bpref" in wanted else None
+    bpref_terms = None
+    if "bpref" in wanted:  # trec_eval's bpref: a negative grade is not a judgement
+        n_judged = j.n_judged - (j.label_grades < 0).sum(axis=1) if negative else j.n_judged
+        scored = judged * (j.grades[:, :n_ranks] >= 0) if negative else judged
+        bpref_terms = _bpref_terms(rel, scored, n_rel, n_judged)
     if tied and conv.ideal == "list":
         raise ConfigurationError(
-            "ideal='list' needs a definite top k: use a deterministic tie policy, or ideal='labels'"
+            "ideal='list' needs a definite top k: use a deterministic tie policy "
+            f"({switch('ties', 'item_desc')}), or {switch('ideal', 'labels')}"
         )
     ideal = (
         _ideal_labels(j, conv, gains_of) if conv.ideal == "labels" and "ndcg" in wanted else None
@@ -243,6 +251,38 @@ def compute(
     per_user = pd.DataFrame(columns, index=j.users)
     per_user.index.name = "user"
     return _apply_edge_cases(per_user, j, conv, n_rel)
+
+
+def _checked_cutoffs(ks: Sequence[int | None]) -> list[int | None]:
+    """``ks`` as a list: not empty, each None or a whole number >= 1."""
+    if isinstance(ks, (str, bytes)) or not isinstance(ks, Iterable):
+        raise ConfigurationError(
+            f"ks must be a list of cut-offs (whole numbers or None), got {ks!r}"
+        )
+    ks = list(ks)
+    if not ks:
+        raise ConfigurationError("ks is empty: give at least one cut-off (None: the whole list)")
+    for k in ks:
+        if k is None:
+            continue
+        whole = isinstance(k, (int, float, np.integer, np.floating)) and not isinstance(k, bool)
+        if not (whole and math.isfinite(k) and k == int(k) and k >= 1):
+            raise ConfigurationError(
+                f"ks: each cut-off k must be a whole number >= 1 or None, got {k!r}"
+            )
+    return ks
+
+
+def _negative_grades(j: Judgements, conv: Conventions) -> bool:
+    """Whether ``j`` holds negative grades; an error unless the conventions read them."""
+    negative = bool((j.label_grades < 0).any() or (j.grades < 0).any())
+    if negative and conv.negative_grades == "error":
+        raise ConfigurationError(
+            "the labels hold negative grades and negative_grades='error'; "
+            f"{switch('negative_grades', 'zero')} reads them as trec_eval does (gain 0, "
+            "not relevant)"
+        )
+    return negative
 
 
 def _err_terms(grades: np.ndarray, max_grade: float) -> np.ndarray:
@@ -337,7 +377,7 @@ def _ideal_of_top_k(graded: np.ndarray, k: int, conv: Conventions, gains_of) -> 
 
 def _ideal_labels(j: Judgements, conv: Conventions, gains_of) -> np.ndarray:
     """Per user, the gains of the best labels in decreasing order (the ideal ranking)."""
-    labels = j.label_grades
+    labels = np.maximum(j.label_grades, 0)
     if conv.dcg_relevance == "binary":
         labels = (labels >= conv.relevance_threshold).astype(float)
     return gains_of(labels)

@@ -1,0 +1,309 @@
+"""Bad and awkward inputs of the IR plugin: run and qrels files (TREC, CSV, Parquet, JSON),
+``offeval metrics``, ``offeval compare``, :func:`offeval_ir.compute` and measure strings.
+
+Expected values are worked out by hand in the comments (or taken from trec_eval's source),
+never copied from offeval's output.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from offeval import ColumnError, ConfigurationError, OffevalError
+from offeval.cli import main
+from offeval_ir import PRESETS, Conventions, Judgements, compute, compute_measures, evaluate_runs
+from offeval_ir.files import read_qrels, read_run
+
+
+def write(path, text: str):
+    path.write_text(text)
+    return path
+
+
+def one_line_error(capsys, argv) -> str:
+    """Run the CLI, expect exit code 2 and one line on stderr; return that line."""
+    code = main([str(a) for a in argv])
+    err = capsys.readouterr().err.strip()
+    assert code == 2, err
+    assert len(err.splitlines()) == 1, err
+    return err
+
+
+# --- ids are text, whatever the format -------------------------------------------------------
+
+
+def test_csv_and_parquet_ids_are_text_as_trec_ids_are(tmp_path):
+    csv = write(tmp_path / "r.csv", "user,item,score\n301,0012,0.9\n301,7,0.5\n")
+    run = read_run(csv)
+    assert list(run["user"]) == ["301", "301"] and list(run["item"]) == ["0012", "7"]
+    pd.DataFrame({"user": [301], "item": [12], "relevance": [1]}).to_parquet(tmp_path / "q.pq")
+    qrels = read_qrels(tmp_path / "q.pq")
+    assert list(qrels["user"]) == ["301"] and list(qrels["item"]) == ["12"]
+    assert qrels["relevance"].tolist() == [1]  # grades stay numbers
+
+
+def test_ids_are_text_under_a_column_mapping(tmp_path):
+    csv = write(tmp_path / "r.csv", "qid,docid,score\n301,12,0.9\n")
+    run = read_run(csv, columns={"user": "qid", "item": "docid"})
+    assert run["qid"].tolist() == ["301"] and run["docid"].tolist() == ["12"]
+
+
+def test_csv_run_with_trec_qrels_is_evaluated(tmp_path, capsys):
+    """301: d1001 relevant at rank 1 (P@1 = 1); 302: its top item 1004 is not relevant
+    (P@1 = 0): mean 0.5 over 2 queries."""
+    run = write(tmp_path / "r.csv", "user,item,score\n301,1001,0.9\n301,1002,0.5\n302,1004,0.4\n")
+    qrels = write(tmp_path / "q.txt", "301 0 1001 1\n302 0 1003 1\n")
+    out = tmp_path / "t.csv"
+    assert main(["metrics", str(run), str(qrels), "-m", "P@1", "--out", str(out)]) == 0
+    table = pd.read_csv(out)
+    assert table.loc[0, "mean"] == pytest.approx(0.5) and table.loc[0, "users"] == 2
+
+
+def test_no_query_of_the_run_in_the_qrels_is_refused(tmp_path, capsys):
+    run = write(tmp_path / "r.txt", "q1 Q0 d1 1 0.9 x\nq2 Q0 d1 1 0.9 x\n")
+    qrels = write(tmp_path / "q.txt", "q7 0 d1 1\nq8 0 d1 1\n")
+    err = one_line_error(capsys, ["metrics", run, qrels, "-m", "P@1"])
+    assert "no query of the run is in the qrels" in err
+    assert "r.txt" in err and "q.txt" in err
+    assert "'q1'" in err and "'q7'" in err
+
+
+def test_no_common_query_is_refused_by_the_python_api():
+    run = pd.DataFrame({"user": ["q1"], "item": ["d1"], "score": [1.0]})
+    qrels = pd.DataFrame({"user": ["q9"], "item": ["d1"], "relevance": [1]})
+    with pytest.raises(OffevalError, match="no query of the run is in the qrels"):
+        evaluate_runs({"bm25": run}, qrels, ["P@1"])
+
+
+# --- negative grades -------------------------------------------------------------------------
+
+#: d2 is graded -1 (TREC's "in the pool, unjudged"); the run ranks d2, d1, d3, d5.
+NEG_RUN = pd.DataFrame({"user": "q1", "item": ["d2", "d1", "d3", "d5"], "score": [4.0, 3, 2, 1]})
+NEG_QRELS = pd.DataFrame(
+    {"user": "q1", "item": ["d1", "d2", "d3", "d4"], "relevance": [2, -1, 1, 0]}
+)
+
+
+def test_negative_grades_follow_trec_eval_under_its_preset():
+    """trec_eval reads a negative grade as gain 0 and not judged (form_res_rels.c:
+    RELVALUE_UNJUDGED; m_ndcg.c sums gains > 0 only). nDCG@10: DCG = 0 + 2/log2(3) +
+    1/log2(4), IDCG = 2 + 1/log2(3). bpref: d1 and d3 have no judged non-relevant item
+    above them (d2 is not judged), so bpref = 1. P@2 = 1/2 (d2 is not relevant)."""
+    values = compute_measures(NEG_RUN, NEG_QRELS, ["nDCG@10", "Bpref", "P@2"])
+    dcg, idcg = 2 / math.log2(3) + 1 / 2, 2 + 1 / math.log2(3)
+    assert values.per_user.loc["q1", "nDCG@10"] == pytest.approx(dcg / idcg, rel=1e-12)
+    assert values.per_user.loc["q1", "nDCG@10"] == pytest.approx(0.66967181649423, rel=1e-9)
+    assert values.per_user.loc["q1", "Bpref"] == pytest.approx(1.0)
+    assert values.per_user.loc["q1", "P@2"] == pytest.approx(0.5)
+
+
+def test_negative_grades_are_refused_elsewhere_naming_the_rows():
+    labels = NEG_QRELS.set_axis([11, 12, 13, 14])
+    with pytest.raises(ColumnError, match=r"negative.*negative_grades.*rows \[12\]"):
+        compute_measures(NEG_RUN, labels, ["nDCG@10"], PRESETS["blog"]())
+
+
+def test_compute_refuses_negative_grades_in_hand_built_judgements():
+    """A Judgements built by hand with a negative grade gave nDCG < 0 (-0.32 and the like)."""
+    j = Judgements(
+        users=pd.Index(["q1"]),
+        grades=np.array([[-1.0, 1.0]]),
+        lengths=np.array([2]),
+        label_grades=np.array([[1.0, -1.0]]),
+        judged=np.array([[True, True]]),
+        n_judged=np.array([2]),
+    )
+    with pytest.raises(ConfigurationError, match="negative_grades"):
+        compute(j, ["ndcg"], [2], Conventions())
+    zero = compute(j, ["ndcg"], [2], Conventions(negative_grades="zero"))
+    # default conventions: gain 2^g - 1, discount 1 / ln(rank + 1), ideal from the list.
+    # DCG = 0 + 1 / ln 3; IDCG = 1 / ln 2 (the grade 1 first, the negative one as 0)
+    assert zero.per_user.iloc[0, 0] == pytest.approx(math.log(2) / math.log(3), rel=1e-12)
+
+
+# --- compute's cut-offs ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("ks", [[], [float("nan")], [5, float("nan")], (None, math.inf)])
+def test_compute_cut_offs_are_checked(ks):
+    j = Judgements.from_lists({"u": ["a", "b"]}, {"u": ["a"]})
+    with pytest.raises(ConfigurationError, match="ks"):
+        compute(j, ["precision"], ks)
+
+
+# --- compare ---------------------------------------------------------------------------------
+
+
+def _runs(tmp_path, missing: int = 2, n: int = 10):
+    """Run a ranks the relevant document first for every query; run b ranks it second and
+    has no ranking for the last ``missing`` queries."""
+    qrels = "".join(f"q{i} 0 rel{i} 1\n" for i in range(n))
+    a = "".join(f"q{i} Q0 rel{i} 1 2.0 a\nq{i} Q0 x{i} 2 1.0 a\n" for i in range(n))
+    b = "".join(f"q{i} Q0 x{i} 1 2.0 b\nq{i} Q0 rel{i} 2 1.0 b\n" for i in range(n - missing))
+    return (
+        write(tmp_path / "qrels.txt", qrels),
+        write(tmp_path / "a.run", a),
+        write(tmp_path / "b.run", b),
+    )
+
+
+def test_compare_is_paired_on_the_common_queries_and_says_what_it_left_out(tmp_path):
+    """RR of a is 1 on every query, of b 1/2 on its 8: on the 8 common queries the
+    difference is exactly 1/2 (not 1 - 1/2 over 10 and 8 queries alike here, but the
+    means must be over the same 8 queries: a's mean over 8 is 1)."""
+    qrels, a, b = _runs(tmp_path)
+    runs = {"a": read_run(a), "b": read_run(b)}
+    evaluation = evaluate_runs(runs, read_qrels(qrels), ["RR"])
+    pairs = evaluation.compare(resamples=200)
+    row = pairs.iloc[0]
+    assert row.users == 8 and row.difference == pytest.approx(0.5)
+    assert (row.mean_a, row.mean_b) == pytest.approx((1.0, 0.5))
+    assert row.left_out == 2
+
+
+def test_compare_with_missing_queries_scored_zero(tmp_path):
+    """trec_eval -c (--set no_predictions=zero): b's 2 missing queries count as 0, so
+    the means are over all 10: a 1, b 8 * 0.5 / 10 = 0.4."""
+    qrels, a, b = _runs(tmp_path)
+    runs = {"a": read_run(a), "b": read_run(b)}
+    conv = PRESETS["trec_eval"](no_predictions="zero")
+    row = evaluate_runs(runs, read_qrels(qrels), ["RR"], conv).compare(resamples=200).iloc[0]
+    assert row.users == 10 and row.left_out == 0
+    assert row.difference == pytest.approx(0.6)
+
+
+def test_compare_outputs_count_what_is_left_out(tmp_path, capsys):
+    qrels, a, b = _runs(tmp_path)
+    base = ["compare", str(qrels), str(a), str(b), "-m", "RR", "--resamples", "200"]
+    out, tex = tmp_path / "c.csv", tmp_path / "c.tex"
+    assert main([*base, "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "paired on the 10 queries" not in printed
+    assert "8 queries" in printed and "b.run" in printed and "2 left out" in printed
+    table = pd.read_csv(out)
+    assert table["mean"].dtype.kind == "f" and table["se"].dtype.kind == "f"
+    assert set(table.columns) >= {"run", "measure", "mean", "se", "ci_low", "ci_high", "users"}
+    assert table.set_index("run").loc["a.run", "mean"] == pytest.approx(1.0)
+    assert (table["users"] == 8).all() and table["left_out"].tolist() == [2, 2]
+    assert main([*base, "--out", str(tex)]) == 0
+    assert "8 queries" in tex.read_text()
+
+
+def test_compare_refuses_runs_with_no_common_query(tmp_path, capsys):
+    qrels = write(tmp_path / "qrels.txt", "q1 0 d1 1\nq2 0 d1 1\n")
+    a = write(tmp_path / "a.run", "q1 Q0 d1 1 1.0 a\n")
+    b = write(tmp_path / "b.run", "q2 Q0 d1 1 1.0 b\n")
+    err = one_line_error(capsys, ["compare", qrels, a, b, "--test", "randomization"])
+    assert "no query" in err and "a.run" in err and "b.run" in err
+
+
+# --- CSV cells that spreadsheets read as formulas ----------------------------------------------
+
+
+def test_written_csv_text_cells_cannot_be_formulas(tmp_path):
+    run = write(tmp_path / "r.txt", "=1+2 Q0 d1 1 0.9 x\n@q Q0 d1 1 0.9 x\n-3 Q0 d1 1 0.9 x\n")
+    qrels = write(tmp_path / "q.txt", "=1+2 0 d1 1\n@q 0 d1 1\n-3 0 d2 1\n")
+    out = tmp_path / "u.csv"
+    assert (
+        main(["metrics", str(run), str(qrels), "-m", "P@1", "--per-user", "--out", str(out)]) == 0
+    )
+    table = pd.read_csv(out)
+    assert sorted(table["user"]) == ["'-3", "'=1+2", "'@q"]
+    assert table["P@1"].dtype.kind == "f" and sorted(table["P@1"]) == [0.0, 1.0, 1.0]
+    evil = write(tmp_path / "+evil.run", "=1+2 Q0 d1 1 0.9 x\n")
+    plain = write(tmp_path / "plain.run", "=1+2 Q0 d2 1 0.9 x\n")
+    out, pairs = tmp_path / "c.csv", tmp_path / "p.csv"
+    argv = ["compare", qrels, evil, plain, "-m", "P@1", "--resamples", "10"]
+    assert main([*map(str, argv), "--out", str(out), "--pairs", str(pairs)]) == 0
+    assert "'+evil.run" in pd.read_csv(out)["run"].tolist()
+    assert pd.read_csv(pairs)["a"].tolist() == ["'+evil.run"]
+
+
+# --- separators ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("separator", [";", "\t", "|"])
+def test_csv_separator_is_detected(tmp_path, separator):
+    text = "user,item,score\nq1,d1,0.5\n".replace(",", separator)
+    run = read_run(write(tmp_path / "r.csv", text))
+    assert list(run.columns) == ["user", "item", "score"] and run["score"].tolist() == [0.5]
+
+
+def test_semicolon_csv_without_extension_and_sep_option(tmp_path, capsys):
+    run = write(tmp_path / "run", "user;item;score\nq1;d1;0.5\n")
+    assert list(read_run(run).columns) == ["user", "item", "score"]
+    qrels = write(tmp_path / "q.csv", "user;item;relevance\nq1;d1;1\n")
+    assert main(["metrics", str(run), str(qrels), "-m", "P@1", "--sep", ";"]) == 0
+    assert read_run(write(tmp_path / "c.csv", "user:item:score\nq1:d1:0.5\n"), sep=":")[
+        "score"
+    ].tolist() == [0.5]
+
+
+# --- line numbers ----------------------------------------------------------------------------
+
+
+def test_csv_errors_name_editor_lines_after_a_quoted_line_break(tmp_path):
+    """The first record spans lines 2-3; the bad one is on line 5 (line 4 is blank)."""
+    path = write(tmp_path / "r.csv", 'user,item,rank\n"q\n1",d1,1\n\nq2,d2,x\n')
+    run = read_run(path)
+    assert list(run.index) == [2, 5]
+    with pytest.raises(ColumnError, match=r"lines \[5\]"):
+        compute_measures(
+            run, pd.DataFrame({"user": ["q2"], "item": ["d2"], "relevance": [1]}), ["P@1"]
+        )
+
+
+def test_trec_and_csv_rows_are_named_as_lines(tmp_path, capsys):
+    run = write(tmp_path / "r.txt", "q1 Q0 d1 1 0.9 x\n\nq1 Q0 d1 2 0.8 x\n")
+    qrels = write(tmp_path / "q.txt", "q1 0 d1 1\n")
+    err = one_line_error(capsys, ["metrics", run, qrels, "-m", "P@1"])
+    assert "lines [3]" in err
+
+
+# --- measure names ---------------------------------------------------------------------------
+
+
+def test_mistyped_measure_suggests_the_closest_names_before_reading(tmp_path, capsys):
+    err = one_line_error(
+        capsys, ["metrics", tmp_path / "nope.run", tmp_path / "q", "-m", "nDGC@10"]
+    )
+    assert "did you mean nDCG@10?" in err and "no such file" not in err
+    err = one_line_error(
+        capsys, ["metrics", tmp_path / "nope.run", tmp_path / "q", "-m", "recip_rnak"]
+    )
+    assert "did you mean recip_rank?" in err
+
+
+# --- hints name command-line options at the command line ---------------------------------------
+
+
+def test_cli_hints_name_options(tmp_path, capsys):
+    qrels = write(tmp_path / "q.txt", "q1 0 d1 1\n")
+    run = write(tmp_path / "r.txt", "qid docid score\n")
+    err = one_line_error(capsys, ["metrics", run, qrels])
+    assert "--run-format" in err and "format=" not in err
+    with pytest.raises(OffevalError, match="format="):
+        read_run(run)
+    run = write(tmp_path / "r.csv", "qid,docid,score\nq1,d1,0.5\n")
+    err = one_line_error(capsys, ["metrics", run, qrels])
+    assert "--column user=" in err and "columns=" not in err
+    with pytest.raises(OffevalError, match=re.escape("columns={'user': ...}")):
+        compute_measures(read_run(run), read_qrels(qrels), ["P@1"])
+    err = one_line_error(
+        capsys,
+        [
+            "metrics",
+            write(tmp_path / "t.txt", "q1 Q0 d1 1 0.5 x\nq1 Q0 d2 1 0.5 x\n"),
+            qrels,
+            "-m",
+            "AP",
+            "--set",
+            "ties=expected",
+        ],
+    )
+    assert "--set ties=" in err and "Conventions(" not in err
