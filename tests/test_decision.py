@@ -551,3 +551,102 @@ def test_a_difference_far_narrower_than_the_systems_is_drawn_precisely(seed):
         np.array([0.3, 0.3 + 0.5 * sd]), names=["a", "b"], covariance=cov, draws=200_000, seed=seed
     )
     assert within(dist.best["b"], norm.cdf(0.5), dist)
+
+
+def test_decide_out_writes_every_table_it_prints_with_formulas_quoted(tmp_path, capsys):
+    """Policies 0.1 apart with standard errors of 1e-4 (700 sds of a difference): ranks are
+    certain, so every table is known; names that a spreadsheet would run get a leading quote."""
+    from offeval.cli import main
+
+    names = ["=cmd()", "+1", "-x", "@sum", "plain"]
+    values = np.array([0.1, 0.2, 0.3, 0.4, 0.5])
+    save_summaries(
+        tmp_path / "summaries.json",
+        [EstimatorSummary("is", "is", names, values, np.eye(5) * 1e-8, 100)],
+    )
+    attributes = tmp_path / "attributes.csv"
+    attributes.write_text(
+        "policy,group,cap\n=cmd(),-g,-1\n+1,-g,-1\n-x,-g,10\n@sum,-g,10\nplain,=HYPERLINK(1),10\n"
+    )
+    out = tmp_path / "out"
+    decide = ["decide", str(tmp_path), "--draws", "2000", "--select", "2", "--out", str(out)]
+    assert main([*decide, "--attributes", str(attributes)]) == 0
+    printed = capsys.readouterr().out
+    files = ["ranks_is.csv", "selection_is.csv", "components_is.csv"]
+    assert printed.rstrip().endswith(f"wrote {', '.join(files)} to {out}")
+    assert sorted(p.name for p in out.iterdir()) == sorted(files)
+    quoted = ["'=cmd()", "'+1", "'-x", "'@sum", "plain"]
+    ranks = pd.read_csv(out / "ranks_is.csv", index_col="policy")
+    assert list(ranks.index) == quoted
+    np.testing.assert_array_equal(ranks["expected_rank"], [5.0, 4.0, 3.0, 2.0, 1.0])
+    np.testing.assert_array_equal(ranks.filter(like="p_rank_").to_numpy(), np.eye(5)[::-1, :3])
+    # ties in P(top 2) keep the summary's order; the terminal shows names as they are
+    assert "selection (top, 2): @sum, plain" in printed
+    selection = pd.read_csv(out / "selection_is.csv", index_col="policy")
+    assert list(selection.index) == ["'@sum", "plain"]
+    assert selection.to_dict("list") == {"p_top_2": [1.0, 1.0], "p_best": [0.0, 1.0]}
+    components = pd.read_csv(out / "components_is.csv", dtype={"value": str})
+    best = components.set_index(["attribute", "value"])["p_best"]
+    assert best.to_dict() == {
+        ("group", "'-g"): 0.0,
+        ("group", "'=HYPERLINK(1)"): 1.0,
+        ("cap", "-1"): 0.0,
+        ("cap", "10"): 1.0,
+    }
+    text = (out / "components_is.csv").read_text()
+    assert "\ncap,-1," in text and "'-1" not in text  # numbers stay numbers
+    assert pd.api.types.is_float_dtype(ranks["p_rank_1"])
+
+
+def test_decide_depth_sets_the_ranks_tabulated_and_not_the_selection(tmp_path, capsys):
+    from offeval.cli import main
+
+    names, values = ["a", "b", "c"], np.array([0.1, 0.3, 0.2])  # certain order: b, c, a
+    save_summaries(
+        tmp_path / "summaries.json",
+        [EstimatorSummary("is", "is", names, values, np.eye(3) * 1e-8, 100)],
+    )
+    decide = ["decide", str(tmp_path), "--draws", "1000", "--out", str(tmp_path / "out")]
+    assert main([*decide, "--depth", "1", "--select", "2"]) == 0
+    printed = capsys.readouterr().out
+    ranks = pd.read_csv(tmp_path / "out" / "ranks_is.csv", index_col="policy")
+    assert list(ranks.columns) == ["p_rank_1", "se_rank_1", "expected_rank"]
+    assert "p_rank_2" not in printed and "selection (top, 2): b, c" in printed
+    assert main([*decide, "--depth", "3"]) == 0  # every rank: rows and columns sum to one
+    printed = capsys.readouterr().out
+    ranks = pd.read_csv(tmp_path / "out" / "ranks_is.csv", index_col="policy")
+    p = ranks[["p_rank_1", "p_rank_2", "p_rank_3"]]
+    np.testing.assert_array_equal(p.loc[["b", "c", "a"]].to_numpy(), np.eye(3))
+    assert "selection (top, 3): a, b, c" in printed  # --select defaults to 3 policies
+
+
+def test_decide_with_two_policies_selects_both_and_skips_a_single_one(tmp_path, capsys):
+    from offeval.cli import main
+
+    save_summaries(
+        tmp_path / "summaries.json",
+        [
+            EstimatorSummary("one", "is", ["a"], np.array([0.1]), np.eye(1) * 1e-8, 100),
+            EstimatorSummary("is", "is", ["a", "b"], np.array([0.1, 0.2]), np.eye(2) * 1e-8, 100),
+        ],
+    )
+    assert main(["decide", str(tmp_path), "--draws", "1000"]) == 0
+    printed = capsys.readouterr().out
+    assert "one: skipped, a decision needs two or more policies (only ['a'])" in printed
+    assert "selection (top, 2): a, b" in printed
+    assert main(["decide", str(tmp_path), "--estimator", "one"]) == 2
+    assert "two or more policies" in capsys.readouterr().err
+
+
+def test_the_report_section_of_a_single_policy_says_a_decision_needs_two():
+    from offeval.sections import ReportContext
+    from offeval_decision import decision_section
+
+    context = ReportContext(
+        {"is": EstimatorSummary("is", "is", ["only"], np.array([0.1]), np.eye(1) * 1e-6, 100)}
+    )
+    section = decision_section(context, draws=1_000)
+    assert section.tables == {} and section.figures == {} and section.columns is None
+    assert section.text == (
+        "A decision needs two or more policies; this evaluation has one ('only')."
+    )

@@ -41,6 +41,8 @@ def spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:
     ``'`` (OWASP's advice); numbers, negative ones included, stay numbers."""
 
     def safe(value):
+        if isinstance(value, tuple):  # a label of a MultiIndex
+            return tuple(map(safe, value))
         return f"'{value}" if isinstance(value, str) and value.startswith(FORMULA_STARTS) else value
 
     frame = frame.copy()

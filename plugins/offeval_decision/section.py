@@ -11,6 +11,7 @@ from offeval_decision.choices import select
 from offeval_decision.ranks import not_finite, rank_distribution
 from offeval_decision.sweep import plot_sweep, sweep
 
+TITLE = "Which policies deserve an online test"
 #: Draws per estimator in reports (the Monte Carlo error of a probability is at most 0.0035).
 REPORT_DRAWS = 20_000
 #: The caps a report sweeps over: 10^0 .. 10^4 and none.
@@ -28,8 +29,24 @@ with normalisation (the seed's Figure 4): the probability of each policy
 being ranked first against log10(cap), the truly best policy drawn thicker."""
 
 
+def _alone(context: ReportContext) -> str | None:
+    """One line when no summary has two policies to decide between, else None."""
+    sizes = {len(s.policies) for s in context.summaries.values()}
+    if not sizes or max(sizes) > 1:
+        return None
+    names = next(iter(context.summaries.values())).policies
+    return f"A decision needs two or more policies; this evaluation has one ({names[0]!r})."
+
+
 def decision_section(context: ReportContext, *, draws: int = REPORT_DRAWS, m: int = 3):
-    """Rank probabilities and a selection per estimator; a cap sweep when the truth is known."""
+    """Rank probabilities and a selection per estimator; a cap sweep when the truth is known.
+
+    With a single policy there is nothing to decide: the section says so in
+    one line, with no tables.
+    """
+    alone = _alone(context)
+    if alone is not None:
+        return ReportSection(TITLE, alone)
     best, chosen, columns, skipped = {}, {}, {}, {}
     for label, summary in context.summaries.items():
         bad = not_finite(summary)
@@ -51,7 +68,7 @@ def decision_section(context: ReportContext, *, draws: int = REPORT_DRAWS, m: in
     for label, bad in skipped.items():
         text += f"\n\n{label}: skipped, values or covariances not finite for policies {bad}."
     section = ReportSection(
-        "Which policies deserve an online test",
+        TITLE,
         text,
         tables={
             "p_best": pd.DataFrame(best).rename_axis("policy"),
