@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from offeval import ranking
-from offeval.errors import ColumnError, ConfigurationError
+from offeval.errors import ColumnError, ConfigurationError, describe_rows, plain
 
 
 @runtime_checkable
@@ -278,6 +278,22 @@ def _dense_lookup(dense: tuple, values: list[np.ndarray]) -> np.ndarray:
     return out
 
 
+def _key_kind(values: pd.Series) -> str | None:
+    """``"number"`` or ``"text"`` for a key column of one kind; None for anything else."""
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        values = values.cat.categories
+    inferred = pd.api.types.infer_dtype(values, skipna=True)
+    if inferred in ("integer", "floating", "mixed-integer-float", "decimal"):
+        return "number"
+    return "text" if inferred in ("string", "bytes") else None
+
+
+def _example(values: pd.Series) -> object:
+    """The first present value of a column, as a plain Python value."""
+    present = values.dropna()
+    return plain(present.iloc[0]) if len(present) else None
+
+
 class TablePolicy:
     """A policy given as a table of probabilities, without a row per candidate.
 
@@ -287,12 +303,24 @@ class TablePolicy:
     bandit: any position). A row whose key is absent from the table has
     probability 0. Per (context, position), the probabilities of the items
     must sum to at most 1.
+
+    Positions are 1-based, as in the log (the top slot is 1): a table with a
+    position 0 (obp's 0-based convention) is refused, not shifted; add 1 to
+    its positions. Keys must be present, and must be of the log's kind when
+    looked up: text keys against a numeric log column (or the reverse) are an
+    error, not a table that matches nothing.
     """
 
     def __init__(self, table: pd.DataFrame, name: str = "table", probability: str = "probability"):
         if not isinstance(table, pd.DataFrame):
             raise ConfigurationError(
                 f"table must be a pandas DataFrame, got {type(table).__name__}"
+            )
+        if not isinstance(name, str) or not name:
+            raise ConfigurationError(f"a policy's name must be a non-empty string, got {name!r}")
+        if probability in TABLE_KEYS:
+            raise ConfigurationError(
+                f"probability={probability!r} names a key column: give the column of probabilities"
             )
         if "item" not in table or probability not in table:
             raise ColumnError(
@@ -302,28 +330,25 @@ class TablePolicy:
             )
         self.name = name
         self.keys = [k for k in TABLE_KEYS if k in table]
-        p = pd.to_numeric(table[probability], errors="coerce").to_numpy(dtype=float)
         labels = table.index.to_numpy()
+        _check_keys(table, self.keys, labels)
+        p = pd.to_numeric(table[probability], errors="coerce").to_numpy(dtype=float)
         bad = ~((p >= 0) & (p <= 1))
         if bad.any():
-            raise ColumnError(probability, "probabilities must lie in [0, 1]", labels[bad])
+            raise ColumnError(
+                probability, "probabilities must lie in [0, 1]", labels[bad], table="table rows"
+            )
         index = pd.MultiIndex.from_frame(table[self.keys])
         if index.has_duplicates:
             raise ColumnError(
-                "item", "a key appears twice in the table", labels[index.duplicated()]
+                "item",
+                "a key appears twice in the table",
+                labels[index.duplicated()],
+                table="table rows",
             )
-        slots = [k for k in self.keys if k != "item"]
-        if slots:
-            total = pd.Series(p).groupby([table[k].to_numpy() for k in slots]).sum()
-            over = total[total > 1 + 1e-9]
-            if len(over):
-                raise ConfigurationError(
-                    f"policy {name!r}: the probabilities of a {'/'.join(slots)} sum to more than "
-                    f"1 (first: {over.index[0]!r} sums to {over.iloc[0]:.6g})"
-                )
-        elif p.sum() > 1 + 1e-9:
-            raise ConfigurationError(f"policy {name!r}: the probabilities sum to {p.sum():.6g} > 1")
+        _check_sums(table, self.keys, p, name)
         self._index, self._p = index, p
+        self._kinds = {key: (_key_kind(table[key]), _example(table[key])) for key in self.keys}
         self._dense = _dense_table(table[self.keys], p)
 
     @classmethod
@@ -334,10 +359,17 @@ class TablePolicy:
         uniform logger declared in one line (no candidate table needed).
         """
         items = list(items)
-        if not items or isinstance(positions, bool) or not 1 <= int(positions) <= len(items):
+        whole = isinstance(positions, (int, np.integer)) and not isinstance(positions, bool)
+        if not items or not whole or not 1 <= positions <= len(items):
             raise ConfigurationError(
-                f"a uniform policy needs items and 1 <= positions <= len(items), got "
-                f"{len(items)} items and positions={positions!r}"
+                f"a uniform policy needs items and a whole number 1 <= positions <= len(items), "
+                f"got {len(items)} items and positions={positions!r}"
+            )
+        twice = pd.Index(items)
+        twice = twice[twice.duplicated()].unique()
+        if len(twice):
+            raise ConfigurationError(
+                f"a uniform policy's items must be distinct; listed twice: {describe_rows(twice)}"
             )
         grid = pd.MultiIndex.from_product([items, range(1, int(positions) + 1)])
         table = grid.to_frame(index=False, name=["item", "position"])
@@ -348,6 +380,7 @@ class TablePolicy:
         for key in self.keys:
             if key not in rows:
                 raise ColumnError(key, f"policy {self.name!r} looks its probabilities up by this")
+            self._check_kind(key, rows[key])
         if self._dense is not None:
             values = [rows[key].to_numpy() for key in self.keys]
             if all(v.dtype.kind in "iu" for v in values):
@@ -355,5 +388,60 @@ class TablePolicy:
         at = self._index.get_indexer(pd.MultiIndex.from_frame(rows[self.keys]))
         return np.where(at >= 0, self._p[np.maximum(at, 0)], 0.0)
 
+    def _check_kind(self, key: str, values: pd.Series) -> None:
+        """Text keys never match numbers: a table and rows of different kinds are an error."""
+        kind, example = self._kinds[key]
+        theirs = _key_kind(values)
+        if kind and theirs and kind != theirs:
+            raise ColumnError(
+                key,
+                f"policy {self.name!r}'s table has {kind} keys (e.g. {example!r}) but the rows "
+                f"have {theirs} keys (e.g. {_example(values)!r}), which would match nothing: "
+                "convert one column to the other's type",
+            )
+
     def __repr__(self) -> str:
         return f"TablePolicy({self.name!r}, {len(self._p)} rows by {self.keys})"
+
+
+def _check_keys(table: pd.DataFrame, keys: list[str], labels: np.ndarray) -> None:
+    """Keys present in every row; positions whole numbers from 1 (refusing obp's 0-based ones)."""
+    for key in keys:
+        missing = table[key].isna().to_numpy()
+        if missing.any():
+            raise ColumnError(key, "keys must not be missing", labels[missing], table="table rows")
+    if "position" not in keys:
+        return
+    pos = pd.to_numeric(table["position"], errors="coerce").to_numpy(dtype=float)
+    if (pos == 0).any():
+        raise ColumnError(
+            "position",
+            "positions are 1-based (the top slot is 1), and this table has position 0, as in "
+            "obp's 0-based convention: add 1 to its positions",
+            labels[pos == 0],
+            table="table rows",
+        )
+    bad = ~(pos >= 1) | (pos != np.floor(pos)) | ~np.isfinite(pos)
+    if bad.any():
+        raise ColumnError(
+            "position", "positions must be whole numbers from 1", labels[bad], table="table rows"
+        )
+
+
+def _check_sums(table: pd.DataFrame, keys: list[str], p: np.ndarray, name: str) -> None:
+    """Per (context, position) the items' probabilities sum to at most 1; the bandit's in all."""
+    slots = [k for k in keys if k != "item"]
+    if not slots:
+        if p.sum() > 1 + 1e-9:
+            raise ConfigurationError(
+                f"policy {name!r}: the items' probabilities sum to {p.sum():.6g}, more than 1"
+            )
+        return
+    total = pd.Series(p).groupby([table[k].to_numpy() for k in slots]).sum()
+    over = total[total > 1 + 1e-9]
+    if len(over):
+        raise ConfigurationError(
+            f"policy {name!r}: the items' probabilities sum to more than 1 at {'/'.join(slots)} "
+            f"{describe_rows(over.index.to_numpy())} (up to {over.max():.6g}); they must sum to "
+            f"at most 1 per {'/'.join(slots)}"
+        )

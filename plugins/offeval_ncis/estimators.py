@@ -253,6 +253,11 @@ class PointwiseNCIS(_ISFamily):
         log = view.log
         cands = log.require_candidates()
         mu = cands["propensity"].to_numpy()
+        if np.isnan(mu).any():  # from_obp without pi_b: a NaN normaliser would count as 0
+            raise ConfigurationError(
+                f"{self.name} needs the logger's probability of every candidate, and the "
+                "candidate table's are unknown (from_obp without pi_b): give its 'pi_b'"
+            )
         capped = np.minimum(cap * mu, view.candidate_probabilities())
         normaliser = np.bincount(cands["slot"].to_numpy(), weights=capped, minlength=log.n_rows)
         with np.errstate(divide="ignore", invalid="ignore"):

@@ -82,13 +82,19 @@ def capped_weight_column(cap: float) -> Shared:
     return Shared(capped_weights, (cap,))
 
 
-def support(view: PolicyView) -> tuple[int, float]:
-    """Candidates the target may show but the logger never does: count and target mass."""
+def support(view: PolicyView) -> tuple[int, float] | None:
+    """Candidates the target may show but the logger never does: count and target mass.
+
+    None when the candidates' propensities are unknown (NaN: ``from_obp``
+    without ``pi_b``): the support cannot be checked, and is not reported.
+    """
     return view.memo(_support)
 
 
-def _support(view: PolicyView) -> tuple[int, float]:
+def _support(view: PolicyView) -> tuple[int, float] | None:
     mu = view.log.require_candidates()["propensity"].to_numpy()
+    if np.isnan(mu).any():
+        return None
     if mu.min(initial=1.0) > 0:  # the logger may show every candidate: nothing to ask the target
         return 0, 0.0
     pi = view.candidate_probabilities()
@@ -110,7 +116,7 @@ def weight_tally(view: PolicyView, cap: float) -> Tally:
     for name, value in zip(("sum_W2", "sum_WN", "sum_N2"), moments, strict=True):
         tally.add(name, value)
     tally.add("weight_units", view.log.n_units)
-    if view.log.has_candidates:
+    if view.log.has_candidates and support(view) is not None:
         violations, mass = support(view)
         tally.count("support_violations", violations)
         tally.add("unsupported_mass", mass)

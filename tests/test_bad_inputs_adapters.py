@@ -1,0 +1,445 @@
+"""Bad input at the ways into offeval other than a plain log frame (issue 19).
+
+obp's ``bandit_feedback`` and ``action_dist`` (:func:`offeval.from_obp`),
+obp's reward-model output (:func:`offeval_rewardmodels.from_obp_rewards`),
+probability tables (:class:`offeval.TablePolicy`) and the reward-model
+estimators' candidate probabilities: each mistake is one line naming the
+argument, key or column and the rows (obp's 0-based rounds, or the user's
+labels).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from offeval import (
+    ColumnError,
+    ColumnPolicy,
+    ConfigurationError,
+    InteractionLog,
+    OffevalError,
+    RowError,
+    TablePolicy,
+    evaluate,
+    from_obp,
+)
+from offeval_ncis import IS, PointwiseNCIS
+from offeval_rewardmodels import DM, DR, from_obp_rewards
+
+N, ACTIONS, SLOTS = 12, 4, 2
+
+
+def feedback(with_pi_b: bool = True) -> dict:
+    """obp's bandit_feedback for 12 rounds, 4 actions, 2 positions (obp's 0-based)."""
+    rng = np.random.default_rng(5)
+    pi_b = rng.dirichlet(np.ones(ACTIONS), size=(N, SLOTS)).transpose(0, 2, 1)
+    position = np.arange(N) % SLOTS
+    action = np.arange(N) % ACTIONS
+    out = {
+        "n_rounds": N,
+        "n_actions": ACTIONS,
+        "action": action,
+        "position": position,
+        "reward": (np.arange(N) % 3 == 0).astype(int),
+        "pscore": pi_b[np.arange(N), action, position],
+        "context": rng.normal(size=(N, 2)),
+    }
+    return {**out, "pi_b": pi_b} if with_pi_b else out
+
+
+def dist(rounds: int = N) -> np.ndarray:
+    """An action_dist of obp's shape (rounds, actions, positions), uniform."""
+    return np.full((rounds, ACTIONS, SLOTS), 1 / ACTIONS)
+
+
+def one_line(exc: pytest.ExceptionInfo) -> str:
+    text = str(exc.value)
+    assert "\n" not in text
+    return text
+
+
+def with_value(key: str, at: list[int], value, base: dict | None = None) -> dict:
+    data = feedback() if base is None else base
+    array = np.array(data[key], dtype=float if isinstance(value, float) else None)
+    array[at] = value
+    return {**data, key: array}
+
+
+# -- from_obp: lengths and shapes ---------------------------------------------------------
+
+
+def test_a_context_with_another_number_of_rows_is_refused_not_reshaped():
+    doubled = {**feedback(), "context": np.zeros((2 * N, 2))}  # reshapes to (12, 4) silently
+    with pytest.raises(OffevalError) as exc:
+        from_obp(doubled)
+    assert "'context'" in one_line(exc) and "24" in one_line(exc) and "12" in one_line(exc)
+
+
+@pytest.mark.parametrize("key", ["reward", "pscore", "position"])
+def test_an_array_of_another_length_is_named(key):
+    short = {**feedback(), key: np.asarray(feedback()[key])[:-3]}
+    with pytest.raises(OffevalError, match=rf"'{key}'\] has 9 rounds.*'action'\] has 12"):
+        from_obp(short)
+
+
+def test_n_rounds_that_disagrees_with_the_arrays_is_named():
+    with pytest.raises(OffevalError, match=r"n_rounds.*13.*12"):
+        from_obp({**feedback(), "n_rounds": 13})
+
+
+def test_two_dimensional_actions_are_refused():
+    with pytest.raises(OffevalError, match=r"'action'.*one action per round.*\(12, 1\)"):
+        from_obp({**feedback(), "action": feedback()["action"][:, None]})
+
+
+def test_fractional_and_negative_actions_are_named_by_round():
+    fractional = with_value("action", [3, 7], 1.5)
+    with pytest.raises(RowError) as exc:
+        from_obp(fractional)
+    assert "'action'" in one_line(exc) and "rounds [3, 7]" in one_line(exc)
+    with pytest.raises(RowError, match=r"'action'.*rounds \[5\]"):
+        from_obp(with_value("action", [5], -1))
+    with pytest.raises(RowError, match=r"'action'.*n_actions=4.*rounds \[2\]"):
+        from_obp(with_value("action", [2], 4))
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "problem"),
+    [
+        ("reward", np.nan, "finite"),
+        ("pscore", 0.0, r"\(0, 1\]"),
+        ("pscore", 1.5, r"\(0, 1\]"),
+        ("pscore", np.nan, r"\(0, 1\]"),
+        ("position", -1, "whole numbers >= 0"),
+        ("position", 0.5, "whole numbers >= 0"),
+    ],
+)
+def test_bad_values_are_named_by_obp_key_and_round(key, value, problem):
+    with pytest.raises(RowError, match=rf"'{key}'.*{problem}.*rounds \[4, 9\]"):
+        from_obp(with_value(key, [4, 9], value))
+
+
+def test_text_rewards_are_refused():
+    with pytest.raises(OffevalError, match=r"'reward'.*numbers"):
+        from_obp({**feedback(), "reward": np.array(["click"] * N)})
+
+
+def test_a_non_finite_context_is_named_by_round():
+    context = feedback()["context"].copy()
+    context[6, 1] = np.inf
+    with pytest.raises(RowError, match=r"'context'.*finite.*rounds \[6\]"):
+        from_obp({**feedback(), "context": context})
+
+
+def test_bandit_feedback_must_be_a_mapping():
+    with pytest.raises(OffevalError, match="bandit_feedback must be a dict"):
+        from_obp([1, 2, 3])
+
+
+# -- from_obp: action_dist ----------------------------------------------------------------
+
+
+def test_an_action_dist_with_more_or_fewer_rounds_is_refused():
+    with pytest.raises(OffevalError) as exc:
+        from_obp(feedback(), dist(N + 5))
+    assert "action_dist of 'evaluation'" in one_line(exc) and "17 rounds" in one_line(exc)
+    with pytest.raises(OffevalError, match="action_dist of 'b' has 10 rounds"):
+        from_obp(feedback(), {"a": dist(), "b": dist(N - 2)})
+
+
+def test_an_action_dist_too_narrow_for_the_actions_or_positions_is_refused():
+    with pytest.raises(OffevalError, match=r"action_dist of 'evaluation'.*3 actions.*n_actions=4"):
+        from_obp(feedback(), np.full((N, 3, SLOTS), 1 / 3))
+    with pytest.raises(OffevalError, match=r"action_dist of 'evaluation'.*1 position.*\[1, 3"):
+        from_obp(feedback(), np.full((N, ACTIONS, 1), 1 / ACTIONS))
+
+
+def test_an_action_dist_off_the_simplex_names_its_rounds():
+    bad = dist()
+    bad[[2, 8], 0, 1] = np.nan
+    with pytest.raises(OffevalError, match=r"outside \[0, 1\].*rounds \[2, 8\]"):
+        from_obp(feedback(), bad)
+    half = dist()
+    half[[1, 10]] *= 0.5
+    with pytest.raises(OffevalError, match=r"sum.*not 1.*rounds \[1, 10\]"):
+        from_obp(feedback(), half)
+
+
+# -- from_obp: pi_b and the candidate table -----------------------------------------------
+
+
+def test_a_short_pi_b_is_refused():
+    short = {**feedback(), "pi_b": feedback()["pi_b"][:10]}
+    with pytest.raises(OffevalError, match=r"'pi_b'\] has 10 rounds.*12"):
+        from_obp(short, with_candidates=True)
+
+
+def test_a_pi_b_that_disagrees_with_pscore_is_named_by_round():
+    data = feedback()
+    pi_b = data["pi_b"].copy()
+    pi_b[7] = pi_b[7, ::-1]  # another round's distribution: still sums to 1
+    with pytest.raises(RowError, match=r"'pi_b'.*'pscore'.*rounds \[7\]"):
+        from_obp({**data, "pi_b": pi_b}, with_candidates=True)
+
+
+def test_a_pi_b_off_the_simplex_is_named_by_round():
+    data = feedback()
+    pi_b = data["pi_b"].copy()
+    pi_b[[0, 11], :, :] *= 2
+    with pytest.raises(RowError, match=r"'pi_b'.*rounds \[0, 11\]"):
+        from_obp({**data, "pi_b": pi_b}, with_candidates=True)
+
+
+def test_obd_feedback_without_pi_b_reaches_dm_and_dr():
+    """pi_b feeds only the support diagnostics: without it DM and DR still run, and give
+    the same values as with it; the candidates' propensities are unknown (NaN)."""
+    rng = np.random.default_rng(0)
+    q = rng.random((N, ACTIONS, SLOTS))
+    target = rng.dirichlet(np.ones(ACTIONS), size=(N, SLOTS)).transpose(0, 2, 1)
+    values = {}
+    for with_pi_b in (True, False):
+        log, policies = from_obp(feedback(with_pi_b), target, with_candidates=True)
+        log = from_obp_rewards(log, q).attach(log)
+        ev = evaluate(log, policies, [DM(), DR()])
+        values[with_pi_b] = [ev.estimate("evaluation", e).value for e in ("dm", "dr")]
+        assert np.isnan(log.candidates["propensity"]).all() != with_pi_b
+    rounds, pos = np.arange(N), feedback()["position"]
+    dm = (target[rounds, :, pos] * q[rounds, :, pos]).sum(axis=1).mean()  # obp's DM by hand
+    assert values[False] == pytest.approx(values[True], rel=1e-12)
+    assert values[False][0] == pytest.approx(dm, rel=1e-12)
+
+
+def test_without_pi_b_the_support_diagnostics_are_absent_not_zero():
+    log, policies = from_obp(feedback(False), dist(), with_candidates=True)
+    rng = np.random.default_rng(1)
+    log = from_obp_rewards(log, rng.random((N, ACTIONS, SLOTS))).attach(log)
+    diagnostics = evaluate(log, policies, [DR()]).estimate("evaluation", "dr").diagnostics
+    assert "unsupported_mass_per_slot" not in diagnostics
+    assert "support_violations" not in diagnostics
+    with_pi_b, _ = from_obp(feedback(), dist(), with_candidates=True)
+    with_pi_b = from_obp_rewards(with_pi_b, rng.random((N, ACTIONS, SLOTS))).attach(with_pi_b)
+    diagnostics = evaluate(with_pi_b, policies, [DR()]).estimate("evaluation", "dr").diagnostics
+    assert diagnostics["unsupported_mass_per_slot"] == 0.0
+
+
+def test_without_pi_b_an_estimator_that_needs_candidate_propensities_says_so():
+    log, policies = from_obp(feedback(False), dist(), with_candidates=True)
+    with pytest.raises(ConfigurationError, match=r"pointwise_ncis.*unknown.*pi_b"):
+        evaluate(log, policies, [PointwiseNCIS(cap=2.0)])  # formerly: an estimate of 0
+
+
+def test_candidates_without_pi_b_or_n_actions_say_what_to_give():
+    data = feedback(False)
+    del data["n_actions"]
+    with pytest.raises(OffevalError, match=r"n_actions.*pi_b"):
+        from_obp(data, with_candidates=True)
+    log, _ = from_obp(data, dist(), with_candidates=True)  # the action_dist gives the actions
+    assert len(log.candidates) == N * ACTIONS
+
+
+# -- from_obp_rewards ---------------------------------------------------------------------
+
+
+def test_obp_rewards_with_more_or_fewer_rounds_than_the_log_are_refused():
+    log, _ = from_obp(feedback(), with_candidates=True)
+    with pytest.raises(OffevalError, match=r"estimated_rewards_by_reg_model has 20 rounds.*12"):
+        from_obp_rewards(log, np.zeros((20, ACTIONS, SLOTS)))
+    with pytest.raises(OffevalError, match=r"has 8 rounds.*12"):
+        from_obp_rewards(log, np.zeros((8, ACTIONS, SLOTS)))
+
+
+def test_non_finite_obp_rewards_are_named_by_round():
+    log, _ = from_obp(feedback(), with_candidates=True)
+    q = np.zeros((N, ACTIONS, SLOTS))
+    q[[3, 5], 1, 0] = np.nan
+    with pytest.raises(RowError, match=r"estimated_rewards_by_reg_model.*finite.*rounds \[3, 5\]"):
+        from_obp_rewards(log, q)
+
+
+def test_obp_rewards_for_a_log_without_candidates_say_with_candidates():
+    log, _ = from_obp(feedback())
+    with pytest.raises(OffevalError, match=r"from_obp\(\.\.\., with_candidates=True\)"):
+        from_obp_rewards(log, np.zeros((N, ACTIONS, SLOTS)))
+
+
+def test_obp_rewards_need_a_log():
+    with pytest.raises(OffevalError, match="InteractionLog"):
+        from_obp_rewards(feedback(), np.zeros((N, ACTIONS, SLOTS)))
+
+
+def test_a_reward_model_estimator_without_candidates_names_from_obp():
+    log, policies = from_obp(feedback(), dist())
+    log = log.with_columns(reward_model=np.zeros(log.n_rows))
+    with pytest.raises(OffevalError, match=r"from_obp\(\.\.\., with_candidates=True\)"):
+        evaluate(log, policies, [DM()])
+
+
+# -- TablePolicy --------------------------------------------------------------------------
+
+
+def item_position_table(positions=(1, 2), items=(10, 11, 12)) -> pd.DataFrame:
+    grid = pd.MultiIndex.from_product([items, positions], names=["item", "position"])
+    return grid.to_frame(index=False).assign(probability=1 / len(items))
+
+
+def ranking_log(item_keys=(10, 11, 12)) -> InteractionLog:
+    frame = pd.DataFrame(
+        {
+            "trajectory": np.repeat(np.arange(6), 2),
+            "item": np.resize(np.asarray(item_keys, dtype=object), 12).tolist(),
+            "position": np.tile([1, 2], 6),
+            "reward": np.tile([1.0, 0.0], 6),
+            "propensity": 1 / 3,
+        }
+    )
+    return InteractionLog.from_frame(frame)
+
+
+def test_a_table_with_position_0_is_refused_as_0_based():
+    obp_like = item_position_table(positions=(0, 1))
+    with pytest.raises(ColumnError) as exc:
+        TablePolicy(obp_like)
+    text = one_line(exc)
+    assert "'position'" in text and "1-based" in text and "add 1" in text
+    assert "rows [0, 2, 4]" in text  # the table's own labels of its position-0 rows
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, np.nan])
+def test_a_table_position_that_is_not_a_whole_number_from_1_is_refused(bad):
+    table = item_position_table().astype({"position": float})
+    table.loc[3, "position"] = bad
+    with pytest.raises(ColumnError, match=r"'position'.*rows \[3\]"):
+        TablePolicy(table)
+
+
+def test_a_missing_item_key_is_refused():
+    table = item_position_table().astype({"item": float})
+    table.loc[[1, 4], "item"] = np.nan
+    with pytest.raises(ColumnError, match=r"'item'.*missing.*rows \[1, 4\]"):
+        TablePolicy(table)
+
+
+def test_text_keys_against_a_numeric_log_are_an_error_not_zero():
+    text = item_position_table().assign(item=lambda t: t["item"].map("i{}".format))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # formerly: estimate 0 and a mean-weight warning
+        with pytest.raises(ColumnError) as exc:
+            evaluate(ranking_log(), [TablePolicy(text, "t")], [IS()])
+    line = one_line(exc)
+    assert "'item'" in line and "'i10'" in line and "10" in line
+    assert "text" in line and "number" in line
+    numeric = TablePolicy(item_position_table(), "n")  # and the other way round
+    with pytest.raises(ColumnError, match=r"'item'.*number.*10.*text.*'a'"):
+        evaluate(ranking_log(("a", "b", "c")), [numeric], [IS()])
+
+
+def test_matching_keys_of_either_type_still_look_up():
+    numeric_log = ranking_log()
+    value = evaluate(numeric_log, [TablePolicy(item_position_table())], [IS()])
+    # every item has probability 1/3 at both positions, the logger too: weight 1
+    assert value.estimate("table").value == pytest.approx(0.5)
+    text = item_position_table().assign(item=lambda t: t["item"].map("i{}".format))
+    text_log = ranking_log(("i10", "i11", "i12"))
+    assert evaluate(text_log, [TablePolicy(text)], [IS()]).estimate("table").value == (
+        pytest.approx(0.5)
+    )
+
+
+def test_a_sum_above_1_names_its_positions_as_plain_values():
+    table = item_position_table(positions=(1, 2, 3)).assign(
+        probability=lambda t: np.where(
+            t["position"] == 2, 0.3, np.where(t["position"] == 3, 0.5, 0.2)
+        )
+    )
+    with pytest.raises(ConfigurationError) as exc:
+        TablePolicy(table, "t")
+    line = one_line(exc)
+    assert "np." not in line
+    assert "position [3]" in line and "1.5" in line
+
+
+def test_a_sum_above_1_names_context_position_pairs():
+    grid = pd.MultiIndex.from_product(
+        [["u1", "u2"], [10, 11], [1, 2]], names=["context", "item", "position"]
+    ).to_frame(index=False)
+    over = (grid["context"] == "u2") & (grid["position"] == 1)
+    table = grid.assign(probability=np.where(over, 0.9, 0.5))
+    with pytest.raises(ConfigurationError, match=r"context/position \[\('u2', 1\)\].*1\.8"):
+        TablePolicy(table)
+
+
+def test_a_bandit_table_summing_above_1_says_so():
+    table = pd.DataFrame({"item": [1, 2], "probability": [0.75, 0.5]})
+    with pytest.raises(ConfigurationError, match=r"sum to 1\.25"):
+        TablePolicy(table)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"items": [1, 1, 2]}, r"items.*twice.*\[1\]"),
+        ({"items": [1, 2, 3], "positions": 1.5}, "positions"),
+        ({"items": [1, 2, 3], "positions": 0}, "positions"),
+    ],
+)
+def test_uniform_checks_its_arguments(kwargs, message):
+    with pytest.raises(ConfigurationError, match=message):
+        TablePolicy.uniform(**kwargs)
+
+
+def test_table_policy_checks_its_name_and_probability_column():
+    with pytest.raises(ConfigurationError, match="name"):
+        TablePolicy(item_position_table(), name=3)
+    with pytest.raises(ConfigurationError, match="probability='item'"):
+        TablePolicy(item_position_table(), probability="item")
+
+
+# -- reward models: the target's probabilities per slot -----------------------------------
+
+
+def slot_log(target_per_candidate: np.ndarray) -> InteractionLog:
+    """Three single-slot trajectories labelled 'a', 'b', 'c', three candidates each."""
+    frame = pd.DataFrame(
+        {
+            "trajectory": [0, 1, 2],
+            "item": [0, 1, 2],
+            "position": 1,
+            "reward": [1.0, 0.0, 1.0],
+            "propensity": 1 / 3,
+            "target": target_per_candidate.reshape(3, 3)[[0, 1, 2], [0, 1, 2]],
+            "reward_model": 0.5,
+        },
+        index=["a", "b", "c"],
+    )
+    candidates = pd.DataFrame(
+        {
+            "trajectory": np.repeat([0, 1, 2], 3),
+            "position": 1,
+            "item": np.tile([0, 1, 2], 3),
+            "propensity": 1 / 3,
+            "target": target_per_candidate,
+            "reward_model": 0.5,
+        }
+    )
+    return InteractionLog.from_frame(frame, candidates=candidates)
+
+
+@pytest.mark.parametrize("estimator", [DM(), DR()])
+def test_target_probabilities_summing_above_1_per_slot_are_refused(estimator):
+    target = np.full(9, 1 / 3)
+    target[3:6] = [0.9, 0.4, 0.4]  # slot 'b' sums to 1.7
+    with pytest.raises(RowError) as exc:
+        evaluate(slot_log(target), [ColumnPolicy("target")], [estimator])
+    line = one_line(exc)
+    assert "'target'" in line and "1.7" in line and "rows ['b']" in line
+
+
+def test_target_probabilities_summing_to_1_or_less_pass():
+    target = np.full(9, 1 / 3)
+    target[6:] = [0.2, 0.2, 0.2]  # less than 1: reported by target_mass_per_slot
+    ev = evaluate(slot_log(target), [ColumnPolicy("target")], [DM()])
+    assert ev.estimate("target", "dm").value == pytest.approx((0.5 + 0.5 + 0.3) / 3)
