@@ -1093,7 +1093,7 @@ BANNER_CASES = {
         lambda: disagreement(banner_frame(logging_pool=[0.0, 0.0, 1.0, 0.0, 0.0]), ("cd",)),
         ColumnError,
         "'logging_pool'",
-        r"rows \['b1'\]",
+        r"trajectories \[1\].*rows \['b3'\]",
     ),
     "ordering probabilities that do not sum to one": (
         lambda: disagreement(

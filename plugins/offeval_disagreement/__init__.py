@@ -1,13 +1,16 @@
-"""Plugin ``disagreement``: ranking metrics on non-shuffled traffic (seed 001, Gilotte 2019).
+"""Plugin ``disagreement``: ranking metrics on non-shuffled traffic (Gilotte et al., 2019).
 
 Pairwise disagreement (``pd``) and counterfactual disagreement (``cd``) as
-exact per-banner expectations, the seed's variant 5.1 re-drawing the whole
-banner (``cd_banner``), their sampling algorithms as written in the seed
-(``pd_sampled``, ``cd_sampled``), and Plackett-Luce rank probabilities given
-the displayed set (:mod:`offeval_disagreement.given_set`).
+exact per-banner expectations, the paper's variant 5.1 re-drawing the whole
+banner (``cd_banner``), their sampling algorithms as the paper writes them
+(``pd_sampled``, ``cd_sampled``), Plackett-Luce rank probabilities given the
+displayed set (:func:`forward_backward`, :func:`rank_rows`,
+:func:`subset_dp`, :func:`monte_carlo`), and the paper's Figure 3 on the
+simulator (:func:`figure3`).
 """
 
 from offeval import hookimpl
+from offeval_disagreement.analyses import close_models, figure3, plot_figure3, world
 from offeval_disagreement.estimators import (
     CounterfactualDisagreement,
     PairwiseDisagreement,
@@ -20,6 +23,7 @@ from offeval_disagreement.given_set import (
     forward_backward,
     monte_carlo,
     rank_probabilities,
+    rank_rows,
     subset_dp,
 )
 
@@ -44,7 +48,7 @@ def register_demo_estimators(register):
     """PD on all banners (position-biased), PD on shuffled banners only, and CD."""
     register(PairwiseDisagreement())
     register(PairwiseDisagreement(banners="shuffled"))
-    register(CounterfactualDisagreement())
+    register(CounterfactualDisagreement(score_scale="logit"))
 
 
 __all__ = [
@@ -54,8 +58,13 @@ __all__ = [
     "ResampledBannerDisagreement",
     "SampledCounterfactualDisagreement",
     "SampledPairwiseDisagreement",
+    "close_models",
+    "figure3",
     "forward_backward",
     "monte_carlo",
+    "plot_figure3",
     "rank_probabilities",
+    "rank_rows",
     "subset_dp",
+    "world",
 ]

@@ -1,4 +1,4 @@
-"""The seed's Figure 3 on the simulator: disagreement on non-shuffled banners vs shuffled PD.
+"""Figure 3 of Gilotte et al. (2019) on the simulator: non-shuffled metrics vs shuffled PD.
 
 A Plackett-Luce logging policy with a small uniformly shuffled share serves
 banners to position-biased users; about 40 test models of close quality
@@ -27,7 +27,7 @@ COUNTERFACTUAL = "cd(banners=non_shuffled)"
 
 @dataclass(frozen=True)
 class Figure3:
-    """Per-model metrics and what the seed's Figure 3 reads off them.
+    """Per-model metrics and what Gilotte et al.'s (2019) Figure 3 reads off them.
 
     ``table`` has one row per model: each metric's value, standard error and
     banners used. ``correlations`` are Pearson and Kendall coefficients (with
@@ -152,7 +152,7 @@ def summarise(frame: pd.DataFrame, log) -> Figure3:
 
 
 def plot_figure3(result: Figure3):
-    """Two panels as in the seed: each non-shuffled metric against PD on shuffled banners."""
+    """Two panels as in Gilotte et al. (2019): each non-shuffled metric against shuffled PD."""
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(9, 4), sharex=True)

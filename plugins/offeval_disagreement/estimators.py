@@ -1,4 +1,4 @@
-"""Pairwise and counterfactual disagreement as estimators of the engine (seed 001).
+"""Pairwise and counterfactual disagreement as estimators of the engine (Gilotte et al., 2019).
 
 One banner is one unit. Algorithm 1 (pairwise disagreement, PD) draws the
 clicked product P+ and a non-clicked product P- of the same banner uniformly;
@@ -21,16 +21,21 @@ half of them.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 
-from offeval import BaseEstimator, ConfigurationError, Contribution, PolicyView
+from offeval import BaseEstimator, ConfigurationError, Contribution, OffevalWarning, PolicyView
 from offeval.stats import Linearisation, Tally, ratio_of_means
 from offeval.units import hash_ids
 from offeval_disagreement import streams
 from offeval_disagreement.banners import SUBSETS, Group, clicked, groups, in_subset
 from offeval_disagreement.given_set import METHODS
-from offeval_disagreement.ordering import LOGGING, fixed, ordering
+from offeval_disagreement.ordering import LOGGING, SCALES, fixed, ordering
+
+#: Counts of the ordering computation reported in every estimate's diagnostics.
+REPORTED = ("pool_assumed", "monte_carlo_banners")
 
 
 def _choice(name: str, value, options) -> None:
@@ -141,8 +146,16 @@ class CounterfactualDisagreement(_Disagreement):
     """Counterfactual disagreement (algorithm 2): P- at the clicked rank of a re-sampled ordering.
 
     ``logging`` says where the ordering distribution given the displayed set
-    comes from (``auto``: uniform on shuffled banners, Plackett-Luce over the
-    ``logging_score`` logits on the others; see :mod:`offeval_disagreement.ordering`).
+    comes from (``auto``: uniform on shuffled banners, Plackett-Luce over
+    ``logging_score`` on the others; see :mod:`offeval_disagreement.ordering`).
+    ``score_scale`` states what ``logging_score`` and the ``pool`` column
+    hold: ``"logit"`` (logits, and the log of the mass of the candidates not
+    displayed, as the simulator writes them) or ``"linear"`` (weights
+    exp(logit) > 0, and that mass itself). Unstated (None), they are read as
+    logits and a warning says so; scores read as logits that look like
+    probabilities (in [0, 1], summing to at most 1 per banner) warn, and so
+    does a missing pool column (the pool is then taken to be the displayed
+    set), once per evaluation with the number of banners concerned.
     Banners flagged in the ``deterministic`` column (a deterministic logging
     ranker) are excluded: every re-drawn ordering is the displayed one. Exact
     rank probabilities up to 20 products, Monte Carlo beyond (``method``,
@@ -162,10 +175,13 @@ class CounterfactualDisagreement(_Disagreement):
         samples: int = 10_000,
         seed: int = 0,
         deterministic: str = "logging_deterministic",
+        score_scale: str | None = None,
     ):
         _choice("banners", banners, SUBSETS)
         _choice("logging", logging, LOGGING)
         _choice("method", method, METHODS)
+        if score_scale is not None:
+            _choice("score_scale", score_scale, tuple(SCALES))
         for name, value in (("pool", pool), ("prefix", prefix), ("deterministic", deterministic)):
             if not isinstance(value, str) or not value:
                 raise ConfigurationError(f"{name} must name a column, got {value!r}")
@@ -179,6 +195,7 @@ class CounterfactualDisagreement(_Disagreement):
         self.samples = samples
         self.seed = seed
         self.deterministic = deterministic
+        self.score_scale = score_scale
 
     @property
     def requires(self) -> tuple[str, ...]:
@@ -187,14 +204,37 @@ class CounterfactualDisagreement(_Disagreement):
         needs["columns"] = (f"{self.prefix}*",)
         return super().requires + needs.get(self.logging, ())
 
+    def label_params(self) -> dict:
+        """Changed parameters, but the logit scale, stated or not (the same computation)."""
+        params = self.changed_params()
+        if params.get("score_scale") == "logit":
+            del params["score_scale"]
+        return params
+
+    def _ordering(self, view: PolicyView, group: Group, tally: Tally) -> np.ndarray:
+        """q for the group's banners; its counts in the diagnostics and, once per chunk, in the
+        sums the warnings read (on the first policy evaluated: the totals of the evaluation)."""
+        q, counts = ordering(view.log, group, self)
+        for name in REPORTED:
+            if name in counts:
+                tally.count(name, counts[name])
+        if _first_use(view.log, (self.label, group.n, group.units.tobytes())):
+            for name, value in counts.items():
+                tally.add(f"ordering_{name}", value)
+        return q
+
+    def diagnose(self, tally: Tally) -> dict[str, float]:
+        """Banners counted and kept share; warns about what the ordering assumed."""
+        for message in _assumed(self, tally.sums):
+            warnings.warn(message, OffevalWarning, stacklevel=2)
+        return super().diagnose(tally)
+
     def _fixed(self, log) -> np.ndarray:
         """Banners of a deterministic logging ranker (flagged, and not shuffled under auto)."""
         return fixed(log, self)
 
     def _banner(self, view, group, s, c, tally):
-        q, counts = ordering(view.log, group, self)
-        for name, value in counts.items():
-            tally.count(name, value)
+        q = self._ordering(view, group, tally)
         positive, above, differ = _pairs(s, c)
         clicks = c.sum(axis=1)
         weight = positive * q  # [b, i, p]: the clicked i's rank is i
@@ -209,11 +249,11 @@ def _uniforms(ids: np.ndarray, seed: int, draw: int, stream: int) -> np.ndarray:
 
 
 class _Sampled:
-    """The seed's algorithms run as written: ``draws`` seeded samples per banner."""
+    """Gilotte et al.'s (2019) algorithms run as written: ``draws`` seeded samples per banner."""
 
     def _banner(self, view, group, s, c, tally):
         ids = view.log.unit_ids[group.units]
-        negatives = self._negatives(view, group, c)  # (b, n, n): P(P- = p | P+ = i)
+        negatives = self._negatives(view, group, c, tally)  # (b, n, n): P(P- = p | P+ = i)
         disagree, kept = np.zeros(len(ids)), np.zeros(len(ids))
         rows = np.arange(len(ids))
         for draw in range(self.draws):
@@ -241,7 +281,7 @@ class SampledPairwiseDisagreement(_Sampled, PairwiseDisagreement):
         self.draws = draws
         self.seed = seed
 
-    def _negatives(self, view, group, c) -> np.ndarray:
+    def _negatives(self, view, group, c, tally) -> np.ndarray:
         unclicked = (~c).astype(float)
         return np.broadcast_to(
             (unclicked / unclicked.sum(1, keepdims=True))[:, None, :], c.shape + c.shape[1:]
@@ -262,17 +302,26 @@ class SampledCounterfactualDisagreement(_Sampled, CounterfactualDisagreement):
         draws: int = 1,
         seed: int = 0,
         deterministic: str = "logging_deterministic",
+        score_scale: str | None = None,
     ):
-        super().__init__(banners, logging, pool, prefix, seed=seed, deterministic=deterministic)
+        super().__init__(
+            banners,
+            logging,
+            pool,
+            prefix,
+            seed=seed,
+            deterministic=deterministic,
+            score_scale=score_scale,
+        )
         _whole("draws", draws, 1)
         self.draws = draws
 
-    def _negatives(self, view, group, c) -> np.ndarray:
-        return ordering(view.log, group, self)[0]
+    def _negatives(self, view, group, c, tally) -> np.ndarray:
+        return self._ordering(view, group, tally)
 
 
 class ResampledBannerDisagreement(_Disagreement):
-    """Variant 5.1 of the seed: P- at the clicked rank of a whole new banner (set and order).
+    """Variant 5.1 of Gilotte et al. (2019): P- at the clicked rank of a whole new banner.
 
     The logging policy re-draws the banner from its full candidate pool, so P-
     is any candidate the logging policy could have shown at the clicked rank,
@@ -323,3 +372,44 @@ def _candidate_scores(view: PolicyView) -> np.ndarray:
     cands = log.require_candidates()
     rows = cands.assign(context=log.frame["context"].to_numpy()[cands["slot"].to_numpy()])
     return view.ask("scores", rows=rows, labels=log.candidate_source_rows, table="candidate rows")
+
+
+def _first_use(log, key) -> bool:
+    """Whether this is the first call with ``key`` on this chunk (the first policy's)."""
+    seen = log.memo(_seen)
+    first = key not in seen
+    seen.add(key)
+    return first
+
+
+def _seen(log) -> set:
+    return set()
+
+
+def _assumed(cd: CounterfactualDisagreement, sums: dict[str, float]) -> list[str]:
+    """Warnings about how the ordering distribution was read, from the evaluation's totals."""
+    placed = int(sums.get("ordering_placed", 0))
+    like = int(sums.get("ordering_like_probabilities", 0))
+    assumed = int(sums.get("ordering_pool_assumed", 0))
+    messages = []
+    if placed and cd.score_scale is None:
+        messages.append(
+            f"{cd.label}: score_scale not given: 'logging_score' read as "
+            f"{SCALES['logit']['score']} and {cd.pool!r} as {SCALES['logit']['pool']}, on "
+            f"{placed:,} banners; say score_scale='logit', or 'linear' for weights such as "
+            "probabilities"
+        )
+    if like and like == int(sums.get("ordering_several", 0)):
+        messages.append(
+            f"{cd.label}: 'logging_score' is read as logits, but on all {like:,} banners of "
+            "several products its scores lie in [0, 1] and sum to at most 1, as probabilities "
+            "do: if they are probabilities (or other weights), say score_scale='linear'"
+        )
+    if assumed:
+        messages.append(
+            f"{cd.label}: the log has no column {cd.pool!r}, holding "
+            f"{SCALES[cd.score_scale]['pool']}: {assumed:,} banners were computed as if the "
+            "logging policy had drawn from the displayed products alone, which changes CD "
+            "when it had others to draw from; give the column"
+        )
+    return messages

@@ -12,7 +12,7 @@ Three exact algorithms over the 2^n subsets of D, all vectorised over banners
 of the same size:
 
 - :func:`forward_backward`: every rank at once in O(n 2^n). The forward pass
-  gives F(S) = P(the first |S| draws are S) (the seed's Lemma 1), the
+  gives F(S) = P(the first |S| draws are S) (Lemma 1 of Gilotte et al., 2019), the
   backward pass B(S) = P(the draws after S are exactly D \\ S), and
   P(P_r = p, D) = sum over |S| = r - 1, p not in S, of
   F(S) * w_p / (R + w(D \\ S)) * B(S + p). Each level is rescaled per banner
@@ -21,7 +21,7 @@ of the same size:
   left to draw are sums of positive terms, built from the full set down
   (R + w(D \\ S) = R + w(D \\ (S + p)) + w_p), never a total minus what was
   placed (which cancels badly when weights differ by many orders of magnitude).
-- :func:`subset_dp`: the seed's Appendix A (Lemmas 1 and 2), O(n^2 2^n) per
+- :func:`subset_dp`: Appendix A of Gilotte et al. (2019) (Lemmas 1 and 2), O(n^2 2^n) per
   rank, kept as the reference.
 - :func:`monte_carlo`: beyond the exact limit, sampled orderings. With no
   rest mass, exact Plackett-Luce sampling over D (Gumbel top-n); with one,
@@ -320,7 +320,7 @@ def _log_block(logits, log_rest, edges, up, down) -> np.ndarray:
 
 
 def subset_dp(logits: np.ndarray, rest=None) -> np.ndarray:
-    """The seed's Appendix A: Lemma 1 for P(D_k = S), Lemma 2 for P(D_k = S, P_r = p0).
+    """Gilotte et al. (2019), Appendix A: Lemma 1 for P(D_k = S), Lemma 2 for P(D_k = S, P_r = p0).
 
     O(n^2 2^n) per rank (O(n^3 2^n) for all ranks): the reference the faster
     :func:`forward_backward` is checked against. Linear space, no rescaling.
@@ -333,7 +333,7 @@ def subset_dp(logits: np.ndarray, rest=None) -> np.ndarray:
     weight_of = (((np.arange(1 << n)[:, None] >> np.arange(n)) & 1) @ w.T).T  # (b, 2^n)
 
     def left(placed: int) -> np.ndarray:
-        """scores_C - scores_S of the seed, summed over what is left (no cancellation)."""
+        """scores_C - scores_S of the paper, summed over what is left (no cancellation)."""
         return r + weight_of[:, full ^ placed]
 
     sets = {0: np.ones(banners)}  # Lemma 1: P(D_|S| = S)

@@ -3,12 +3,17 @@
 Counterfactual disagreement needs q[b, r, p] = P(P_r = p | D) for each banner
 b it counts, and only for those. Where it comes from (``logging``):
 
-- ``"plackett_luce"``: Plackett-Luce over the ``logging_score`` column (the
-  logits), with the rest mass of the candidates not displayed read from a
-  column holding its log (``pool``, default ``logging_pool``). Without that
-  column the pool is assumed to be the displayed set itself (rest mass 0) and
-  the assumption is counted in the diagnostics (``pool_assumed``). Banners
-  flagged true in the ``deterministic`` column (default
+- ``"plackett_luce"``: Plackett-Luce over the ``logging_score`` column, with
+  the rest mass of the candidates not displayed read from a column (``pool``,
+  default ``logging_pool``, one value per banner). ``score_scale`` says what
+  both hold: ``"logit"``, logits and the log of the rest mass (-inf: none),
+  as the simulator writes them; ``"linear"``, weights exp(logit) > 0 and the
+  rest mass itself (0: none). Unstated, they are read as logits and the
+  estimator warns. Scores read as logits that all lie in [0, 1] and sum to
+  at most 1 per banner look like probabilities: the estimator warns. Without
+  the pool column the pool is assumed to be the displayed set itself (rest
+  mass 0): counted in the diagnostics (``pool_assumed``) and warned about.
+  Banners flagged true in the ``deterministic`` column (default
   ``logging_deterministic``) were ordered by a deterministic ranker: given
   their set, the displayed order is the only one, so every re-drawn ordering
   puts the clicked product back at its rank and CD rejects every sample. They
@@ -18,6 +23,9 @@ b it counts, and only for those. Where it comes from (``logging``):
   P(P_r = p | D), checked to be a doubly stochastic matrix per banner;
 - ``"auto"``: uniform for banners flagged ``shuffled``, as ``"plackett_luce"``
   for the others.
+
+Per-banner columns (``shuffled``, the pool, the deterministic flag) must hold
+one value per banner: a banner whose rows differ is an error naming it.
 """
 
 from __future__ import annotations
@@ -27,7 +35,7 @@ import pandas as pd
 
 from offeval import ColumnError, InteractionLog
 from offeval.units import hash_ids
-from offeval_disagreement.banners import Group, clicked, flagged, shuffled_units
+from offeval_disagreement.banners import Group, clicked, flagged, per_trajectory, shuffled_units
 from offeval_disagreement.given_set import (
     MAX_EXACT,
     exact_limit,
@@ -37,6 +45,19 @@ from offeval_disagreement.given_set import (
 )
 
 LOGGING = ("auto", "plackett_luce", "uniform", "columns")
+#: What ``logging_score`` and the pool column hold, per ``score_scale`` (None: not stated,
+#: read as logits).
+SCALES = {
+    "logit": {
+        "score": "Plackett-Luce logits (log-weights)",
+        "pool": "the log of the mass of the candidates not displayed (-inf: none)",
+    },
+    "linear": {
+        "score": "Plackett-Luce weights (exp of the logits), each > 0",
+        "pool": "the mass of the candidates not displayed, >= 0 (0: none)",
+    },
+}
+SCALES[None] = SCALES["logit"]
 #: Largest gap between a banner's probabilities summing to one and one.
 TOLERANCE = 1e-6
 
@@ -66,6 +87,7 @@ def ordering(log: InteractionLog, group: Group, settings) -> tuple[np.ndarray, d
         settings.method,
         settings.samples,
         settings.seed,
+        settings.score_scale,
     )
     return log.memo(_ordering, group, settings, key=key)
 
@@ -89,21 +111,15 @@ def _ordering(log: InteractionLog, group: Group, settings) -> tuple[np.ndarray, 
 
 
 def _plackett_luce(log: InteractionLog, group: Group, settings):
-    logits = log.column("logging_score")[group.rows]
-    counts = {}
+    scores = log.column("logging_score")[group.rows]
+    logits = _log_weights(log, "logging_score", scores, group.rows, settings)
+    counts = {
+        "placed": len(group.units),
+        "several": len(group.units) if group.n > 1 else 0,
+        "like_probabilities": _like_probabilities(logits, settings),
+    }
     if settings.pool in log.frame:
-        pool = pd.to_numeric(log.frame[settings.pool], errors="coerce").to_numpy(dtype=float)
-        rest = pool[group.rows]
-        bad = (
-            np.isnan(rest).any(axis=1) | (rest != rest[:, :1]).any(axis=1) | (rest == np.inf).any(1)
-        )
-        if bad.any():
-            raise ColumnError(
-                settings.pool,
-                "the log rest mass of the pool must be one number (or -inf) per banner",
-                log.source_rows[group.rows[bad][:, 0]],
-            )
-        rest = rest[:, 0]
+        rest = _rest(log, group, settings)
     else:
         rest = None
         counts["pool_assumed"] = len(group.units)
@@ -111,11 +127,58 @@ def _plackett_luce(log: InteractionLog, group: Group, settings):
         exact_limit(group.n, "method='exact'")
     if group.n <= MAX_EXACT and settings.method != "monte_carlo":
         return _exact(logits, rest, clicked(log)[group.rows]), counts
-    keys = hash_ids(
-        log.unit_ids[group.units]
-    )  # one stream per banner: the same whatever the chunking
+    keys = hash_ids(log.unit_ids[group.units])  # one stream per banner, whatever the chunking
     q = monte_carlo(logits, rest, samples=settings.samples, seed=settings.seed, keys=keys)[0]
     return q, {**counts, "monte_carlo_banners": len(keys)}
+
+
+def _rest(log: InteractionLog, group: Group, settings) -> np.ndarray:
+    """Each banner's log rest mass, from the pool column (one number per banner)."""
+    column, rows = settings.pool, group.rows
+    pool = pd.to_numeric(log.frame[column], errors="coerce").to_numpy(dtype=float)
+    missing = np.isnan(pool[rows]) | (pool[rows] == np.inf)
+    if missing.any():
+        raise ColumnError(
+            column,
+            f"must hold {SCALES[settings.score_scale]['pool']}, one number per banner",
+            log.source_rows[rows[missing]],
+        )
+    units = np.zeros(log.n_units, dtype=bool)
+    units[group.units] = True
+    per_trajectory(log, column, pool, units)
+    return _log_weights(log, column, pool[rows[:, 0]], rows, settings, rest=True)
+
+
+def _log_weights(log, column: str, values, rows, settings, rest: bool = False) -> np.ndarray:
+    """Logits (or log rest masses) from the column's values, on the stated scale.
+
+    On the linear scale the values are Plackett-Luce weights (w = exp(logit)),
+    each > 0; a rest mass may be 0 (no candidate left out).
+    """
+    if settings.score_scale != "linear":
+        return values
+    bad = values < 0 if rest else values <= 0
+    if bad.any():
+        raise ColumnError(
+            column,
+            f"with score_scale='linear' it holds {SCALES['linear']['pool' if rest else 'score']}, "
+            f"but some are {'< 0' if rest else '<= 0'} (logits? say score_scale='logit')",
+            log.source_rows[rows[bad].ravel()],
+        )
+    with np.errstate(divide="ignore"):
+        return np.log(values)
+
+
+#: A banner's scores look like probabilities when they lie in [0, 1] and sum to at most this.
+PROBABILITY_SUM = 1.0 + 1e-6
+
+
+def _like_probabilities(logits: np.ndarray, settings) -> int:
+    """Banners of 2+ products read as logits whose scores look like probabilities."""
+    if settings.score_scale == "linear" or logits.shape[1] < 2:
+        return 0
+    unit = (logits >= 0).all(axis=1) & (logits <= 1).all(axis=1)
+    return int((unit & (logits.sum(axis=1) <= PROBABILITY_SUM)).sum())
 
 
 def _exact(logits, rest, click: np.ndarray) -> np.ndarray:

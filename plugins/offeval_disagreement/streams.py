@@ -1,6 +1,6 @@
 """Counter-based random numbers: one stream per banner, from the seed and the banner's key.
 
-A banner's numbers depend only on the seed, its key and the counter of the
+A banner's numbers depend only on the random seed, its key and the counter of the
 number (SplitMix64: state = mix(key, seed), the i-th number mix(state +
 (i + 1) * golden)), so they are the same whatever the chunking of the log or
 the other banners computed with it, and every banner's are computed at once.
@@ -25,7 +25,7 @@ def mix(x: np.ndarray) -> np.ndarray:
 
 
 def states(keys: np.ndarray, seed: int) -> np.ndarray:
-    """Each banner's stream state from its uint64 key and the seed (a whole number >= 0)."""
+    """Each banner's stream state from its uint64 key and the random seed (a whole number >= 0)."""
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**64:
         raise ConfigurationError(f"seed must be a whole number in [0, 2^64), got {seed!r}")
     with np.errstate(over="ignore"):

@@ -15,6 +15,7 @@ import pandas as pd
 
 from offeval import ColumnError, InteractionLog
 from offeval.log import booleans
+from offeval_disagreement.banners import per_trajectory
 from offeval_slates.layout import Layout, layout
 from offeval_slates.plackett_luce import NEG_INF, log_prefix
 
@@ -46,7 +47,9 @@ def logging_log_prefix(log: InteractionLog, column: str | None) -> LoggingPrefix
     and ``shuffled``. Shuffled trajectories were drawn by another component
     (a uniform shuffle), and banners a deterministic ranker ordered (column
     ``logging_deterministic``, when the log has it) explore nothing: both are
-    excluded and counted. Conditioning on the component keeps the ratio
+    excluded and counted. ``shuffled``, ``logging_deterministic`` and (where
+    read) ``logging_pool`` hold one value per trajectory: a trajectory whose
+    rows differ is an error naming it. Conditioning on the component keeps the ratio
     unbiased, because which component served a trajectory does not depend on
     its context.
     """
@@ -65,14 +68,12 @@ def _logging(log: InteractionLog, column: str | None) -> LoggingPrefixes:
                 f"{list(PL_COLUMNS)} (shuffled: false everywhere if it never shuffles), or give "
                 "a column of prefix propensities with logging_prefix=<column>",
             )
-    shuffled = lay.first(booleans(log.frame["shuffled"], "shuffled", log.source_rows))
-    fixed = np.zeros(lay.n_units, dtype=bool)
-    if DETERMINISTIC in log.frame:
-        fixed = lay.first(booleans(log.frame[DETERMINISTIC], DETERMINISTIC, log.source_rows))
+    shuffled = _flag(log, "shuffled")
+    fixed = _flag(log, DETERMINISTIC) if DETERMINISTIC in log.frame else np.zeros(lay.n_units, bool)
     included = ~shuffled & ~fixed
-    pool = pd.to_numeric(log.frame["logging_pool"], errors="coerce").to_numpy(dtype=float)
     use = included[lay.unit]
-    bad = use & (np.isnan(pool) | (pool == np.inf) | (pool != lay.first(pool)[lay.unit]))
+    pool = pd.to_numeric(log.frame["logging_pool"], errors="coerce").to_numpy(dtype=float)
+    bad = use & (np.isnan(pool) | (pool == np.inf))
     if bad.any():
         raise ColumnError(
             "logging_pool",
@@ -81,8 +82,9 @@ def _logging(log: InteractionLog, column: str | None) -> LoggingPrefixes:
             f"deterministic ranker ordered in {DETERMINISTIC!r})",
             log.source_rows[bad],
         )
+    pool = per_trajectory(log, "logging_pool", pool, included)
     scores = np.where(use, log.column("logging_score"), 0.0)
-    hidden = np.where(included, lay.first(pool), NEG_INF)
+    hidden = np.where(included, pool, NEG_INF)
     prefix = lay.rows(log_prefix(lay.padded(scores, NEG_INF), hidden)[0])
     excluded = {
         "shuffled": int(shuffled.sum()),
@@ -93,6 +95,11 @@ def _logging(log: InteractionLog, column: str | None) -> LoggingPrefixes:
         None if included.all() else included,
         {k: v for k, v in excluded.items() if v},
     )
+
+
+def _flag(log: InteractionLog, column: str) -> np.ndarray:
+    """Each trajectory's value of a true/false column, the same on all its rows."""
+    return per_trajectory(log, column, booleans(log.frame[column], column, log.source_rows))
 
 
 def _prefix_column(log: InteractionLog, lay: Layout, column: str) -> np.ndarray:

@@ -1,0 +1,241 @@
+"""Bad banner inputs: the disagreement plugin's logs and the slates logger's logging columns.
+
+Per-banner columns (``shuffled``, ``logging_deterministic``, ``logging_pool``)
+must hold one value per trajectory; the scale of ``logging_score`` and
+``logging_pool`` is stated (``score_scale``), checked where it can be, and
+what CD assumes without the pool column is said once per evaluation.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from offeval import (
+    ColumnError,
+    ConfigurationError,
+    InteractionLog,
+    OffevalWarning,
+    RerankPolicy,
+    evaluate,
+)
+from offeval_disagreement import CounterfactualDisagreement, PairwiseDisagreement
+
+
+def banner_frame(count: int = 60, n: int = 4, seed: int = 0, **columns) -> pd.DataFrame:
+    """``count`` banners of ``n`` products, one click each, ids ``b0``.. and row labels ``r0``.."""
+    rng = np.random.default_rng(seed)
+    rows = count * n
+    click = rng.integers(0, n, count)
+    frame = pd.DataFrame(
+        {
+            "trajectory": np.repeat([f"b{b}" for b in range(count)], n),
+            "item": rng.permutation(rows),
+            "position": np.tile(np.arange(1, n + 1), count),
+            "reward": (np.tile(np.arange(n), count) == np.repeat(click, n)).astype(float),
+            "model": rng.normal(size=rows),
+            "logging_score": rng.normal(size=rows),
+            "logging_pool": np.repeat(rng.normal(size=count), n),
+            "shuffled": np.repeat(np.arange(count) % 5 == 0, n),
+        },
+        index=[f"r{i}" for i in range(rows)],
+    )
+    return frame.assign(**columns)
+
+
+def run(frame: pd.DataFrame, *estimators, policies=("model",)):
+    return evaluate(
+        InteractionLog.from_frame(frame), [RerankPolicy(p) for p in policies], list(estimators)
+    )
+
+
+def caught(call) -> list[warnings.WarningMessage]:
+    """The OffevalWarnings ``call`` issues, every one of them (no de-duplication)."""
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        call()
+    return [w for w in seen if issubclass(w.category, OffevalWarning)]
+
+
+# -- one value per banner -------------------------------------------------------------------
+def test_a_shuffled_flag_that_changes_within_a_banner_names_the_banner_and_rows():
+    frame = banner_frame()
+    frame.loc["r6", "shuffled"] = not frame.loc["r6", "shuffled"]  # banner b1, its 3rd row
+    for estimator in (
+        PairwiseDisagreement("shuffled"),
+        CounterfactualDisagreement(score_scale="logit"),
+    ):
+        with pytest.raises(ColumnError, match=r"'shuffled'.*'b1'.*rows \['r6'\]"):
+            run(frame, estimator)
+
+
+def test_a_pool_that_changes_within_a_banner_names_the_banner_and_rows():
+    frame = banner_frame()
+    frame.loc["r9", "logging_pool"] += 1.0  # banner b2 (not shuffled), its 2nd row
+    with pytest.raises(ColumnError, match=r"'logging_pool'.*'b2'.*rows \['r9'\]"):
+        run(frame, CounterfactualDisagreement(score_scale="logit"))
+
+
+def test_a_deterministic_flag_that_changes_within_a_banner_names_the_banner():
+    frame = banner_frame(logging_deterministic=False)
+    frame.loc["r7", "logging_deterministic"] = True
+    with pytest.raises(ColumnError, match=r"'logging_deterministic'.*'b1'.*rows \['r7'\]"):
+        run(frame, CounterfactualDisagreement(score_scale="logit"))
+
+
+def slates_log(**change) -> tuple[pd.DataFrame, object]:
+    """A simulated Plackett-Luce log with row labels ``s0``.., and a target for RIPS."""
+    from offeval_simulation import Environment
+
+    env = Environment(seed=0, n_contexts=50, n_items=40, n_candidates=5, n_positions=3)
+    frame = env.simulate(env.logging_policy(), 200, seed=1).frame
+    frame.index = [f"s{i}" for i in range(len(frame))]
+    return frame.assign(**change), env.candidate_policies(2)[1]
+
+
+@pytest.mark.parametrize("column", ["shuffled", "logging_deterministic", "logging_pool"])
+def test_the_slates_logger_takes_no_per_trajectory_value_from_the_first_row(column):
+    from offeval_slates import RIPS
+
+    frame, target = slates_log(logging_deterministic=False)
+    ordered = frame.index[~frame["shuffled"].to_numpy()]
+    row = ordered[4]  # trajectory of the 5th ordered row, not its first row
+    trajectory = frame.loc[row, "trajectory"]
+    if column == "logging_pool":
+        frame.loc[row, column] += 0.5
+    else:
+        frame.loc[row, column] = not frame.loc[row, column]
+    pattern = rf"'{column}'.*\[{trajectory}\].*rows \['{row}'\]"
+    with pytest.raises(ColumnError, match=pattern) as err:
+        evaluate(InteractionLog.from_frame(frame), [target], [RIPS()])
+    assert "\n" not in str(err.value)
+
+
+# -- the scale of the logging scores ------------------------------------------------------
+def test_score_scale_is_checked_at_construction():
+    with pytest.raises(ConfigurationError, match="score_scale"):
+        CounterfactualDisagreement(score_scale="log")
+
+
+def test_linear_weights_stated_as_linear_give_what_their_logits_give():
+    frame = banner_frame(count=80)
+    weights = frame.assign(
+        logging_score=np.exp(frame["logging_score"]), logging_pool=np.exp(frame["logging_pool"])
+    )
+    logit = run(frame, CounterfactualDisagreement(score_scale="logit")).estimate("model")
+    linear = run(weights, CounterfactualDisagreement(score_scale="linear")).estimate("model")
+    assert linear.value == pytest.approx(logit.value, rel=1e-9)
+    assert linear.se == pytest.approx(logit.se, rel=1e-9)
+    # a hidden mass of zero is no pool (-inf on the log scale)
+    none = frame.assign(logging_pool=-np.inf)
+    zero = weights.assign(logging_pool=0.0)
+    a = run(none, CounterfactualDisagreement(score_scale="logit")).estimate("model").value
+    b = run(zero, CounterfactualDisagreement(score_scale="linear")).estimate("model").value
+    assert a == pytest.approx(b, rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("column", "value"), [("logging_score", 0.0), ("logging_score", -0.3), ("logging_pool", -1.0)]
+)
+def test_linear_weights_must_be_positive(column, value):
+    frame = banner_frame()
+    frame = frame.assign(
+        logging_score=np.exp(frame["logging_score"]), logging_pool=np.exp(frame["logging_pool"])
+    )
+    rows = ["r8", "r9", "r10", "r11"] if column == "logging_pool" else ["r9"]
+    frame.loc[rows, column] = value  # banner b2, not shuffled
+    pattern = rf"'{column}'.*score_scale='linear'.*rows \['{rows[0]}'"
+    with pytest.raises(ColumnError, match=pattern):
+        run(frame, CounterfactualDisagreement(score_scale="linear"))
+
+
+def test_probabilities_given_as_logits_warn_once_naming_the_column_and_banners():
+    frame = banner_frame(count=50)
+    logits = frame["logging_score"].to_numpy().reshape(-1, 4)
+    probabilities = np.exp(logits) / (np.exp(logits).sum(axis=1, keepdims=True) + 1.0)
+    frame = frame.assign(
+        logging_score=probabilities.ravel(), logging_pool=-np.inf, model2=-frame["model"]
+    )
+    ordered = int((~frame["shuffled"]).sum() // 4)
+    cd = CounterfactualDisagreement(score_scale="logit")
+    seen = caught(lambda: run(frame, cd, policies=("model", "model2")).estimate("model"))
+    assert len(seen) == 1, [str(w.message) for w in seen]
+    message = str(seen[0].message)
+    assert "'logging_score'" in message and f"{ordered} banners" in message
+    assert "score_scale='linear'" in message
+    # real logits do not look like probabilities
+    assert caught(lambda: run(banner_frame(), cd)) == []
+
+
+def test_an_unstated_scale_warns_once_and_reads_logits():
+    frame = banner_frame()
+    two = ("model", "other")
+    frame = frame.assign(other=-frame["model"])
+    seen = caught(lambda: run(frame, CounterfactualDisagreement(), policies=two))
+    assert len(seen) == 1 and "score_scale" in str(seen[0].message)
+    stated = run(frame, CounterfactualDisagreement(score_scale="logit")).estimate("model")
+    assert CounterfactualDisagreement(score_scale="logit").label == "cd"
+    assert run(frame, CounterfactualDisagreement()).estimate("model").value == stated.value
+    # nothing read from logging_score (uniform orderings), nothing to state
+    assert caught(lambda: run(frame, CounterfactualDisagreement(logging="uniform"))) == []
+
+
+def test_a_missing_pool_warns_once_per_evaluation_naming_the_column_and_banners():
+    frame = banner_frame(count=40).drop(columns="logging_pool")
+    frame = frame.assign(other=-frame["model"], third=frame["model"] ** 2)
+    cd = CounterfactualDisagreement("non_shuffled", score_scale="logit")
+    policies = ("model", "other", "third")
+    for _ in range(2):  # every evaluation says it
+        seen = caught(lambda: run(frame, cd, policies=policies))
+        assert len(seen) == 1, [str(w.message) for w in seen]
+        used = run(frame, cd).estimate("model").n_units
+        message = str(seen[0].message)
+        assert "'logging_pool'" in message
+        assert re.search(rf"\b{used} banners", message), (used, message)
+    # with the column, or on shuffled banners only, nothing is assumed
+    assert caught(lambda: run(banner_frame(), cd)) == []
+    shuffled = CounterfactualDisagreement("shuffled", score_scale="logit")
+    assert caught(lambda: run(frame, shuffled)) == []
+
+
+def test_the_sampled_cd_counts_and_says_the_pool_assumption_too():
+    from offeval_disagreement import SampledCounterfactualDisagreement
+
+    frame = banner_frame(count=40).drop(columns="logging_pool")
+    cd = SampledCounterfactualDisagreement("non_shuffled", score_scale="logit")
+    seen = caught(lambda: run(frame, cd))
+    assert len(seen) == 1 and "'logging_pool'" in str(seen[0].message)
+    est = run(frame, cd).estimate("model")
+    assert est.diagnostics["pool_assumed"] > 0
+
+
+# -- public names and citations --------------------------------------------------------------
+def test_what_the_book_uses_is_public():
+    import offeval_disagreement as plugin
+
+    for name in ("rank_rows", "close_models", "figure3", "plot_figure3", "world"):
+        assert name in plugin.__all__ and callable(getattr(plugin, name))
+
+
+def test_user_facing_text_cites_papers_by_authors_and_year():
+    import json
+    from pathlib import Path
+
+    import offeval_disagreement
+    from offeval import get_registry
+
+    texts = [offeval_disagreement.__doc__]
+    texts += [
+        c.factory.__doc__ or ""
+        for c in get_registry().components()
+        if c.plugin in ("disagreement", "slates")
+    ]
+    book = json.loads((Path(__file__).parents[1] / "book" / "disagreement.ipynb").read_text())
+    texts += ["".join(cell["source"]) for cell in book["cells"] if cell["cell_type"] == "markdown"]
+    text = "\n".join(texts)
+    assert not re.search(r"the seed\b|seed 001|seed's", text, re.IGNORECASE)
+    assert "Gilotte et al." in offeval_disagreement.__doc__
