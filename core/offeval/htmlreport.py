@@ -13,6 +13,7 @@ the report loads nothing from the network.
 from __future__ import annotations
 
 import sys
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -20,8 +21,9 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from offeval.evaluation import Evaluation
-from offeval.reportdoc import DPI, ReportDocument
+from offeval.reportdoc import DPI, MIN_FONT, PAGE_WIDTH, ReportDocument, figure_text
 from offeval.sections import ReportSection
+from offeval.tables import markdown_escape
 
 #: Marker shapes cycled over series, so that no two series look alike in grey print.
 MARKERS = ("o", "s", "D", "^", "v", "P", "X", "<", ">", "p", "h", "*")
@@ -35,8 +37,10 @@ WEIGHT_DIAGNOSTICS = (
     "support_violations",
     "unsupported_mass_per_slot",
 )
+#: Column names of the diagnostics in the weight table, where the bare name would mislead.
+DIAGNOSTIC_NAMES = {"ess": "ess (rows)"}
 #: Width of every figure in inches (readable at page width, 800 px at 100 dpi).
-WIDTH = 8.0
+WIDTH = PAGE_WIDTH
 
 
 def _colours(n: int) -> list:
@@ -47,15 +51,32 @@ def _colours(n: int) -> list:
     return [base[i % len(base)] for i in range(n)]
 
 
-def forest_plot(table: pd.DataFrame, relative: bool, path: Path) -> Path:
-    """One panel per estimator: each policy's value and interval, policies on the y axis."""
+def lower_is_better(evaluation: Evaluation) -> set[str]:
+    """Labels of the estimators whose lower values are better (disagreement rates, say)."""
+    return {
+        label
+        for label, component in zip(evaluation.estimators, evaluation.components, strict=True)
+        if not getattr(component, "higher_is_better", True)
+    }
+
+
+def better_label(label: str, lower: set[str]) -> str:
+    """``label``, followed by "(lower is better)" when it is in ``lower``."""
+    return f"{label} (lower is better)" if label in lower else label
+
+
+def forest_figure(table: pd.DataFrame, relative: bool, lower: set[str] = frozenset()) -> Figure:
+    """One panel per estimator: each policy's value and interval, policies on the y axis.
+
+    Panels of estimators in ``lower`` say "lower is better" in their title.
+    """
     prefix = "relative_" if relative else ""
     estimators = list(dict.fromkeys(table["estimator"]))
     policies = list(dict.fromkeys(table["policy"]))
     colours = _colours(len(policies))
     cols = min(2, len(estimators))
     rows = int(np.ceil(len(estimators) / cols))
-    height = 0.35 * len(policies) * rows + 0.9 * rows + 0.4
+    height = 0.35 * len(policies) * rows + 1.1 * rows + 0.4
     fig = Figure(figsize=(WIDTH, height), layout="constrained")
     axes = np.atleast_1d(fig.subplots(rows, cols, squeeze=False).ravel())
     for ax, estimator in zip(axes, estimators, strict=False):
@@ -68,45 +89,121 @@ def forest_plot(table: pd.DataFrame, relative: bool, path: Path) -> Path:
             ax.plot(value, y[i], MARKERS[i % len(MARKERS)], color=colours[i], ms=6)
         if relative:
             ax.axvline(1.0, color="grey", lw=0.8, ls="--")
-        ax.set_yticks(y, policies, fontsize=8)
-        ax.set_title(estimator, fontsize=9, wrap=True)
-        ax.set_xlabel("value relative to the baseline" if relative else "estimated value")
+        ax.set_yticks(y, [figure_text(p) for p in policies], fontsize=MIN_FONT)
+        ax.tick_params(axis="x", labelsize=MIN_FONT)
+        title = figure_text(textwrap.fill(better_label(estimator, lower), 40))
+        ax.set_title(title, fontsize=MIN_FONT + 1)
+        ax.set_xlabel(
+            "value relative to the baseline" if relative else "estimated value", fontsize=MIN_FONT
+        )
         ax.grid(axis="x", alpha=0.3)
     for ax in axes[len(estimators) :]:
         ax.axis("off")
-    fig.savefig(path, dpi=DPI)
+    return fig
+
+
+def forest_plot(
+    table: pd.DataFrame, relative: bool, path: Path, lower: set[str] = frozenset()
+) -> Path:
+    """:func:`forest_figure`, saved as PNG at ``path``."""
+    forest_figure(table, relative, lower).savefig(path, dpi=DPI)
     return path
 
 
-def grid_heatmap(evaluation: Evaluation, estimator: str, correction, baseline, path: Path) -> Path:
-    """Signed z of every paired difference (row minus column); * where significant."""
+def pairs_table(
+    evaluation: Evaluation, estimator: str, correction: str | None, baseline: str | None
+) -> pd.DataFrame:
+    """The paired tests of one estimator, one row per pair (``a`` minus ``b``).
+
+    With a ``baseline``, the differences are between values relative to it
+    (baseline = 1), and the column ``relative_to`` names it on every row.
+    """
+    table = evaluation.grid(estimator, correction=correction, baseline=baseline).table.copy()
+    if baseline is not None:
+        table.insert(2, "relative_to", baseline)
+    return table
+
+
+def grid_figure(
+    evaluation: Evaluation, estimator: str, correction, baseline, lower: set[str] = frozenset()
+) -> Figure:
+    """Paired differences, row minus column: colour by z, each cell its difference and p-value.
+
+    The p-value shown is the corrected one when a correction is asked for;
+    ``*`` marks the significant pairs.
+    """
     grid = evaluation.grid(estimator, correction=correction, baseline=baseline)
     names = grid.names
-    z = np.zeros((len(names), len(names)))
-    star = np.zeros_like(z, dtype=bool)
-    at = {n: i for i, n in enumerate(names)}
+    n = len(names)
+    z, diff, p = np.zeros((n, n)), np.zeros((n, n)), np.full((n, n), np.nan)
+    star = np.zeros((n, n), dtype=bool)
+    at = {name: i for i, name in enumerate(names)}
+    p_column = "p_adjusted" if "p_adjusted" in grid.table else "p_value"
     for row in grid.table.itertuples(index=False):
         i, j = at[row.a], at[row.b]
         z[i, j], z[j, i] = row.z, -row.z
+        diff[i, j], diff[j, i] = row.difference, -row.difference
+        p[i, j] = p[j, i] = getattr(row, p_column)
         star[i, j] = star[j, i] = bool(row.significant)
-    size = min(WIDTH, 1.5 + 0.45 * len(names))
-    fig = Figure(figsize=(size + 1.2, size), layout="constrained")
+    size = min(WIDTH - 1.6, 2.0 + 0.75 * n)
+    fig = Figure(figsize=(size + 1.6, size + 0.6), layout="constrained")
     ax = fig.subplots()
     finite = np.nan_to_num(z, nan=0.0, posinf=0.0, neginf=0.0)
     bound = max(3.0, float(np.abs(finite).max(initial=0.0)))
     image = ax.imshow(np.clip(finite, -bound, bound), cmap="RdBu", vmin=-bound, vmax=bound)
-    for i, j in zip(*np.nonzero(star), strict=True):
-        ax.text(j, i, "*", ha="center", va="center", fontsize=11)
-    ax.set_xticks(range(len(names)), names, rotation=90, fontsize=8)
-    ax.set_yticks(range(len(names)), names, fontsize=8)
-    ax.set_title(f"{estimator}: row minus column, z (* significant)", fontsize=9, wrap=True)
-    fig.colorbar(image, ax=ax, shrink=0.8, label="z")
-    fig.savefig(path, dpi=DPI)
+    cell_font = MIN_FONT if n <= 8 else MIN_FONT - 1
+    for i, j in zip(*np.nonzero(~np.eye(n, dtype=bool)), strict=True):
+        text = f"{diff[i, j]:+.2g}\np={p[i, j]:.2g}" + ("*" if star[i, j] else "")
+        dark = abs(finite[i, j]) > 0.6 * bound
+        ax.text(
+            j,
+            i,
+            text,
+            ha="center",
+            va="center",
+            fontsize=cell_font,
+            color="white" if dark else "black",
+        )
+    labels = [figure_text(name) for name in names]
+    ax.set_xticks(range(n), labels, rotation=90, fontsize=MIN_FONT)
+    ax.set_yticks(range(n), labels, fontsize=MIN_FONT)
+    scale = f"values relative to {baseline}" if baseline is not None else "values"
+    p_name = f"p ({correction}-corrected)" if correction else "p"
+    title = (
+        f"{better_label(estimator, lower)}: difference of {scale}, row minus column; "
+        f"{p_name}, * significant"
+    )
+    ax.set_title(figure_text(textwrap.fill(title, 60)), fontsize=MIN_FONT + 1)
+    bar = fig.colorbar(image, ax=ax, shrink=0.8)
+    bar.set_label("z = difference / se", fontsize=MIN_FONT)
+    bar.ax.tick_params(labelsize=MIN_FONT)
+    return fig
+
+
+def grid_heatmap(
+    evaluation: Evaluation,
+    estimator: str,
+    correction,
+    baseline,
+    path: Path,
+    lower: set[str] = frozenset(),
+) -> Path:
+    """:func:`grid_figure`, saved as PNG at ``path``."""
+    grid_figure(evaluation, estimator, correction, baseline, lower).savefig(path, dpi=DPI)
     return path
 
 
 def weight_histograms(log, policies: list, path: Path) -> Path | None:
     """Distribution of each policy's importance weights pi/mu over the log rows (log scale)."""
+    figure = weight_figure(log, policies)
+    if figure is None:
+        return None
+    figure.savefig(path, dpi=DPI)
+    return path
+
+
+def weight_figure(log, policies: list) -> Figure | None:
+    """The figure of :func:`weight_histograms`; None when there is nothing to draw."""
     if log is None or "propensity" not in log.frame:
         return None
     weights = {}
@@ -124,35 +221,60 @@ def weight_histograms(log, policies: list, path: Path) -> Path | None:
     bins = np.logspace(np.log10(positive.min()), np.log10(positive.max()) + 1e-9, 40)
     cols = min(3, len(weights))
     rows = int(np.ceil(len(weights) / cols))
-    fig = Figure(figsize=(WIDTH, 1.9 * rows + 0.5), layout="constrained")
+    fig = Figure(figsize=(WIDTH, 2.1 * rows + 0.6), layout="constrained")
     axes = fig.subplots(rows, cols, squeeze=False, sharex=True).ravel()
     colours = _colours(len(weights))
     for k, (ax, (name, w)) in enumerate(zip(axes, weights.items(), strict=False)):
         ax.hist(w[w > 0], bins=bins, color=colours[k])
         ax.set_xscale("log")
+        ax.tick_params(labelsize=MIN_FONT)
         zero = np.mean(w == 0)
-        ax.set_title(f"{name} (w = 0 on {zero:.0%} of rows)", fontsize=8)
+        title = textwrap.fill(f"{name} (w = 0 on {zero:.0%} of rows)", 34)
+        ax.set_title(figure_text(title), fontsize=MIN_FONT)
     for ax in axes[len(weights) :]:
         ax.axis("off")
-    fig.supxlabel("importance weight pi / mu (log scale)", fontsize=9)
-    fig.savefig(path, dpi=DPI)
-    return path
+    fig.supxlabel("importance weight pi / mu (log scale)", fontsize=MIN_FONT + 1)
+    fig.supylabel("rows", fontsize=MIN_FONT + 1)
+    return fig
+
+
+def no_histogram_reason(log, policies: list) -> str:
+    """Why :func:`weight_figure` drew nothing for this log and these policies."""
+    if log is None:
+        return (
+            "not drawn: the log was not kept in memory (with --stream it is read in batches "
+            "and the weights are not collected)"
+        )
+    if "propensity" not in log.frame:
+        return "not drawn: the log has no propensity column, so there are no weights pi / mu"
+    return "not drawn: no policy gives a positive probability to a logged row"
 
 
 def weight_table(evaluation: Evaluation) -> pd.DataFrame:
-    """The weight diagnostics each (policy, estimator) reports, one row each."""
+    """The weight diagnostics each (policy, estimator) reports, one row each.
+
+    The effective sample size ``(sum w)^2 / sum w^2`` is computed over the
+    log's rows (impressions), not its trajectories: its column says so.
+    """
     rows = []
     for policy in evaluation.policies:
         for estimator in evaluation.estimators:
             e = evaluation.estimate(policy, estimator)
-            shown = {k: e.diagnostics[k] for k in WEIGHT_DIAGNOSTICS if k in e.diagnostics}
+            shown = {
+                DIAGNOSTIC_NAMES.get(k, k): e.diagnostics[k]
+                for k in WEIGHT_DIAGNOSTICS
+                if k in e.diagnostics
+            }
             if shown:
                 rows.append({"policy": policy, "estimator": estimator, **shown})
     return pd.DataFrame(rows)
 
 
 def estimator_legend(evaluation: Evaluation) -> pd.DataFrame:
-    """Each estimator's label, its every parameter (defaults included) and what it computes."""
+    """Each estimator's label, its every parameter (defaults included), what it computes.
+
+    ``better`` says which way is better: "higher" or "lower".
+    """
     rows = []
     for label, component in zip(evaluation.estimators, evaluation.components, strict=True):
         doc = (type(component).__doc__ or "").strip().split("\n\n")[0]
@@ -160,6 +282,7 @@ def estimator_legend(evaluation: Evaluation) -> pd.DataFrame:
             {
                 "estimator": label,
                 "parameters": getattr(component, "full_label", label),
+                "better": "higher" if getattr(component, "higher_is_better", True) else "lower",
                 "what it computes": " ".join(doc.split()),
             }
         )
@@ -177,34 +300,77 @@ def write_evaluation_report(
     log=None,
     policies: list | None = None,
     argv: list[str] | None = None,
+    weights_note: str | None = None,
 ) -> Path:
-    """Write ``report.html``, ``report.md`` and their figures into folder ``out``."""
+    """Write ``report.html``, ``report.md`` and their figures into folder ``out``.
+
+    Without a histogram of the importance weights (no log in memory, say),
+    the report says why in one line: ``weights_note`` when given, else what
+    :func:`no_histogram_reason` finds.
+    """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     doc = ReportDocument("offeval evaluation report")
     relative = baseline is not None
+    lower = lower_is_better(evaluation)
     doc.text(
         f"{len(evaluation.policies)} policies, {len(evaluation.estimators)} estimators, "
         f"{evaluation.n_units:,} units; {evaluation.level:.0%} intervals"
-        + (f", values relative to {baseline}" if relative else "")
+        + (f", values relative to {markdown_escape(baseline)}" if relative else "")
         + (f"; pairwise tests corrected by {correction}" if correction else "")
         + "."
+        + (
+            f" Lower is better for {', '.join(map(markdown_escape, sorted(lower)))}."
+            if lower
+            else ""
+        )
     )
-    doc.figure(forest_plot(table, relative, out / "estimates.png"), "Estimates")
+    doc.figure(forest_plot(table, relative, out / "estimates.png", lower), "Estimates")
     columns = ["policy", "estimator", "value", "se", "ci_low", "ci_high", "n_units"]
     if relative:
         columns += ["relative_value", "relative_ci_low", "relative_ci_high"]
-    doc.table(table[[c for c in columns if c in table]])
+    shown = table[[c for c in columns if c in table]].copy()
+    shown["estimator"] = [better_label(e, lower) for e in shown["estimator"]]
+    doc.table(shown)
     doc.table(estimator_legend(evaluation), "Estimators")
+    doc.text(_grid_text(baseline, correction), "Paired significance grids")
     for k, estimator in enumerate(evaluation.estimators):
-        path = grid_heatmap(evaluation, estimator, correction, baseline, out / f"grid_{k}.png")
-        doc.figure(path, f"Paired significance grid: {estimator}")
+        path = grid_heatmap(
+            evaluation, estimator, correction, baseline, out / f"grid_{k}.png", lower
+        )
+        doc.figure(path, f"Paired significance grid: {better_label(estimator, lower)}")
+        doc.table(pairs_table(evaluation, estimator, correction, baseline))
     weights = weight_table(evaluation)
     if not weights.empty:
-        doc.table(weights, "Weight diagnostics")
+        rows = f" (the log has {log.n_rows:,} rows)" if log is not None else ""
+        doc.text(ESS_TEXT + rows + ".", "Weight diagnostics")
+        doc.table(weights)
     histogram = weight_histograms(log, policies or [], out / "weights.png")
     if histogram is not None:
         doc.figure(histogram, "Importance weights")
+    else:
+        doc.text(weights_note or no_histogram_reason(log, policies or []), "Importance weights")
     doc.sections(sections, out)
     doc.provenance(argv if argv is not None else sys.argv[1:])
     return doc.write(out)
+
+
+def _grid_text(baseline: str | None, correction: str | None) -> str:
+    """What the paired grids and their tables show."""
+    scale = (
+        f"values relative to {markdown_escape(baseline)} (its value = 1)"
+        if baseline is not None
+        else "the estimated values"
+    )
+    p = f"p-value corrected by {correction} (`p_adjusted`)" if correction else "p-value"
+    return (
+        f"Each cell is the paired difference of {scale}, row minus column, with its {p}; "
+        "the colour is z = difference / se, and * marks the significant pairs. "
+        "The table under each grid has every pair (`a` minus `b`)."
+    )
+
+
+ESS_TEXT = (
+    "`ess (rows)` is the effective sample size (sum w)^2 / sum w^2 of the importance "
+    "weights, counted in log rows (impressions), not in trajectories or sessions"
+)

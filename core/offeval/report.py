@@ -10,55 +10,82 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from offeval.demo import DemoResult
-from offeval.htmlreport import estimator_legend
-from offeval.reportdoc import DPI, ReportDocument
+from offeval.htmlreport import better_label, estimator_legend, lower_is_better
+from offeval.reportdoc import DPI, MIN_FONT, PAGE_WIDTH, ReportDocument, figure_text
+from offeval.tables import markdown_escape, write_csv
 
 
-def plot_estimates(
-    estimates: pd.DataFrame, truth: pd.Series, path: Path, other_scale: set[str] = frozenset()
-) -> Path:
-    """Small multiples: each estimator's intervals against the true values.
+def estimates_figure(
+    estimates: pd.DataFrame,
+    truth: pd.Series,
+    other_scale: set[str] = frozenset(),
+    lower: set[str] = frozenset(),
+) -> Figure:
+    """Small multiples: each estimator's intervals against the true values, page wide.
 
     Estimators in ``other_scale`` (normalised metrics, rewards per trajectory)
     are not estimates of the truth's quantity: their panels have no diagonal
-    and say so, since only their order can be compared.
+    and say so, since only their order can be compared. Panels of estimators
+    in ``lower`` say "lower is better".
     """
     labels = list(dict.fromkeys(estimates["estimator"]))
+    titles = [_panel_title(label, label in other_scale, label in lower) for label in labels]
+    lines = max(title.count("\n") + 1 for title in titles)
     cols = min(3, len(labels))
     rows = int(np.ceil(len(labels) / cols))
-    width, height = 4.2 * cols, 3.6 * rows
+    panel, above, below = 1.9, 0.2 * lines + 0.15, 0.55  # inches
+    width, height = PAGE_WIDTH, rows * (panel + above + below)
     fig = Figure(figsize=(width, height))  # no pyplot: the user's backend is left alone
     axes = fig.subplots(rows, cols, squeeze=False)
-    # fixed margins in inches (tight_layout would measure every label of every panel)
+    # fixed margins in inches (a layout pass would measure every label of every panel)
     fig.subplots_adjust(
-        left=0.75 / width,
-        right=1 - 0.2 / width,
-        bottom=0.6 / height,
-        top=1 - 0.7 / height,
-        wspace=0.3,
-        hspace=0.75,
+        left=0.85 / width,
+        right=1 - 0.15 / width,
+        bottom=below / height,
+        top=1 - above / height,
+        wspace=0.4,
+        hspace=(above + below) / panel,
     )
     lo, hi = truth.min(), truth.max()
     pad = 0.1 * (hi - lo)
-    for i, (ax, label) in enumerate(zip(axes.ravel(), labels, strict=False)):
+    for i, (ax, label, title) in enumerate(zip(axes.ravel(), labels, titles, strict=False)):
         part = estimates[estimates["estimator"] == label]
         x = truth.loc[part["policy"]].to_numpy()
         err = [part["value"] - part["ci_low"], part["ci_high"] - part["value"]]
         ax.errorbar(x, part["value"], yerr=err, fmt="o", ms=4, capsize=2)
-        title = textwrap.fill(label, 48)
-        if label in other_scale:
-            title += "\n(own scale: compare the order only)"
-        else:
+        if label not in other_scale:
             ax.plot([lo - pad, hi + pad], [lo - pad, hi + pad], "k--", lw=0.8)
-        ax.set_title(title, fontsize=8, y=1.0, pad=4)  # a fixed y: no layout pass per title
+        ax.set_title(title, fontsize=MIN_FONT, y=1.0, pad=4)  # a fixed y: no layout pass
         ax.locator_params(nbins=4)
+        ax.tick_params(labelsize=MIN_FONT)
         if i % cols == 0:
-            ax.set_ylabel("offline estimate")
+            ax.set_ylabel("offline estimate", fontsize=MIN_FONT)
         if i + cols >= len(labels):
-            ax.set_xlabel("true online value")
+            ax.set_xlabel("true online value", fontsize=MIN_FONT)
     for ax in axes.ravel()[len(labels) :]:
         ax.axis("off")
-    fig.savefig(path, dpi=DPI)
+    return fig
+
+
+def _panel_title(label: str, other_scale: bool, lower: bool) -> str:
+    """An estimator's panel title: its label wrapped, what its scale is, which way is better."""
+    title = textwrap.fill(label, 36)
+    if other_scale:
+        title += "\n(own scale: compare the order only)"
+    if lower:
+        title += "\n(lower is better)"
+    return figure_text(title)
+
+
+def plot_estimates(
+    estimates: pd.DataFrame,
+    truth: pd.Series,
+    path: Path,
+    other_scale: set[str] = frozenset(),
+    lower: set[str] = frozenset(),
+) -> Path:
+    """:func:`estimates_figure` saved as PNG at ``path``; returns the path."""
+    estimates_figure(estimates, truth, other_scale, lower).savefig(path, dpi=DPI)
     return path
 
 
@@ -71,23 +98,24 @@ def write_demo_report(result: DemoResult, out: str | Path, argv: list[str] | Non
     """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    result.summary.to_csv(out / "summary.csv", index=False)
-    result.estimates.to_csv(out / "estimates.csv", index=False)
-    result.ab.to_csv(out / "ab_test.csv", index=False)
+    write_csv(result.summary, out / "summary.csv")
+    write_csv(result.estimates, out / "estimates.csv")
+    write_csv(result.ab, out / "ab_test.csv")
     summary = result.summary.set_index("estimator")
     other = set(summary.index[summary["ci_coverage"].isna()]) - {"online A/B test"}
+    lower = lower_is_better(result.evaluation)
     s = result.settings
     doc = ReportDocument("offeval demo report")
     doc.text(
-        f"Simulated environment: {s['environment']}. One log of {s['n_trajectories']:,} "
-        f"trajectories ({s['n_rows']:,} rows) from the environment's logging policy; "
-        f"{s['n_policies']} candidate policies; an online A/B test with "
-        f"{s['n_per_cell']:,} trajectories per cell. True best policy: {s['true_best']}. "
-        f"Seed {s['seed']}."
+        f"Simulated environment: {markdown_escape(s['environment'])}. One log of "
+        f"{s['n_trajectories']:,} trajectories ({s['n_rows']:,} rows) from the environment's "
+        f"logging policy; {s['n_policies']} candidate policies; an online A/B test with "
+        f"{s['n_per_cell']:,} trajectories per cell. True best policy: "
+        f"{markdown_escape(s['true_best'])}. Random seed {s['seed']}."
     )
     doc.text(SUMMARY_TEXT, "How well each estimator predicts the online order")
-    doc.table(result.summary)
-    figure = plot_estimates(result.estimates, result.truth, out / "estimates.png", other)
+    doc.table(_mark_lower(result.summary, lower))
+    figure = plot_estimates(result.estimates, result.truth, out / "estimates.png", other, lower)
     doc.figure(figure, caption="estimates against truth: 95% intervals, the diagonal is exact")
     doc.table(estimator_legend(result.evaluation), "Estimators")
     if result.skipped:
@@ -96,6 +124,7 @@ def write_demo_report(result: DemoResult, out: str | Path, argv: list[str] | Non
         doc.table(reasons)
     doc.sections(result.sections, out)
     wide = result.estimates.pivot(index="policy", columns="estimator", values="value")
+    wide.columns = [better_label(c, lower) for c in wide.columns]
     wide.insert(0, "truth", result.truth)
     wide.insert(1, "A/B mean", result.ab.set_index("policy")["mean"])
     doc.table(wide.reset_index(), "Estimates per policy")
@@ -108,8 +137,17 @@ def write_demo_report(result: DemoResult, out: str | Path, argv: list[str] | Non
     return doc.write(out)
 
 
+def _mark_lower(summary: pd.DataFrame, lower: set[str]) -> pd.DataFrame:
+    """The summary with "(lower is better)" after the labels of such estimators."""
+    marked = summary.copy()
+    marked["estimator"] = [better_label(e, lower) for e in marked["estimator"]]
+    return marked
+
+
 SUMMARY_TEXT = """Kendall tau against the true order (with its p-value), mean absolute
 error, share of 95% intervals covering the truth, the policy each estimator
 picks, and what the plugins' sections add. Estimators of another quantity
 than the reward per impression (rewards per trajectory, normalised metrics,
-rates) have no error or coverage: only their order is compared."""
+rates) have no error or coverage: only their order is compared. For
+estimators marked "lower is better" (disagreement rates), a lower value
+predicts a better policy, and their order is compared reversed."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import platform
+import re
 import shlex
 import sys
 from dataclasses import dataclass, field
@@ -20,12 +21,16 @@ from pathlib import Path
 import pandas as pd
 
 from offeval.sections import ReportSection
-from offeval.tables import markdown_table
+from offeval.tables import markdown_escape, markdown_table, write_csv
 
 #: Packages whose versions a report states.
 PACKAGES = ("offeval", "numpy", "pandas", "scipy", "statsmodels", "matplotlib")
 #: Resolution of every PNG a report writes (8 inch wide figures are 800 px: page width).
 DPI = 100
+#: Width of the page in inches: a wider figure is shrunk to it, and its text with it.
+PAGE_WIDTH = 8.0
+#: Smallest font a report's figure uses, in points (12.5 px at :data:`DPI` on the page).
+MIN_FONT = 9
 
 _STYLE = (
     "body{font-family:sans-serif;max-width:60em;margin:2em auto;padding:0 1em;color:#222}"
@@ -46,7 +51,12 @@ class ReportDocument:
     _files: set[str] = field(default_factory=set, repr=False)
 
     def text(self, body: str, title: str = "") -> None:
-        """Paragraphs (separated by blank lines) under an optional heading."""
+        """Markdown paragraphs (separated by blank lines) under an optional heading.
+
+        ``body`` is Markdown: user text in it goes through
+        :func:`offeval.tables.markdown_escape`. Titles, captions and table
+        cells are plain text, escaped when the document is written.
+        """
         self.parts.append(("text", title, body))
 
     def figure(self, path: Path, title: str = "", caption: str = "") -> None:
@@ -69,7 +79,7 @@ class ReportDocument:
                 plt.close(figure)
                 self.figure(path, caption=name.replace("_", " "))
             for name, frame in section.tables.items():
-                frame.to_csv(out / self._file_name(section.title, name, ".csv"))
+                write_csv(frame, out / self._file_name(section.title, name, ".csv"), index=True)
                 self.table(frame.reset_index())
 
     def _file_name(self, title: str, name: str, suffix: str) -> str:
@@ -102,9 +112,7 @@ class ReportDocument:
                 body.append(f"<h2>{html.escape(title)}</h2>")
             if kind == "text":
                 body += [
-                    f"<p>{_inline_code(html.escape(p))}</p>"
-                    for p in str(payload).split("\n\n")
-                    if p.strip()
+                    f"<p>{_markdown_inline(p)}</p>" for p in str(payload).split("\n\n") if p.strip()
                 ]
             elif kind == "figure":
                 path, caption = payload
@@ -122,18 +130,24 @@ class ReportDocument:
 
     def markdown(self) -> str:
         """The document as Markdown, figures as relative image links."""
-        lines = [f"# {self.heading}", ""]
+        lines = [f"# {markdown_escape(self.heading)}", ""]
         for kind, title, payload in self.parts:
             if title:
-                lines += [f"## {title}", ""]
+                lines += [f"## {markdown_escape(title)}", ""]
             if kind == "text":
                 lines += [str(payload).strip(), ""]
             elif kind == "figure":
                 path, caption = payload
-                lines += [f"![{caption or title or path.stem}]({path.name})", ""]
+                alt = markdown_escape(caption or title or path.stem)
+                lines += [f"![{alt}]({path.name})", ""]
             else:
                 lines += [markdown_table(payload), ""]
         return "\n".join(lines)
+
+
+def figure_text(text: object) -> str:
+    """``text`` shown as written in a matplotlib figure (``$`` would start mathematics)."""
+    return str(text).replace("$", r"\$")
 
 
 def _slug(text: str) -> str:
@@ -161,12 +175,23 @@ def html_table(frame: pd.DataFrame) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
 
-def _inline_code(text: str) -> str:
-    """Markdown's `code` spans as HTML <code> (text already escaped)."""
-    pieces = text.split("`")
-    if len(pieces) % 2 == 0:  # an unpaired backtick: leave the text as it is
-        return text
-    return "".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(pieces))
+_BACKSLASH_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
+
+
+def _markdown_inline(text: str) -> str:
+    """A paragraph of the Markdown this module writes as HTML: `code` spans, backslash escapes.
+
+    Outside code spans, a backslash before punctuation shows the punctuation
+    alone (as :func:`offeval.tables.markdown_escape` meant it); every
+    character is HTML-escaped.
+    """
+    pieces = re.split(r"(?<!\\)`", text)
+    if len(pieces) % 2 == 0:  # an unpaired backtick: no code spans
+        pieces = [text]
+    return "".join(
+        f"<code>{html.escape(p)}</code>" if i % 2 else html.escape(_BACKSLASH_ESCAPE.sub(r"\1", p))
+        for i, p in enumerate(pieces)
+    )
 
 
 def provenance(argv: list[str]) -> dict[str, str]:

@@ -1,20 +1,74 @@
-"""Markdown tables without optional dependencies."""
+"""Tables written for people: Markdown without optional dependencies, CSV safe in spreadsheets."""
 
 from __future__ import annotations
+
+import re
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+#: First characters that make a spreadsheet read a cell as a formula (OWASP "CSV injection").
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+# Characters with a meaning in Markdown or in the HTML a Markdown renderer passes through.
+# An underscore between two letters or digits opens no emphasis: it is left as it is.
+_MARKDOWN_SPECIAL = re.compile(r"[\\`*\[\]<>|&~#!]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+
+
+def markdown_escape(text: object) -> str:
+    """``text`` as literal Markdown: special characters backslash-escaped, lines joined.
+
+    User text (policy names, estimator labels, column names) goes through
+    this before it enters a Markdown document, so that ``<script>`` shows as
+    written and ``a|b`` does not split a table cell.
+    """
+    flat = " ".join(str(text).splitlines())
+    return _MARKDOWN_SPECIAL.sub(lambda m: "\\" + m.group(0), flat)
+
 
 def markdown_table(frame: pd.DataFrame, digits: int = 4) -> str:
-    """A pipe table of ``frame`` (index not included), floats to ``digits`` significant digits."""
+    """A pipe table of ``frame`` (index not included), floats to ``digits`` significant digits.
+
+    Headers and text cells are escaped (:func:`markdown_escape`).
+    """
 
     def cell(v):
         if isinstance(v, (float, np.floating)):
             return "" if np.isnan(v) else f"{v:.{digits}g}"
-        return str(v)
+        return markdown_escape(v)
 
-    head = "| " + " | ".join(map(str, frame.columns)) + " |"
+    head = "| " + " | ".join(map(markdown_escape, frame.columns)) + " |"
     rule = "|" + "|".join("---" for _ in frame.columns) + "|"
     body = ["| " + " | ".join(cell(v) for v in row) + " |" for row in frame.itertuples(index=False)]
     return "\n".join([head, rule, *body])
+
+
+def spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy of ``frame`` whose text cells cannot run as spreadsheet formulas.
+
+    Text (``str``) that begins with one of :data:`FORMULA_STARTS` gets a
+    leading single quote (OWASP's advice), in the cells, the column names
+    and the index. Numbers are left as numbers, negative ones included:
+    only text is changed.
+    """
+
+    def safe(value):
+        if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+            return "'" + value
+        return value
+
+    out = frame.copy()
+    for column in out.columns:
+        if not pd.api.types.is_numeric_dtype(out[column]):
+            out[column] = out[column].map(safe)
+    out.columns = out.columns.map(safe)
+    out.index = out.index.map(safe)
+    out.index.names = [safe(n) for n in frame.index.names]
+    return out
+
+
+def write_csv(frame: pd.DataFrame, path: str | Path, index: bool = False) -> Path:
+    """Write ``frame`` as CSV at ``path`` through :func:`spreadsheet_safe`; return the path."""
+    spreadsheet_safe(frame).to_csv(path, index=index)
+    return Path(path)
