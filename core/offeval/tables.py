@@ -54,6 +54,8 @@ def spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:
     """
 
     def safe(value):
+        if isinstance(value, tuple):  # a label of a MultiIndex
+            return tuple(map(safe, value))
         if isinstance(value, str) and value.startswith(FORMULA_STARTS):
             return "'" + value
         return value

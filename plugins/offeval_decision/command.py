@@ -12,6 +12,7 @@ from offeval.cli import at_least
 from offeval.log import TEXT_SUFFIXES
 from offeval.registry import find_label
 from offeval.summary import load_summaries
+from offeval.tables import write_csv
 from offeval_decision.choices import METHODS, check_attributes, component_probabilities, select
 from offeval_decision.ranks import not_finite, rank_distribution
 
@@ -29,27 +30,6 @@ def read_attributes(path: str) -> pd.DataFrame:
     else:
         names = frame["policy"].astype(str)
     return frame.assign(policy=names.to_numpy()).set_index("policy")
-
-
-#: Characters that make a spreadsheet read a cell as a formula (OWASP, CSV injection).
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-
-
-def spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` with every text cell and index label that a spreadsheet would run as a formula
-    (one beginning with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return) prefixed with
-    ``'`` (OWASP's advice); numbers, negative ones included, stay numbers."""
-
-    def safe(value):
-        if isinstance(value, tuple):  # a label of a MultiIndex
-            return tuple(map(safe, value))
-        return f"'{value}" if isinstance(value, str) and value.startswith(FORMULA_STARTS) else value
-
-    frame = frame.copy()
-    frame.index = frame.index.map(safe)
-    for column in frame.columns[frame.dtypes.map(pd.api.types.is_object_dtype).to_numpy()]:
-        frame[column] = frame[column].map(safe)
-    return frame
 
 
 class DecideCommand:
@@ -185,6 +165,6 @@ def _write(out: Path, label: str, tables: dict[str, pd.DataFrame], taken: set[st
         while f"{stem}.csv" in taken:
             n += 1
             stem = f"{name}_{safe}_{n}"
-        spreadsheet_safe(table).to_csv(out / f"{stem}.csv")
+        write_csv(table, out / f"{stem}.csv", index=True)  # formulas quoted (OWASP)
         written.append(f"{stem}.csv")
     return written
