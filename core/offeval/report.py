@@ -25,7 +25,7 @@ def estimates_figure(
 
     Estimators in ``other_scale`` (normalised metrics, rewards per trajectory)
     are not estimates of the truth's quantity: their panels have no diagonal
-    and say so, since only their order can be compared. Panels of estimators
+    and say "own scale: order only", since only their order can be compared. Panels of estimators
     in ``lower`` say "lower is better".
     """
     labels = list(dict.fromkeys(estimates["estimator"]))
@@ -39,11 +39,11 @@ def estimates_figure(
     axes = fig.subplots(rows, cols, squeeze=False)
     # fixed margins in inches (a layout pass would measure every label of every panel)
     fig.subplots_adjust(
-        left=0.85 / width,
-        right=1 - 0.15 / width,
+        left=0.8 / width,
+        right=1 - 0.1 / width,
         bottom=below / height,
         top=1 - above / height,
-        wspace=0.4,
+        wspace=0.3,
         hspace=(above + below) / panel,
     )
     lo, hi = truth.min(), truth.max()
@@ -69,9 +69,10 @@ def estimates_figure(
 
 def _panel_title(label: str, other_scale: bool, lower: bool) -> str:
     """An estimator's panel title: its label wrapped, what its scale is, which way is better."""
-    title = textwrap.fill(label, 36)
+    # a line may also break after "(": labels are calls with long arguments
+    title = textwrap.fill(label.replace("(", "( "), 30).replace("( ", "(")
     if other_scale:
-        title += "\n(own scale: compare the order only)"
+        title += "\n(own scale: order only)"
     if lower:
         title += "\n(lower is better)"
     return figure_text(title)
