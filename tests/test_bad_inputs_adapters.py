@@ -28,7 +28,14 @@ from offeval import (
     from_obp,
 )
 from offeval_ncis import IS, PointwiseNCIS
-from offeval_rewardmodels import DM, DR, from_obp_rewards
+from offeval_rewardmodels import (
+    DM,
+    DR,
+    RewardPredictions,
+    fit_reward_model,
+    from_obp_rewards,
+    item_position_means,
+)
 
 N, ACTIONS, SLOTS = 12, 4, 2
 
@@ -443,3 +450,45 @@ def test_target_probabilities_summing_to_1_or_less_pass():
     target[6:] = [0.2, 0.2, 0.2]  # less than 1: reported by target_mass_per_slot
     ev = evaluate(slot_log(target), [ColumnPolicy("target")], [DM()])
     assert ev.estimate("target", "dm").value == pytest.approx((0.5 + 0.5 + 0.3) / 3)
+
+
+# -- reward models: fitting and attaching -------------------------------------------------
+
+
+def fitted_log() -> InteractionLog:
+    return slot_log(np.full(9, 1 / 3))
+
+
+@pytest.mark.parametrize("seed", ["x", -1, 1.5, True])
+def test_a_bad_seed_is_named(seed):
+    from sklearn.linear_model import LinearRegression
+
+    with pytest.raises(ConfigurationError, match="seed"):
+        fit_reward_model(fitted_log(), LinearRegression(), ["target"], folds=2, seed=seed)
+    with pytest.raises(ConfigurationError, match="seed"):
+        item_position_means(fitted_log(), seed=seed)
+
+
+def test_a_missing_trajectory_in_a_frame_is_named_not_given_another_fold():
+    from sklearn.linear_model import LinearRegression
+
+    frame = pd.DataFrame(
+        {
+            "trajectory": [0, 0, 1, 1, np.nan, 2, 2, 3],
+            "reward": [1.0, 0, 1, 0, 1, 0, 1, 1],
+            "f": np.arange(8.0),
+        },
+        index=list("abcdefgh"),
+    )
+    with pytest.raises(ColumnError, match=r"'trajectory'.*missing.*rows \['e'\]"):
+        fit_reward_model(frame, LinearRegression(), ["f"], folds=2)
+
+
+def test_attach_checks_the_log_and_the_predictions_shape():
+    log = fitted_log()
+    with pytest.raises(OffevalError, match=r"rows.*one prediction per row.*\(3, 2\)"):
+        RewardPredictions(np.zeros((3, 2)), np.zeros(9)).attach(log)
+    with pytest.raises(OffevalError, match=r"candidates.*one prediction per.*\(9, 1\)"):
+        RewardPredictions(np.zeros(3), np.zeros((9, 1))).attach(log)
+    with pytest.raises(OffevalError, match="InteractionLog"):
+        RewardPredictions(np.zeros(3), None).attach(log.frame)

@@ -41,6 +41,14 @@ class RewardPredictions:
     def attach(self, log: InteractionLog, column: str = DEFAULT_COLUMN) -> InteractionLog:
         """The log with the predictions as ``column`` in its rows and its candidate table."""
         check_column(column)
+        if not isinstance(log, InteractionLog):
+            raise OffevalError(f"attach needs an InteractionLog, got {type(log).__name__}")
+        for what, values in (("rows", self.rows), ("candidates", self.candidates)):
+            if values is not None and np.ndim(values) != 1:
+                raise OffevalError(
+                    f"RewardPredictions.{what} must hold one prediction per {what[:-1]} (a 1-D "
+                    f"array), got shape {np.shape(values)}"
+                )
         if len(self.rows) != log.n_rows:
             raise OffevalError(
                 f"{len(self.rows)} row predictions for a log of {log.n_rows} rows: attach them "
@@ -83,6 +91,13 @@ def check_folds(folds: int, n_trajectories: int) -> int:
     return int(folds)
 
 
+def check_seed(seed: int) -> int:
+    """A random seed: a whole number >= 0."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ConfigurationError(f"seed must be a whole number >= 0, got {seed!r}")
+    return int(seed)
+
+
 def trajectory_folds(
     trajectories: np.ndarray, folds: int, seed: int, candidates: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray | None]:
@@ -91,6 +106,7 @@ def trajectory_folds(
     With ``candidates`` (their trajectory ids), also the fold of each
     candidate row; -1 where the trajectory is not among the rows'.
     """
+    check_seed(seed)
     codes, uniques = pd.factorize(trajectories)
     check_folds(folds, len(uniques))
     of_unique = np.empty(len(uniques), dtype=np.int64)
@@ -119,6 +135,11 @@ def _tables(data, candidates) -> tuple[pd.DataFrame, np.ndarray, pd.DataFrame | 
     for column in ("trajectory", "reward"):
         if column not in data:
             raise ColumnError(column, "fit_reward_model needs this column in the data")
+    missing = data["trajectory"].isna().to_numpy()
+    if missing.any():
+        raise ColumnError(
+            "trajectory", "must not be missing (it decides the folds)", data.index[missing]
+        )
     if candidates is not None:
         if not isinstance(candidates, pd.DataFrame):
             raise OffevalError(f"candidates must be a DataFrame, got {type(candidates).__name__}")
@@ -218,6 +239,7 @@ def fit_reward_model(
     ):
         raise ConfigurationError(f"regressor must have fit() and predict(), got {regressor!r}")
     _check_features(features)
+    check_seed(seed)
     rows, labels, cands, cand_labels = _tables(data, candidates)
     reward = pd.to_numeric(rows["reward"], errors="coerce").to_numpy(dtype=float)
     if not np.isfinite(reward).all():
@@ -261,6 +283,7 @@ def item_position_means(
     """
     if isinstance(prior, bool) or not isinstance(prior, (int, float)) or not prior > 0:
         raise ConfigurationError(f"prior must be a positive number, got {prior!r}")
+    check_seed(seed)
     frame = log.frame
     n = log.n_rows
     cands = log.candidates
