@@ -232,3 +232,26 @@ def test_ab_sample_size_names_the_bad_parameter(kwargs, parameter):
     arguments = {"lift": 0.01, "sd_a": 0.3, **kwargs}
     with pytest.raises(ConfigurationError, match=f"^{parameter} must be "):
         ab_sample_size(**arguments)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"sd": "0.3"}, "^sd must be a finite number >= 0, got '0.3'"),
+        ({"sd": float("nan")}, "^sd must be a finite number >= 0"),
+        ({"level": 95}, r"^level must be a number in \(0, 1\), got 95"),
+        ({"alpha": None}, r"^alpha must be a number in \(0, 1\)"),
+        ({"power": "high"}, r"^power must be a number in \(0, 1\)"),
+        ({"candidates": "new"}, "^candidates must be a list of policy names, not one string"),
+    ],
+    ids=["sd text", "sd nan", "level in percent", "alpha none", "power text", "one candidate"],
+)
+def test_plan_ab_test_names_the_bad_parameter(kwargs, match):
+    from offeval_decision import plan_ab_test
+
+    summary = EstimatorSummary(
+        "is", "is", ["base", "new"], np.array([0.1, 0.11]), np.eye(2) * 1e-6, 100
+    )
+    arguments = {"candidates": ["new"], "baseline": "base", "sd": 0.3, **kwargs}
+    with pytest.raises(ConfigurationError, match=match):
+        plan_ab_test(summary, **arguments)

@@ -165,6 +165,10 @@ def plan_ab_test(
     """
     sd, level = _sd("sd", sd), _probability("level", level)
     alpha, power = _probability("alpha", alpha), _probability("power", power)
+    if isinstance(candidates, (str, bytes)):
+        raise ConfigurationError(
+            f"candidates must be a list of policy names, not one string {candidates!r}"
+        )
     index = {name: i for i, name in enumerate(summary.policies)}
     unknown = [c for c in [*candidates, baseline] if c not in index]
     if unknown:
