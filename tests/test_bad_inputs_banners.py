@@ -239,3 +239,16 @@ def test_user_facing_text_cites_papers_by_authors_and_year():
     text = "\n".join(texts)
     assert not re.search(r"the seed\b|seed 001|seed's", text, re.IGNORECASE)
     assert "Gilotte et al." in offeval_disagreement.__doc__
+
+
+def test_the_command_line_says_when_the_scale_is_not_stated(tmp_path, capsys):
+    from offeval.cli import main
+
+    path = tmp_path / "banners.csv"
+    banner_frame(count=80).rename(columns={"trajectory": "banner"}).to_csv(path)
+    args = ["evaluate", str(path), "--map", "trajectory=banner", "--rerank", "m=model"]
+    args += ["--quiet", "--estimator"]
+    unstated = caught(lambda: main([*args, "cd"]))
+    assert unstated and all("score_scale not given" in str(w.message) for w in unstated)
+    assert caught(lambda: main([*args, "cd:score_scale=logit"])) == []
+    assert "cd " in capsys.readouterr().out

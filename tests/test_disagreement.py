@@ -7,7 +7,14 @@ import pandas as pd
 import pytest
 from oracles import rank_probabilities_by_enumeration
 
-from offeval import ColumnError, ConfigurationError, InteractionLog, RerankPolicy, evaluate
+from offeval import (
+    ColumnError,
+    ConfigurationError,
+    InteractionLog,
+    OffevalWarning,
+    RerankPolicy,
+    evaluate,
+)
 from offeval_disagreement import (
     MAX_EXACT,
     CounterfactualDisagreement,
@@ -18,9 +25,9 @@ from offeval_disagreement import (
     given_set,
     monte_carlo,
     rank_probabilities,
+    rank_rows,
     subset_dp,
 )
-from offeval_disagreement.given_set import rank_rows
 
 
 def random_logits(n: int, banners: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -138,8 +145,14 @@ def test_exact_methods_past_the_limit_are_an_error_and_auto_samples():
     log = banners([n] * 6, [1, 2, 3, 4, 5, 6], np.arange(6.0 * n), np.zeros(6 * n))
     model = [RerankPolicy("model")]
     with pytest.raises(ConfigurationError, match=f"method='exact'.*at most {MAX_EXACT}.*got {n}"):
-        evaluate(log, model, [CounterfactualDisagreement(method="exact", samples=100)])
-    auto = evaluate(log, model, [CounterfactualDisagreement(samples=100)]).estimate("model")
+        evaluate(
+            log,
+            model,
+            [CounterfactualDisagreement(method="exact", samples=100, score_scale="logit")],
+        )
+    auto = evaluate(
+        log, model, [CounterfactualDisagreement(samples=100, score_scale="logit")]
+    ).estimate("model")
     assert auto.diagnostics["monte_carlo_banners"] == 6 and auto.n_units == 6
 
 
@@ -243,7 +256,9 @@ def test_cd_matches_a_brute_force_loop_with_plackett_luce_logging():
         return rank_probabilities_by_enumeration(banner["logging_score"].to_numpy())
 
     cd = evaluate(
-        log, [RerankPolicy("model")], [CounterfactualDisagreement("all", "plackett_luce")]
+        log,
+        [RerankPolicy("model")],
+        [CounterfactualDisagreement("all", "plackett_luce", score_scale="logit")],
     )
     assert cd.estimate("model").value == pytest.approx(brute_force_cd(log, scores, q_of), rel=1e-12)
 
@@ -256,9 +271,9 @@ def test_the_sampling_algorithms_converge_to_the_exact_values():
     log = banners(sizes, rng.integers(0, 4, n), rng.normal(size=total), rng.normal(size=total))
     estimators = [
         PairwiseDisagreement(),
-        CounterfactualDisagreement(),
+        CounterfactualDisagreement(score_scale="logit"),
         SampledPairwiseDisagreement(draws=4, seed=1),
-        SampledCounterfactualDisagreement(draws=4, seed=1),
+        SampledCounterfactualDisagreement(draws=4, seed=1, score_scale="logit"),
     ]
     ev = evaluate(log, [RerankPolicy("model")], estimators, chunk_rows=1_000)
     for exact, sampled in (("pd", "pd_sampled"), ("cd", "cd_sampled")):
@@ -316,11 +331,14 @@ def test_cd_runs_from_the_command_line_on_a_banner_file(tmp_path, capsys):
     path = tmp_path / "banners.csv"
     frame.to_csv(path, index=False)
     args = ["evaluate", str(path), "--map", "trajectory=banner", "--map", "logging_score=logit"]
-    args += ["--rerank", "model=model", "--rerank", "other=other", "--estimator", "cd"]
+    args += ["--rerank", "model=model", "--rerank", "other=other"]
+    args += ["--estimator", "cd:score_scale=logit"]
     args += ["--estimator", "pd", "--quiet", "--out", str(tmp_path / "out")]
     assert main(args) == 0
     table = pd.read_csv(tmp_path / "out" / "estimates.csv")
-    direct = evaluate(log, [RerankPolicy("model")], [CounterfactualDisagreement()])
+    direct = evaluate(
+        log, [RerankPolicy("model")], [CounterfactualDisagreement(score_scale="logit")]
+    )
     row = table[(table.policy == "model") & (table.estimator == "cd")].iloc[0]
     assert row.value == pytest.approx(direct.estimate("model").value, rel=1e-12)
     assert (tmp_path / "out" / "pairs_cd.csv").exists()
@@ -373,9 +391,9 @@ def test_cd_excludes_every_banner_a_deterministic_ranker_ordered(two_stage):
     clicks = log.frame.groupby("trajectory")["reward"].sum()
     usable = int(((clicks > 0) & (clicks < env.n_positions)).sum())
     for cd in (
-        CounterfactualDisagreement(),
-        CounterfactualDisagreement(logging="plackett_luce"),
-        SampledCounterfactualDisagreement(),
+        CounterfactualDisagreement(score_scale="logit"),
+        CounterfactualDisagreement(logging="plackett_luce", score_scale="logit"),
+        SampledCounterfactualDisagreement(score_scale="logit"),
     ):
         est = evaluate(log, [model], [cd]).estimate(model.name)
         assert est.n_units == 0 and np.isnan(est.value), cd.label
@@ -387,7 +405,9 @@ def test_cd_excludes_every_banner_a_deterministic_ranker_ordered(two_stage):
     )
     usable = (per_banner["clicks"] > 0) & (per_banner["clicks"] < env.n_positions)
     both = evaluate(
-        log, [model], [CounterfactualDisagreement(), CounterfactualDisagreement("shuffled")]
+        log,
+        [model],
+        [CounterfactualDisagreement(score_scale="logit"), CounterfactualDisagreement("shuffled")],
     )
     everything, shuffled = (
         both.estimate(model.name, "cd"),
@@ -402,22 +422,19 @@ def test_the_deterministic_flag_is_per_banner_and_checked():
     frame = banners([3, 3, 2], [1, 2, 1], [0.3, 0.2, 0.1, 0.0, 0.4, 0.5, 1.0, 0.0]).frame
     model = [RerankPolicy("model")]
     flagged = frame.assign(logging_deterministic=[True] * 3 + [False] * 5)
-    est = evaluate(InteractionLog.from_frame(flagged), model, [CounterfactualDisagreement()])
-    cd = est.estimate("model")
-    assert cd.excluded == {"deterministic_logging": 1} and cd.n_units == 2
-    rest = evaluate(
-        InteractionLog.from_frame(frame[frame.trajectory > 0]),
-        model,
-        [CounterfactualDisagreement()],
-    )
-    assert cd.value == pytest.approx(rest.estimate("model").value, rel=1e-12)
+    cd = CounterfactualDisagreement(score_scale="logit")
+    est = evaluate(InteractionLog.from_frame(flagged), model, [cd])
+    one = est.estimate("model")
+    assert one.excluded == {"deterministic_logging": 1} and one.n_units == 2
+    rest = evaluate(InteractionLog.from_frame(frame[frame.trajectory > 0]), model, [cd])
+    assert one.value == pytest.approx(rest.estimate("model").value, rel=1e-12)
     uniform = evaluate(
         InteractionLog.from_frame(flagged), model, [CounterfactualDisagreement(logging="uniform")]
     )
     assert uniform.estimate("model").n_units == 3  # stated orderings do not read the flag
     mixed = frame.assign(logging_deterministic=[True, False] + [False] * 6)
     with pytest.raises(ColumnError, match="logging_deterministic"):
-        evaluate(InteractionLog.from_frame(mixed), model, [CounterfactualDisagreement()])
+        evaluate(InteractionLog.from_frame(mixed), model, [cd])
 
 
 @pytest.mark.parametrize("generator_size", [None, 5])
@@ -467,12 +484,16 @@ def test_cd_on_a_subset_computes_only_for_its_banners():
     assert auto.value == uniform.value and auto.diagnostics == uniform.diagnostics
     with pytest.raises(ColumnError, match="logging_pool"):
         evaluate(
-            InteractionLog.from_frame(broken), model, [CounterfactualDisagreement("non_shuffled")]
+            InteractionLog.from_frame(broken),
+            model,
+            [CounterfactualDisagreement("non_shuffled", score_scale="logit")],
         )
     # no pool column: the assumption is counted on the banners computed with it, and only those
-    ev = evaluate(
-        log, model, [CounterfactualDisagreement(b) for b in ("shuffled", "non_shuffled", "all")]
-    )
+    subsets = ("shuffled", "non_shuffled", "all")
+    with pytest.warns(OffevalWarning, match="no column 'logging_pool'"):
+        ev = evaluate(
+            log, model, [CounterfactualDisagreement(b, score_scale="logit") for b in subsets]
+        )
     assert "pool_assumed" not in ev.estimate("model", "cd(banners=shuffled)").diagnostics
     placed = ev.estimate("model", "cd(banners=non_shuffled)")
     assert placed.diagnostics["pool_assumed"] == placed.n_units > 0

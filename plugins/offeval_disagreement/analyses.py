@@ -113,7 +113,7 @@ def figure3(
     estimators = [
         PairwiseDisagreement("shuffled"),
         PairwiseDisagreement("non_shuffled"),
-        CounterfactualDisagreement("non_shuffled"),
+        CounterfactualDisagreement("non_shuffled", score_scale="logit"),
     ]
     frame = evaluate(log, models, estimators, progress=False).to_frame()
     return summarise(frame, log)

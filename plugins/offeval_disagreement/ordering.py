@@ -177,7 +177,7 @@ def _like_probabilities(logits: np.ndarray, settings) -> int:
     """Banners of 2+ products read as logits whose scores look like probabilities."""
     if settings.score_scale == "linear" or logits.shape[1] < 2:
         return 0
-    unit = (logits >= 0).all(axis=1) & (logits <= 1).all(axis=1)
+    unit = (logits > 0).all(axis=1) & (logits <= 1).all(axis=1)
     return int((unit & (logits.sum(axis=1) <= PROBABILITY_SUM)).sum())
 
 
