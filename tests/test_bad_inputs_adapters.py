@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 
 from offeval import (
+    ActionDistPolicy,
     ColumnError,
     ColumnPolicy,
     ConfigurationError,
@@ -145,6 +146,26 @@ def test_a_non_finite_context_is_named_by_round():
 def test_bandit_feedback_must_be_a_mapping():
     with pytest.raises(OffevalError, match="bandit_feedback must be a dict"):
         from_obp([1, 2, 3])
+
+
+@pytest.mark.parametrize("key", ["action", "reward", "pscore"])
+def test_a_missing_key_is_named(key):
+    with pytest.raises(OffevalError, match=rf"bandit_feedback\['{key}'\] is missing"):
+        from_obp({**feedback(), key: None})
+
+
+def test_with_candidates_must_be_a_bool():
+    with pytest.raises(ConfigurationError, match="with_candidates.*'no'"):
+        from_obp(feedback(), with_candidates="no")  # formerly: truthy, candidates built
+
+
+def test_an_action_dist_policy_on_a_log_of_text_ids_says_how_to_build_it():
+    frame = pd.DataFrame(
+        {"trajectory": list("abc"), "item": [0, 1, 2], "position": 1, "reward": 1.0}
+    ).assign(propensity=0.5)
+    policy = ActionDistPolicy(np.full((3, 3, 1), 1 / 3))
+    with pytest.raises(ColumnError, match=r"'trajectory'.*integer round.*from_obp"):
+        evaluate(InteractionLog.from_frame(frame), [policy], [IS()])  # formerly IndexError
 
 
 # -- from_obp: action_dist ----------------------------------------------------------------
@@ -403,6 +424,8 @@ def test_table_policy_checks_its_name_and_probability_column():
         TablePolicy(item_position_table(), name=3)
     with pytest.raises(ConfigurationError, match="probability='item'"):
         TablePolicy(item_position_table(), probability="item")
+    with pytest.raises(ConfigurationError, match=r"probability=\['probability'\]"):
+        TablePolicy(item_position_table(), probability=["probability"])
 
 
 # -- reward models: the target's probabilities per slot -----------------------------------

@@ -156,8 +156,11 @@ def _count(feedback: Mapping, key: str) -> int | None:
 def _log_frame(feedback: Mapping) -> pd.DataFrame:
     """The log's rows, one per round, every array checked against the others."""
     for key in ("action", "reward", "pscore"):
-        if key not in feedback:
-            raise ColumnError(key, "obp's bandit_feedback must have it")
+        if feedback.get(key) is None:
+            raise OffevalError(
+                f"{_key(key)} is missing: obp's bandit_feedback must have 'action', 'reward' "
+                "and 'pscore'"
+            )
     action = _per_round(feedback, "action", "action", None)
     n = len(action)
     n_rounds = _count(feedback, "n_rounds")
@@ -319,6 +322,8 @@ def from_obp(
             f"bandit_feedback must be a dict (obp's bandit_feedback), got "
             f"{type(bandit_feedback).__name__}"
         )
+    if not isinstance(with_candidates, bool):
+        raise ConfigurationError(f"with_candidates must be True or False, got {with_candidates!r}")
     frame = _log_frame(bandit_feedback)
     n_actions = _count(bandit_feedback, "n_actions")
     dists = {} if action_dist is None else action_dist

@@ -318,9 +318,10 @@ class TablePolicy:
             )
         if not isinstance(name, str) or not name:
             raise ConfigurationError(f"a policy's name must be a non-empty string, got {name!r}")
-        if probability in TABLE_KEYS:
+        if not isinstance(probability, str) or probability in TABLE_KEYS:
             raise ConfigurationError(
-                f"probability={probability!r} names a key column: give the column of probabilities"
+                f"probability must name the column of probabilities (not a key column), got "
+                f"probability={probability!r}"
             )
         if "item" not in table or probability not in table:
             raise ColumnError(
