@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -249,7 +251,7 @@ def test_evaluate_writes_summaries_that_decide_reads(tmp_path, env, capsys):
     assert "unknown estimator 'nope'" in capsys.readouterr().err
     for spelling in ("ncis", "ncis(cap=100)", "ncis:cap=100"):  # the label omits the default
         assert main(["decide", str(tmp_path / "out"), "--estimator", spelling]) == 0
-        assert capsys.readouterr().out.startswith("ncis: 100,000 draws")  # not ncis(cap=10)
+        assert capsys.readouterr().out.startswith("ncis: 100,000 draws (seed 0)")  # not cap=10
     assert main(["decide", str(tmp_path / "out"), "--estimator", "ncis:cap=10"]) == 0
 
 
@@ -408,7 +410,6 @@ def test_a_sweep_of_two_policies_draws_both_ranks(env):
 def test_decide_reads_policy_names_as_text_and_skips_summaries_that_are_not_finite(
     tmp_path, capsys
 ):
-    import re
 
     from offeval.cli import main
 
@@ -650,3 +651,38 @@ def test_the_report_section_of_a_single_policy_says_a_decision_needs_two():
     assert section.text == (
         "A decision needs two or more policies; this evaluation has one ('only')."
     )
+
+
+def test_decide_says_when_lower_is_better_and_what_values_are_relative_to(tmp_path, capsys):
+    from offeval.cli import main
+
+    save_summaries(
+        tmp_path / "summaries.json",
+        [
+            EstimatorSummary(
+                "pd",
+                "pd",
+                ["a", "b"],
+                np.array([0.2, 0.4]),
+                np.eye(2) * 1e-8,
+                10,
+                higher_is_better=False,
+            ),
+            EstimatorSummary(
+                "is",
+                "is",
+                ["a", "b"],
+                np.array([1.0, 1.1]),
+                np.diag([0, 1e-8]),
+                10,
+                baseline="a",
+            ),
+        ],
+    )
+    assert main(["decide", str(tmp_path), "--draws", "100", "--seed", "4"]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert "pd: 100 draws (seed 4); lower is better: ranked from the lowest value" in lines
+    assert "is: 100 draws (seed 4); values relative to 'a'" in lines
+    pd_table = out.split("\nis: ")[0]
+    assert re.search(r"^a\s+1\.0\s", pd_table, re.M)  # 0.2 below 0.4 by 1,400 sds: always first

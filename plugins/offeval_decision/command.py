@@ -148,12 +148,20 @@ def _decide(
     if attributes is not None:
         tables["components"] = component_probabilities(dist, attributes)
     with pd.option_context("display.width", 160, "display.max_columns", 20):
-        print(f"{label}: {args.draws:,} draws")
+        print(f"{label}: {args.draws:,} draws (seed {args.seed}){_reading(summary)}")
         print(tables["ranks"].round(4).to_string())
         print(f"selection ({args.method}, {m}): {', '.join(chosen)}")
         if attributes is not None:
             print(tables["components"].round(4).to_string())
     return tables
+
+
+def _reading(summary) -> str:
+    """What a reader needs to read the summary's values: their direction and baseline."""
+    notes = [] if summary.higher_is_better else ["; lower is better: ranked from the lowest value"]
+    if summary.baseline is not None:
+        notes.append(f"; values relative to {summary.baseline!r}")
+    return "".join(notes)
 
 
 def _write(out: Path, label: str, tables: dict[str, pd.DataFrame], taken: set[str]) -> list[str]:
