@@ -410,7 +410,6 @@ def test_a_sweep_of_two_policies_draws_both_ranks(env):
 def test_decide_reads_policy_names_as_text_and_skips_summaries_that_are_not_finite(
     tmp_path, capsys
 ):
-
     from offeval.cli import main
 
     names, values, cov = ["007", "12", "3"], np.array([0.10, 0.20, 0.15]), np.eye(3) * 1e-6
