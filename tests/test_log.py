@@ -54,13 +54,13 @@ def test_mapped_column_absent_from_data():
 
 
 def test_nan_reward_names_the_input_rows():
-    with pytest.raises(ColumnError, match=r"'reward'.*rows \[12, 14\]"):
+    with pytest.raises(ColumnError, match=r"'click' \(role reward\).*rows \[12, 14\]"):
         InteractionLog.from_frame(frame(click=[0, 1, np.nan, 1, np.inf]), MAPPING)
 
 
 @pytest.mark.parametrize("bad", [0.0, -0.1, 1.5, np.nan])
 def test_propensity_outside_unit_interval(bad):
-    with pytest.raises(ColumnError, match=r"'propensity'.*\(0, 1\].*rows \[13\]"):
+    with pytest.raises(ColumnError, match=r"'p' \(role propensity\).*\(0, 1\].*rows \[13\]"):
         InteractionLog.from_frame(frame(p=[0.5, 0.2, 0.3, bad, 0.9]), MAPPING)
 
 
@@ -71,7 +71,7 @@ def test_duplicate_position_in_a_trajectory():
 
 @pytest.mark.parametrize("bad", [0, 1.5, -2])
 def test_positions_are_whole_and_one_based(bad):
-    with pytest.raises(ColumnError, match="'position'.*whole number"):
+    with pytest.raises(ColumnError, match=r"'rank' \(role position\).*whole number"):
         InteractionLog.from_frame(frame(rank=[2, 1, 1, 3, bad]), MAPPING)
 
 
@@ -221,3 +221,54 @@ def test_candidate_table_in_log_order_equals_the_same_table_shuffled():
     bad.loc[5, "item"] = bad.loc[4, "item"]
     with pytest.raises(ColumnError, match="listed twice"):
         InteractionLog.from_frame(rows, MAPPING, candidates=bad)
+
+
+def broken_parquet(path, data: pd.DataFrame, metadata: bytes) -> None:
+    """A Parquet file whose pandas metadata is ``metadata`` (not JSON, keys missing)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.Table.from_pandas(data, preserve_index=False)
+    pq.write_table(table.replace_schema_metadata({b"pandas": metadata}), path)
+
+
+@pytest.mark.parametrize(
+    "metadata",
+    [b"{not json", b'{"columns": []}', b'{"index_columns": ["x"], "columns": []}'],
+    ids=["not JSON", "keys missing", "index absent"],
+)
+def test_broken_pandas_metadata_is_ignored_with_a_warning_read_whole_or_streamed(
+    tmp_path, metadata
+):
+    from offeval import OffevalWarning, read_table
+
+    path = tmp_path / "log.parquet"
+    broken_parquet(path, frame(), metadata)
+    with pytest.warns(OffevalWarning, match=r"log.parquet: its pandas metadata is broken"):
+        whole = read_table(path)
+    pd.testing.assert_frame_equal(whole, frame().reset_index(drop=True))
+    with pytest.warns(OffevalWarning, match=r"log.parquet: its pandas metadata is broken"):
+        stream = stream_parquet(path, MAPPING, batch_rows=2)
+    streamed = pd.concat([log.frame for log in stream], ignore_index=True)
+    expected = InteractionLog.from_frame(frame(), MAPPING).frame
+    pd.testing.assert_frame_equal(streamed, expected, check_dtype=False)
+
+
+def test_csv_rows_are_named_by_the_lines_an_editor_shows(tmp_path):
+    path = tmp_path / "log.csv"
+    frame(p=[0.5, 0.2, 0.0, 0.1, 0.9]).to_csv(path, index=False)  # third data row: line 4
+    assert path.read_text().splitlines()[3].endswith(",0.0")
+    with pytest.raises(ColumnError, match=r"'p' \(role propensity\).*\(log.csv, lines \[4\]\)"):
+        InteractionLog.from_file(path, MAPPING)
+
+
+@pytest.mark.parametrize("sep", [";", "\t"])
+def test_the_separator_of_a_csv_file_is_sniffed_or_given(tmp_path, sep):
+    from offeval import read_table
+
+    path = tmp_path / "log.csv"
+    frame().to_csv(path, index=False, sep=sep)
+    log = InteractionLog.from_file(path, MAPPING)
+    assert log.column("propensity").tolist() == [0.2, 0.5, 0.3, 0.9, 0.1]
+    assert list(read_table(path, sep=sep).columns) == list(frame().columns)
+    assert len(read_table(path, sep=",").columns) == 1  # as asked, though wrong

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+import signal
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
@@ -44,6 +46,7 @@ def frame(evaluation) -> pd.DataFrame:
 @pytest.mark.parametrize("workers", [2, 3])
 def test_workers_give_the_one_process_estimates(setup, workers, monkeypatch):
     log, policies, estimators = setup
+    monkeypatch.setattr(parallel_module, "available_cores", lambda: 8)  # 3 shares on 2 cores
     merged = []
 
     def recorded(*args):
@@ -248,3 +251,74 @@ def test_without_fork_one_process_evaluates_and_says_so(setup, monkeypatch):
     with pytest.warns(OffevalWarning, match="evaluating in one process"):
         many = evaluate(log, policies, [IS()], workers=2).to_frame()
     np.testing.assert_allclose(many["value"], evaluate(log, policies, [IS()]).to_frame()["value"])
+
+
+class NoPool:
+    """Stands for ProcessPoolExecutor: records how many processes were asked, forks none."""
+
+    asked: list[int] = []
+
+    def __init__(self, max_workers, **kwargs):
+        NoPool.asked.append(max_workers)
+        raise OSError("no fork in this test")
+
+
+@pytest.mark.parametrize(
+    ("cores", "workers", "expected", "why"),
+    [
+        (2, 1_000, 2, "the 2 cores this process may use"),
+        (64, 64, 6, "one per 1,000 of the log's 6,000 trajectories"),
+    ],
+)
+def test_workers_are_capped_at_the_cores_and_the_trajectories(
+    setup, monkeypatch, cores, workers, expected, why
+):
+    log, policies, _ = setup
+    monkeypatch.setattr(parallel_module, "available_cores", lambda: cores)
+    monkeypatch.setattr(parallel_module, "ProcessPoolExecutor", NoPool)
+    NoPool.asked = []
+    with pytest.warns(OffevalWarning, match=f"workers={workers} capped at {expected}: {why}"):
+        many = evaluate(log, policies, [IS()], workers=workers).to_frame()
+    assert NoPool.asked == [expected]
+    one = evaluate(log, policies, [IS()]).to_frame()
+    np.testing.assert_allclose(many["value"], one["value"], rtol=1e-12)
+
+
+class StopsInAWorker(FailsLate):
+    """Stops its own process (SIGSTOP) in a worker: a hung worker, not a dead one."""
+
+    name = "stops_in_a_worker"
+    parent = os.getpid()
+
+    def contribute(self, view):
+        if os.getpid() != self.parent:
+            os.kill(os.getpid(), signal.SIGSTOP)
+        return Contribution({"x": view.log.column("reward"), "n": view.log.ones})
+
+
+@pytest.fixture()
+def hung_workers_killed():
+    """If the evaluation hangs after all, fail in 30 s and kill the stopped workers."""
+
+    def give_up(*args):
+        for child in multiprocessing.active_children():
+            child.kill()
+        raise TimeoutError("the evaluation hung on a stopped worker")
+
+    previous = signal.signal(signal.SIGALRM, give_up)
+    signal.alarm(30)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, previous)
+
+
+def test_a_stopped_worker_is_detected_and_the_evaluation_runs_here(
+    setup, monkeypatch, hung_workers_killed
+):
+    log, policies, _ = setup
+    monkeypatch.setattr(parallel_module, "STALL_SECONDS", 0.5)
+    with pytest.warns(OffevalWarning, match="a worker stopped responding for 0.5 s"):
+        evaluation = evaluate(log, policies, [StopsInAWorker()], workers=2)
+    value = evaluation.estimate(policies[0].name).value
+    assert value == pytest.approx(log.column("reward").mean(), rel=1e-12)
+    assert multiprocessing.active_children() == []  # the stopped workers were killed

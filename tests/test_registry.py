@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import offeval.registry as registry_module
-from offeval import RegistryError, hookimpl, hookspec
+from offeval import OffevalError, RegistryError, hookimpl, hookspec
 from offeval.cli import main
 from offeval.registry import Registry, parse_spec
 from offeval_dcg import DCG
@@ -113,7 +113,9 @@ def test_create_and_spec_strings():
     assert parse_spec("x(m=f(a=1,b=[1, 2]),n=2)") == ("x", {"m": "f(a=1,b=[1, 2])", "n": 2})
     with pytest.raises(RegistryError, match="no estimator named 'nope'; registered: .*ncis"):
         reg.create("estimator", "nope")
-    with pytest.raises(RegistryError, match="no parameter capp; its parameters: cap"):
+    with pytest.raises(
+        RegistryError, match=r"no parameter capp \(did you mean cap\?\); its parameters: cap"
+    ):
         reg.create("estimator", "ncis", capp=3)
     with pytest.raises(RegistryError, match="not key=value"):
         parse_spec("ncis:cap")
@@ -380,3 +382,36 @@ def test_invalid_components_are_rejected():
         reg.register("estimator", "notone", dict)
     with pytest.raises(RegistryError, match="not callable"):
         reg.register("examination", "x", 3)
+
+
+def test_a_mistyped_name_gets_the_closest_registered_names():
+    reg = Registry()
+    with pytest.raises(RegistryError, match=r"no estimator named 'snipz' \(did you mean snips\?\)"):
+        reg.get("estimator", "snipz")
+    with pytest.raises(
+        RegistryError, match=r"no environment named 'defualt' \(did you mean default"
+    ):
+        reg.create("environment", "defualt")
+    with pytest.raises(RegistryError, match="no estimator named 'zzzzzz'; registered"):
+        reg.get("estimator", "zzzzzz")  # nothing close: no suggestion
+    from offeval.registry import find_label
+
+    known = {"ncis": ("ncis", {"cap": 100.0}), "is": ("is", {})}
+    with pytest.raises(OffevalError, match=r"unknown estimator 'nics' \(did you mean ncis"):
+        find_label("nics", known)
+
+
+def test_the_default_set_runs_each_estimator_once_whatever_its_names():
+    from offeval.registry import behaviour
+
+    reg = Registry()
+    defaults = reg.distinct("estimator")
+    assert {"is", "cis", "ncis", "snips"} <= set(defaults)  # snips is ncis(cap=inf), not ncis
+    assert "ips" not in defaults and "clipped_ips" not in defaults
+    assert set(reg.names("estimator")) - set(defaults) == {"ips", "clipped_ips"}
+    seen = {}
+    for name in defaults:
+        built = reg.create("estimator", name)
+        key = (behaviour(type(built)), repr(sorted(built.get_params().items())))
+        assert key not in seen, (name, seen.get(key))
+        seen[key] = name

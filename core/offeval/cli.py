@@ -11,13 +11,15 @@ import argparse
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import NoReturn
 
 import pandas as pd
 
-from offeval.errors import OffevalError
+from offeval.errors import ColumnError, OffevalError, RowError, command_line, did_you_mean
+from offeval.output import OutputFolder
 from offeval.registry import Registry, get_registry, parse_pairs
 from offeval.sections import ReportContext, report_sections
 from offeval.stats.compare import CORRECTIONS
@@ -26,6 +28,12 @@ from offeval.summary import save_summaries
 
 #: Rows of the log the estimators are tried on before the full run.
 PROBE_ROWS = 2_000
+#: Why a streamed evaluation's report has no histogram of importance weights.
+STREAMED_WEIGHTS = (
+    "Not drawn: --stream reads the log in batches and keeps none of its rows, which the "
+    "histogram needs; run without --stream to see it (the weight diagnostics above cover "
+    "every row)."
+)
 
 
 class UsageError(OffevalError):
@@ -64,6 +72,7 @@ class DemoCommand:
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         """Declare the demo's options."""
         parser.add_argument("--out", default="offeval-report", help="report folder")
+        _force_argument(parser)
         parser.add_argument("--seed", type=at_least(0), default=0)
         parser.add_argument(
             "--trajectories", type=at_least(1_000), default=100_000, help="logged trajectories"
@@ -85,6 +94,7 @@ class DemoCommand:
         from offeval.report import write_demo_report
 
         start = time.perf_counter()
+        folder = OutputFolder(args.out, option="--out", force=args.force)
         result = run_demo(
             seed=args.seed,
             n_trajectories=args.trajectories,
@@ -93,7 +103,8 @@ class DemoCommand:
             progress=not args.quiet,
             workers=args.workers,
         )
-        path = write_demo_report(result, args.out, getattr(args, "argv", None))
+        with folder as tmp:
+            path = folder.path / write_demo_report(result, tmp, getattr(args, "argv", None)).name
         with pd.option_context("display.width", 160, "display.max_columns", 20):
             print(result.summary.round(4).to_string(index=False))
         print(
@@ -101,6 +112,14 @@ class DemoCommand:
             f"({time.perf_counter() - start:.1f} s)"
         )
         return 0
+
+
+def _force_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="replace an output folder that offeval did not write (its files are deleted)",
+    )
 
 
 def _policies(args: argparse.Namespace) -> list:
@@ -119,8 +138,61 @@ def _policies(args: argparse.Namespace) -> list:
         )
     names = [p.name for p in policies]
     if args.baseline is not None and args.baseline not in names:
-        raise OffevalError(f"--baseline {args.baseline!r} is not one of the policies {names}")
+        raise OffevalError(
+            f"--baseline {args.baseline!r} is not one of the policies {names}"
+            + did_you_mean(args.baseline, names)
+        )
     return policies
+
+
+def _check_columns(args: argparse.Namespace, mapping: dict, columns: list) -> None:
+    """Every column the options name is in the file's header (read before any row)."""
+    named = [("--map", f"{role}={col}", col) for role, col in mapping.items()]
+    for option in ("policy", "rerank"):
+        pairs = parse_pairs(getattr(args, option), typed=False, what=f"--{option}")
+        named += [(f"--{option}", f"{name}={col}", col) for name, col in pairs.items()]
+    for option, given, column in named:
+        if column not in columns:
+            raise OffevalError(
+                f"{option} {given}: no column {column!r} in {Path(args.log).name}"
+                + (did_you_mean(column, columns) or f" (its columns: {', '.join(columns)})")
+            )
+
+
+def _folders(args: argparse.Namespace) -> tuple[OutputFolder | None, OutputFolder | None]:
+    """The --out and --report folders, checked now (the same object if they are one folder)."""
+    given = {"--out": args.out, "--report": args.report}
+    paths = {option: Path(path).resolve() for option, path in given.items() if path}
+    if len(paths) == 2 and paths["--out"] != paths["--report"]:
+        a, b = paths["--out"], paths["--report"]
+        if a in b.parents or b in a.parents:
+            raise OffevalError(
+                f"--out {args.out} and --report {args.report}: one is inside the other; give "
+                "one folder for both, or two separate folders"
+            )
+    folders = {
+        option: OutputFolder(given[option], option=option, force=args.force, inputs=[args.log])
+        for option in paths
+    }
+    out, report = folders.get("--out"), folders.get("--report")
+    if out is not None and report is not None and paths["--out"] == paths["--report"]:
+        report = out
+    return out, report
+
+
+@contextmanager
+def _users_words(path: str, mapping: dict) -> Iterator[None]:
+    """Errors about rows and columns in the user's words: their column names, the file's lines."""
+    from offeval.log import in_lines
+
+    try:
+        yield
+    except RowError as exc:
+        named = exc.named(mapping) if isinstance(exc, ColumnError) else exc
+        in_lines(named, path)
+        if named is exc:
+            raise
+        raise named from None
 
 
 def _usable(registry: Registry, specs: list[str] | None, probe, policies) -> list:
@@ -136,7 +208,7 @@ def _usable(registry: Registry, specs: list[str] | None, probe, policies) -> lis
 
     for policy in policies:
         PolicyView(policy, probe).probabilities()
-    chosen = specs or registry.names("estimator")
+    chosen = specs or registry.distinct("estimator")
     estimators = [registry.create_from_spec("estimator", spec) for spec in chosen]
     usable, skipped = [], {}
     for spec, estimator in zip(chosen, estimators, strict=True):
@@ -167,6 +239,11 @@ class EvaluateCommand:
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         """Declare evaluate's arguments."""
         parser.add_argument("log", help="Parquet, CSV or TSV file")
+        parser.add_argument(
+            "--sep",
+            help="separator of a text file, e.g. ';' or '\\t' (default: sniffed from its first "
+            "lines)",
+        )
         parser.add_argument(
             "--map",
             action="append",
@@ -210,6 +287,7 @@ class EvaluateCommand:
             help="write report.html and report.md (forest plot, significance grids, weights, "
             "probability of being best, the command and versions) into this folder",
         )
+        _force_argument(parser)
         parser.add_argument("--quiet", action="store_true", help="no progress bars")
         parser.add_argument(
             "--workers",
@@ -225,37 +303,40 @@ class EvaluateCommand:
 
 def _evaluate(args: argparse.Namespace) -> int:
     from offeval.evaluation import evaluate
-    from offeval.log import InteractionLog, read_table, stream_parquet
+    from offeval.log import InteractionLog, columns_of, stream_parquet
 
     registry = get_registry()
     check_level(args.level)
     if args.correction != "none" and args.correction not in CORRECTIONS:
         raise OffevalError(
             f"--correction {args.correction!r}: one of none, {', '.join(CORRECTIONS)}"
+            + did_you_mean(args.correction, CORRECTIONS)
         )
     correction = None if args.correction == "none" else args.correction
     mapping = parse_pairs(args.map, typed=False, what="--map")
     policies = _policies(args)
-    out = Path(args.out) if args.out else None
-    for option, folder in (("--out", out), ("--report", args.report and Path(args.report))):
-        if folder and folder.exists() and not folder.is_dir():
-            raise OffevalError(f"{option} {folder}: exists and is not a folder")
-    if args.stream:
-        log = stream_parquet(args.log, mapping, batch_rows=args.chunk_rows)
-        probe = next(iter(stream_parquet(args.log, mapping, batch_rows=PROBE_ROWS)))
-    else:
-        log = InteractionLog.from_frame(read_table(args.log), mapping)
-        probe = next(log.chunks(PROBE_ROWS))
-    estimators = _usable(registry, args.estimator, probe, policies)
-    evaluation = evaluate(
-        log,
-        policies,
-        estimators,
-        level=args.level,
-        chunk_rows=args.chunk_rows,
-        progress=not args.quiet,
-        workers=args.workers,
-    )
+    for spec in args.estimator or ():  # a mistyped name is refused before the file is read
+        registry.create_from_spec("estimator", spec)
+    out, report = _folders(args)
+    sep = {"\\t": "\t", "tab": "\t"}.get(args.sep, args.sep)
+    _check_columns(args, mapping, columns_of(args.log, sep))
+    with _users_words(args.log, mapping):
+        if args.stream:
+            log = stream_parquet(args.log, mapping, batch_rows=args.chunk_rows)
+            probe = next(iter(stream_parquet(args.log, mapping, batch_rows=PROBE_ROWS)))
+        else:
+            log = InteractionLog.from_file(args.log, mapping, sep=sep)
+            probe = next(log.chunks(PROBE_ROWS))
+        estimators = _usable(registry, args.estimator, probe, policies)
+        evaluation = evaluate(
+            log,
+            policies,
+            estimators,
+            level=args.level,
+            chunk_rows=args.chunk_rows,
+            progress=not args.quiet,
+            workers=args.workers,
+        )
     table = evaluation.to_frame()
     if args.baseline:
         rel = pd.DataFrame(
@@ -286,39 +367,54 @@ def _evaluate(args: argparse.Namespace) -> int:
         for section in sections:
             for name, frame in section.tables.items():
                 print(f"\n{section.title}: {name}\n{frame.round(4).to_string()}")
-    if out is not None:
-        from offeval.reportdoc import ReportDocument
-
-        out.mkdir(parents=True, exist_ok=True)
-        table.to_csv(out / "estimates.csv", index=False)
-        for label in evaluation.estimators:
-            grid = evaluation.grid(label, correction=correction, baseline=args.baseline)
-            safe = "".join(c if c.isalnum() else "_" for c in label)
-            grid.table.to_csv(out / f"pairs_{safe}.csv", index=False)
-        save_summaries(out / "summaries.json", summaries)
-        doc = ReportDocument("offeval evaluate: the plugins' sections")
-        doc.sections(sections, out)
-        (out / "sections.md").write_text(doc.markdown())
-        print(
-            f"written: {out}/estimates.csv, one pairs_*.csv per estimator, summaries.json "
-            "(values and covariances, to revisit decisions without the log) and sections.md"
-        )
-    if args.report:
-        from offeval.htmlreport import write_evaluation_report
-
-        path = write_evaluation_report(
-            args.report,
-            evaluation,
-            table,
-            baseline=args.baseline,
-            correction=correction,
-            sections=sections,
-            log=None if args.stream else log,
-            policies=policies,
-            argv=getattr(args, "argv", None),
-        )
-        print(f"report: {path}")
+    written = []
+    for folder in dict.fromkeys(f for f in (out, report) if f is not None):
+        with folder as tmp:
+            if folder is out:
+                _write_tables(tmp, evaluation, table, summaries, sections, args, correction)
+                written.append(
+                    f"written: {out.path}/estimates.csv, one pairs_*.csv per estimator, "
+                    "summaries.json (values and covariances, to revisit decisions without the "
+                    "log) and sections.md"
+                )
+            if folder is report:
+                path = _write_report(tmp, evaluation, table, sections, context, args, correction)
+                written.append(f"report: {report.path / path.name}")
+    print("\n".join(written), end="\n" if written else "")
     return 0
+
+
+def _write_tables(out: Path, evaluation, table, summaries, sections, args, correction) -> None:
+    """evaluate --out: estimates.csv, pairs_*.csv, summaries.json and sections.md."""
+    from offeval.reportdoc import ReportDocument
+
+    table.to_csv(out / "estimates.csv", index=False)
+    for label in evaluation.estimators:
+        grid = evaluation.grid(label, correction=correction, baseline=args.baseline)
+        safe = "".join(c if c.isalnum() else "_" for c in label)
+        grid.table.to_csv(out / f"pairs_{safe}.csv", index=False)
+    save_summaries(out / "summaries.json", summaries)
+    doc = ReportDocument("offeval evaluate: the plugins' sections")
+    doc.sections(sections, out)
+    (out / "sections.md").write_text(doc.markdown())
+
+
+def _write_report(out: Path, evaluation, table, sections, context, args, correction) -> Path:
+    """evaluate --report: report.html, report.md and their figures."""
+    from offeval.htmlreport import write_evaluation_report
+
+    return write_evaluation_report(
+        out,
+        evaluation,
+        table,
+        baseline=args.baseline,
+        correction=correction,
+        sections=sections,
+        log=context.log,
+        policies=context.policies,
+        argv=getattr(args, "argv", None),
+        weights_note=STREAMED_WEIGHTS if args.stream else None,
+    )
 
 
 class PluginsCommand:
@@ -388,9 +484,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug = "--debug" in argv  # anywhere on the line, before or after the sub-command
     argv = [arg for arg in argv if arg != "--debug"]
     try:
-        args = build_parser().parse_args(argv)
-        args.argv = argv  # the command line as typed, for reports that state it
-        code = args.func(args)
+        with command_line():  # hints name options, not Python calls
+            args = build_parser().parse_args(argv)
+            args.argv = argv  # the command line as typed, for reports that state it
+            code = args.func(args)
         return code if isinstance(code, int) else 0
     except SystemExit as exc:  # --help, or a plugin command exiting on its own
         if isinstance(exc.code, str):

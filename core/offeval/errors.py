@@ -7,7 +7,10 @@ within a chunk.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import difflib
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
@@ -15,6 +18,29 @@ import pandas as pd
 
 #: How many offending rows an error message lists.
 SHOWN = 10
+#: Who reads the messages: "python" (a caller of the library) or "command line".
+_SURFACE: ContextVar[str] = ContextVar("message_surface", default="python")
+
+
+@contextmanager
+def command_line() -> Iterator[None]:
+    """Within the block, hints name command-line options instead of Python calls."""
+    token = _SURFACE.set("command line")
+    try:
+        yield
+    finally:
+        _SURFACE.reset(token)
+
+
+def hint(python: str, command_line: str) -> str:
+    """The hint for whoever reads the message: a Python call, or a command-line option."""
+    return command_line if _SURFACE.get() == "command line" else python
+
+
+def did_you_mean(word: str, known: Iterable[str]) -> str:
+    """``" (did you mean snips?)"`` for the closest names among ``known``, or ``""``."""
+    close = difflib.get_close_matches(str(word), [str(k) for k in known], n=3, cutoff=0.6)
+    return f" (did you mean {' or '.join(close)}?)" if close else ""
 
 
 class OffevalError(ValueError):
@@ -64,8 +90,18 @@ class RowError(OffevalError):
         self.problem = problem
         self.rows = labels_of(rows)
         self.table = table
-        where = f" ({table} {describe_rows(self.rows)})" if self.rows else ""
-        super().__init__(f"{subject}: {problem}{where}")
+        super().__init__(self._message())
+
+    def _message(self) -> str:
+        where = f" ({self.table} {describe_rows(self.rows)})" if self.rows else ""
+        return f"{self.subject}: {self.problem}{where}"
+
+    def in_table(self, table: str) -> RowError:
+        """This error with its log rows called ``table`` (``"log.csv, lines"``); returns it."""
+        if self.table == "rows" and self.rows:
+            self.table = table
+            self.args = (self._message(),)
+        return self
 
 
 class ColumnError(RowError):
@@ -84,19 +120,45 @@ class ColumnError(RowError):
         *,
         positions: Sequence[int] | np.ndarray | None = None,
         table: str = "rows",
+        role: str | None = None,
     ):
         self.column = column
+        self.role = role
         self.positions = None if positions is None else np.asarray(positions, dtype=np.int64)
         if self.positions is not None:
             rows, table = self.positions, "positions in the rows given"
-        super().__init__(f"column {column!r}", problem, rows, table)
+        subject = f"column {column!r}" + (f" (role {role})" if role else "")
+        super().__init__(subject, problem, rows, table)
 
     def at_labels(self, labels: np.ndarray, table: str = "rows") -> ColumnError:
         """The same error with its positions replaced by the input labels of those rows."""
         if self.positions is None:
             return self
         return ColumnError(
-            self.column, self.problem, np.asarray(labels)[self.positions], table=table
+            self.column,
+            self.problem,
+            np.asarray(labels)[self.positions],
+            table=table,
+            role=self.role,
+        )
+
+    def named(self, columns: Mapping[str, Any]) -> ColumnError:
+        """The same error naming the user's column where ``columns`` maps its role to one.
+
+        ``columns`` is the log's mapping (role -> the user's column name): an
+        error about role ``propensity`` mapped from ``logging_prob`` becomes
+        one about ``column 'logging_prob' (role propensity)``.
+        """
+        given = columns.get(self.column) if self.role is None else None
+        if not isinstance(given, (str, int)) or given == self.column:
+            return self
+        return ColumnError(
+            given,
+            self.problem,
+            self.rows,
+            positions=self.positions,
+            table=self.table,
+            role=self.column,
         )
 
 

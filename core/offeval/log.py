@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -11,7 +12,14 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 import numpy as np
 import pandas as pd
 
-from offeval.errors import ColumnError, ConfigurationError, OffevalError
+from offeval.errors import (
+    ColumnError,
+    ConfigurationError,
+    OffevalError,
+    OffevalWarning,
+    RowError,
+    hint,
+)
 
 if TYPE_CHECKING:
     from offeval.policy import Policy
@@ -119,7 +127,8 @@ def _mapped(frame: pd.DataFrame, mapping: Mapping[str, str]) -> pd.DataFrame:
             raise ColumnError(name, f"one column cannot serve two roles {used}")
     for role in REQUIRED:
         if role not in roles:
-            raise ColumnError(role, "required column is missing (map it with mapping={role: name})")
+            how = hint(f"mapping={{{role!r}: COLUMN}}", f"--map {role}=COLUMN")
+            raise ColumnError(role, f"required column is missing (map it with {how})")
     renamed = {name: role for role, name in roles.items()}
     out = frame[list(renamed)].rename(columns=renamed)
     extras = frame.drop(columns=list(renamed))
@@ -339,10 +348,13 @@ class InteractionLog:
         labels = frame.index.to_numpy()
         frame, mapping = _composite_keys(frame.reset_index(drop=True), mapping or {}, labels)
         data = _mapped(frame, mapping)
-        if logging is not None:
-            data = _logged_propensities(data, logging)
-        data = _validate(data, labels)
-        data, labels, starts = _order_and_positions(data, labels)
+        try:
+            if logging is not None:
+                data = _logged_propensities(data, logging)
+            data = _validate(data, labels)
+            data, labels, starts = _order_and_positions(data, labels)
+        except ColumnError as exc:  # named after the user's column, not its role
+            raise exc.named(mapping) from None
         if "context" not in data:
             data["context"] = data["trajectory"]
         roles = [r for r in ROLES if r in data]
@@ -354,10 +366,17 @@ class InteractionLog:
 
     @classmethod
     def from_file(
-        cls, path: str | Path, mapping: Mapping[str, str] | None = None
+        cls, path: str | Path, mapping: Mapping[str, str] | None = None, *, sep: str | None = None
     ) -> InteractionLog:
-        """Read a Parquet or CSV file whole and validate it."""
-        return cls.from_frame(read_table(path), mapping)
+        """Read a Parquet or CSV file whole (see :func:`read_table`) and validate it.
+
+        Errors name the rows of a delimited text file by their line numbers.
+        """
+        frame = read_table(path, sep=sep)
+        try:
+            return cls.from_frame(frame, mapping)
+        except RowError as exc:
+            raise in_lines(exc, path) from None
 
     @cached_property
     def unit_index(self) -> np.ndarray:
@@ -422,10 +441,11 @@ class InteractionLog:
     def require_candidates(self) -> pd.DataFrame:
         """The candidate table; a clear error if the log has none."""
         if self.candidates is None:
-            raise ConfigurationError(
-                "this estimator needs the log's candidate sets: build the log with "
-                "InteractionLog.from_frame(..., candidates=table)"
+            how = hint(
+                "build the log with InteractionLog.from_frame(..., candidates=table)",
+                "offeval evaluate cannot read candidate sets yet: leave this estimator out",
             )
+            raise ConfigurationError(f"this estimator needs the log's candidate sets: {how}")
         return self.candidates
 
     def column(self, role: str) -> np.ndarray:
@@ -572,9 +592,13 @@ def _ordered_slots(cands: pd.DataFrame, rows: pd.DataFrame) -> np.ndarray | None
     return np.repeat(np.arange(n), k)
 
 
-#: File suffixes read as Parquet, and as delimited text with their separator.
+#: File suffixes read as Parquet, and as delimited text with their default separator.
 PARQUET_SUFFIXES = (".parquet", ".pq")
 TEXT_SUFFIXES = {".csv": ",", ".gz": ",", ".txt": ",", ".tsv": "\t"}
+#: Separators a delimited text file is sniffed for.
+SEPARATORS = ",;\t|"
+#: How much of a text file the separator is sniffed from.
+SNIFF_BYTES = 64 * 1024
 
 
 def _checked_path(path: str | Path) -> Path:
@@ -596,15 +620,78 @@ def _first_line(exc: BaseException) -> str:
     return lines[0] if lines else type(exc).__name__
 
 
-def read_table(path: str | Path) -> pd.DataFrame:
-    """Read a Parquet, CSV or TSV file into a DataFrame; unreadable files are OffevalErrors."""
+def separator(path: str | Path) -> str:
+    """The separator of a delimited text file: one of :data:`SEPARATORS`, sniffed from its start.
+
+    ``csv.Sniffer`` reads the first lines (a semicolon- or tab-separated
+    ``.csv`` is read as such); when it cannot tell (a single column, say),
+    the suffix's default: tab for ``.tsv``, comma otherwise.
+    """
+    import csv
+    import gzip
+
+    path = Path(path)
+    default = TEXT_SUFFIXES[path.suffix.lower()]
+    opener = gzip.open if path.suffix.lower() == ".gz" else open
+    try:
+        with opener(path, "rt", encoding="utf-8", newline="") as file:
+            sample = file.read(SNIFF_BYTES)
+    except (OSError, UnicodeDecodeError, EOFError):
+        return default  # the reader then reports what is wrong with the file
+    if len(sample) == SNIFF_BYTES:
+        sample = sample[: sample.rfind("\n") + 1] or sample  # whole lines only
+    try:
+        return csv.Sniffer().sniff(sample, delimiters=SEPARATORS).delimiter
+    except csv.Error:
+        return default
+
+
+def _text_separator(path: Path, sep: str | None) -> str:
+    if sep is None:
+        return separator(path)
+    if not isinstance(sep, str) or len(sep) != 1:
+        raise OffevalError(f"separator must be one character, such as ',' or ';', got {sep!r}")
+    return sep
+
+
+def columns_of(path: str | Path, sep: str | None = None) -> list:
+    """The column names of a data file, from its header or schema (no row is read)."""
+    path = _checked_path(path)
+    try:
+        if path.suffix.lower() in PARQUET_SUFFIXES:
+            import pyarrow.parquet as pq
+
+            return list(pq.read_schema(path).names)
+        return list(pd.read_csv(path, sep=_text_separator(path, sep), nrows=0).columns)
+    except pd.errors.EmptyDataError:
+        raise OffevalError(f"{path}: the file is empty") from None
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        raise OffevalError(f"{path}: cannot read its columns ({_first_line(exc)})") from None
+
+
+def in_lines(exc: RowError, path: str | Path) -> RowError:
+    """The error naming a delimited text file's rows as ``log.csv, lines [...]``."""
+    path = Path(path)
+    return exc if path.suffix.lower() in PARQUET_SUFFIXES else exc.in_table(f"{path.name}, lines")
+
+
+def read_table(path: str | Path, *, sep: str | None = None) -> pd.DataFrame:
+    """Read a Parquet, CSV or TSV file into a DataFrame; unreadable files are OffevalErrors.
+
+    A delimited text file's separator is ``sep``, else sniffed (:func:`separator`),
+    and its rows are labelled by their line numbers as an editor shows them:
+    the header is line 1, the first row line 2 (one line per row: a value
+    holding a line break shifts the numbers after it). A Parquet file's
+    broken pandas metadata is ignored, with a warning (:func:`broken_pandas_metadata`).
+    """
     path = _checked_path(path)
     suffix = path.suffix.lower()
     try:
         if suffix in PARQUET_SUFFIXES:
-            frame = pd.read_parquet(path)
+            frame = _read_parquet(path)
         else:
-            frame = pd.read_csv(path, sep=TEXT_SUFFIXES[suffix])
+            frame = pd.read_csv(path, sep=_text_separator(path, sep))
+            frame.index = pd.RangeIndex(2, len(frame) + 2)
     except pd.errors.EmptyDataError:
         raise OffevalError(f"{path}: the file is empty") from None
     except pd.errors.ParserError as exc:
@@ -619,17 +706,61 @@ def read_table(path: str | Path) -> pd.DataFrame:
     return frame
 
 
+def broken_pandas_metadata(schema) -> str | None:
+    """Why a Parquet schema's pandas metadata cannot be used; None if it can, or if absent.
+
+    Broken metadata (not JSON, keys missing: a file written by hand or cut
+    short) is found by converting an empty table with it.
+    """
+    if b"pandas" not in (schema.metadata or {}):
+        return None
+    try:
+        schema.empty_table().to_pandas()
+    except Exception as exc:  # noqa: BLE001 - whatever pandas makes of it, the metadata is unusable
+        return f"{type(exc).__name__}: {_first_line(exc)}"
+    return None
+
+
+def _warn_broken_metadata(path: Path, why: str, stacklevel: int) -> None:
+    warnings.warn(
+        f"{path}: its pandas metadata is broken ({why}): read without it (the index and "
+        "column types pandas stored there are lost)",
+        OffevalWarning,
+        stacklevel=stacklevel + 1,
+    )
+
+
+def _without_pandas_metadata(data):
+    """A pyarrow table or batch without its pandas metadata."""
+    metadata = {k: v for k, v in (data.schema.metadata or {}).items() if k != b"pandas"}
+    return data.replace_schema_metadata(metadata)
+
+
+def _read_parquet(path: Path) -> pd.DataFrame:
+    """A Parquet file whole; broken pandas metadata ignored, with a warning."""
+    import pyarrow.parquet as pq
+
+    why = broken_pandas_metadata(pq.read_schema(path))
+    if why is None:
+        return pd.read_parquet(path)
+    _warn_broken_metadata(path, why, stacklevel=3)
+    return _without_pandas_metadata(pq.read_table(path)).to_pandas()
+
+
 class ParquetStream:
     """The logs of a Parquet file's batches: iterable (each pass reads the file again),
-    with the file's row count (``n_rows``) so that progress bars have a total."""
+    with the file's row count (``n_rows``) so that progress bars have a total.
+    ``plain`` reads the batches without the file's (broken) pandas metadata."""
 
-    def __init__(self, source, mapping, trajectory: list, batch_rows: int):
+    def __init__(self, source, mapping, trajectory: list, batch_rows: int, plain: bool = False):
         self._source, self._mapping = source, mapping
-        self._trajectory, self._batch_rows = trajectory, batch_rows
+        self._trajectory, self._batch_rows, self._plain = trajectory, batch_rows, plain
         self.n_rows = int(source.metadata.num_rows)
 
     def __iter__(self) -> Iterator[InteractionLog]:
-        return _batches(self._source, self._mapping, self._trajectory, self._batch_rows)
+        return _batches(
+            self._source, self._mapping, self._trajectory, self._batch_rows, self._plain
+        )
 
 
 def stream_parquet(
@@ -641,7 +772,8 @@ def stream_parquet(
     straddles a batch boundary is carried over to the next batch. A file not
     grouped by trajectory cannot be streamed: :func:`offeval.evaluate` and
     :class:`offeval.Accumulator` then stop with an error naming a trajectory
-    that comes back, and saying how to sort the file.
+    that comes back, and saying how to sort the file. Broken pandas metadata
+    is ignored, with a warning (:func:`broken_pandas_metadata`).
     """
     import pyarrow.parquet as pq
 
@@ -664,14 +796,19 @@ def stream_parquet(
     for column in parts:
         if column not in source.schema_arrow.names:
             raise ColumnError(column, f"the trajectory column is not in {path}")
-    return ParquetStream(source, mapping, parts, batch_rows)
+    why = broken_pandas_metadata(source.schema_arrow)
+    if why is not None:
+        _warn_broken_metadata(path, why, stacklevel=2)
+    return ParquetStream(source, mapping, parts, batch_rows, plain=why is not None)
 
 
-def _batches(source, mapping, trajectory: list, batch_rows: int) -> Iterator[InteractionLog]:
+def _batches(
+    source, mapping, trajectory: list, batch_rows: int, plain: bool
+) -> Iterator[InteractionLog]:
     carry: pd.DataFrame | None = None
     offset = 0
     for batch in source.iter_batches(batch_size=batch_rows):
-        frame = batch.to_pandas()
+        frame = (_without_pandas_metadata(batch) if plain else batch).to_pandas()
         if isinstance(frame.index, pd.RangeIndex):  # no stored index: label rows by file row
             frame.index = pd.RangeIndex(offset, offset + len(frame))
         offset += len(frame)

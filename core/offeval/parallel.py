@@ -14,6 +14,14 @@ process instead: a failure then raises the same error, with the same
 message, as a one-process evaluation would. Warnings that workers raise are
 raised again here, once each.
 
+Workers are capped (with an OffevalWarning saying so) at the cores this
+process may use and at one per :data:`UNITS_PER_WORKER` trajectories: more
+processes only add forking and memory. Each worker beats a heartbeat from a
+thread of its own; one whose heart stops for :data:`STALL_SECONDS` (a stopped
+or frozen process: its threads stop with it) is taken as hung: the workers
+are killed and the evaluation runs here, with a warning. A worker busy on a
+long chunk still beats, so a slow estimator is not mistaken for a hung one.
+
 The pass runs with one BLAS thread per process (:func:`one_blas_thread`):
 its matrix products are many and small, and OpenBLAS' threads slowed the
 demo's evaluation by 40% on 2 cores (7.0-7.5 s against 5.0-5.4 s) and by 4x
@@ -24,7 +32,10 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import sys
+import threading
+import time
 import warnings
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor
@@ -34,10 +45,15 @@ from functools import cache, reduce
 
 import numpy as np
 
+from offeval.errors import OffevalWarning
 from offeval.log import InteractionLog
 
 #: In a worker: what it folds (chunker, accumulator factory, shared row counter).
 _JOB: tuple | None = None
+#: Fewest trajectories a worker's share should hold to be worth a process.
+UNITS_PER_WORKER = 1_000
+#: Seconds without a heartbeat after which a worker is taken as hung.
+STALL_SECONDS = 30.0
 
 
 @cache
@@ -66,6 +82,23 @@ def fork_available() -> bool:
     )
 
 
+def usable_workers(requested: int, n_units: int) -> int:
+    """``requested`` capped at the usable cores and at one per :data:`UNITS_PER_WORKER`
+    trajectories (at least one), with an OffevalWarning when it is capped."""
+    cores, worth = available_cores(), max(1, n_units // UNITS_PER_WORKER)
+    workers = max(1, min(requested, cores, worth))
+    if workers < requested:
+        why = (
+            f"the {cores} cores this process may use"
+            if cores <= worth
+            else f"one per {UNITS_PER_WORKER:,} of the log's {n_units:,} trajectories"
+        )
+        warnings.warn(
+            f"workers={requested} capped at {workers}: {why}", OffevalWarning, stacklevel=4
+        )
+    return workers
+
+
 def shares(log: InteractionLog, n: int) -> list[tuple[int, int]]:
     """``n`` contiguous row ranges of about equal size, cut at trajectory boundaries."""
     cuts = np.searchsorted(log.unit_starts, np.linspace(0, log.n_rows, n + 1)[1:-1])
@@ -85,11 +118,16 @@ def fold_in_workers(
     ``new_accumulator()`` builds an empty accumulator; ``chunker((lo, hi), acc)``
     yields the chunks of the log's rows lo:hi (slices of the parent's log, so a
     worker copies one chunk at a time); ``on_rows(n)`` is told of rows folded.
+    ``workers`` is capped by :func:`usable_workers`.
     """
+    workers = usable_workers(workers, log.n_units)
+    if workers < 2:
+        return None
     context = multiprocessing.get_context("fork")
-    counter = context.Value("q", 0)
-    job = (chunker, new_accumulator, counter)  # forked, not pickled: any callables will do
     parts_of_log = shares(log, workers)
+    counter = context.Value("q", 0)
+    beats = Heartbeats(context, len(parts_of_log))
+    job = (chunker, new_accumulator, counter, beats)  # forked, not pickled: any callables
     try:
         pool = ProcessPoolExecutor(
             len(parts_of_log), mp_context=context, initializer=_install, initargs=(job,)
@@ -108,6 +146,15 @@ def fold_in_workers(
             if folded > done:
                 on_rows(folded - done)
                 done = folded
+            if beats.stalled():
+                beats.kill()
+                warnings.warn(
+                    f"a worker stopped responding for {STALL_SECONDS:g} s: the workers were "
+                    "stopped and the evaluation runs in this process",
+                    OffevalWarning,
+                    stacklevel=3,
+                )
+                return None
         try:  # a worker that died (killed, out of memory) or a result that cannot travel back
             parts = [f.result() for f in futures]
         except Exception:
@@ -124,10 +171,51 @@ def fold_in_workers(
     return reduce(lambda a, b: a.merge(b), accumulators)
 
 
+class Heartbeats:
+    """Each worker's last heartbeat (a monotonic time) and process id, in shared memory."""
+
+    def __init__(self, context, n: int):
+        self.times = context.Array("d", n, lock=False)
+        self.pids = context.Array("q", n, lock=False)
+        self.taken = context.Value("i", 0)
+
+    def start(self) -> None:
+        """In a worker: take a slot and beat into it from a daemon thread until the process ends."""
+        with self.taken.get_lock():
+            slot = self.taken.value
+            self.taken.value += 1
+        if slot >= len(self.times):
+            return
+        self.pids[slot], self.times[slot] = os.getpid(), time.monotonic()
+        period = min(1.0, STALL_SECONDS / 5)
+
+        def beat() -> None:
+            while True:
+                self.times[slot] = time.monotonic()
+                time.sleep(period)
+
+        threading.Thread(target=beat, daemon=True, name="offeval-heartbeat").start()
+
+    def stalled(self) -> bool:
+        """Whether a started worker has not beaten for :data:`STALL_SECONDS`."""
+        started = min(self.taken.value, len(self.times))
+        now = time.monotonic()
+        return any(now - self.times[i] > STALL_SECONDS for i in range(started))
+
+    def kill(self) -> None:
+        """Kill every started worker (a stopped process dies of SIGKILL too)."""
+        for i in range(min(self.taken.value, len(self.pids))):
+            try:
+                os.kill(self.pids[i], signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+
 def _install(job: tuple) -> None:
-    """In a new worker: keep what it is to fold."""
+    """In a new worker: keep what it is to fold, and start its heartbeat."""
     global _JOB
     _JOB = job
+    job[3].start()
 
 
 def _fold_share(bounds: tuple[int, int]):
@@ -135,7 +223,7 @@ def _fold_share(bounds: tuple[int, int]):
 
     None if anything fails: the parent then folds the log itself, raising the error.
     """
-    chunker, new_accumulator, counter = _JOB
+    chunker, new_accumulator, counter, _ = _JOB
     try:
         with warnings.catch_warnings(record=True) as warned:
             warnings.simplefilter("always")

@@ -34,7 +34,7 @@ from typing import Any
 import pluggy
 
 from offeval import hookspecs
-from offeval.errors import OffevalError, RegistryError
+from offeval.errors import OffevalError, RegistryError, did_you_mean
 
 ENTRY_POINT_GROUP = "offeval"
 #: Comma-separated entry-point names; when set, only these plugins load.
@@ -379,8 +379,32 @@ class Registry:
         comps = self._components[self._kind(kind).name]
         if name not in comps:
             known = ", ".join(sorted(comps)) or "none"
-            raise RegistryError(f"no {kind} named {name!r}; registered: {known}")
+            close = did_you_mean(name, comps)
+            raise RegistryError(f"no {kind} named {name!r}{close}; registered: {known}")
         return comps[name]
+
+    def distinct(self, kind: str) -> list[str]:
+        """The names of one kind's components, an alias left out where its original is there.
+
+        An alias (``ips`` for ``is``, ``clipped_ips`` for ``cis``) is a
+        subclass that only renames its original: built at their defaults, the
+        two have the same :func:`behaviour` and parameters, and only the
+        original's name is kept (the first name, if none is the original).
+        Components that cannot be built at their defaults are all kept.
+        """
+        kept: dict[Any, str] = {}
+        names = []
+        for comp in self.components(kind):
+            try:
+                built = self.create(kind, comp.name)
+                key = (behaviour(type(built)), repr(sorted(_params_of(built).items())))
+            except Exception:  # noqa: BLE001 - unbuildable here: the caller reports it
+                names.append(comp.name)
+                continue
+            if key not in kept or comp.factory is key[0]:
+                kept[key] = comp.name
+        names += kept.values()
+        return sorted(names)
 
     def create(self, kind: str, name: str, **params: Any) -> Any:
         """Build a configured component: ``create("estimator", "my_estimator", cap=100)``.
@@ -393,8 +417,8 @@ class Registry:
         if known is not None and set(params) - set(known):
             unknown = sorted(set(params) - set(known))
             raise RegistryError(
-                f"{kind} {name!r} has no parameter {', '.join(unknown)}; "
-                f"its parameters: {', '.join(known) or 'none'}"
+                f"{kind} {name!r} has no parameter {', '.join(unknown)}"
+                f"{did_you_mean(unknown[0], known)}; its parameters: {', '.join(known) or 'none'}"
             )
         with self.activated():
             try:
@@ -505,6 +529,25 @@ def _parameters(factory: Any) -> list[str] | None:
     return [p.name for p in params if p.kind is not inspect.Parameter.VAR_POSITIONAL]
 
 
+#: Class attributes that do not change what a component computes (an alias's own).
+COSMETIC = frozenset(
+    {"name", "__doc__", "__module__", "__qualname__", "__firstlineno__", "__static_attributes__"}
+)
+
+
+def behaviour(cls: type) -> type:
+    """The class that defines what instances of ``cls`` compute: ``cls`` itself, or,
+    for an alias (a subclass that only sets another ``name`` or docstring), its original."""
+    while len(cls.__bases__) == 1 and set(vars(cls)) <= COSMETIC:
+        cls = cls.__bases__[0]
+    return cls
+
+
+def _params_of(component: Any) -> dict:
+    get_params = getattr(component, "get_params", None)
+    return dict(get_params()) if callable(get_params) else {}
+
+
 def _validated(kind: Kind, name: str, factory: Any, plugin: str) -> Component:
     if not isinstance(name, str) or not name or not name.replace("-", "_").isidentifier():
         raise RegistryError(f"{kind.name} name {name!r} from plugin {plugin!r} is not a valid name")
@@ -584,7 +627,8 @@ def find_label(requested: str, known: Mapping[str, tuple[str, dict[str, Any]]]) 
         return matches[0]
     if matches:
         raise OffevalError(f"estimator {requested!r} is ambiguous: it matches {matches}")
-    raise OffevalError(f"unknown estimator {requested!r}: one of {list(known)}")
+    close = did_you_mean(requested, known) or did_you_mean(name, {n for n, _ in known.values()})
+    raise OffevalError(f"unknown estimator {requested!r}{close}: one of {list(known)}")
 
 
 def _top_level_split(text: str) -> list[str]:

@@ -1,0 +1,332 @@
+"""Bad inputs at the command line's edges: ``offeval evaluate`` (and ``demo``) on the logs
+users give (CSV with any separator, Parquet, streamed), the output folders they name, the
+estimator names they type; each mistake one line on stderr, in the user's own words."""
+
+from __future__ import annotations
+
+import json
+import re
+import warnings
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import offeval.log as log_module
+from offeval.cli import main
+from offeval.output import MARKER, OutputFolder
+
+
+def one_line_error(capsys, argv, *patterns, code=2):
+    """The command fails with ``code`` and exactly one line on stderr, no traceback."""
+    assert main(argv) == code
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1, captured.err
+    assert "Traceback" not in captured.err + captured.out
+    for pattern in patterns:
+        assert re.search(pattern, lines[0]), (pattern, lines[0])
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def frame(env):
+    log = env.simulate(env.logging_policy(), 3_000, seed=2)
+    out = log.frame.rename(
+        columns={"trajectory": "session", "reward": "stream", "propensity": "mu"}
+    )
+    for p in env.candidate_policies(2):
+        out[f"pi_{p.name}"] = p.probabilities(log.frame)
+    return out
+
+
+@pytest.fixture()
+def user_log(tmp_path, frame):
+    path = tmp_path / "log.csv"
+    frame.to_csv(path, index=False)
+    return path
+
+
+MAPPING = ["--map", "trajectory=session", "--map", "reward=stream", "--map", "propensity=mu"]
+POLICIES = ["--policy", "a=pi_p01", "--policy", "b=pi_p02"]
+
+
+def evaluate_args(path, *extra):
+    return ["evaluate", str(path), "--quiet", *MAPPING, *POLICIES, *extra]
+
+
+@pytest.fixture()
+def no_reading(monkeypatch):
+    """Reading the log (or its header) fails the test: the mistake must be found before."""
+
+    def fail(*args, **kwargs):
+        pytest.fail("the log was read")
+
+    for name in ("read_table", "columns_of", "stream_parquet"):
+        monkeypatch.setattr(log_module, name, fail, raising=False)
+    monkeypatch.setattr(log_module.InteractionLog, "from_file", fail)
+
+
+# -- output folders ---------------------------------------------------------------------------
+
+
+def test_a_rerun_into_the_same_folder_leaves_no_file_of_the_earlier_run(user_log, tmp_path, capsys):
+    out = tmp_path / "results"
+    two = ["--estimator", "is", "--estimator", "ncis:cap=50"]
+    assert main(evaluate_args(user_log, *two, "--out", str(out))) == 0
+    assert (out / "pairs_ncis_cap_50_.csv").is_file()
+    assert "replaced" not in capsys.readouterr().err  # nothing was there to replace
+    assert main(evaluate_args(user_log, "--estimator", "is", "--out", str(out))) == 0
+    assert sorted(p.name for p in out.glob("pairs_*.csv")) == ["pairs_is.csv"]
+    assert len(json.loads((out / "summaries.json").read_text())["summaries"]) == 1
+    assert set(pd.read_csv(out / "estimates.csv")["estimator"]) == {"is"}
+    assert capsys.readouterr().err.strip() == f"replaced the earlier files in {out}/"
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_a_failure_while_writing_keeps_the_earlier_folder_whole(
+    user_log, tmp_path, capsys, monkeypatch
+):
+    out = tmp_path / "results"
+    assert main(evaluate_args(user_log, "--estimator", "is", "--out", str(out))) == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("offeval.cli.save_summaries", interrupted)  # after estimates.csv
+    argv = evaluate_args(user_log, "--estimator", "ncis", "--out", str(out))
+    assert main(argv) == 130
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["log.csv", "results"]
+
+
+def test_a_failure_in_a_report_leaves_no_half_written_report(user_log, tmp_path, monkeypatch):
+    report = tmp_path / "report"
+
+    def disk_full(self, out):
+        (out / "report.md").write_text("# cut")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("offeval.reportdoc.ReportDocument.write", disk_full)
+    assert main(evaluate_args(user_log, "--estimator", "is", "--report", str(report))) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["log.csv"]
+
+
+def test_the_folder_is_replaced_only_when_complete(tmp_path):
+    dest = tmp_path / "out"
+    dest.mkdir()
+    (dest / MARKER).write_text("")
+    (dest / "old.csv").write_text("old")
+    with pytest.raises(RuntimeError), OutputFolder(dest, quiet=True) as tmp:
+        (tmp / "new.csv").write_text("new")
+        assert tmp.parent == tmp_path and not (dest / "new.csv").exists()
+        raise RuntimeError("cut short")
+    assert sorted(p.name for p in dest.iterdir()) == [MARKER, "old.csv"]
+    folder = OutputFolder(dest, quiet=True)
+    with folder as tmp:
+        (tmp / "new.csv").write_text("new")
+    assert folder.replaced and sorted(p.name for p in dest.iterdir()) == [MARKER, "new.csv"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_an_unwritable_destination_is_found_before_the_log_is_read(
+    user_log, tmp_path, capsys, no_reading
+):
+    (tmp_path / "notes.txt").write_text("a file")
+    for option in ("--out", "--report"):
+        argv = evaluate_args(user_log, option, str(tmp_path / "notes.txt" / "results"))
+        one_line_error(capsys, argv, f"{option} .*notes.txt is a file, not a folder")
+
+
+def test_a_folder_without_write_permission_is_found_before_the_log_is_read(
+    user_log, tmp_path, capsys, no_reading
+):
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        probe = locked / "probe"
+        try:
+            probe.mkdir()
+        except PermissionError:
+            pass
+        else:
+            pytest.skip("this user (root?) writes into a read-only folder")
+        argv = evaluate_args(user_log, "--out", str(locked / "results"))
+        one_line_error(capsys, argv, "--out .*cannot write in .*locked")
+    finally:
+        locked.chmod(0o700)
+
+
+def test_a_folder_that_offeval_did_not_write_is_replaced_only_with_force(
+    user_log, tmp_path, capsys
+):
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "thesis.tex").write_text("months of work")
+    argv = evaluate_args(user_log, "--estimator", "is", "--out", str(mine))
+    one_line_error(capsys, argv, "--out .*mine: a non-empty folder that offeval did not write")
+    assert (mine / "thesis.tex").is_file()
+    assert main([*argv, "--force"]) == 0
+    assert not (mine / "thesis.tex").exists() and (mine / "estimates.csv").is_file()
+
+
+def test_a_folder_holding_the_log_is_never_replaced(user_log, tmp_path, capsys):
+    argv = evaluate_args(user_log, "--out", str(tmp_path), "--force")
+    one_line_error(capsys, argv, "holds the input .*log.csv")
+    assert user_log.is_file()
+
+
+def test_out_and_report_may_share_a_folder_but_not_nest(user_log, tmp_path, capsys):
+    both = tmp_path / "both"
+    argv = evaluate_args(user_log, "--estimator", "is", "--out", str(both), "--report", str(both))
+    assert main(argv) == 0
+    assert (both / "estimates.csv").is_file() and (both / "report.html").is_file()
+    argv = evaluate_args(user_log, "--out", str(both), "--report", str(both / "report"))
+    one_line_error(capsys, argv, "one is inside the other")
+
+
+def test_the_demo_checks_its_folder_before_simulating(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr("offeval.demo.run_demo", lambda **kw: pytest.fail("simulated"))
+    (tmp_path / "data.csv").write_text("x\n1\n")
+    one_line_error(capsys, ["demo", "--out", str(tmp_path), "--quiet"], "--force")
+
+
+# -- mistyped names, columns, separators ----------------------------------------------------
+
+
+def test_a_mistyped_estimator_is_refused_before_the_log_is_read(user_log, capsys, no_reading):
+    argv = evaluate_args(user_log, "--estimator", "snipz")
+    one_line_error(capsys, argv, "no estimator named 'snipz' \\(did you mean snips\\?\\)")
+    argv = evaluate_args(user_log, "--estimator", "ncis:capp=3")
+    one_line_error(capsys, argv, "no parameter capp \\(did you mean cap\\?\\)")
+
+
+def test_a_mistyped_column_is_refused_from_the_header_with_the_closest_names(
+    user_log, capsys, monkeypatch
+):
+    monkeypatch.setattr(log_module, "read_table", lambda *a, **k: pytest.fail("rows read"))
+    argv = [*evaluate_args(user_log), "--policy", "c=pi_p3"]
+    one_line_error(capsys, argv, r"--policy c=pi_p3: no column 'pi_p3' in log.csv", "pi_p01")
+    argv = evaluate_args(user_log, "--map", "position=posiiton")
+    one_line_error(capsys, argv, "--map position=posiiton: .*did you mean position")
+    one_line_error(capsys, evaluate_args(user_log, "--baseline", "aa"), "did you mean a\\?")
+
+
+@pytest.mark.parametrize("sep", [";", "\t", "|"])
+def test_a_csv_with_another_separator_is_read_as_such(frame, tmp_path, sep):
+    path = tmp_path / "log.csv"
+    frame.to_csv(path, index=False, sep=sep)
+    read = log_module.read_table(path)
+    assert list(read.columns) == list(frame.columns)
+    np.testing.assert_allclose(read["mu"], frame["mu"])
+
+
+def test_a_semicolon_csv_is_evaluated_as_the_comma_csv(frame, tmp_path):
+    comma, semicolon = tmp_path / "comma.csv", tmp_path / "semicolon.csv"
+    frame.to_csv(comma, index=False)
+    frame.to_csv(semicolon, index=False, sep=";")
+    tables = []
+    for path in (comma, semicolon):
+        out = tmp_path / f"out_{path.stem}"
+        assert main(evaluate_args(path, "--estimator", "is", "--out", str(out))) == 0
+        tables.append(pd.read_csv(out / "estimates.csv"))
+    np.testing.assert_allclose(tables[1]["value"], tables[0]["value"], rtol=1e-12)
+    np.testing.assert_allclose(tables[1]["se"], tables[0]["se"], rtol=1e-12)
+
+
+def test_sep_overrides_the_sniffed_separator(frame, tmp_path, capsys):
+    path = tmp_path / "log.csv"
+    frame.to_csv(path, index=False, sep=";")
+    one_line_error(capsys, evaluate_args(path, "--sep", ","), "no column 'session'")
+    assert main(evaluate_args(path, "--sep", ";", "--estimator", "is")) == 0
+
+
+# -- the user's words: options, their column names, their file's lines ----------------------
+
+
+def test_hints_name_command_line_options_not_python_calls(frame, tmp_path, capsys):
+    path = tmp_path / "log.csv"
+    frame.rename(columns={"item": "article"}).to_csv(path, index=False)
+    argv = ["evaluate", str(path), "--quiet", *MAPPING, *POLICIES]
+    line = one_line_error(capsys, argv, "column 'item'", "--map item=COLUMN")
+    assert "mapping=" not in line
+    argv = [
+        *evaluate_args(tmp_path / "log.csv"),
+        "--map",
+        "item=article",
+        "--estimator",
+        "pointwise_ncis",
+    ]
+    line = one_line_error(capsys, argv, "candidate sets")
+    assert "from_frame" not in line and "--candidates" not in line
+
+
+def test_errors_name_the_users_column_and_the_lines_an_editor_shows(frame, tmp_path, capsys):
+    broken = frame.copy()
+    broken.loc[[3, 17], "mu"] = 0.0  # data rows 3 and 17: lines 5 and 19 under the header
+    path = tmp_path / "log.csv"
+    broken.to_csv(path, index=False)
+    one_line_error(
+        capsys,
+        evaluate_args(path),
+        r"column 'mu' \(role propensity\): must lie in \(0, 1\] \(log.csv, lines \[5, 19\]\)",
+    )
+    lines = path.read_text().splitlines()
+    assert lines[4].split(",")[list(frame.columns).index("mu")] == "0.0"  # line 5, 1-based
+
+
+def test_a_policys_error_names_the_lines_too(frame, tmp_path, capsys):
+    broken = frame.copy()
+    broken.loc[[0, 10], "pi_p01"] = 1.5
+    path = tmp_path / "log.csv"
+    broken.to_csv(path, index=False)
+    one_line_error(capsys, evaluate_args(path), r"policy 'a'.*\(log.csv, lines \[2, 12\]\)")
+
+
+# -- default estimators -----------------------------------------------------------------------
+
+
+def test_evaluate_without_estimator_runs_no_alias_beside_its_original(user_log, tmp_path):
+    out = tmp_path / "all"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert main(evaluate_args(user_log, "--out", str(out))) == 0
+    labels = set(pd.read_csv(out / "estimates.csv")["estimator"])
+    assert {"is", "cis", "snips", "ncis"} <= labels
+    assert not labels & {"ips", "clipped_ips"}
+
+
+# -- Parquet, whole and streamed ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "metadata", [b"{not json", b'{"columns": []}'], ids=["not JSON", "keys missing"]
+)
+def test_a_parquet_file_with_broken_pandas_metadata_is_read_without_it(
+    frame, tmp_path, metadata, capsys
+):
+    path = tmp_path / "log.parquet"
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    pq.write_table(table.replace_schema_metadata({b"pandas": metadata}), path)
+    for stream in ([], ["--stream"]):
+        out = tmp_path / f"out{len(stream)}"
+        argv = evaluate_args(path, "--estimator", "is", "--out", str(out), *stream)
+        with pytest.warns(match="log.parquet: its pandas metadata is broken"):
+            assert main(argv) == 0
+        got = pd.read_csv(out / "estimates.csv")
+        assert got["n_units"].tolist() == [3_000, 3_000]
+
+
+def test_a_streamed_report_says_why_it_has_no_weight_histogram(frame, tmp_path):
+    path = tmp_path / "log.parquet"
+    frame.to_parquet(path, index=False)
+    report = tmp_path / "report"
+    argv = evaluate_args(path, "--estimator", "is", "--report", str(report), "--stream")
+    assert main(argv) == 0
+    page = (report / "report.md").read_text()
+    section = page.split("## Importance weights", 1)[1].split("\n## ", 1)[0]
+    assert "--stream" in section and not (report / "weights.png").exists()
