@@ -3,7 +3,10 @@
 An :class:`EstimatorSummary` holds one estimator's values for every policy and
 the covariance of those values (paired: one log evaluated them all). Plugins
 that decide between policies work from it; ``offeval evaluate --out`` writes
-the summaries of every estimator to ``summaries.json``.
+the summaries of every estimator to ``summaries.json``, and
+:func:`load_summaries` reads that file back against a schema written in code
+(:func:`read_fields`: each field's type, shape and range, a symmetric positive
+semi-definite covariance, unique policy names, one summary per label).
 """
 
 from __future__ import annotations
@@ -200,7 +203,8 @@ def covariance_problem(cov: np.ndarray, names: list[str]) -> str | None:
             f"but ({names[j]!r}, {names[i]!r}) is {float(cov[j, i]):.6g}"
         )
     if finite.all() and scale > 0:
-        eigen = np.linalg.eigvalsh((cov + cov.T) / (2 * scale))  # scaled: no overflow
+        unit = cov / scale  # scaled first: no overflow near the largest floats
+        eigen = np.linalg.eigvalsh((unit + unit.T) / 2)
         if eigen.min() < -PSD_TOLERANCE * eigen.max():
             return (
                 f"must be positive semi-definite: its smallest eigenvalue is "
