@@ -230,8 +230,8 @@ def _check_dist(policy: ActionDistPolicy, frame: pd.DataFrame, n_actions: int | 
     n, a, k = policy.action_dist.shape
     if n != len(frame):
         raise OffevalError(
-            f"{what} has {n} rounds, but bandit_feedback has {len(frame)}: give one row per round "
-            "of the log"
+            f"{what} has {n} rounds, but bandit_feedback has {len(frame)} rounds: give one row "
+            "per round of the log"
         )
     if n_actions is not None and a != n_actions:
         raise OffevalError(f"{what} has {a} actions, but the log has n_actions={n_actions}")

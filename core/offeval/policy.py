@@ -396,8 +396,8 @@ class TablePolicy:
         if kind and theirs and kind != theirs:
             raise ColumnError(
                 key,
-                f"policy {self.name!r}'s table has {kind} keys (e.g. {example!r}) but the rows "
-                f"have {theirs} keys (e.g. {_example(values)!r}), which would match nothing: "
+                f"the table of policy {self.name!r} has {kind} keys (e.g. {example!r}) but the "
+                f"rows have {theirs} keys (e.g. {_example(values)!r}), which would match nothing: "
                 "convert one column to the other's type",
             )
 
