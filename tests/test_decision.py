@@ -527,7 +527,7 @@ def test_the_report_section_skips_summaries_that_are_not_finite_and_says_so():
     section = decision_section(context, draws=1_000)
     assert list(section.tables["p_best"].columns) == ["is"]
     assert section.tables["p_best"]["is"].to_dict() == {"a": 0.0, "b": 1.0}  # 70 sds apart
-    assert "x: skipped, values or covariances not finite for policies ['b']." in section.text
+    assert "x: skipped, values or covariances not finite for policies 'b'." in section.text
 
 
 @pytest.mark.parametrize("scale", [1e300, 1e-300], ids=["variances near 1e300", "near 1e-300"])
@@ -685,3 +685,23 @@ def test_decide_says_when_lower_is_better_and_what_values_are_relative_to(tmp_pa
     assert "is: 100 draws (seed 4); values relative to 'a'" in lines
     pd_table = out.split("\nis: ")[0]
     assert re.search(r"^a\s+1\.0\s", pd_table, re.M)  # 0.2 below 0.4 by 1,400 sds: always first
+
+
+def test_the_report_section_escapes_user_text_in_its_markdown():
+    """Labels and policy names are the user's: '*' and '<' stay literal in the report."""
+    from offeval.sections import ReportContext
+    from offeval_decision import decision_section
+
+    broken = np.array([[1e-6, 0.0], [0.0, np.nan]])
+    names, values = ["<b>", "*x*"], np.array([0.1, 0.2])
+    context = ReportContext(
+        {
+            "is": EstimatorSummary("is", "is", names, values, np.eye(2) * 1e-6, 100),
+            "x|y": EstimatorSummary("x|y", "x", names, values, broken, 100),
+        }
+    )
+    text = decision_section(context, draws=1_000).text
+    assert text.endswith(r"x\|y: skipped, values or covariances not finite for policies '\*x\*'.")
+    single = EstimatorSummary("is", "is", ["<b>"], values[:1], np.eye(1), 1)
+    alone = ReportContext({"is": single})
+    assert decision_section(alone).text.endswith(r"has one ('\<b\>').")

@@ -7,10 +7,12 @@ import pandas as pd
 
 from offeval import OffevalError
 from offeval.sections import ReportContext, ReportSection
+from offeval.tables import markdown_escape
 from offeval_decision.choices import select
 from offeval_decision.ranks import not_finite, rank_distribution
 from offeval_decision.sweep import plot_sweep, sweep
 
+#: The section's heading.
 TITLE = "Which policies deserve an online test"
 #: Draws per estimator in reports (the Monte Carlo error of a probability is at most 0.0035).
 REPORT_DRAWS = 20_000
@@ -35,7 +37,8 @@ def _alone(context: ReportContext) -> str | None:
     if not sizes or max(sizes) > 1:
         return None
     names = next(iter(context.summaries.values())).policies
-    return f"A decision needs two or more policies; this evaluation has one ({names[0]!r})."
+    only = markdown_escape(repr(names[0]))
+    return f"A decision needs two or more policies; this evaluation has one ({only})."
 
 
 def decision_section(context: ReportContext, *, draws: int = REPORT_DRAWS, m: int = 3):
@@ -66,7 +69,10 @@ def decision_section(context: ReportContext, *, draws: int = REPORT_DRAWS, m: in
         columns = {label: float(p.max()) for label, p in best.items()}
     text = TEXT.format(draws=draws, m=m)
     for label, bad in skipped.items():
-        text += f"\n\n{label}: skipped, values or covariances not finite for policies {bad}."
+        text += (
+            f"\n\n{markdown_escape(label)}: skipped, values or covariances not finite for "
+            f"policies {markdown_escape(', '.join(map(repr, bad)))}."
+        )
     section = ReportSection(
         TITLE,
         text,
