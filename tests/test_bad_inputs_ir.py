@@ -277,6 +277,8 @@ def test_mistyped_measure_suggests_the_closest_names_before_reading(tmp_path, ca
         capsys, ["metrics", tmp_path / "nope.run", tmp_path / "q", "-m", "recip_rnak"]
     )
     assert "did you mean recip_rank?" in err
+    err = one_line_error(capsys, ["metrics", tmp_path / "nope.run", tmp_path / "q", "-m", "nDCG10"])
+    assert "did you mean nDCG@10?" in err
 
 
 # --- hints name command-line options at the command line ---------------------------------------

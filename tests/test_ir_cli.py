@@ -67,7 +67,9 @@ def test_compare_writes_markdown_csv_and_latex(trec_files, tmp_path, capsys):
     assert set(pair_rows["measure"]) == {"nDCG@10", "AP"} and len(pair_rows) == 2
     assert pair_rows["p_adjusted"].between(0, 1).all()
     table = pd.read_csv(tmp_path / "cmp.csv")
-    assert list(table["run"]) == ["(a) bm25.run", "(b) dense.run"]
+    assert list(table["run"]) == ["bm25.run"] * 2 + ["dense.run"] * 2
+    assert list(table["letter"]) == ["a", "a", "b", "b"]
+    assert table["mean"].dtype.kind == "f" and table["ci_low"].le(table["mean"]).all()
 
 
 @pytest.mark.parametrize(

@@ -66,21 +66,18 @@ def test_randomisation_p_value_matches_exact_enumeration():
     assert abs(p - exact) < 4 * np.sqrt(exact * (1 - exact) / resamples)
 
 
-def test_each_system_is_averaged_over_its_own_users_and_paired_where_they_overlap():
-    """The difference is of the two reported means; its standard error is the delta
-    method's over all users: the sample variance of the influence values
-    1[used] (v - mean) / share used, a's minus b's, over N."""
+def test_systems_are_compared_on_the_users_both_average():
+    """Users 1 and 2 are averaged by one system each: both are left out of both means
+    (not_in_every_run), so the difference is of means over the same users 0, 3, 4. Its
+    standard error is the delta method's over all five users: the sample variance of the
+    influence values 1[common] (v - mean) / share common, a's minus b's, over N."""
     va = np.array([0.1, 0.5, np.nan, 0.9, 0.3])
     vb = np.array([0.2, np.nan, 0.4, 0.7, 0.6])
     row = compare_systems({"a": result({"m": va}), "b": result({"m": vb})}, resamples=100).iloc[0]
-    ma, mb = np.nanmean(va), np.nanmean(vb)
-    assert row.difference == pytest.approx(ma - mb, rel=1e-12)
+    common = ~np.isnan(va) & ~np.isnan(vb)
+    ma, mb = va[common].mean(), vb[common].mean()
     assert (row.mean_a, row.mean_b) == pytest.approx((ma, mb), rel=1e-12)
-
-    def influence(v, m):
-        used = ~np.isnan(v)
-        return np.where(used, np.nan_to_num(v) - m, 0.0) / used.mean()
-
-    d = influence(va, ma) - influence(vb, mb)
+    assert row.difference == pytest.approx(ma - mb, rel=1e-12)
+    d = np.where(common, (va - ma) - (vb - mb), 0.0) / common.mean()
     assert row.se == pytest.approx(np.sqrt(d.var(ddof=1) / d.size), rel=1e-12)
-    assert row.users == 3  # averaged by both: the randomisation test's pairs
+    assert row.users == 3 and row.left_out == 2

@@ -16,9 +16,9 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from offeval import ColumnError, ConfigurationError, OffevalError
+from offeval import ConfigurationError, OffevalError
 from offeval_ir.conventions import Conventions
-from offeval_ir.judgements import Judgements, check_same_users, role_names
+from offeval_ir.judgements import Judgements, check_same_users, missing_column, role_names
 from offeval_ir.metrics import METRICS, MetricResult, compute
 
 
@@ -100,7 +100,7 @@ def _users(frame: pd.DataFrame, names: dict[str, str], what: str) -> np.ndarray:
     if not isinstance(frame, pd.DataFrame):
         raise OffevalError(f"{what} must be a pandas DataFrame, got {type(frame).__name__}")
     if names["user"] not in frame:
-        raise ColumnError(names["user"], f"the {what} need this column (role 'user')")
+        raise missing_column(frame, names["user"], "user", what)
     return frame[names["user"]].to_numpy()
 
 

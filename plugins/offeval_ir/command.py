@@ -14,13 +14,16 @@ from offeval.stats.compare import CORRECTIONS
 from offeval.tables import markdown_table
 from offeval_ir.conventions import Conventions
 from offeval_ir.files import FORMATS, read_qrels, read_run
+from offeval_ir.hints import command_line
 from offeval_ir.measures import parse_measures
-from offeval_ir.runs import TESTS, evaluate_runs
+from offeval_ir.runs import TESTS, RunEvaluation, evaluate_runs
 
 #: Measures computed when none are named (what a trec_eval user looks at first).
 DEFAULT_MEASURES = ("nDCG@10", "P@5", "P@10", "R@100", "AP", "RR")
 #: File types --out writes, by suffix.
 TABLE_SUFFIXES = (".csv", ".md", ".tex")
+#: First characters that make a spreadsheet read a CSV cell as a formula (OWASP's list).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
 def _add_common(parser: argparse.ArgumentParser) -> None:
@@ -54,6 +57,11 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
         help="column of a role in CSV/Parquet files: user (query), item (doc), rank, score, "
         "relevance",
     )
+    parser.add_argument(
+        "--sep",
+        help="separator of CSV run and qrels files (default: found from the header: "
+        "comma, semicolon, tab or |)",
+    )
     parser.add_argument("--level", type=float, default=0.95, help="interval level")
 
 
@@ -81,10 +89,35 @@ def _stated(conventions: Conventions, args: argparse.Namespace, measures: list[s
     return line + (f"; measure switches {'; '.join(own)}" if own else "")
 
 
+def _read(args: argparse.Namespace, columns: dict) -> tuple[pd.DataFrame, dict]:
+    """The qrels and the runs (by file name) the arguments name."""
+    runs = [args.run] if hasattr(args, "run") else args.runs
+    options = {"columns": columns, "sep": args.sep}
+    qrels = read_qrels(args.qrels, args.qrels_format, **options)
+    return qrels, {Path(r).name: read_run(r, args.run_format, **options) for r in runs}
+
+
+def csv_safe(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with each text cell (and column name) that begins with one of
+    :data:`FORMULA_STARTS` prefixed with ``'``, as OWASP advises against CSV injection;
+    numbers stay numbers."""
+
+    def safe(text: pd.Series) -> pd.Series:
+        risky = text.str.startswith(FORMULA_STARTS, na=False)
+        return text.where(~risky, "'" + text.astype(str))
+
+    out = table.copy()
+    for column in out.columns:
+        if out[column].dtype.kind == "O":  # object and string columns
+            out[column] = safe(out[column].astype(object))
+    out.columns = safe(pd.Series(out.columns.astype(str), dtype=object)).tolist()
+    return out
+
+
 def _write(table: pd.DataFrame, path: str, heading: str, latex: str | None = None) -> None:
     out = Path(path)
     if out.suffix == ".csv":
-        table.to_csv(out, index=False)
+        csv_safe(table).to_csv(out, index=False)
     elif out.suffix == ".md":
         out.write_text(f"{heading}\n\n{markdown_table(table, digits=6)}\n")
     else:
@@ -107,17 +140,21 @@ class MetricsCommand:
         parser.add_argument("--per-user", action="store_true", help="per-user values instead")
 
     def run(self, args: argparse.Namespace) -> int:
-        """Compute and print the measures table."""
+        """Compute and print the measures table (hints in errors name options)."""
+        with command_line():
+            return self._run(args)
+
+    def _run(self, args: argparse.Namespace) -> int:
         conventions, measures, columns = _setup(args)
-        run = read_run(args.run, args.run_format)
-        qrels = read_qrels(args.qrels, args.qrels_format)
+        qrels, runs = _read(args, columns)
         evaluation = evaluate_runs(
-            {Path(args.run).name: run},
+            runs,
             qrels,
             measures,
             conventions,
             columns=columns,
             level=args.level,
+            qrels_name=args.qrels,
         )
         if args.per_user:
             table = next(iter(evaluation.results.values())).per_user.reset_index()
@@ -156,18 +193,27 @@ class CompareCommand:
         parser.add_argument("--out", help="write the table here (.md, .csv or .tex)")
 
     def run(self, args: argparse.Namespace) -> int:
-        """Compute, print and write the comparison table."""
+        """Compute, print and write the comparison table (hints in errors name options)."""
+        with command_line():
+            return self._run(args)
+
+    def _run(self, args: argparse.Namespace) -> int:
         if len(args.runs) < 2:
             raise OffevalError("compare needs at least two runs")
         names = [Path(r).name for r in args.runs]
         if len(set(names)) != len(names):
             raise OffevalError(f"runs need distinct file names, got {names}")
         conventions, measures, columns = _setup(args)
-        qrels = read_qrels(args.qrels, args.qrels_format)
-        runs = {n: read_run(p, args.run_format) for n, p in zip(names, args.runs, strict=True)}
+        qrels, runs = _read(args, columns)
         evaluation = evaluate_runs(
-            runs, qrels, measures, conventions, columns=columns, level=args.level
-        )
+            runs,
+            qrels,
+            measures,
+            conventions,
+            columns=columns,
+            level=args.level,
+            qrels_name=args.qrels,
+        ).on_common_queries()
         correction = None if args.correction == "none" else args.correction
         pairs = evaluation.compare(
             test=args.test,
@@ -179,15 +225,58 @@ class CompareCommand:
         means = evaluation.table()
         table, legend = comparison_table(means, pairs, names)
         how = f"paired {args.test} test, {args.correction} correction, alpha {args.alpha}"
-        heading = f"{_stated(conventions, args, measures)}\n{legend} ({how})"
+        heading = "\n".join(
+            [
+                f"{_stated(conventions, args, measures)}",
+                *_paired_on(evaluation),
+                f"{legend} ({how})",
+            ]
+        )
         print(heading)
         with pd.option_context("display.width", 160, "display.max_colwidth", 60):
             print(table.to_string(index=False))
         if args.out:
+            numbers = numeric_table(evaluation, means, pairs, names)
+            table = numbers if args.out.endswith(".csv") else table
             _write(table, args.out, heading, latex_table(means, pairs, names, heading))
         if args.pairs:
             _write(pairs.round(8), args.pairs, heading)
         return 0
+
+
+def _paired_on(evaluation: RunEvaluation) -> list[str]:
+    """Per measure: the queries every run averages, and those left out, by the runs lacking
+    them (the rule of :meth:`RunEvaluation.on_common_queries`)."""
+    lines = []
+    for measure in evaluation.measures:
+        estimates = {r: evaluation.evaluation.estimate(r, measure) for r in evaluation.values}
+        users = next(iter(estimates.values())).n_units
+        line = f"{measure}: paired on the {users} queries every run averages"
+        left_out = evaluation.left_out[measure]
+        if left_out:
+            lacking = {
+                run: left_out - e.excluded.get("not_in_every_run", 0)
+                for run, e in estimates.items()
+            }
+            by = ", ".join(f"{run} {n}" for run, n in lacking.items() if n)
+            line += f", {left_out} left out (not averaged by {by})"
+        lines.append(line + "; --set no_predictions=zero counts a run's missing queries as 0")
+    return lines
+
+
+def numeric_table(
+    evaluation: RunEvaluation, means: pd.DataFrame, pairs: pd.DataFrame, names: list[str]
+) -> pd.DataFrame:
+    """One row per (run, measure), numbers as numbers: mean, se, interval, queries averaged,
+    left out of the comparison and excluded by reason, letters of the runs it beats."""
+    letter, beaten = _letters(names), _beaten(pairs, names)
+    table = means.copy()
+    table.insert(1, "letter", table["run"].map(letter))
+    left_out = table["measure"].map(evaluation.left_out)
+    table.insert(table.columns.get_loc("users") + 1, "left_out", left_out)
+    keys = zip(table["run"], table["measure"], strict=True)
+    table["beats"] = ["".join(sorted(beaten.get(key, []))) for key in keys]
+    return table
 
 
 def _letters(names: list[str]) -> dict[str, str]:

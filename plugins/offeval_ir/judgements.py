@@ -214,18 +214,23 @@ def _table(frame: pd.DataFrame) -> str:
     return "lines" if frame.index.name == LINE else "rows"
 
 
+def missing_column(frame: pd.DataFrame, column: str, role: str, what: str) -> ColumnError:
+    """The error for a role's column missing from ``frame``: how to name another one."""
+    how = hint(f"columns={{{role!r}: ...}}", f"--column {role}=NAME")
+    return ColumnError(
+        column,
+        f"the {what} need this column (role {role!r}); if another column holds it, name it "
+        f"with {how} (columns: {', '.join(map(str, frame.columns[:10]))})",
+    )
+
+
 def _columns(frame: pd.DataFrame, names, required, what: str) -> dict[str, np.ndarray]:
     """The role columns of ``frame`` as arrays (no copy for numeric columns)."""
     if not isinstance(frame, pd.DataFrame):
         raise OffevalError(f"{what} must be a pandas DataFrame, got {type(frame).__name__}")
     for role in required:
         if names[role] not in frame:
-            how = hint(f"columns={{{role!r}: ...}}", f"--column {role}=NAME")
-            raise ColumnError(
-                names[role],
-                f"the {what} need this column (role {role!r}); name the {role} column with "
-                f"{how} (columns: {list(map(str, frame.columns))[:10]})",
-            )
+            raise missing_column(frame, names[role], role, what)
     out = {k: frame[v].to_numpy() for k, v in names.items() if v in frame}
     for role in ("user", "item"):
         missing = pd.isna(out[role])

@@ -44,6 +44,7 @@ without a cut-off are whole-list values (trec_eval's bare ``recall`` and
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 from collections.abc import Iterable
@@ -140,6 +141,7 @@ KNOWN = (
 
 _IR_FORM = re.compile(r"(?P<name>[^\W\d]\w*)\s*(?:\((?P<params>.*)\))?\s*(?:@(?P<cut>.*))?", re.S)
 _NUMBER = re.compile(r"\+?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+_GLUED = re.compile(r"(?P<base>[^\W\d]\w*?)[^\w@]*(?P<cut>\d+)\W*")
 _SUFFIXED = re.compile(r"(?P<base>[^\W\d]\w*?)[._](?P<cut>\d[\d.,]*)")
 
 
@@ -315,7 +317,42 @@ def _unknown(label: str) -> str:
             f"unknown measure {label!r}: the single-letter names P and R are case-sensitive "
             f"(write {right}); known: {KNOWN}"
         )
+    names = [form["name"] if form else label] + ([suffixed["base"]] if suffixed else [])
+    close = _close_names(label, names)
+    glued = _GLUED.fullmatch(label)  # nDCG10, nDCG[10], P-5: the cut-off without its @
+    if glued:
+        written = f"{glued['base']}@{glued['cut']}"
+        respelled = _close_names(written, [glued["base"]])
+        both = [*close, *respelled] if suffixed else [*respelled, *close]
+        close = list(dict.fromkeys(both))[:3]
+    if close:
+        others = f" (or {', '.join(close[1:])})" if len(close) > 1 else ""
+        return f"unknown measure {label!r}: did you mean {close[0]}?{others} Known: {KNOWN}"
     return f"unknown measure {label!r}; known: {KNOWN}"
+
+
+#: Every spelling, one per lower-case form (ir-measures' first, then trec_eval's, then own).
+_SUGGESTED: dict[str, str] = {}
+for _table in (_IR_MEASURES, _TREC_EVAL, _TREC_CUTS, _OWN):
+    for _name in _table:
+        _SUGGESTED.setdefault(_name.lower(), _name)
+del _table, _name
+
+
+def _close_names(label: str, names: Iterable[str]) -> list[str]:
+    """Up to three measures like ``label`` with one of ``names`` (its name as written)
+    respelled as a known name (difflib), closest first; only those that parse."""
+    close: list[str] = []
+    for name in names:
+        for match in difflib.get_close_matches(name.lower(), list(_SUGGESTED), n=5, cutoff=0.6):
+            candidate = label.replace(name, _SUGGESTED[match], 1)
+            try:
+                _parse(candidate)
+            except ConfigurationError:
+                continue
+            if candidate not in close:
+                close.append(candidate)
+    return close[:3]
 
 
 def _no_cutoff(label: str, spelling: str, metric: str) -> str:

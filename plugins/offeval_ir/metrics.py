@@ -35,8 +35,10 @@ TIE_LINEAR = ("precision", "recall", "dcg", "ndcg", "judged")
 
 
 #: Why a user has no value (codes of :attr:`MetricResult.reasons`; 0: the user is
-#: averaged; ``no_value``: NaN in a result built by hand, reason unknown).
-EXCLUSION_REASONS = ("", "no_labels", "no_predictions", "no_value")
+#: averaged; ``no_value``: NaN in a result built by hand, reason unknown;
+#: ``not_in_every_run``: averaged by this run, left out of a comparison because
+#: another run does not average it).
+EXCLUSION_REASONS = ("", "no_labels", "no_predictions", "no_value", "not_in_every_run")
 
 
 @dataclass

@@ -23,8 +23,10 @@ from offeval import (
     ConfigurationError,
     Contribution,
     InteractionLog,
+    OffevalError,
     evaluate,
 )
+from offeval.errors import describe_rows
 from offeval.evaluation import Evaluation
 from offeval.stats import (
     PairwiseComparison,
@@ -35,6 +37,7 @@ from offeval.stats import (
 )
 from offeval_ir.blocks import compute_frames
 from offeval_ir.conventions import PRESETS, Conventions
+from offeval_ir.judgements import role_names
 from offeval_ir.measures import Measure, parse_measures
 from offeval_ir.metrics import EXCLUSION_REASONS, MetricResult
 
@@ -190,12 +193,35 @@ class MeasureMean(BaseEstimator):
 
 @dataclass
 class RunEvaluation:
-    """Runs judged by measures: per-user values and the engine's evaluation of their means."""
+    """Runs judged by measures: per-user values and the engine's evaluation of their means.
+
+    ``values`` holds each run's values over the users of every run, aligned;
+    ``common`` says whether each run was restricted to the users every run
+    averages (see :meth:`on_common_queries`), and ``left_out`` counts, per
+    measure, the users some run averages that were left out for that.
+    """
 
     evaluation: Evaluation
     results: dict[str, MetricResult]
     measures: list[str]
     conventions: Conventions
+    values: dict[str, RunValues]
+    common: bool = False
+    left_out: dict[str, int] | None = None
+
+    def on_common_queries(self) -> RunEvaluation:
+        """The runs judged, measure by measure, on the users (queries) every run averages.
+
+        A user one run averages and another does not (a query missing from a
+        run under trec_eval's default, say) is left out of every run's mean
+        with the reason ``not_in_every_run``, so that means, differences and
+        paired tests are over the same users. To count a run's missing
+        queries as 0 instead (trec_eval's ``-c``), compute the measures with
+        ``no_predictions='zero'``. No user common to every run is an error.
+        """
+        if self.common:
+            return self
+        return evaluate_results(self.results, level=self.evaluation.level, common=True)
 
     def table(self) -> pd.DataFrame:
         """One row per (run, measure): mean, se, interval, users averaged and left out."""
@@ -250,41 +276,38 @@ class RunEvaluation:
     ) -> pd.DataFrame:
         """Every pair of runs on every measure: difference, interval, t and randomisation tests.
 
-        ``test`` (``t`` or ``randomization``) decides ``significant``; both
-        p-values are reported, each corrected over the pairs of one measure
-        with ``correction`` (a statsmodels ``multipletests`` method, None for
-        none). The randomisation test flips the signs of the per-user
-        differences of the users both runs average (Fisher's sharp null).
+        The comparison is paired on the users every run averages (see
+        :meth:`on_common_queries`): ``mean_a`` and ``mean_b`` are over the
+        same ``users``, and ``left_out`` counts the users some run averages
+        that were left out. ``test`` (``t`` or ``randomization``) decides
+        ``significant``; both p-values are reported, each corrected over the
+        pairs of one measure with ``correction`` (a statsmodels
+        ``multipletests`` method, None for none). The randomisation test
+        flips the signs of the per-user differences (Fisher's sharp null).
         """
         if test not in TESTS:
             raise ConfigurationError(f"test must be one of {TESTS}, got {test!r}")
         if len(self.evaluation.policies) < 2:
             raise ConfigurationError("compare at least two runs")
+        common = self.on_common_queries()
         rng = np.random.default_rng(seed)
         level = self.evaluation.level
         frames = []
         for measure in measures or self.measures:
-            grid = self.grid(measure, correction, alpha).table
+            grid = common.grid(measure, correction, alpha).table
             grid.insert(0, "measure", measure)
-            per_user = {run: r.per_user[measure] for run, r in self.results.items()}
             paired = [
-                pd.concat([per_user[a], per_user[b]], axis=1).dropna()
-                for a, b in zip(grid.a, grid.b, strict=True)
+                common.differences(a, b, measure) for a, b in zip(grid.a, grid.b, strict=True)
             ]
-            grid.insert(3, "users", [len(d) for d in paired])
-            grid.insert(4, "mean_a", [self.evaluation.estimate(a, measure).value for a in grid.a])
-            grid.insert(5, "mean_b", [self.evaluation.estimate(b, measure).value for b in grid.b])
+            estimate = common.evaluation.estimate
+            grid.insert(3, "users", [d.size for d in paired])
+            grid.insert(4, "left_out", common.left_out[measure])
+            grid.insert(5, "mean_a", [estimate(a, measure).value for a in grid.a])
+            grid.insert(6, "mean_b", [estimate(b, measure).value for b in grid.b])
             low, high = interval(grid["difference"], grid["se"], level, df=grid["users"] - 1)
-            grid.insert(8, "ci_low", low)
-            grid.insert(9, "ci_high", high)
-            p = np.array(
-                [
-                    randomization_p(
-                        d.iloc[:, 0].to_numpy() - d.iloc[:, 1].to_numpy(), resamples, rng
-                    )
-                    for d in paired
-                ]
-            )
+            grid.insert(9, "ci_low", low)
+            grid.insert(10, "ci_high", high)
+            p = np.array([randomization_p(d, resamples, rng) for d in paired])
             grid["p_randomization"] = p
             grid["p_randomization_adjusted"] = adjusted_p_values(p, alpha, correction)
             chosen = grid["p_adjusted" if test == "t" else "p_randomization_adjusted"]
@@ -294,10 +317,21 @@ class RunEvaluation:
         table.attrs.update(test=test, correction=correction, alpha=alpha)
         return table
 
+    def differences(self, a: str, b: str, measure: str) -> np.ndarray:
+        """Run a's value minus run b's, on each user both average."""
+        va, ra = self.values[a].measure(slice(None), measure)
+        vb, rb = self.values[b].measure(slice(None), measure)
+        both = (ra == 0) & (rb == 0)
+        return va[both] - vb[both]
 
-def evaluate_results(results: Mapping[str, MetricResult], *, level: float = 0.95) -> RunEvaluation:
+
+def evaluate_results(
+    results: Mapping[str, MetricResult], *, level: float = 0.95, common: bool = False
+) -> RunEvaluation:
     """Send per-user measure values (one :class:`MetricResult` per run, same columns)
-    through the engine: users are units, runs policies, measures estimators."""
+    through the engine: users are units, runs policies, measures estimators. With
+    ``common``, each measure is averaged on the users every run averages only (see
+    :meth:`RunEvaluation.on_common_queries`)."""
     if not isinstance(results, Mapping) or not results:
         raise ConfigurationError("give at least one run's result, as {name: MetricResult}")
     first = next(iter(results.values()))
@@ -319,12 +353,38 @@ def evaluate_results(results: Mapping[str, MetricResult], *, level: float = 0.95
         else:
             reasons = result.reasons.reindex(users).fillna(no_labels).to_numpy()
         policies.append(RunValues(name, values, reasons.astype(np.int8), names))
+    left_out = _restrict_to_common(policies, names) if common else None
     log = InteractionLog.from_frame(
         pd.DataFrame({"trajectory": np.arange(len(users)), "item": 0, "reward": 0.0})
     )
     estimators = [MeasureMean(m) for m in names]
     evaluation = evaluate(log, policies, estimators, level=level, progress=False)
-    return RunEvaluation(evaluation, dict(results), names, first.conventions)
+    values = {p.name: p for p in policies}
+    return RunEvaluation(
+        evaluation, dict(results), names, first.conventions, values, common, left_out
+    )
+
+
+def _restrict_to_common(policies: list[RunValues], measures: list[str]) -> dict[str, int]:
+    """Mark users not averaged by every run as ``not_in_every_run`` (in place); the number
+    left out per measure. No user common to every run is an error naming the runs."""
+    code = EXCLUSION_REASONS.index("not_in_every_run")
+    used = np.stack([p.reasons == 0 for p in policies])  # runs x users x measures
+    every, some = used.all(axis=0), used.any(axis=0)
+    for policy, own in zip(policies, used, strict=True):
+        policy.reasons = np.where(own & ~every, code, policy.reasons).astype(np.int8)
+    empty = np.flatnonzero(~every.any(axis=0))
+    if empty.size:
+        counts = ", ".join(
+            f"{p.name!r} {int(u.sum())}"
+            for p, u in zip(policies, used[:, :, empty[0]], strict=True)
+        )
+        raise OffevalError(
+            f"no query is averaged by every run on {measures[empty[0]]} (queries each run "
+            f"averages: {counts}): there is nothing to compare them on; check that the runs "
+            "answer the same queries"
+        )
+    return dict(zip(measures, (some & ~every).sum(axis=0).tolist(), strict=True))
 
 
 def evaluate_runs(
@@ -336,16 +396,21 @@ def evaluate_runs(
     columns: Mapping[str, str] | None = None,
     level: float = 0.95,
     chunk_rows: int = 2_000_000,
+    qrels_name: str = "",
 ) -> RunEvaluation:
     """Means of ``measures`` for every run with standard errors, through the engine.
 
     Users are the units; a user a run does not average (no judgement, or no
     ranking under trec_eval's default) is counted as excluded with its
-    reason, never silently. Paired comparisons between runs use the users'
-    values under both (see :meth:`RunEvaluation.grid`).
+    reason, never silently. Paired comparisons between runs are on the
+    users every run averages (see :meth:`RunEvaluation.compare`). A run none
+    of whose queries is in the labels is an error (``qrels_name`` names the
+    labels in it).
     """
     if not isinstance(runs, Mapping) or not runs:
         raise ConfigurationError("give at least one run, as {name: predictions frame}")
+    for name, frame in runs.items():
+        check_common_queries(frame, labels, columns, f"run {name!r}", qrels_name)
     conv = conventions or PRESETS["trec_eval"]()
     results = {
         name: compute_measures(
@@ -354,6 +419,39 @@ def evaluate_runs(
         for name, frame in runs.items()
     }
     return evaluate_results(results, level=level)
+
+
+def check_common_queries(
+    run: pd.DataFrame,
+    labels: pd.DataFrame,
+    columns: Mapping[str, str] | None,
+    run_name: str = "the run",
+    qrels_name: str = "",
+) -> None:
+    """An error when no query (user) of ``run`` is in ``labels``, naming a few of each."""
+    user = role_names(columns)["user"]
+    if not all(isinstance(f, pd.DataFrame) and user in f for f in (run, labels)):
+        return  # the measures name what is missing
+    ours, theirs = pd.Index(pd.unique(run[user])), pd.Index(pd.unique(labels[user]))
+    if ours.empty or ours.isin(theirs).any():
+        return
+    same_text = ours.astype(str).isin(theirs.astype(str)).any()
+    advice = (
+        "; the ids match as text only: make both sides text (the file readers do)"
+        if same_text
+        else "; are these the qrels of this run's topics?"
+    )
+    qrels = f"the qrels {qrels_name}" if qrels_name else "the qrels"
+    raise OffevalError(
+        f"{run_name}: no query of the run is in the qrels: queries of the run "
+        f"{_few(ours)}, of {qrels} {_few(theirs)}{advice}"
+    )
+
+
+def _few(ids: pd.Index, shown: int = 5) -> str:
+    """The first ``shown`` ids, as ``describe_rows`` writes them."""
+    text = describe_rows(ids[:shown].tolist())
+    return text[:-1] + ", ...]" if len(ids) > shown else text
 
 
 def compare_systems(
