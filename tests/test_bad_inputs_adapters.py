@@ -23,11 +23,13 @@ from offeval import (
     ConfigurationError,
     InteractionLog,
     OffevalError,
+    RerankPolicy,
     RowError,
     TablePolicy,
     evaluate,
     from_obp,
 )
+from offeval_dcg import DCG
 from offeval_ncis import IS, PointwiseNCIS
 from offeval_rewardmodels import (
     DM,
@@ -252,6 +254,18 @@ def test_without_pi_b_the_support_diagnostics_are_absent_not_zero():
     with_pi_b = from_obp_rewards(with_pi_b, rng.random((N, ACTIONS, SLOTS))).attach(with_pi_b)
     diagnostics = evaluate(with_pi_b, policies, [DR()]).estimate("evaluation", "dr").diagnostics
     assert diagnostics["unsupported_mass_per_slot"] == 0.0
+
+
+def test_without_pi_b_dcg_leaves_out_the_candidate_support_check():
+    values = {}
+    for with_pi_b in (True, False):
+        log, _ = from_obp(feedback(with_pi_b), with_candidates=True)
+        dcg = DCG(logging=RerankPolicy("x1"))  # a logging policy: the candidates are checked
+        values[with_pi_b] = evaluate(log, [RerankPolicy("x0")], [dcg]).estimate("x0", "dcg")
+    assert values[True].diagnostics["unsupported_exposure"] == 0.0
+    assert "unsupported_exposure" not in values[False].diagnostics  # formerly 0: unknown
+    assert "candidate_violations" not in values[False].diagnostics
+    assert values[False].value == pytest.approx(values[True].value, rel=1e-12)
 
 
 def test_without_pi_b_an_estimator_that_needs_candidate_propensities_says_so():

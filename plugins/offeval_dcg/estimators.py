@@ -78,6 +78,11 @@ def _logging_side(log, logging, model, cap: float, labels: str) -> LoggingSide:
     return LoggingSide(source, inverse, values, None if all_exposed else ~exposed, clipped)
 
 
+def _known_candidates(log) -> bool:
+    """A candidate table whose propensities are known (from_obp without pi_b leaves them NaN)."""
+    return log.has_candidates and not np.isnan(log.candidates["propensity"].to_numpy()).any()
+
+
 def _check_cap(cap) -> float:
     if isinstance(cap, bool) or not isinstance(cap, (int, float)) or not cap >= 1:
         raise ConfigurationError(f"cap m must be a number >= 1 or inf, got {cap!r}")
@@ -170,7 +175,7 @@ class _DCGFamily(BaseEstimator):
             )
             if row_count:
                 bad_units = np.bincount(unit[bad_rows], minlength=log.n_units)
-        if log.has_candidates and side.source != "rank":
+        if _known_candidates(log) and side.source != "rank":
             per_unit, mass = candidate_support(view, target_model, self._model)
             check_support(per_unit > 0, mass, log.unit_ids, self.support)
             tally.count("candidate_violations", int(per_unit.sum()))
