@@ -180,6 +180,14 @@ def test_a_folder_holding_the_log_is_never_replaced(user_log, tmp_path, capsys):
     assert user_log.is_file()
 
 
+def test_the_current_folder_is_never_replaced(user_log, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path / "..")
+    for folder in (".", ".."):
+        argv = evaluate_args(user_log, "--out", folder, "--force")
+        one_line_error(capsys, argv, "the current folder .* cannot be replaced")
+    assert user_log.is_file()
+
+
 def test_out_and_report_may_share_a_folder_but_not_nest(user_log, tmp_path, capsys):
     both = tmp_path / "both"
     argv = evaluate_args(user_log, "--estimator", "is", "--out", str(both), "--report", str(both))

@@ -1,8 +1,12 @@
 """The ``offeval`` command line: demo, evaluate, plugins, and the plugins' commands.
 
 A user mistake gets one line on stderr and a non-zero exit, never a
-traceback (``--debug`` shows it). ``evaluate`` checks everything it can
-(options, file, columns, estimators, baseline) before the long computation.
+traceback (``--debug`` shows it), in the command line's words: options, the
+user's column names, a CSV file's line numbers. ``evaluate`` checks
+everything it can (options, estimator names, output folders, the file's
+header, columns, baseline) before the long computation. Output folders are
+written whole or not at all (:mod:`offeval.output`): each run replaces the
+folder of the run before, and says so.
 """
 
 from __future__ import annotations
@@ -280,7 +284,9 @@ class EvaluateCommand:
         parser.add_argument(
             "--stream", action="store_true", help="stream a Parquet file in batches"
         )
-        parser.add_argument("--out", help="folder for estimates.csv and pairwise tests")
+        parser.add_argument(
+            "--out", help="folder for estimates.csv and pairwise tests (replaced on each run)"
+        )
         parser.add_argument(
             "--report",
             metavar="DIR",

@@ -57,9 +57,16 @@ def check_destination(
     Refused: a path that exists and is not a folder, or under a file; a
     place where this process cannot create a folder; a non-empty folder
     without offeval's marker (unless ``force``); a folder that holds one of
-    ``inputs`` (the command's input files, which replacing it would delete).
+    ``inputs`` (the command's input files, which replacing it would delete)
+    or the current folder.
     """
     path = Path(path)
+    here = Path(os.path.abspath(path))
+    if here == Path.cwd() or here in Path.cwd().parents:
+        raise OffevalError(
+            f"{option} {path}: the current folder (or one above it) cannot be replaced: "
+            "name a folder for the output"
+        )
     if path.exists() and not path.is_dir():
         raise OffevalError(f"{option} {path}: exists and is not a folder")
     base = nearest_existing(path.parent)
@@ -68,9 +75,8 @@ def check_destination(
     if not os.access(base, os.W_OK | os.X_OK) or not _can_create_in(base):
         raise OffevalError(f"{option} {path}: cannot write in {base} (permission denied)")
     if path.is_dir():
-        here = path.resolve()
         for given in inputs:
-            if here in Path(given).resolve().parents:
+            if path.resolve() in Path(given).resolve().parents:
                 raise OffevalError(
                     f"{option} {path}: holds the input {given}, which replacing the folder "
                     "would delete: choose another folder"
