@@ -151,27 +151,20 @@ def grid_figure(
     finite = np.nan_to_num(z, nan=0.0, posinf=0.0, neginf=0.0)
     bound = max(3.0, float(np.abs(finite).max(initial=0.0)))
     image = ax.imshow(np.clip(finite, -bound, bound), cmap="RdBu", vmin=-bound, vmax=bound)
-    cell_font = MIN_FONT if n <= 8 else MIN_FONT - 1
+    cell_font = MIN_FONT if n <= 6 else MIN_FONT - 2  # 7 pt: 9.7 px at page width
     for i, j in zip(*np.nonzero(~np.eye(n, dtype=bool)), strict=True):
-        text = f"{diff[i, j]:+.2g}\np={p[i, j]:.2g}" + ("*" if star[i, j] else "")
+        text = f"{diff[i, j]:+.2g}\n{p[i, j]:.2g}" + ("*" if star[i, j] else "")
         dark = abs(finite[i, j]) > 0.6 * bound
-        ax.text(
-            j,
-            i,
-            text,
-            ha="center",
-            va="center",
-            fontsize=cell_font,
-            color="white" if dark else "black",
-        )
+        colour = "white" if dark else "black"
+        ax.text(j, i, text, ha="center", va="center", fontsize=cell_font, color=colour)
     labels = [figure_text(name) for name in names]
     ax.set_xticks(range(n), labels, rotation=90, fontsize=MIN_FONT)
     ax.set_yticks(range(n), labels, fontsize=MIN_FONT)
     scale = f"values relative to {baseline}" if baseline is not None else "values"
-    p_name = f"p ({correction}-corrected)" if correction else "p"
+    p_name = f"p-value ({correction}-corrected)" if correction else "p-value"
     title = (
-        f"{better_label(estimator, lower)}: difference of {scale}, row minus column; "
-        f"{p_name}, * significant"
+        f"{better_label(estimator, lower)}: each cell is the difference of {scale}, "
+        f"row minus column, above its {p_name}; * significant"
     )
     ax.set_title(figure_text(textwrap.fill(title, 60)), fontsize=MIN_FONT + 1)
     bar = fig.colorbar(image, ax=ax, shrink=0.8)
@@ -188,8 +181,9 @@ def grid_heatmap(
     path: Path,
     lower: set[str] = frozenset(),
 ) -> Path:
-    """:func:`grid_figure`, saved as PNG at ``path``."""
-    grid_figure(evaluation, estimator, correction, baseline, lower).savefig(path, dpi=DPI)
+    """:func:`grid_figure`, saved as PNG at ``path`` (trimmed: long names are never cut)."""
+    figure = grid_figure(evaluation, estimator, correction, baseline, lower)
+    figure.savefig(path, dpi=DPI, bbox_inches="tight", pad_inches=0.1)
     return path
 
 
