@@ -295,6 +295,13 @@ def test_a_policys_error_names_the_lines_too(frame, tmp_path, capsys):
     one_line_error(capsys, evaluate_args(path), r"policy 'a'.*\(log.csv, lines \[2, 12\]\)")
 
 
+def test_workers_with_stream_are_refused_in_command_line_words(frame, tmp_path, capsys):
+    path = tmp_path / "log.parquet"
+    frame.to_parquet(path, index=False)
+    line = one_line_error(capsys, evaluate_args(path, "--stream", "--workers", "2"), "--workers 2")
+    assert "workers=1" not in line
+
+
 # -- default estimators -----------------------------------------------------------------------
 
 
@@ -323,8 +330,11 @@ def test_a_parquet_file_with_broken_pandas_metadata_is_read_without_it(
     for stream in ([], ["--stream"]):
         out = tmp_path / f"out{len(stream)}"
         argv = evaluate_args(path, "--estimator", "is", "--out", str(out), *stream)
-        with pytest.warns(match="log.parquet: its pandas metadata is broken"):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
             assert main(argv) == 0
+        said = [str(w.message) for w in caught if "pandas metadata" in str(w.message)]
+        assert len(said) == 1 and said[0].startswith(f"{path}: its pandas metadata is broken")
         got = pd.read_csv(out / "estimates.csv")
         assert got["n_units"].tolist() == [3_000, 3_000]
 

@@ -15,6 +15,7 @@ import argparse
 import os
 import sys
 import time
+import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,7 +23,14 @@ from typing import NoReturn
 
 import pandas as pd
 
-from offeval.errors import ColumnError, OffevalError, RowError, command_line, did_you_mean
+from offeval.errors import (
+    ColumnError,
+    OffevalError,
+    OffevalWarning,
+    RowError,
+    command_line,
+    did_you_mean,
+)
 from offeval.output import OutputFolder
 from offeval.registry import Registry, get_registry, parse_pairs
 from offeval.sections import ReportContext, report_sections
@@ -319,6 +327,11 @@ def _evaluate(args: argparse.Namespace) -> int:
             + did_you_mean(args.correction, CORRECTIONS)
         )
     correction = None if args.correction == "none" else args.correction
+    if args.stream and args.workers > 1:
+        raise OffevalError(
+            f"--workers {args.workers}: workers share a log read whole; --stream evaluates its "
+            "batches in one process (drop --workers or --stream)"
+        )
     mapping = parse_pairs(args.map, typed=False, what="--map")
     policies = _policies(args)
     for spec in args.estimator or ():  # a mistyped name is refused before the file is read
@@ -329,7 +342,10 @@ def _evaluate(args: argparse.Namespace) -> int:
     with _users_words(args.log, mapping):
         if args.stream:
             log = stream_parquet(args.log, mapping, batch_rows=args.chunk_rows)
-            probe = next(iter(stream_parquet(args.log, mapping, batch_rows=PROBE_ROWS)))
+            with warnings.catch_warnings():  # the file's warnings: said once, just above
+                warnings.simplefilter("ignore", OffevalWarning)
+                first = stream_parquet(args.log, mapping, batch_rows=PROBE_ROWS)
+            probe = next(iter(first))
         else:
             log = InteractionLog.from_file(args.log, mapping, sep=sep)
             probe = next(log.chunks(PROBE_ROWS))
