@@ -171,6 +171,16 @@ def test_report_section_tables_are_spreadsheet_safe(tmp_path):
     assert text[1] == "'=HYPERLINK(1),0.5" and text[2] == "b,-0.5"
 
 
+def test_each_section_table_names_its_csv_file(tmp_path):
+    frames = {"p_best": pd.DataFrame({"x": [1.0]}), "selection": pd.DataFrame({"y": ["a"]})}
+    doc = ReportDocument("r")
+    doc.sections([ReportSection("Pick", "t", frames)], tmp_path)
+    md, page = doc.markdown(), doc.html()
+    for name, caption in (("pick_p_best.csv", "p best"), ("pick_selection.csv", "selection")):
+        assert (tmp_path / name).is_file()
+        assert f"{caption} ({name})" in md and f'<p class="caption">{caption} ({name})' in page
+
+
 # --- units, relative pairs, grids, lower is better, --stream ----------------------------------
 
 

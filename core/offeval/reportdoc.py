@@ -63,9 +63,9 @@ class ReportDocument:
         """A PNG already written next to the report, with an optional caption below it."""
         self.parts.append(("figure", title, (Path(path), caption)))
 
-    def table(self, frame: pd.DataFrame, title: str = "") -> None:
-        """A table, shown without its index."""
-        self.parts.append(("table", title, frame))
+    def table(self, frame: pd.DataFrame, title: str = "", caption: str = "") -> None:
+        """A table, shown without its index, with an optional caption below it."""
+        self.parts.append(("table", title, (frame, caption)))
 
     def sections(self, sections: list[ReportSection], out: Path) -> None:
         """The plugins' sections: their text, figures (PNG) and tables (also as CSV) in ``out``."""
@@ -79,8 +79,8 @@ class ReportDocument:
                 plt.close(figure)
                 self.figure(path, caption=name.replace("_", " "))
             for name, frame in section.tables.items():
-                write_csv(frame, out / self._file_name(section.title, name, ".csv"), index=True)
-                self.table(frame.reset_index())
+                path = write_csv(frame, out / self._file_name(section.title, name, ".csv"), True)
+                self.table(frame.reset_index(), caption=f"{name.replace('_', ' ')} ({path.name})")
 
     def _file_name(self, title: str, name: str, suffix: str) -> str:
         """``{title}_{name}{suffix}`` in letters, digits and _, unique within the document."""
@@ -121,7 +121,10 @@ class ReportDocument:
                 if caption:
                     body.append(f'<p class="caption">{html.escape(caption)}</p>')
             else:
-                body.append(f'<div class="table">{html_table(payload)}</div>')
+                frame, caption = payload
+                body.append(f'<div class="table">{html_table(frame)}</div>')
+                if caption:
+                    body.append(f'<p class="caption">{html.escape(caption)}</p>')
         return (
             '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             f"<title>{html.escape(self.heading)}</title><style>{_STYLE}</style></head><body>"
@@ -141,7 +144,10 @@ class ReportDocument:
                 alt = markdown_escape(caption or title or path.stem)
                 lines += [f"![{alt}]({path.name})", ""]
             else:
-                lines += [markdown_table(payload), ""]
+                frame, caption = payload
+                lines += [markdown_table(frame), ""]
+                if caption:
+                    lines += [markdown_escape(caption), ""]
         return "\n".join(lines)
 
 
