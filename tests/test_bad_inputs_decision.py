@@ -255,3 +255,19 @@ def test_plan_ab_test_names_the_bad_parameter(kwargs, match):
     arguments = {"candidates": ["new"], "baseline": "base", "sd": 0.3, **kwargs}
     with pytest.raises(ConfigurationError, match=match):
         plan_ab_test(summary, **arguments)
+
+
+def test_decide_out_never_replaces_its_inputs_or_a_folder_offeval_did_not_write(tmp_path, capsys):
+    write(tmp_path, good())
+    decide = ["decide", str(tmp_path), "--draws", "100", "--out"]
+    assert main([*decide, str(tmp_path)]) == 2  # would delete summaries.json
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1
+    assert "holds the input" in captured.err and (tmp_path / "summaries.json").exists()
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    (theirs / "notes.txt").write_text("mine")
+    assert main([*decide, str(theirs)]) == 2
+    assert "--force" in capsys.readouterr().err and (theirs / "notes.txt").exists()
+    assert main([*decide, str(theirs), "--force"]) == 0
+    assert not (theirs / "notes.txt").exists() and (theirs / "ranks_is.csv").exists()

@@ -11,6 +11,7 @@ from scipy.stats import norm
 
 import offeval_decision.ranks as ranks_module
 from offeval import ColumnPolicy, LoggingPolicy, OffevalError, evaluate, get_registry
+from offeval.output import MARKER
 from offeval.summary import EstimatorSummary, load_summaries, save_summaries
 from offeval_decision import (
     ab_sample_size,
@@ -574,7 +575,7 @@ def test_decide_out_writes_every_table_it_prints_with_formulas_quoted(tmp_path, 
     printed = capsys.readouterr().out
     files = ["ranks_is.csv", "selection_is.csv", "components_is.csv"]
     assert printed.rstrip().endswith(f"wrote {', '.join(files)} to {out}")
-    assert sorted(p.name for p in out.iterdir()) == sorted(files)
+    assert sorted(p.name for p in out.iterdir() if p.name != MARKER) == sorted(files)
     quoted = ["'=cmd()", "'+1", "'-x", "'@sum", "plain"]
     ranks = pd.read_csv(out / "ranks_is.csv", index_col="policy")
     assert list(ranks.index) == quoted
@@ -705,3 +706,23 @@ def test_the_report_section_escapes_user_text_in_its_markdown():
     single = EstimatorSummary("is", "is", ["<b>"], values[:1], np.eye(1), 1)
     alone = ReportContext({"is": single})
     assert decision_section(alone).text.endswith(r"has one ('\<b\>').")
+
+
+def test_decide_out_replaces_an_earlier_runs_files(tmp_path, capsys):
+    from offeval.cli import main
+
+    cov = np.eye(2) * 1e-8
+    save_summaries(
+        tmp_path / "summaries.json",
+        [
+            EstimatorSummary("is", "is", ["a", "b"], np.array([0.1, 0.2]), cov, 100),
+            EstimatorSummary("ncis", "ncis", ["a", "b"], np.array([0.1, 0.2]), cov, 100),
+        ],
+    )
+    decide = ["decide", str(tmp_path), "--draws", "100", "--out", str(tmp_path / "out")]
+    assert main(decide) == 0
+    assert main([*decide, "--estimator", "ncis"]) == 0
+    captured = capsys.readouterr()
+    names = sorted(p.name for p in (tmp_path / "out").iterdir() if p.name != MARKER)
+    assert names == ["ranks_ncis.csv", "selection_ncis.csv"]  # no ranks_is.csv left behind
+    assert "replaced the earlier files" in captured.err

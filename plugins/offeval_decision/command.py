@@ -10,6 +10,7 @@ import pandas as pd
 from offeval import OffevalError, read_table
 from offeval.cli import at_least
 from offeval.log import TEXT_SUFFIXES
+from offeval.output import OutputFolder
 from offeval.registry import find_label
 from offeval.summary import load_summaries
 from offeval.tables import write_csv
@@ -57,7 +58,14 @@ class DecideCommand:
         parser.add_argument("--seed", type=at_least(0), default=0)
         parser.add_argument("--attributes", help="CSV: policy, then one column per attribute")
         parser.add_argument(
-            "--out", help="folder for the tables printed (CSV: ranks, selection, components)"
+            "--out",
+            help="folder for the tables printed (CSV: ranks, selection, components), "
+            "written whole: an earlier run's files are replaced",
+        )
+        parser.add_argument(
+            "--force",
+            action="store_true",
+            help="replace an output folder that offeval did not write (its files are deleted)",
         )
 
     def run(self, args: argparse.Namespace) -> int:
@@ -65,8 +73,11 @@ class DecideCommand:
 
         A summary with values or covariances that are not finite, or with one
         policy only (nothing to decide), is skipped in one line, as in the
-        report's section. ``--out`` writes every table printed, and says so.
+        report's section. ``--out`` writes every table printed, and says so:
+        into a temporary folder that replaces the destination when every file
+        is written (:class:`offeval.output.OutputFolder`, checked before any work).
         """
+        folder = _folder(args)
         summaries = load_summaries(args.summaries)
         if not summaries:
             raise OffevalError(f"{args.summaries}: the file holds no summaries")
@@ -81,22 +92,17 @@ class DecideCommand:
             attributes = read_attributes(args.attributes)
             for label in labels:
                 check_attributes(summaries[label].policies, attributes)
-        out = _folder(args.out)
-        decided, written = 0, []
-        for label in labels:
-            tables = _decide(label, summaries[label], args, attributes)
-            if tables is None:
-                continue
-            decided += 1
-            if out is not None:
-                written += _write(out, label, tables, set(written))
+        decided = {label: _decide(label, summaries[label], args, attributes) for label in labels}
+        decided = {label: tables for label, tables in decided.items() if tables is not None}
         if not decided:
             raise OffevalError(
                 "no summary with finite values and covariances and two or more policies "
                 "to decide from"
             )
-        if written:
-            print(f"wrote {', '.join(written)} to {out}")
+        if folder is not None:
+            with folder as tmp:
+                written = _write(tmp, decided)
+            print(f"wrote {', '.join(written)} to {folder.path}")
         return 0
 
 
@@ -113,15 +119,14 @@ def _labels(requested: list[str] | None, summaries: dict) -> list[str]:
     return labels
 
 
-def _folder(out: str | None) -> Path | None:
-    """The ``--out`` folder, created."""
-    if out is None:
+def _folder(args: argparse.Namespace) -> OutputFolder | None:
+    """The ``--out`` folder, checked (never one holding the summaries or attributes read)."""
+    if args.out is None:
         return None
-    try:
-        Path(out).mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise OffevalError(f"--out {out}: cannot create the folder ({exc})") from None
-    return Path(out)
+    summaries = Path(args.summaries)
+    inputs = [summaries / "summaries.json" if summaries.is_dir() else summaries]
+    inputs += [args.attributes] if args.attributes else []
+    return OutputFolder(args.out, option="--out", force=args.force, inputs=inputs)
 
 
 def _decide(
@@ -164,15 +169,16 @@ def _reading(summary) -> str:
     return "".join(notes)
 
 
-def _write(out: Path, label: str, tables: dict[str, pd.DataFrame], taken: set[str]) -> list[str]:
-    """Write ``tables`` as ``<name>_<label>.csv`` (letters, digits and _; never over ``taken``)."""
-    safe = "".join(c if c.isalnum() else "_" for c in label)
+def _write(out: Path, decided: dict[str, dict[str, pd.DataFrame]]) -> list[str]:
+    """Write every table as ``<table>_<label>.csv`` (letters, digits and _, each name once)."""
     written = []
-    for name, table in tables.items():
-        stem, n = f"{name}_{safe}", 1
-        while f"{stem}.csv" in taken:
-            n += 1
-            stem = f"{name}_{safe}_{n}"
-        write_csv(table, out / f"{stem}.csv", index=True)  # formulas quoted (OWASP)
-        written.append(f"{stem}.csv")
+    for label, tables in decided.items():
+        safe = "".join(c if c.isalnum() else "_" for c in label)
+        for name, table in tables.items():
+            stem, n = f"{name}_{safe}", 1
+            while f"{stem}.csv" in written:
+                n += 1
+                stem = f"{name}_{safe}_{n}"
+            write_csv(table, out / f"{stem}.csv", index=True)  # formulas quoted (OWASP)
+            written.append(f"{stem}.csv")
     return written
