@@ -529,3 +529,5 @@ def test_attach_checks_the_log_and_the_predictions_shape():
         RewardPredictions(np.zeros(3), np.zeros((9, 1))).attach(log)
     with pytest.raises(OffevalError, match="InteractionLog"):
         RewardPredictions(np.zeros(3), None).attach(log.frame)
+    with pytest.raises(OffevalError, match="item_position_means needs an InteractionLog"):
+        item_position_means(log.frame)

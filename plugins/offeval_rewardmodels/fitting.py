@@ -284,6 +284,8 @@ def item_position_means(
     if isinstance(prior, bool) or not isinstance(prior, (int, float)) or not prior > 0:
         raise ConfigurationError(f"prior must be a positive number, got {prior!r}")
     check_seed(seed)
+    if not isinstance(log, InteractionLog):
+        raise OffevalError(f"item_position_means needs an InteractionLog, got {type(log).__name__}")
     frame = log.frame
     n = log.n_rows
     cands = log.candidates
