@@ -399,11 +399,11 @@ def _assumed(cd: CounterfactualDisagreement, sums: dict[str, float]) -> list[str
             f"{placed:,} banners; say score_scale='logit', or 'linear' for weights such as "
             "probabilities"
         )
-    if like and like == int(sums.get("ordering_several", 0)):
+    if like and like == placed:
         messages.append(
-            f"{cd.label}: 'logging_score' is read as logits, but on all {like:,} banners of "
-            "several products its scores lie in [0, 1] and sum to at most 1, as probabilities "
-            "do: if they are probabilities (or other weights), say score_scale='linear'"
+            f"{cd.label}: 'logging_score' is read as logits, but on all {like:,} banners its "
+            "scores lie in (0, 1] and sum to at most 1, as probabilities do: if they are "
+            "probabilities (or other weights), say score_scale='linear'"
         )
     if assumed:
         messages.append(

@@ -60,6 +60,9 @@ SCALES = {
 SCALES[None] = SCALES["logit"]
 #: Largest gap between a banner's probabilities summing to one and one.
 TOLERANCE = 1e-6
+#: Scores read as logits look like probabilities when a banner's are all in (0, 1] and sum to
+#: at most this (counted banners have two products or more: a click and a product unclicked).
+PROBABILITY_SUM = 1.0 + 1e-6
 
 
 def fixed(log: InteractionLog, settings) -> np.ndarray:
@@ -115,7 +118,6 @@ def _plackett_luce(log: InteractionLog, group: Group, settings):
     logits = _log_weights(log, "logging_score", scores, group.rows, settings)
     counts = {
         "placed": len(group.units),
-        "several": len(group.units) if group.n > 1 else 0,
         "like_probabilities": _like_probabilities(logits, settings),
     }
     if settings.pool in log.frame:
@@ -169,13 +171,9 @@ def _log_weights(log, column: str, values, rows, settings, rest: bool = False) -
         return np.log(values)
 
 
-#: A banner's scores look like probabilities when they lie in [0, 1] and sum to at most this.
-PROBABILITY_SUM = 1.0 + 1e-6
-
-
 def _like_probabilities(logits: np.ndarray, settings) -> int:
-    """Banners of 2+ products read as logits whose scores look like probabilities."""
-    if settings.score_scale == "linear" or logits.shape[1] < 2:
+    """Banners whose scores, read as logits, look like probabilities (see PROBABILITY_SUM)."""
+    if settings.score_scale == "linear":
         return 0
     unit = (logits > 0).all(axis=1) & (logits <= 1).all(axis=1)
     return int((unit & (logits.sum(axis=1) <= PROBABILITY_SUM)).sum())

@@ -14,8 +14,7 @@ import numpy as np
 import pandas as pd
 
 from offeval import ColumnError, InteractionLog
-from offeval.log import booleans
-from offeval_disagreement.banners import per_trajectory
+from offeval_disagreement.banners import flagged, per_trajectory
 from offeval_slates.layout import Layout, layout
 from offeval_slates.plackett_luce import NEG_INF, log_prefix
 
@@ -47,11 +46,11 @@ def logging_log_prefix(log: InteractionLog, column: str | None) -> LoggingPrefix
     and ``shuffled``. Shuffled trajectories were drawn by another component
     (a uniform shuffle), and banners a deterministic ranker ordered (column
     ``logging_deterministic``, when the log has it) explore nothing: both are
-    excluded and counted. ``shuffled``, ``logging_deterministic`` and (where
-    read) ``logging_pool`` hold one value per trajectory: a trajectory whose
-    rows differ is an error naming it. Conditioning on the component keeps the ratio
+    excluded and counted. Conditioning on the component keeps the ratio
     unbiased, because which component served a trajectory does not depend on
-    its context.
+    its context. ``shuffled``, ``logging_deterministic`` and (where read)
+    ``logging_pool`` hold one value per trajectory: a trajectory whose rows
+    differ is an error naming it and those rows.
     """
     return log.memo(_logging, column)
 
@@ -68,8 +67,8 @@ def _logging(log: InteractionLog, column: str | None) -> LoggingPrefixes:
                 f"{list(PL_COLUMNS)} (shuffled: false everywhere if it never shuffles), or give "
                 "a column of prefix propensities with logging_prefix=<column>",
             )
-    shuffled = _flag(log, "shuffled")
-    fixed = _flag(log, DETERMINISTIC) if DETERMINISTIC in log.frame else np.zeros(lay.n_units, bool)
+    shuffled = flagged(log, "shuffled")
+    fixed = flagged(log, DETERMINISTIC) if DETERMINISTIC in log.frame else np.zeros_like(shuffled)
     included = ~shuffled & ~fixed
     use = included[lay.unit]
     pool = pd.to_numeric(log.frame["logging_pool"], errors="coerce").to_numpy(dtype=float)
@@ -95,11 +94,6 @@ def _logging(log: InteractionLog, column: str | None) -> LoggingPrefixes:
         None if included.all() else included,
         {k: v for k, v in excluded.items() if v},
     )
-
-
-def _flag(log: InteractionLog, column: str) -> np.ndarray:
-    """Each trajectory's value of a true/false column, the same on all its rows."""
-    return per_trajectory(log, column, booleans(log.frame[column], column, log.source_rows))
 
 
 def _prefix_column(log: InteractionLog, lay: Layout, column: str) -> np.ndarray:
