@@ -194,16 +194,30 @@ def evaluation(env):
     return log, policies, evaluate(log, policies, estimators, progress=False)
 
 
-def test_ess_is_labelled_in_rows_and_counts_rows(evaluation):
+def test_ess_says_its_unit_and_counts_rows(evaluation):
     from offeval.htmlreport import weight_table
 
     log, policies, ev = evaluation
     table = weight_table(ev)
-    assert "ess" not in table and "ess (rows)" in table
+    row = table[(table["policy"] == policies[0].name) & (table["estimator"] == "is")]
+    assert row["ess unit"].item() == "rows"
     w = np.asarray(policies[0].probabilities(log.frame)) / log.column("propensity")
     kish = w.sum() ** 2 / np.square(w).sum()  # over rows, not trajectories
-    row = table[(table["policy"] == policies[0].name) & (table["estimator"] == "is")]
-    assert row["ess (rows)"].item() == pytest.approx(kish, rel=1e-9)
+    assert row["ess"].item() == pytest.approx(kish, rel=1e-9)
+
+
+def test_ess_of_an_estimator_weighting_trajectories_counts_trajectories(env):
+    from offeval.htmlreport import weight_table
+
+    log = env.simulate(env.logging_policy(), 2_000, seed=6)
+    policy = env.candidate_policies(1)[0]
+    ev = evaluate(log, [policy], [get_registry().create("estimator", "pi")], progress=False)
+    row = weight_table(ev).iloc[0]
+    assert row["ess unit"] == "trajectories"
+    w = np.asarray(policy.probabilities(log.frame)) / log.column("propensity")
+    unit = log.frame["trajectory"].to_numpy()
+    g = pd.Series(w).groupby(unit).sum() - (pd.Series(w).groupby(unit).size() - 1)
+    assert row["ess"] == pytest.approx(g.sum() ** 2 / np.square(g).sum(), rel=1e-9)
 
 
 def test_pairs_with_a_baseline_say_they_are_relative(evaluation, tmp_path):

@@ -37,8 +37,6 @@ WEIGHT_DIAGNOSTICS = (
     "support_violations",
     "unsupported_mass_per_slot",
 )
-#: Column names of the diagnostics in the weight table, where the bare name would mislead.
-DIAGNOSTIC_NAMES = {"ess": "ess (rows)"}
 #: Width of every figure in inches (readable at page width, 800 px at 100 dpi).
 WIDTH = PAGE_WIDTH
 
@@ -247,18 +245,22 @@ def no_histogram_reason(log, policies: list) -> str:
 def weight_table(evaluation: Evaluation) -> pd.DataFrame:
     """The weight diagnostics each (policy, estimator) reports, one row each.
 
-    The effective sample size ``(sum w)^2 / sum w^2`` is computed over the
-    log's rows (impressions), not its trajectories: its column says so.
+    The effective sample size ``(sum w)^2 / sum w^2`` counts what the
+    estimator weights: log rows (impressions) unless its tag ``ess_unit``
+    says otherwise ("trajectories" for one weight per trajectory); the
+    column ``ess unit`` says which.
     """
+    units = {
+        label: getattr(component, "tags", {}).get("ess_unit", "rows")
+        for label, component in zip(evaluation.estimators, evaluation.components, strict=True)
+    }
     rows = []
     for policy in evaluation.policies:
         for estimator in evaluation.estimators:
             e = evaluation.estimate(policy, estimator)
-            shown = {
-                DIAGNOSTIC_NAMES.get(k, k): e.diagnostics[k]
-                for k in WEIGHT_DIAGNOSTICS
-                if k in e.diagnostics
-            }
+            shown = {k: e.diagnostics[k] for k in WEIGHT_DIAGNOSTICS if k in e.diagnostics}
+            if "ess" in shown:
+                shown = {"ess": shown.pop("ess"), "ess unit": units[estimator], **shown}
             if shown:
                 rows.append({"policy": policy, "estimator": estimator, **shown})
     return pd.DataFrame(rows)
@@ -309,7 +311,8 @@ def write_evaluation_report(
     lower = lower_is_better(evaluation)
     doc.text(
         f"{len(evaluation.policies)} policies, {len(evaluation.estimators)} estimators, "
-        f"{evaluation.n_units:,} units; {evaluation.level:.0%} intervals"
+        f"{evaluation.n_units:,} trajectories (the units of the standard errors: `n_units` "
+        f"counts those each estimate used); {evaluation.level:.0%} intervals"
         + (f", values relative to {markdown_escape(baseline)}" if relative else "")
         + (f"; pairwise tests corrected by {correction}" if correction else "")
         + "."
@@ -336,7 +339,11 @@ def write_evaluation_report(
         doc.table(pairs_table(evaluation, estimator, correction, baseline))
     weights = weight_table(evaluation)
     if not weights.empty:
-        rows = f" (the log has {log.n_rows:,} rows)" if log is not None else ""
+        rows = (
+            f" (the log has {log.n_rows:,} rows in {log.n_units:,} trajectories)"
+            if log is not None
+            else ""
+        )
         doc.text(ESS_TEXT + rows + ".", "Weight diagnostics")
         doc.table(weights)
     histogram = weight_histograms(log, policies or [], out / "weights.png")
@@ -365,6 +372,7 @@ def _grid_text(baseline: str | None, correction: str | None) -> str:
 
 
 ESS_TEXT = (
-    "`ess (rows)` is the effective sample size (sum w)^2 / sum w^2 of the importance "
-    "weights, counted in log rows (impressions), not in trajectories or sessions"
+    "`ess` is the effective sample size (sum w)^2 / sum w^2 of the importance weights, "
+    "in the unit `ess unit` says: log rows (impressions) for estimators that weight each "
+    "row, trajectories for those that weight each trajectory as a whole"
 )

@@ -130,7 +130,8 @@ def write_demo_report(result: DemoResult, out: str | Path, argv: list[str] | Non
     wide.insert(1, "A/B mean", result.ab.set_index("policy")["mean"])
     doc.table(wide.reset_index(), "Estimates per policy")
     doc.text(
-        "`summary.csv`, `estimates.csv` (with standard errors, intervals and diagnostics), "
+        "`summary.csv`, `estimates.csv` (with standard errors, intervals and diagnostics; "
+        "`diag_ess` is an effective sample size in log rows, not trajectories), "
         "`ab_test.csv`, and each section's tables.",
         "Files",
     )

@@ -154,6 +154,8 @@ class PseudoInverse(SlateEstimator):
 
     name = "pi"
     assumptions = {"user_model": "position_based"}
+    #: One weight G per trajectory: its effective sample size counts trajectories.
+    tags = {**SlateEstimator.tags, "ess_unit": "trajectories"}
 
     def __init__(self, self_normalized: bool = False, per: str = "impression", logging=None):
         self.self_normalized = self_normalized
