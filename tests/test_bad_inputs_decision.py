@@ -161,10 +161,13 @@ def test_the_file_as_a_whole_is_checked(tmp_path, summaries, top, match):
         load_summaries(path)
 
 
-def test_a_file_that_is_not_an_object_is_refused(tmp_path):
+@pytest.mark.parametrize(
+    "text", ["[1, 2]", '{"summaries_version": true, "summaries": []}', '{"summaries": []}']
+)
+def test_a_file_that_is_not_a_summaries_file_of_this_version_is_refused(tmp_path, text):
     path = tmp_path / "summaries.json"
-    path.write_text("[1, 2]")
-    with pytest.raises(OffevalError, match="not an offeval summaries file"):
+    path.write_text(text)
+    with pytest.raises(OffevalError, match="not an offeval summaries file of version 1"):
         load_summaries(path)
 
 

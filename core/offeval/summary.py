@@ -312,7 +312,8 @@ def load_summaries(path: str | Path) -> dict[str, EstimatorSummary]:
         payload = json.loads(path.read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise OffevalError(f"{path}: not a summaries file ({exc})") from None
-    if not isinstance(payload, dict) or payload.get("summaries_version") != VERSION:
+    version = payload.get("summaries_version") if isinstance(payload, dict) else None
+    if type(version) is not int or version != VERSION:  # true is not 1
         raise OffevalError(f"{path}: not an offeval summaries file of version {VERSION}")
     unknown = sorted(set(payload) - {"summaries_version", "summaries"}, key=str)
     if unknown:
