@@ -15,8 +15,11 @@ import pyarrow.parquet as pq
 import pytest
 
 import offeval.log as log_module
+import offeval.registry as registry_module
+from offeval import ColumnError, Registry, hookimpl
 from offeval.cli import main
 from offeval.output import MARKER, OutputFolder
+from offeval_ncis import IS
 
 
 def one_line_error(capsys, argv, *patterns, code=2):
@@ -285,6 +288,43 @@ def test_errors_name_the_users_column_and_the_lines_an_editor_shows(frame, tmp_p
     )
     lines = path.read_text().splitlines()
     assert lines[4].split(",")[list(frame.columns).index("mu")] == "0.0"  # line 5, 1-based
+
+
+class NeedsBinaryRewards(IS):
+    """Refuses rewards other than 0 and 1, naming the rows by their input labels."""
+
+    name = "binary_only"
+
+    def contribute(self, view):
+        reward = view.log.column("reward")
+        bad = np.flatnonzero((reward != 0) & (reward != 1))
+        if bad.size:
+            raise ColumnError("reward", "must be 0 or 1", view.log.source_rows[bad])
+        return super().contribute(view)
+
+
+class BinaryPlugin:
+    @hookimpl
+    def register_estimators(self, register):
+        register("binary_only", NeedsBinaryRewards)
+
+
+def test_a_named_estimators_error_names_the_users_column_and_lines(
+    frame, tmp_path, capsys, monkeypatch
+):
+    broken = frame.copy()
+    broken.loc[[4], "stream"] = 2.0  # data row 4: line 6
+    path = tmp_path / "log.csv"
+    broken.to_csv(path, index=False)
+    registry = Registry()
+    registry.add_plugin(BinaryPlugin(), "binary")
+    monkeypatch.setattr(registry_module, "_default", registry)
+    one_line_error(
+        capsys,
+        evaluate_args(path, "--estimator", "binary_only"),
+        r"--estimator binary_only: column 'stream' \(role reward\): must be 0 or 1 "
+        r"\(log.csv, lines \[6\]\)",
+    )
 
 
 def test_a_policys_error_names_the_lines_too(frame, tmp_path, capsys):

@@ -16,7 +16,7 @@ import os
 import sys
 import time
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import NoReturn
@@ -192,28 +192,41 @@ def _folders(args: argparse.Namespace) -> tuple[OutputFolder | None, OutputFolde
     return out, report
 
 
-@contextmanager
-def _users_words(path: str, mapping: dict) -> Iterator[None]:
-    """Errors about rows and columns in the user's words: their column names, the file's lines."""
+def _in_users_words(exc: OffevalError, path: str, mapping: dict) -> OffevalError:
+    """An error about rows and columns in the user's words: their column names, the file's lines."""
     from offeval.log import in_lines
 
+    if isinstance(exc, ColumnError):
+        exc = exc.named(mapping)
+    return in_lines(exc, path) if isinstance(exc, RowError) else exc
+
+
+@contextmanager
+def _users_words(path: str, mapping: dict) -> Iterator[None]:
+    """Within the block, errors about rows and columns are raised in the user's words."""
     try:
         yield
     except RowError as exc:
-        named = exc.named(mapping) if isinstance(exc, ColumnError) else exc
-        in_lines(named, path)
-        if named is exc:
+        words = _in_users_words(exc, path, mapping)
+        if words is exc:
             raise
-        raise named from None
+        raise words from None
 
 
-def _usable(registry: Registry, specs: list[str] | None, probe, policies) -> list:
+def _usable(
+    registry: Registry,
+    specs: list[str] | None,
+    probe,
+    policies,
+    words: Callable[[OffevalError], OffevalError] = lambda exc: exc,
+) -> list:
     """The estimators to run, each tried on a probe of the log first.
 
     The policies are queried on the probe first, so a policy's mistake is
-    reported as such. Named estimators must run (an error otherwise); by
-    default every registered estimator runs at its defaults, and those that
-    cannot run on this log and these policies are skipped, with a note.
+    reported as such. Named estimators must run (an error otherwise, in the
+    user's ``words``); by default every registered estimator runs at its
+    defaults (an alias's original only), and those that cannot run on this
+    log and these policies are skipped, with a note.
     """
     from offeval.estimator import PolicyView
     from offeval.evaluation import evaluate
@@ -228,7 +241,7 @@ def _usable(registry: Registry, specs: list[str] | None, probe, policies) -> lis
             evaluate(probe, policies, [estimator], progress=False)
         except OffevalError as exc:
             if specs:
-                raise OffevalError(f"--estimator {spec}: {exc}") from None
+                raise OffevalError(f"--estimator {spec}: {words(exc)}") from None
             skipped[spec] = str(exc)
             continue
         usable.append(estimator)
@@ -349,7 +362,13 @@ def _evaluate(args: argparse.Namespace) -> int:
         else:
             log = InteractionLog.from_file(args.log, mapping, sep=sep)
             probe = next(log.chunks(PROBE_ROWS))
-        estimators = _usable(registry, args.estimator, probe, policies)
+        estimators = _usable(
+            registry,
+            args.estimator,
+            probe,
+            policies,
+            lambda exc: _in_users_words(exc, args.log, mapping),
+        )
         evaluation = evaluate(
             log,
             policies,
