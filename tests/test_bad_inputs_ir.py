@@ -239,6 +239,8 @@ def test_semicolon_csv_without_extension_and_sep_option(tmp_path, capsys):
     assert list(read_run(run).columns) == ["user", "item", "score"]
     qrels = write(tmp_path / "q.csv", "user;item;relevance\nq1;d1;1\n")
     assert main(["metrics", str(run), str(qrels), "-m", "P@1", "--sep", ";"]) == 0
+    tsv = write(tmp_path / "t.csv", "user\titem\tscore\nq1\td1\t0.5\n")
+    assert read_run(tsv, sep="tab")["item"].tolist() == ["d1"]
     assert read_run(write(tmp_path / "c.csv", "user:item:score\nq1:d1:0.5\n"), sep=":")[
         "score"
     ].tolist() == [0.5]
@@ -262,7 +264,7 @@ def test_trec_and_csv_rows_are_named_as_lines(tmp_path, capsys):
     run = write(tmp_path / "r.txt", "q1 Q0 d1 1 0.9 x\n\nq1 Q0 d1 2 0.8 x\n")
     qrels = write(tmp_path / "q.txt", "q1 0 d1 1\n")
     err = one_line_error(capsys, ["metrics", run, qrels, "-m", "P@1"])
-    assert "lines [3]" in err
+    assert "r.txt, lines [3])" in err
 
 
 # --- measure names ---------------------------------------------------------------------------

@@ -259,8 +259,11 @@ def _paired_on(evaluation: RunEvaluation) -> list[str]:
                 for run, e in estimates.items()
             }
             by = ", ".join(f"{run} {n}" for run, n in lacking.items() if n)
-            line += f", {left_out} left out (not averaged by {by})"
-        lines.append(line + "; --set no_predictions=zero counts a run's missing queries as 0")
+            line += (
+                f", {left_out} left out (not averaged by {by}; --set no_predictions=zero "
+                "counts a run's missing queries as 0)"
+            )
+        lines.append(line)
     return lines
 
 

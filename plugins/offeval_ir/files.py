@@ -7,7 +7,8 @@ TREC file, and ``0012`` keeps its zeros), so a run in one format matches qrels
 in another; only an empty cell is a missing id. Rows of TREC and CSV/TSV
 files are labelled by the 1-based line number an editor shows for them (the
 first line of a record whose quoted field spans lines), in an index named
-``line``, so errors about rows name file lines.
+``line``, and the file's name is in ``frame.attrs["file"]``, so errors about
+rows name the file and its lines.
 """
 
 from __future__ import annotations
@@ -61,6 +62,8 @@ _SHOWN = 80
 _TYPES = {"rank": pa.int64(), "score": pa.float64(), "rel": pa.float64()}
 #: Separators a CSV file's header is tried with, in order of preference.
 SEPARATORS = (",", ";", "\t", "|")
+#: Separators by name, as a command line may write them.
+_SEPARATOR_NAMES = {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";", "pipe": "|"}
 #: Name of the index of line numbers.
 LINE = "line"
 
@@ -80,7 +83,8 @@ def read_run(
     (as in :func:`~offeval_ir.compute_measures`): the user and item columns
     are read as text. A CSV file's separator is the first of
     :data:`SEPARATORS` that splits its header into the most names, unless
-    ``sep`` is given (a TSV file's is a tab).
+    ``sep`` is given (one character, or ``tab``, ``\\t``, ``comma``,
+    ``semicolon``, ``pipe``); a TSV file's is a tab.
     """
     return _read(path, "run", format, columns, sep)
 
@@ -147,8 +151,12 @@ def _read(
     """Check the path and the format, read the file, refuse an empty result, ids as text."""
     if format is not None and format not in FORMATS:
         raise ConfigurationError(f"unknown format {format!r}; formats: {', '.join(FORMATS)}")
+    sep = _SEPARATOR_NAMES.get(sep, sep)
     if sep is not None and (not isinstance(sep, str) or len(sep) != 1 or sep in '"\n\r'):
-        raise ConfigurationError(f"sep must be one character (not a quote), got {sep!r}")
+        raise ConfigurationError(
+            f"sep must be one character other than a quote or a line break, or one of "
+            f"{', '.join(_SEPARATOR_NAMES)}; got {sep!r}"
+        )
     names = role_names(columns)
     name = _check_file(path)
     try:
@@ -161,6 +169,8 @@ def _read(
     for column in (names["user"], names["item"]):
         if column in frame:
             frame[column] = _as_text(frame[column])
+    if frame.index.name == LINE:
+        frame.attrs["file"] = name  # errors about rows name the file's lines
     return frame
 
 

@@ -210,8 +210,11 @@ def role_names(columns: Mapping[str, str] | None) -> dict[str, str]:
 
 
 def _table(frame: pd.DataFrame) -> str:
-    """What a frame's index labels are: ``lines`` of a file, or ``rows``."""
-    return "lines" if frame.index.name == LINE else "rows"
+    """What a frame's index labels are: ``rows``, or lines of the file the readers name in
+    ``attrs["file"]`` (``run.csv, lines``)."""
+    if frame.index.name != LINE:
+        return "rows"
+    return f"{frame.attrs['file']}, lines" if "file" in frame.attrs else "lines"
 
 
 def missing_column(frame: pd.DataFrame, column: str, role: str, what: str) -> ColumnError:
