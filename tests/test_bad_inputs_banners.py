@@ -67,7 +67,7 @@ def test_a_shuffled_flag_that_changes_within_a_banner_names_the_banner_and_rows(
     frame.loc["r6", "shuffled"] = not frame.loc["r6", "shuffled"]  # banner b1, its 3rd row
     for estimator in (
         PairwiseDisagreement("shuffled"),
-        CounterfactualDisagreement(score_scale="logit"),
+        CounterfactualDisagreement(),
     ):
         with pytest.raises(ColumnError, match=r"'shuffled'.*'b1'.*rows \['r6'\]"):
             run(frame, estimator)
@@ -77,14 +77,14 @@ def test_a_pool_that_changes_within_a_banner_names_the_banner_and_rows():
     frame = banner_frame()
     frame.loc["r9", "logging_pool"] += 1.0  # banner b2 (not shuffled), its 2nd row
     with pytest.raises(ColumnError, match=r"'logging_pool'.*'b2'.*rows \['r9'\]"):
-        run(frame, CounterfactualDisagreement(score_scale="logit"))
+        run(frame, CounterfactualDisagreement())
 
 
 def test_a_deterministic_flag_that_changes_within_a_banner_names_the_banner():
     frame = banner_frame(logging_deterministic=False)
     frame.loc["r7", "logging_deterministic"] = True
     with pytest.raises(ColumnError, match=r"'logging_deterministic'.*'b1'.*rows \['r7'\]"):
-        run(frame, CounterfactualDisagreement(score_scale="logit"))
+        run(frame, CounterfactualDisagreement())
 
 
 def slates_log(**change) -> tuple[pd.DataFrame, object]:
