@@ -297,6 +297,19 @@ def test_a_report_without_the_weight_histogram_says_why(evaluation, tmp_path):
     assert re.search(r"## Importance weights\n\nnot drawn: .*--stream", md)
 
 
+def test_demo_estimates_csv_says_what_its_ess_counts(tmp_path):
+    from offeval.demo import run_demo
+    from offeval.report import write_demo_report
+
+    result = run_demo(n_trajectories=2_000, n_policies=3, n_per_cell=2_000, progress=False)
+    write_demo_report(result, tmp_path)
+    table = pd.read_csv(tmp_path / "estimates.csv")
+    with_ess = table[table["diag_ess"].notna()]
+    assert not with_ess.empty and with_ess["ess_unit"].isin({"rows", "trajectories"}).all()
+    assert set(with_ess.loc[with_ess["estimator"] == "is", "ess_unit"]) == {"rows"}
+    assert table.loc[table["diag_ess"].isna(), "ess_unit"].isna().all()
+
+
 # --- figures readable at page width ------------------------------------------------------------
 
 

@@ -242,6 +242,14 @@ def no_histogram_reason(log, policies: list) -> str:
     return "not drawn: no policy gives a positive probability to a logged row"
 
 
+def ess_units(evaluation: Evaluation) -> dict[str, str]:
+    """What each estimator's effective sample size counts: its tag ``ess_unit``, else rows."""
+    return {
+        label: getattr(component, "tags", {}).get("ess_unit", "rows")
+        for label, component in zip(evaluation.estimators, evaluation.components, strict=True)
+    }
+
+
 def weight_table(evaluation: Evaluation) -> pd.DataFrame:
     """The weight diagnostics each (policy, estimator) reports, one row each.
 
@@ -250,10 +258,7 @@ def weight_table(evaluation: Evaluation) -> pd.DataFrame:
     says otherwise ("trajectories" for one weight per trajectory); the
     column ``ess unit`` says which.
     """
-    units = {
-        label: getattr(component, "tags", {}).get("ess_unit", "rows")
-        for label, component in zip(evaluation.estimators, evaluation.components, strict=True)
-    }
+    units = ess_units(evaluation)
     rows = []
     for policy in evaluation.policies:
         for estimator in evaluation.estimators:

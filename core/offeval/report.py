@@ -10,7 +10,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from offeval.demo import DemoResult
-from offeval.htmlreport import better_label, estimator_legend, lower_is_better
+from offeval.htmlreport import better_label, ess_units, estimator_legend, lower_is_better
 from offeval.reportdoc import DPI, MIN_FONT, PAGE_WIDTH, ReportDocument, figure_text
 from offeval.tables import markdown_escape, write_csv
 
@@ -100,7 +100,7 @@ def write_demo_report(result: DemoResult, out: str | Path, argv: list[str] | Non
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     write_csv(result.summary, out / "summary.csv")
-    write_csv(result.estimates, out / "estimates.csv")
+    write_csv(_with_ess_unit(result), out / "estimates.csv")
     write_csv(result.ab, out / "ab_test.csv")
     summary = result.summary.set_index("estimator")
     other = set(summary.index[summary["ci_coverage"].isna()]) - {"online A/B test"}
@@ -131,12 +131,21 @@ def write_demo_report(result: DemoResult, out: str | Path, argv: list[str] | Non
     doc.table(wide.reset_index(), "Estimates per policy")
     doc.text(
         "`summary.csv`, `estimates.csv` (with standard errors, intervals and diagnostics; "
-        "`diag_ess` is an effective sample size in log rows, not trajectories), "
+        "`ess_unit` says what the effective sample size `diag_ess` counts), "
         "`ab_test.csv`, and each section's tables.",
         "Files",
     )
     doc.provenance(argv if argv is not None else ["demo"])
     return doc.write(out)
+
+
+def _with_ess_unit(result: DemoResult) -> pd.DataFrame:
+    """The estimates, with ``ess_unit`` (rows or trajectories) where there is a ``diag_ess``."""
+    estimates = result.estimates
+    if "diag_ess" not in estimates:
+        return estimates
+    unit = estimates["estimator"].map(ess_units(result.evaluation))
+    return estimates.assign(ess_unit=unit.where(estimates["diag_ess"].notna()))
 
 
 def _mark_lower(summary: pd.DataFrame, lower: set[str]) -> pd.DataFrame:
