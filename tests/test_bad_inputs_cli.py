@@ -254,6 +254,7 @@ def test_sep_overrides_the_sniffed_separator(frame, tmp_path, capsys):
     frame.to_csv(path, index=False, sep=";")
     one_line_error(capsys, evaluate_args(path, "--sep", ","), "no column 'session'")
     assert main(evaluate_args(path, "--sep", ";", "--estimator", "is")) == 0
+    one_line_error(capsys, evaluate_args(path, "--sep", ";;"), "--sep must be one character")
 
 
 # -- the user's words: options, their column names, their file's lines ----------------------

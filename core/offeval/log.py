@@ -650,7 +650,8 @@ def _text_separator(path: Path, sep: str | None) -> str:
     if sep is None:
         return separator(path)
     if not isinstance(sep, str) or len(sep) != 1:
-        raise OffevalError(f"separator must be one character, such as ',' or ';', got {sep!r}")
+        option = hint("sep", "--sep")
+        raise OffevalError(f"{option} must be one character, such as ',' or ';', got {sep!r}")
     return sep
 
 
