@@ -271,14 +271,22 @@ def numeric_table(
     evaluation: RunEvaluation, means: pd.DataFrame, pairs: pd.DataFrame, names: list[str]
 ) -> pd.DataFrame:
     """One row per (run, measure), numbers as numbers: mean, se, interval, queries averaged,
-    left out of the comparison and excluded by reason, letters of the runs it beats."""
+    left out of the comparison and excluded by reason, letters of the runs it beats, and
+    ``p_vs_<letter>``: the corrected p-value of the test that decides significance against
+    each other run."""
     letter, beaten = _letters(names), _beaten(pairs, names)
     table = means.copy()
     table.insert(1, "letter", table["run"].map(letter))
     left_out = table["measure"].map(evaluation.left_out)
     table.insert(table.columns.get_loc("users") + 1, "left_out", left_out)
-    keys = zip(table["run"], table["measure"], strict=True)
+    keys = list(zip(table["run"], table["measure"], strict=True))
     table["beats"] = ["".join(sorted(beaten.get(key, []))) for key in keys]
+    chosen = "p_adjusted" if pairs.attrs.get("test", "t") == "t" else "p_randomization_adjusted"
+    p = {}
+    for row in pairs.itertuples(index=False):
+        p[(row.a, row.b, row.measure)] = p[(row.b, row.a, row.measure)] = getattr(row, chosen)
+    for other in names:
+        table[f"p_vs_{letter[other]}"] = [p.get((run, other, m), np.nan) for run, m in keys]
     return table
 
 
