@@ -181,12 +181,12 @@ class Heartbeats:
 
     def start(self) -> None:
         """In a worker: take a slot and beat into it from a daemon thread until the process ends."""
-        with self.taken.get_lock():
+        with self.taken.get_lock():  # the slot's first beat is in before the slot counts
             slot = self.taken.value
+            if slot >= len(self.times):
+                return
+            self.pids[slot], self.times[slot] = os.getpid(), time.monotonic()
             self.taken.value += 1
-        if slot >= len(self.times):
-            return
-        self.pids[slot], self.times[slot] = os.getpid(), time.monotonic()
         period = min(1.0, STALL_SECONDS / 5)
 
         def beat() -> None:
@@ -198,13 +198,12 @@ class Heartbeats:
 
     def stalled(self) -> bool:
         """Whether a started worker has not beaten for :data:`STALL_SECONDS`."""
-        started = min(self.taken.value, len(self.times))
         now = time.monotonic()
-        return any(now - self.times[i] > STALL_SECONDS for i in range(started))
+        return any(now - self.times[i] > STALL_SECONDS for i in range(self.taken.value))
 
     def kill(self) -> None:
         """Kill every started worker (a stopped process dies of SIGKILL too)."""
-        for i in range(min(self.taken.value, len(self.pids))):
+        for i in range(self.taken.value):
             try:
                 os.kill(self.pids[i], signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
