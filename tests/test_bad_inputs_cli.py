@@ -200,6 +200,21 @@ def test_out_and_report_may_share_a_folder_but_not_nest(user_log, tmp_path, caps
     one_line_error(capsys, argv, "one is inside the other")
 
 
+def test_a_demo_rerun_replaces_its_report_folder(tmp_path, capsys):
+    out = tmp_path / "report"
+    argv = ["demo", "--out", str(out), "--quiet", "--trajectories", "2000"]
+    argv += ["--per-cell", "1000", "--policies", "3"]
+    assert main(argv) == 0
+    (out / "notes_from_the_first_run.txt").write_text("stale")
+    capsys.readouterr()
+    assert main(argv) == 0
+    assert capsys.readouterr().err.strip() == f"replaced the earlier files in {out}/"
+    assert not (out / "notes_from_the_first_run.txt").exists()
+    assert (out / "report.html").is_file() and sorted(p.name for p in tmp_path.iterdir()) == [
+        "report"
+    ]
+
+
 def test_the_demo_checks_its_folder_before_simulating(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr("offeval.demo.run_demo", lambda **kw: pytest.fail("simulated"))
     (tmp_path / "data.csv").write_text("x\n1\n")
