@@ -310,6 +310,23 @@ def test_demo_estimates_csv_says_what_its_ess_counts(tmp_path):
     assert table.loc[table["diag_ess"].isna(), "ess_unit"].isna().all()
 
 
+#: How the sources were called inside the project; readers know them by authors and year.
+INTERNAL_NAMES = re.compile(r"\bthe seed\b|\bseed(?:'s| paper| blog| 0\d\d)\b", re.IGNORECASE)
+
+
+def test_plugins_listing_and_reports_cite_authors_not_seeds(tmp_path, capsys):
+    from offeval.demo import run_demo
+    from offeval.report import write_demo_report
+
+    assert main(["plugins"]) == 0
+    listing = capsys.readouterr().out
+    assert not INTERNAL_NAMES.findall(listing)
+    result = run_demo(n_trajectories=2_000, n_policies=3, n_per_cell=2_000, progress=False)
+    md = write_demo_report(result, tmp_path).with_name("report.md").read_text()
+    assert not INTERNAL_NAMES.findall(md)
+    assert "Random seed 0" in md  # the random-number seed keeps its name
+
+
 # --- figures readable at page width ------------------------------------------------------------
 
 

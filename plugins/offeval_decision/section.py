@@ -27,7 +27,7 @@ probability of being ranked first (Gruson et al., WSDM 2019, section 3.3).
 likely to be among the top {m}: the candidates for an online test."""
 
 SWEEP_TEXT = """The figure sweeps the cap of capped importance sampling without and
-with normalisation (the seed's Figure 4): the probability of each policy
+with normalisation (Gruson et al. 2019, Figure 4): the probability of each policy
 being ranked first against log10(cap), the truly best policy drawn thicker."""
 
 

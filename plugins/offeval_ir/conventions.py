@@ -167,7 +167,8 @@ BINARY = replace(
 PRESETS = {
     "blog": _preset(
         "blog",
-        "The seed blog post: AP over hits in the top k, 2^rel - 1 gain with natural log, "
+        "The blog post 'The confusion over information retrieval metrics in Recommender "
+        "Systems': AP over hits in the top k, 2^rel - 1 gain with natural log, "
         "IDCG from the list's own grades, users without labels NaN and left out.",
     ),
     "trec_eval": _preset(
