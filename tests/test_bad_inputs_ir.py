@@ -264,6 +264,21 @@ def test_csv_errors_name_editor_lines_after_a_quoted_line_break(tmp_path):
         )
 
 
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ('user,item\n"q\n1",d1\nq1,d2,3\n', 4),  # pandas says record 3
+        ("\nuser,item\n\nq1,d1\nq1,d2,3\n", 5),
+        ("user,item\r\nq1,d1\r\nq1,d2,3\r\n", 3),
+    ],
+)
+def test_csv_record_with_too_many_fields_names_the_editor_line(tmp_path, text, line):
+    path = write(tmp_path / "r.csv", text)
+    expected = f"{path}, line {line}: expected 2 fields (as the header has), found 3: 'q1,d2,3'"
+    with pytest.raises(OffevalError, match=re.escape(expected)):
+        read_run(path)
+
+
 def test_trec_and_csv_rows_are_named_as_lines(tmp_path, capsys):
     run = write(tmp_path / "r.txt", "q1 Q0 d1 1 0.9 x\n\nq1 Q0 d1 2 0.8 x\n")
     qrels = write(tmp_path / "q.txt", "q1 0 d1 1\n")

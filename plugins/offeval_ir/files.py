@@ -19,6 +19,7 @@ import io
 import json
 import lzma
 import os
+import re
 from collections.abc import Callable, Iterable, Mapping
 from itertools import chain
 from pathlib import Path
@@ -64,6 +65,8 @@ _TYPES = {"rank": pa.int64(), "score": pa.float64(), "rel": pa.float64()}
 SEPARATORS = (",", ";", "\t", "|")
 #: Separators by name, as a command line may write them.
 _SEPARATOR_NAMES = {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";", "pipe": "|"}
+#: pandas' error for a record with too many fields.
+_FIELDS_ERROR = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
 #: Name of the index of line numbers.
 LINE = "line"
 
@@ -450,9 +453,21 @@ def _read_delimited(
     except UnicodeDecodeError:
         raise OffevalError(f"{name}: is not UTF-8 text") from None
     except ValueError as error:
-        raise OffevalError(f"{name}: {str(error).strip()}") from None
+        raise _delimited_error(raw, name, error) from None
     frame.index = _record_lines(raw, len(frame))
     return frame
+
+
+def _delimited_error(raw: bytes, name: str, error: ValueError) -> OffevalError:
+    """pandas' error, its record number turned into the line an editor shows."""
+    found = _FIELDS_ERROR.search(str(error))
+    if found is None:
+        return OffevalError(f"{name}: {str(error).strip()}")
+    expected, record, count = map(int, found.groups())
+    _, lines = _records(np.frombuffer(raw, np.uint8))
+    number = int(lines[record - 1]) if record <= len(lines) else record
+    problem = f"expected {expected} fields (as the header has), found {count}"
+    return _line_error(name, number, problem, _line(raw, number))
 
 
 def _record_lines(raw: bytes, rows: int) -> pd.Index:
@@ -462,15 +477,21 @@ def _record_lines(raw: bytes, rows: int) -> pd.Index:
     if rows == raw.count(b"\n") + (not raw.endswith(b"\n")) - 1 and b'"' not in raw:
         return pd.RangeIndex(2, rows + 2, name=LINE)
     data = np.frombuffer(raw, np.uint8)
-    newlines = np.flatnonzero(data == ord("\n"))
-    starts, lines = np.r_[0, newlines + 1], np.arange(1, len(newlines) + 2)
-    ends = np.r_[True, np.cumsum(data == ord('"'))[newlines] % 2 == 0]  # outside quotes
-    numbers = _filled(data, starts[ends], lines[ends])
+    numbers = _filled(data, *_records(data))
     if len(numbers) != rows + 1:  # quotes that pandas read as text: a record per line
-        numbers = _filled(data, starts, lines)
+        starts = np.r_[0, np.flatnonzero(data == ord("\n")) + 1]
+        numbers = _filled(data, starts, np.arange(1, len(starts) + 1))
     if len(numbers) != rows + 1:
         return pd.RangeIndex(2, rows + 2, name=LINE)
     return pd.Index(numbers[1:], name=LINE)
+
+
+def _records(data: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where each record of a delimited file (blank ones included) starts, and its line
+    number: a newline inside double quotes does not end a record."""
+    newlines = np.flatnonzero(data == ord("\n"))
+    ends = np.r_[True, np.cumsum(data == ord('"'))[newlines] % 2 == 0]  # outside quotes
+    return np.r_[0, newlines + 1][ends], np.arange(1, len(newlines) + 2)[ends]
 
 
 def _filled(data: np.ndarray, starts: np.ndarray, lines: np.ndarray) -> np.ndarray:
@@ -488,7 +509,9 @@ def _read_tsv(path, name: str, kind: str, ids: tuple[str, str], sep: str | None)
     return _read_delimited(path, name, sep or "\t", ids)
 
 
-def _read_parquet(path, name: str, kind: str, ids: tuple[str, str], sep: str | None):
+def _read_parquet(
+    path, name: str, kind: str, ids: tuple[str, str], sep: str | None
+) -> pd.DataFrame:
     try:
         return pd.read_parquet(path)
     except (pa.ArrowException, ValueError) as error:
