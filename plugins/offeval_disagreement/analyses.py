@@ -18,6 +18,7 @@ import pandas as pd
 
 from offeval import evaluate
 from offeval.stats import correlation
+from offeval_disagreement.banners import flagged
 from offeval_disagreement.estimators import CounterfactualDisagreement, PairwiseDisagreement
 
 REFERENCE = "pd(banners=shuffled)"
@@ -139,7 +140,7 @@ def summarise(frame: pd.DataFrame, log) -> Figure3:
             }
         )
     ratio = (se[COUNTERFACTUAL] ** 2 * used[COUNTERFACTUAL]) / (se[BIASED] ** 2 * used[BIASED])
-    shuffled = log.column("shuffled")[log.unit_starts]
+    shuffled = flagged(log, "shuffled")
     needed = shuffled.sum() * se[REFERENCE] ** 2 / se[COUNTERFACTUAL] ** 2
     table = pd.concat({"value": value, "se": se, "banners": used}, axis=1)
     return Figure3(
