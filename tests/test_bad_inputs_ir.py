@@ -102,6 +102,27 @@ def test_negative_grades_follow_trec_eval_under_its_preset():
     assert values.per_user.loc["q1", "P@2"] == pytest.approx(0.5)
 
 
+def test_negative_grades_as_pytrec_eval_reads_them():
+    """q2 has only a negative label: trec_eval still evaluates it (it is in the qrels),
+    scoring 0; q1 as above. Compared user for user with trec_eval itself."""
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    run = pd.concat([NEG_RUN, pd.DataFrame({"user": "q2", "item": ["x", "y"], "score": [2.0, 1]})])
+    qrels = pd.concat([NEG_QRELS, pd.DataFrame({"user": ["q2"], "item": ["x"], "relevance": [-1]})])
+    ours = compute_measures(run, qrels, ["nDCG@10", "P@2", "Bpref", "AP", "RR", "Rprec"]).per_user
+    names = {"ndcg_cut_10": "nDCG@10", "P_2": "P@2", "bpref": "Bpref", "map": "AP"}
+    names.update(recip_rank="RR", Rprec="Rprec")
+    run_dict = {u: dict(zip(g["item"], g["score"], strict=True)) for u, g in run.groupby("user")}
+    qrels_dict = {
+        u: dict(zip(g["item"], map(int, g["relevance"]), strict=True))
+        for u, g in qrels.groupby("user")
+    }
+    theirs = pytrec_eval.RelevanceEvaluator(qrels_dict, set(names)).evaluate(run_dict)
+    assert set(theirs) == {"q1", "q2"} and not ours.isna().any().any()
+    for user, values in theirs.items():
+        for measure, value in values.items():
+            assert ours.loc[user, names[measure]] == pytest.approx(value, abs=1e-12), measure
+
+
 def test_negative_grades_are_refused_elsewhere_naming_the_rows():
     labels = NEG_QRELS.set_axis([11, 12, 13, 14])
     with pytest.raises(ColumnError, match=r"negative.*negative_grades.*rows \[12\]"):
