@@ -323,6 +323,11 @@ def test_mistyped_measure_suggests_the_closest_names_before_reading(tmp_path, ca
     assert "did you mean nDCG@10?" in err
 
 
+def test_mistyped_convention_switch_suggests_the_closest(tmp_path, capsys):
+    err = one_line_error(capsys, ["metrics", "a.run", "q", "--set", "tie=expected"])
+    assert "unknown convention switches ['tie'] (did you mean ties?)" in err
+
+
 # --- hints name command-line options at the command line ---------------------------------------
 
 

@@ -212,7 +212,7 @@ def test_mismatched_users_and_bad_settings():
         compute(j, ["auc"])
     with pytest.raises(ConfigurationError, match="ap_denominator must be one of"):
         Conventions(ap_denominator="queries")
-    with pytest.raises(ConfigurationError, match="unknown conventions"):
+    with pytest.raises(ConfigurationError, match="unknown convention switches"):
         PRESETS["blog"](gains="linear")
 
 

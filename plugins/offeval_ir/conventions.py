@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import math
 from dataclasses import dataclass, fields, replace
 
@@ -122,9 +123,14 @@ class Conventions:
 
     def with_(self, **overrides) -> Conventions:
         """A copy with some switches changed (named ``<preset>+overrides``)."""
-        unknown = set(overrides) - {f.name for f in fields(self)}
+        known = [f.name for f in fields(self)]
+        unknown = sorted(set(overrides) - set(known))
         if unknown:
-            raise ConfigurationError(f"unknown conventions {sorted(unknown)}")
+            close = difflib.get_close_matches(unknown[0], known, n=1)
+            guess = f" (did you mean {close[0]}?)" if close else ""
+            raise ConfigurationError(
+                f"unknown convention switches {unknown}{guess}; switches: {', '.join(known)}"
+            )
         name = overrides.pop("name", None) or (
             f"{self.name}+{','.join(sorted(overrides))}" if overrides else self.name
         )
