@@ -160,5 +160,5 @@ error, share of 95% intervals covering the truth, the policy each estimator
 picks, and what the plugins' sections add. Estimators of another quantity
 than the reward per impression (rewards per trajectory, normalised metrics,
 rates) have no error or coverage: only their order is compared. For
-estimators marked "lower is better" (disagreement rates), a lower value
+estimators marked "lower is better", a lower value
 predicts a better policy, and their order is compared reversed."""
