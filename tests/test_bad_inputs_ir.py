@@ -343,6 +343,11 @@ def test_cli_hints_name_options(tmp_path, capsys):
     assert "--column user=" in err and "columns=" not in err
     with pytest.raises(OffevalError, match=re.escape("columns={'user': ...}")):
         compute_measures(read_run(run), read_qrels(qrels), ["P@1"])
+    run = write(tmp_path / "n.csv", "user,item,points\nq1,d1,0.5\n")
+    err = one_line_error(capsys, ["metrics", run, qrels])
+    assert "--column score=NAME" in err and "points" in err
+    err = one_line_error(capsys, ["metrics", run, qrels, "--sep", "::"])
+    assert "--sep must be one character" in err
     err = one_line_error(
         capsys,
         [

@@ -157,8 +157,8 @@ def _read(
     sep = _SEPARATOR_NAMES.get(sep, sep)
     if sep is not None and (not isinstance(sep, str) or len(sep) != 1 or sep in '"\n\r'):
         raise ConfigurationError(
-            f"sep must be one character other than a quote or a line break, or one of "
-            f"{', '.join(_SEPARATOR_NAMES)}; got {sep!r}"
+            f"{hint('sep', '--sep')} must be one character other than a quote or a line "
+            f"break, or one of {', '.join(_SEPARATOR_NAMES)}; got {sep!r}"
         )
     names = role_names(columns)
     name = _check_file(path)

@@ -145,7 +145,12 @@ class Judgements:
         )
         column = "rank" if "rank" in pred and (order_by == "rank" or score is None) else "score"
         if column == "score" and score is None:
-            raise ColumnError(names["rank"], "the predictions need a rank or a score column")
+            how = hint("columns={'score': ...}", "--column score=NAME (or rank=NAME)")
+            raise ColumnError(
+                names["rank"],
+                f"the predictions need a rank or a score column; if another column holds one, "
+                f"name it with {how} (columns: {', '.join(map(str, predictions.columns[:10]))})",
+            )
         key = _number(pred, "rank", names, index, table) if column == "rank" else -score
         order, tied = _ranking_order(pu, key)
         if order is not None:
