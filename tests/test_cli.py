@@ -89,8 +89,22 @@ def test_evaluate_a_csv_with_mapping_and_policy_columns(user_log, tmp_path, caps
     table = pd.read_csv(out / "estimates.csv")
     assert len(table) == 6 and set(table["policy"]) == {"a", "b", "c"}
     assert (table.loc[table["policy"] == "a", "relative_value"] == 1.0).all()
+    assert (table["ess_unit"] == "rows").all()  # ESS counts log rows, not sessions
     pairs = pd.read_csv(out / "pairs_ncis_cap_50_.csv")
     assert len(pairs) == 3 and pairs["p_adjusted"].between(0, 1).all()
+    assert (pairs["relative_to"] == "a").all()  # differences of values relative to a
+
+
+def test_evaluate_out_csvs_are_spreadsheet_safe(user_log, tmp_path):
+    out = tmp_path / "eval"
+    policies = ["--policy", "@SUM(1+1)=pi_p01", "--policy", "b=pi_p02"]
+    args = [*MAPPING, "--map", "propensity=mu", *policies, "--estimator", "is"]
+    assert main(["evaluate", str(user_log), *args, "--out", str(out), "--quiet"]) == 0
+    for name in ("estimates.csv", "pairs_is.csv"):
+        text = (out / name).read_text()
+        assert "'@SUM(1+1)" in text and ",@SUM" not in text, name
+    table = pd.read_csv(out / "estimates.csv")
+    assert pd.api.types.is_float_dtype(table["value"])  # numbers stay numbers
 
 
 def test_evaluate_reports_a_missing_column_cleanly(user_log, capsys):

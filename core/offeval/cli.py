@@ -37,6 +37,7 @@ from offeval.sections import ReportContext, report_sections
 from offeval.stats.compare import CORRECTIONS
 from offeval.stats.inference import check_level
 from offeval.summary import save_summaries
+from offeval.tables import write_csv
 
 #: Rows of the log the estimators are tried on before the full run.
 PROBE_ROWS = 2_000
@@ -426,14 +427,23 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 
 def _write_tables(out: Path, evaluation, table, summaries, sections, args, correction) -> None:
-    """evaluate --out: estimates.csv, pairs_*.csv, summaries.json and sections.md."""
+    """evaluate --out: estimates.csv, pairs_*.csv, summaries.json and sections.md.
+
+    CSV text cells are spreadsheet-safe; ``ess_unit`` says what ``diag_ess``
+    counts; with ``--baseline``, each pairs file's ``relative_to`` names it.
+    """
+    from offeval.htmlreport import ess_units, pairs_table
     from offeval.reportdoc import ReportDocument
 
-    table.to_csv(out / "estimates.csv", index=False)
+    if "diag_ess" in table:
+        at = table.columns.get_loc("diag_ess") + 1
+        table = table.copy()
+        table.insert(at, "ess_unit", table["estimator"].map(ess_units(evaluation)))
+    write_csv(table, out / "estimates.csv")
     for label in evaluation.estimators:
-        grid = evaluation.grid(label, correction=correction, baseline=args.baseline)
         safe = "".join(c if c.isalnum() else "_" for c in label)
-        grid.table.to_csv(out / f"pairs_{safe}.csv", index=False)
+        pairs = pairs_table(evaluation, label, correction, args.baseline)
+        write_csv(pairs, out / f"pairs_{safe}.csv")
     save_summaries(out / "summaries.json", summaries)
     doc = ReportDocument("offeval evaluate: the plugins' sections")
     doc.sections(sections, out)
