@@ -172,7 +172,10 @@ class MetricsCommand:
 class CompareCommand:
     """Several runs against one qrels: means with intervals and significance markers."""
 
-    help = "compare runs on the same qrels: means, intervals, paired tests (Markdown/CSV/LaTeX)"
+    help = (
+        "compare runs on the same qrels, paired on the queries every run averages: means, "
+        "intervals, paired tests (Markdown/CSV/LaTeX)"
+    )
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         """Declare the command's arguments."""
@@ -190,7 +193,11 @@ class CompareCommand:
         parser.add_argument("--resamples", type=int, default=10_000, help="randomisation test")
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--pairs", help="also write every pair's test here (.csv or .md)")
-        parser.add_argument("--out", help="write the table here (.md, .csv or .tex)")
+        parser.add_argument(
+            "--out",
+            help="write the table here: .md or .tex (cells 'mean [low, high] letters'), or .csv "
+            "(one row per run and measure, numbers in their own columns)",
+        )
 
     def run(self, args: argparse.Namespace) -> int:
         """Compute, print and write the comparison table (hints in errors name options)."""
