@@ -433,6 +433,9 @@ def test_decide_reads_policy_names_as_text_and_skips_summaries_that_are_not_fini
     assert "y: skipped, values or covariances not finite for policies ['3']" in out
     # "12" leads the others by 0.05 and 0.1, 35 and 70 sds of the differences: best in every draw
     assert "selection (top, 1): 12" in out and re.search(r"^\s+b\s+1\.0\s", out, re.M)
+    attributes.write_text("policy;seed group\n007;a\n12;b\n3;a\n")  # a semicolon CSV
+    assert main([*decide, "--attributes", str(attributes)]) == 0
+    assert re.search(r"^\s+b\s+1\.0\s", capsys.readouterr().out, re.M)
     attributes.write_text("policy,seed group\n7,a\n12,b\n3,a\n")  # 007 is not 7
     assert main([*decide, "--attributes", str(attributes)]) == 2
     captured = capsys.readouterr()

@@ -9,7 +9,7 @@ import pandas as pd
 
 from offeval import OffevalError, read_table
 from offeval.cli import at_least
-from offeval.log import TEXT_SUFFIXES
+from offeval.log import TEXT_SUFFIXES, separator
 from offeval.output import OutputFolder
 from offeval.registry import find_label
 from offeval.summary import load_summaries
@@ -26,7 +26,7 @@ def read_attributes(path: str) -> pd.DataFrame:
     suffix = Path(path).suffix.lower()
     if suffix in TEXT_SUFFIXES:  # read again, the names only, as typed
         names = pd.read_csv(
-            path, sep=TEXT_SUFFIXES[suffix], usecols=["policy"], dtype=str, keep_default_na=False
+            path, sep=separator(path), usecols=["policy"], dtype=str, keep_default_na=False
         )["policy"]
     else:
         names = frame["policy"].astype(str)
