@@ -106,7 +106,7 @@ LOG_CASES = {
     "NaN reward": (
         lambda: build(frame(click=[1.0, np.nan, 0, 0, np.nan, 0])),
         ColumnError,
-        "'reward'",
+        r"'click' \(role reward\)",
         r"rows \['s2', 's5'\]",
     ),
     "inf reward": (
@@ -117,14 +117,14 @@ LOG_CASES = {
     "text reward": (
         lambda: build(frame(click=[1, 0, "yes", 0, 1, 0])),
         ColumnError,
-        "'reward'",
+        r"'click' \(role reward\)",
         "numeric",
         r"rows \['s3'\]",
     ),
     "propensity zero": (
         lambda: build(frame(mu=[0.5, 0.0, 0.2, 0.2, 0.3, 0.5])),
         ColumnError,
-        "'propensity'",
+        r"'mu' \(role propensity\)",
         r"\(0, 1\]",
         r"rows \['s2'\]",
     ),
@@ -141,7 +141,7 @@ LOG_CASES = {
     "propensity text": (
         lambda: build(frame(mu=["0.5", "x", 0.2, 0.2, 0.3, 0.5])),
         ColumnError,
-        "'propensity'",
+        r"'mu' \(role propensity\)",
         r"rows \['s2'\]",
     ),
     "exposure zero": (
@@ -181,7 +181,7 @@ LOG_CASES = {
     "position zero": (
         lambda: build(frame(rank=[0, 2, 3, 3, 2, 1])),
         ColumnError,
-        "'position'",
+        r"'rank' \(role position\)",
         "whole number",
         r"rows \['s1'\]",
     ),
@@ -209,7 +209,7 @@ LOG_CASES = {
     "position text": (
         lambda: build(frame(rank=[1, 2, 3, "third", 2, 1])),
         ColumnError,
-        "'position'",
+        r"'rank' \(role position\)",
         r"rows \['s4'\]",
     ),
     "duplicate position": (
@@ -221,7 +221,7 @@ LOG_CASES = {
     "missing trajectory id": (
         lambda: build(frame(session=[10, 10, None, 20, 20, 20])),
         ColumnError,
-        "'trajectory'",
+        r"'session' \(role trajectory\)",
         r"rows \['s3'\]",
     ),
     "missing item": (
@@ -233,7 +233,7 @@ LOG_CASES = {
     "missing context": (
         lambda: build(frame(user=["u", "u", "u", None, None, None]), {**MAP, "context": "user"}),
         ColumnError,
-        "'context'",
+        r"'user' \(role context\)",
         r"rows \['s4', 's5', 's6'\]",
     ),
     "no rows": (lambda: build(frame().iloc[:0]), OffevalError, "no rows"),
