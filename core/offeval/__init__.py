@@ -34,6 +34,7 @@ from offeval.policy import (
 )
 from offeval.registry import Registry, active_registry, get_registry
 from offeval.result import Estimate
+from offeval.trajectories import per_trajectory, trajectory_flags
 
 __version__ = "0.1.0"
 
@@ -73,6 +74,8 @@ __all__ = [
     "get_registry",
     "hookimpl",
     "hookspec",
+    "per_trajectory",
     "read_table",
     "stream_parquet",
+    "trajectory_flags",
 ]

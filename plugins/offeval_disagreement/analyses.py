@@ -16,9 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from offeval import evaluate
+from offeval import evaluate, trajectory_flags
 from offeval.stats import correlation
-from offeval_disagreement.banners import flagged
 from offeval_disagreement.estimators import CounterfactualDisagreement, PairwiseDisagreement
 
 REFERENCE = "pd(banners=shuffled)"
@@ -140,7 +139,7 @@ def summarise(frame: pd.DataFrame, log) -> Figure3:
             }
         )
     ratio = (se[COUNTERFACTUAL] ** 2 * used[COUNTERFACTUAL]) / (se[BIASED] ** 2 * used[BIASED])
-    shuffled = flagged(log, "shuffled")
+    shuffled = trajectory_flags(log, "shuffled")
     needed = shuffled.sum() * se[REFERENCE] ** 2 / se[COUNTERFACTUAL] ** 2
     table = pd.concat({"value": value, "se": se, "banners": used}, axis=1)
     return Figure3(

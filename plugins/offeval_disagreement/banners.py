@@ -12,11 +12,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
-from offeval import ColumnError, InteractionLog
-from offeval.errors import describe_rows
-from offeval.log import booleans
+from offeval import ColumnError, InteractionLog, trajectory_flags
 
 SUBSETS = ("all", "shuffled", "non_shuffled")
 
@@ -60,55 +57,12 @@ def shuffled_units(log: InteractionLog) -> np.ndarray:
     """Whether each banner was uniformly shuffled (the ``shuffled`` column, else none)."""
     if "shuffled" not in log.frame:
         return np.zeros(log.n_units, dtype=bool)
-    return flagged(log, "shuffled")
-
-
-def flagged(log: InteractionLog, column: str) -> np.ndarray:
-    """Each banner's value of a true/false column (the same on every row of a banner)."""
-    return log.memo(_flagged, column)
-
-
-def _flagged(log: InteractionLog, column: str) -> np.ndarray:
-    values = booleans(pd.Series(log.column(column)), column, log.source_rows)
-    return per_trajectory(log, column, values)
-
-
-def per_trajectory(
-    log: InteractionLog, column: str, values: np.ndarray, units: np.ndarray | None = None
-) -> np.ndarray:
-    """Each trajectory's value of a per-trajectory column: its first row's, checked on the others.
-
-    ``values`` has one value per row; a trajectory (banner, slate) whose rows
-    hold different values is an error naming its id and the rows that differ
-    from its first row. ``units`` (one true/false per trajectory) limits the
-    check to the trajectories that read the column. NaN equals NaN.
-    """
-    sizes = np.diff(np.r_[log.unit_starts, log.n_rows])
-    first = values[log.unit_starts]
-    spread = np.repeat(first, sizes)
-    differ = (values != spread) & ~(_nan(values) & _nan(spread))
-    if units is not None:
-        differ &= np.repeat(np.asarray(units, dtype=bool), sizes)
-    if differ.any():
-        ids = log.unit_ids[np.unique(log.unit_index[differ])]
-        raise ColumnError(
-            column,
-            f"one value per trajectory (banner), the same on all its rows: trajectories "
-            f"{describe_rows(ids)} hold several (these rows differ from their first row)",
-            log.source_rows[differ],
-        )
-    return first
-
-
-def _nan(values: np.ndarray) -> np.ndarray:
-    if values.dtype.kind in "fcO":
-        return np.asarray(pd.isna(values), dtype=bool)
-    return np.zeros(values.shape, dtype=bool)
+    return trajectory_flags(log, "shuffled")
 
 
 def in_subset(log: InteractionLog, subset: str) -> np.ndarray:
     """Which banners belong to ``subset`` (all, shuffled or non_shuffled)."""
     if subset == "all":
         return np.ones(log.n_units, dtype=bool)
-    flag = flagged(log, "shuffled")
+    flag = trajectory_flags(log, "shuffled")
     return flag if subset == "shuffled" else ~flag

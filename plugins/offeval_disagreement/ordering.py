@@ -33,9 +33,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from offeval import ColumnError, InteractionLog
+from offeval import ColumnError, InteractionLog, per_trajectory, trajectory_flags
 from offeval.units import hash_ids
-from offeval_disagreement.banners import Group, clicked, flagged, per_trajectory, shuffled_units
+from offeval_disagreement.banners import Group, clicked, shuffled_units
 from offeval_disagreement.given_set import (
     MAX_EXACT,
     exact_limit,
@@ -69,7 +69,7 @@ def fixed(log: InteractionLog, settings) -> np.ndarray:
     """Banners whose logging policy fixes the order given the displayed set (deterministic)."""
     if settings.logging not in ("auto", "plackett_luce") or settings.deterministic not in log.frame:
         return np.zeros(log.n_units, dtype=bool)
-    flag = flagged(log, settings.deterministic)
+    flag = trajectory_flags(log, settings.deterministic)
     return flag & ~shuffled_units(log) if settings.logging == "auto" else flag
 
 

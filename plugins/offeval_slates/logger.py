@@ -13,8 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from offeval import ColumnError, InteractionLog
-from offeval_disagreement.banners import flagged, per_trajectory
+from offeval import ColumnError, InteractionLog, per_trajectory, trajectory_flags
 from offeval_slates.layout import Layout, layout
 from offeval_slates.plackett_luce import NEG_INF, log_prefix
 
@@ -67,8 +66,12 @@ def _logging(log: InteractionLog, column: str | None) -> LoggingPrefixes:
                 f"{list(PL_COLUMNS)} (shuffled: false everywhere if it never shuffles), or give "
                 "a column of prefix propensities with logging_prefix=<column>",
             )
-    shuffled = flagged(log, "shuffled")
-    fixed = flagged(log, DETERMINISTIC) if DETERMINISTIC in log.frame else np.zeros_like(shuffled)
+    shuffled = trajectory_flags(log, "shuffled")
+    fixed = (
+        trajectory_flags(log, DETERMINISTIC)
+        if DETERMINISTIC in log.frame
+        else np.zeros_like(shuffled)
+    )
     included = ~shuffled & ~fixed
     use = included[lay.unit]
     pool = pd.to_numeric(log.frame["logging_pool"], errors="coerce").to_numpy(dtype=float)
