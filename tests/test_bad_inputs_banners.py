@@ -252,3 +252,17 @@ def test_the_command_line_says_when_the_scale_is_not_stated(tmp_path, capsys):
     assert unstated and all("score_scale not given" in str(w.message) for w in unstated)
     assert caught(lambda: main([*args, "cd:score_scale=logit"])) == []
     assert "cd " in capsys.readouterr().out
+
+
+def test_the_command_line_warns_about_a_missing_pool_once_for_the_whole_log(tmp_path):
+    from offeval.cli import PROBE_ROWS, main
+
+    count = PROBE_ROWS // 4 + 100  # more rows than the probe the command line tries first
+    path = tmp_path / "banners.csv"
+    frame = banner_frame(count=count).drop(columns="logging_pool")
+    frame.rename(columns={"trajectory": "banner"}).to_csv(path)
+    args = ["evaluate", str(path), "--map", "trajectory=banner", "--rerank", "m=model", "--quiet"]
+    seen = caught(lambda: main([*args, "--estimator", "cd:score_scale=logit"]))
+    pool = [str(w.message) for w in seen if "logging_pool" in str(w.message)]
+    non_shuffled = sum(1 for b in range(count) if b % 5)
+    assert len(pool) == 1 and f"{non_shuffled} banners" in pool[0]

@@ -239,7 +239,9 @@ def _usable(
     usable, skipped = [], {}
     for spec, estimator in zip(chosen, estimators, strict=True):
         try:
-            evaluate(probe, policies, [estimator], progress=False)
+            with warnings.catch_warnings():  # the full evaluation says what the probe would
+                warnings.simplefilter("ignore", OffevalWarning)
+                evaluate(probe, policies, [estimator], progress=False)
         except OffevalError as exc:
             if specs:
                 raise OffevalError(f"--estimator {spec}: {words(exc)}") from None
