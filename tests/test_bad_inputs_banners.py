@@ -115,6 +115,23 @@ def test_the_slates_logger_takes_no_per_trajectory_value_from_the_first_row(colu
     assert "\n" not in str(err.value)
 
 
+@pytest.mark.parametrize("estimator", ["rips", "pi"])
+def test_a_slate_whose_context_changes_within_it_is_named(estimator):
+    from offeval_simulation import Environment
+    from offeval_slates import RIPS, PseudoInverse
+
+    env = Environment(seed=0, n_contexts=50, n_items=40, n_candidates=5, n_positions=3)
+    log = env.simulate(env.logging_policy(), 200, seed=1, with_candidates=True)
+    frame = log.frame.set_axis([f"s{i}" for i in range(log.n_rows)])
+    row = "s4"  # the second row of trajectory 1
+    assert frame.loc[row, "trajectory"] == 1 and frame.loc["s3", "trajectory"] == 1
+    frame.loc[row, "context"] = (frame.loc[row, "context"] + 1) % 50
+    changed = InteractionLog.from_frame(frame, candidates=log.candidates)
+    chosen = RIPS() if estimator == "rips" else PseudoInverse(logging=env.logging_policy())
+    with pytest.raises(ColumnError, match=r"'context'.*trajectories \[1\].*rows \['s4'\]"):
+        evaluate(changed, [env.candidate_policies(2)[1]], [chosen])
+
+
 # -- the scale of the logging scores ------------------------------------------------------
 def test_score_scale_is_checked_at_construction():
     with pytest.raises(ConfigurationError, match="score_scale"):

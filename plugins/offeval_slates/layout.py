@@ -51,10 +51,6 @@ class Layout:
         """The inverse of :meth:`padded`: one value per row."""
         return matrix.reshape(-1)[self.flat]
 
-    def first(self, values: np.ndarray) -> np.ndarray:
-        """The value of each trajectory's first row (per-trajectory columns)."""
-        return values[self.starts]
-
 
 def layout(log: InteractionLog) -> Layout:
     """The rows' places in their trajectories, once per chunk; gaps in positions are errors."""

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from offeval import ColumnError, ConfigurationError, PolicyView, RerankPolicy
+from offeval import ColumnError, ConfigurationError, PolicyView, RerankPolicy, per_trajectory
 from offeval_slates.layout import Layout, candidate_index, context_index, layout
 from offeval_slates.plackett_luce import (
     NEG_INF,
@@ -116,7 +116,9 @@ def _table_target(view: PolicyView, lay: Layout) -> TargetPrefixes:
             "generator's candidate sets, which is not implemented; evaluate its ranker alone"
         )
     cands = np.asarray(policy.candidates)
-    ctx = lay.first(context_index(log, cands.shape[0], f"policy {policy_name(view)!r}"))
+    ctx = per_trajectory(
+        log, "context", context_index(log, cands.shape[0], f"policy {policy_name(view)!r}")
+    )
     items = log.column("item")
     index = lay.padded(candidate_index(policy, ctx[lay.unit], items), -1, np.int64)
     repeat = first_shown(log) < lay.rank

@@ -19,7 +19,7 @@ from itertools import permutations
 import numpy as np
 from scipy import sparse
 
-from offeval import ColumnError, ConfigurationError, InteractionLog
+from offeval import ColumnError, ConfigurationError, InteractionLog, per_trajectory
 from offeval_slates.layout import candidate_index, context_index, layout
 from offeval_slates.plackett_luce import log_prefix
 
@@ -127,7 +127,7 @@ def _logging_side(log: InteractionLog, logging) -> tuple[np.ndarray, np.ndarray,
     cands = np.asarray(logging.candidates)
     length = int(logging.n_positions)
     ctx = context_index(log, cands.shape[0], "the logging ranker")
-    contexts, which = np.unique(lay.first(ctx), return_inverse=True)
+    contexts, which = np.unique(per_trajectory(log, "context", ctx), return_inverse=True)
     pinv = gamma_pinv(logging, contexts)
     logged = candidate_index(logging, ctx, log.column("item"))
     bad = (logged < 0) | (lay.rank >= length)
