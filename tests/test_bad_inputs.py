@@ -1143,3 +1143,12 @@ def test_explicit_ordering_probabilities_are_used():
     ).estimate("model")
     # clicked b (score 0.2) at rank 2: a (0.3, q = 0.5) is above, c (0.1, q = 0.3) below
     assert est.value == pytest.approx(0.5 / (0.5 + 0.3))
+
+
+def test_an_estimator_needing_candidates_names_both_ways_to_give_them():
+    fails(
+        lambda: evaluate(build(), [ColumnPolicy("pi")], [PointwiseNCIS()]),
+        ConfigurationError,
+        r"candidates=table",
+        r"from_obp\(\.\.\., with_candidates=True\)",
+    )

@@ -442,7 +442,8 @@ class InteractionLog:
         """The candidate table; a clear error if the log has none."""
         if self.candidates is None:
             how = hint(
-                "build the log with InteractionLog.from_frame(..., candidates=table)",
+                "build the log with InteractionLog.from_frame(..., candidates=table), or "
+                "from_obp(..., with_candidates=True) for obp's bandit_feedback",
                 "offeval evaluate cannot read candidate sets yet: leave this estimator out",
             )
             raise ConfigurationError(f"this estimator needs the log's candidate sets: {how}")
