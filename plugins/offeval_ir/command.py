@@ -9,12 +9,12 @@ import numpy as np
 import pandas as pd
 
 from offeval import OffevalError, active_registry
+from offeval.errors import command_line
 from offeval.registry import parse_pairs
 from offeval.stats.compare import CORRECTIONS
 from offeval.tables import markdown_table
 from offeval_ir.conventions import Conventions
 from offeval_ir.files import FORMATS, read_qrels, read_run
-from offeval_ir.hints import command_line
 from offeval_ir.measures import parse_measures
 from offeval_ir.runs import TESTS, RunEvaluation, evaluate_runs
 

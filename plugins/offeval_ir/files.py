@@ -31,7 +31,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from offeval import ConfigurationError, OffevalError
-from offeval_ir.hints import hint
+from offeval.errors import hint
 from offeval_ir.judgements import role_names
 
 FORMATS = ("trec", "csv", "tsv", "parquet", "json")

@@ -15,7 +15,8 @@ import numpy as np
 import pandas as pd
 
 from offeval import ColumnError, ConfigurationError, OffevalError
-from offeval_ir.hints import hint, switch
+from offeval.errors import hint
+from offeval_ir.hints import switch
 
 #: The columns that can order a prediction list (scores: highest first).
 ORDER_COLUMNS = ("rank", "score")
