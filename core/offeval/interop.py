@@ -12,10 +12,18 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from offeval.errors import ColumnError, ConfigurationError, OffevalError, RowError, describe_rows
+from offeval.errors import (
+    ColumnError,
+    ConfigurationError,
+    OffevalError,
+    RowError,
+    describe_rows,
+    plain,
+)
 from offeval.log import InteractionLog
+from offeval.policy import PROBABILITY_TOLERANCE
 
-#: Largest difference allowed between probabilities that must agree (sums to 1, pi_b and pscore).
+#: Largest difference allowed between pi_b at the logged action and position, and pscore.
 TOLERANCE = 1e-6
 
 
@@ -29,9 +37,13 @@ def _rounds(bad: np.ndarray) -> np.ndarray:
 
 
 def _simplex_rounds(dist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Rounds with a probability outside [0, 1] (or missing), and rounds whose sums are not 1."""
+    """Rounds with a probability outside [0, 1] (or missing), and rounds whose sums are not 1.
+
+    A sum within :data:`~offeval.policy.PROBABILITY_TOLERANCE` of 1 is 1, as obp's
+    ``np.allclose(action_dist.sum(axis=1), 1)`` has it.
+    """
     outside = ~((dist >= 0) & (dist <= 1))
-    off = np.abs(dist.sum(axis=1) - 1) > TOLERANCE
+    off = np.abs(dist.sum(axis=1) - 1) > PROBABILITY_TOLERANCE
     return _rounds(outside), _rounds(off & ~outside.any(axis=1))
 
 
@@ -61,7 +73,9 @@ class ActionDistPolicy:
 
     def __init__(self, action_dist: np.ndarray, name: str = "evaluation"):
         if not isinstance(name, str) or not name:
-            raise ConfigurationError(f"a policy's name must be a non-empty string, got {name!r}")
+            raise ConfigurationError(
+                f"a policy's name must be a non-empty string, got {plain(name)!r}"
+            )
         what = f"action_dist of {name!r}"
         dist = _as_3d(action_dist, what)
         outside, off = _simplex_rounds(dist)
@@ -89,7 +103,7 @@ class ActionDistPolicy:
                 raise ColumnError(
                     column,
                     f"policy {self.name!r} looks rows up by obp's integer round, action and "
-                    f"position, got {values.dtype} values: build the log with offeval.from_obp",
+                    f"position, got {_such_as(values)}: build the log with offeval.from_obp",
                 )
             keys.append(values)
         rounds, items, positions = keys[0], keys[1], keys[2] - 1
@@ -108,6 +122,13 @@ class ActionDistPolicy:
         return f"ActionDistPolicy({self.name!r}, shape={self.action_dist.shape})"
 
 
+def _such_as(values: np.ndarray) -> str:
+    """``values such as 'click'``: the first value as the user wrote it (or the type)."""
+    if len(values):
+        return f"values such as {plain(values[0])!r}"
+    return f"{values.dtype.name} values"
+
+
 def _per_round(feedback: Mapping, key: str, what: str, n: int | None) -> np.ndarray:
     """One number per round (``n`` of them, when known)."""
     values = np.asarray(feedback[key])
@@ -121,7 +142,7 @@ def _per_round(feedback: Mapping, key: str, what: str, n: int | None) -> np.ndar
             "of bandit_feedback has one entry per round"
         )
     if values.dtype.kind not in "biuf":
-        raise OffevalError(f"{_key(key)} must hold numbers, got {values.dtype} values")
+        raise OffevalError(f"{_key(key)} must hold numbers, got {_such_as(values)}")
     return values
 
 
@@ -149,7 +170,7 @@ def _count(feedback: Mapping, key: str) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise OffevalError(f"{_key(key)} must be a whole number >= 1, got {value!r}")
+        raise OffevalError(f"{_key(key)} must be a whole number >= 1, got {plain(value)!r}")
     return int(value)
 
 
@@ -314,16 +335,20 @@ def from_obp(
     the support diagnostics are left out. The actions are
     ``range(n_actions)``, from ``n_actions``, ``pi_b`` or ``action_dist``.
 
-    Arrays are checked against each other; errors name the key and obp's
-    0-based round index (``rounds [3, 7]``).
+    Arrays are checked against each other, probabilities summing to 1 as
+    obp checks them (within 1e-5); errors name the key and obp's 0-based
+    round index (``rounds [3, 7]``).
     """
     if not isinstance(bandit_feedback, Mapping):
         raise OffevalError(
             f"bandit_feedback must be a dict (obp's bandit_feedback), got "
             f"{type(bandit_feedback).__name__}"
         )
-    if not isinstance(with_candidates, bool):
-        raise ConfigurationError(f"with_candidates must be True or False, got {with_candidates!r}")
+    if not isinstance(with_candidates, (bool, np.bool_)):
+        raise ConfigurationError(
+            f"with_candidates must be True or False, got {plain(with_candidates)!r}"
+        )
+    with_candidates = bool(with_candidates)
     frame = _log_frame(bandit_feedback)
     n_actions = _count(bandit_feedback, "n_actions")
     dists = {} if action_dist is None else action_dist

@@ -246,6 +246,9 @@ class RerankPolicy:
 
 #: The key columns a probability table may have, in lookup order.
 TABLE_KEYS = ("context", "item", "position")
+#: How far from 1 a sum of probabilities may be (rounding): obp's ``np.allclose(sums, 1)``
+#: allows 1e-5 (+1e-8); probabilities stored in single precision are off by up to 6e-8.
+PROBABILITY_TOLERANCE = 1e-5
 #: Largest dense array a table of integer keys is expanded to (cells of float64).
 DENSE_TABLE_CELLS = 1 << 24
 
@@ -302,7 +305,7 @@ class TablePolicy:
     optionally ``context`` (context x item x position), or ``item`` alone (a
     bandit: any position). A row whose key is absent from the table has
     probability 0. Per (context, position), the probabilities of the items
-    must sum to at most 1.
+    must sum to at most 1 (1 + :data:`PROBABILITY_TOLERANCE`, for rounding).
 
     Positions are 1-based, as in the log (the top slot is 1): a table with a
     position 0 (obp's 0-based convention) is refused, not shifted; add 1 to
@@ -317,11 +320,13 @@ class TablePolicy:
                 f"table must be a pandas DataFrame, got {type(table).__name__}"
             )
         if not isinstance(name, str) or not name:
-            raise ConfigurationError(f"a policy's name must be a non-empty string, got {name!r}")
+            raise ConfigurationError(
+                f"a policy's name must be a non-empty string, got {plain(name)!r}"
+            )
         if not isinstance(probability, str) or probability in TABLE_KEYS:
             raise ConfigurationError(
                 f"probability must name the column of probabilities (not a key column), got "
-                f"probability={probability!r}"
+                f"probability={plain(probability)!r}"
             )
         if "item" not in table or probability not in table:
             raise ColumnError(
@@ -364,7 +369,7 @@ class TablePolicy:
         if not items or not whole or not 1 <= positions <= len(items):
             raise ConfigurationError(
                 f"a uniform policy needs items and a whole number 1 <= positions <= len(items), "
-                f"got {len(items)} items and positions={positions!r}"
+                f"got {len(items)} items and positions={plain(positions)!r}"
             )
         twice = pd.Index(items)
         twice = twice[twice.duplicated()].unique()
@@ -430,16 +435,19 @@ def _check_keys(table: pd.DataFrame, keys: list[str], labels: np.ndarray) -> Non
 
 
 def _check_sums(table: pd.DataFrame, keys: list[str], p: np.ndarray, name: str) -> None:
-    """Per (context, position) the items' probabilities sum to at most 1; the bandit's in all."""
+    """Per (context, position) the items' probabilities sum to at most 1; the bandit's in all.
+
+    Up to :data:`PROBABILITY_TOLERANCE` above 1 is rounding (a table in single precision).
+    """
     slots = [k for k in keys if k != "item"]
     if not slots:
-        if p.sum() > 1 + 1e-9:
+        if p.sum() > 1 + PROBABILITY_TOLERANCE:
             raise ConfigurationError(
                 f"policy {name!r}: the items' probabilities sum to {p.sum():.6g}, more than 1"
             )
         return
     total = pd.Series(p).groupby([table[k].to_numpy() for k in slots]).sum()
-    over = total[total > 1 + 1e-9]
+    over = total[total > 1 + PROBABILITY_TOLERANCE]
     if len(over):
         raise ConfigurationError(
             f"policy {name!r}: the items' probabilities sum to more than 1 at {'/'.join(slots)} "

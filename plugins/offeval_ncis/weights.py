@@ -12,15 +12,16 @@ import warnings
 import numpy as np
 
 from offeval import ConfigurationError, InteractionLog, OffevalWarning, PolicyView, Shared
+from offeval.errors import plain
 from offeval.stats import Tally
 
 
 def check_cap(cap: float) -> float:
     """A cap must be a positive number (``inf`` for none)."""
     if not isinstance(cap, (int, float, np.integer, np.floating)) or isinstance(cap, bool):
-        raise ConfigurationError(f"cap must be a positive number or inf, got {cap!r}")
+        raise ConfigurationError(f"cap must be a positive number or inf, got {plain(cap)!r}")
     if not cap > 0:
-        raise ConfigurationError(f"cap must be a positive number or inf, got {cap!r}")
+        raise ConfigurationError(f"cap must be a positive number or inf, got {plain(cap)!r}")
     return float(cap)
 
 

@@ -34,13 +34,15 @@ from offeval import (
     Shared,
 )
 from offeval.log import ROLES
+from offeval.policy import PROBABILITY_TOLERANCE
 
 #: Default name of the reward-model column (log and candidate table).
 DEFAULT_COLUMN = "reward_model"
 #: Largest relative difference allowed between a logged row's q̂ and its candidate's.
 AGREEMENT = 1e-9
-#: How far above 1 the target's probabilities over a slot's candidates may sum (rounding).
-MASS_TOLERANCE = 1e-6
+#: How far above 1 the target's probabilities over a slot's candidates may sum (rounding):
+#: as far as from_obp and TablePolicy allow.
+MASS_TOLERANCE = PROBABILITY_TOLERANCE
 
 
 def check_column(column: str) -> str:

@@ -34,6 +34,7 @@ from offeval import (
     PolicyView,
     Shared,
 )
+from offeval.errors import plain
 from offeval.stats import Linearisation, Tally, ratio_of_means
 from offeval_ncis.weights import ROWS, capped_weight_column, weight_diagnostics, weight_tally
 from offeval_rewardmodels.columns import (
@@ -60,9 +61,9 @@ IGNORES_REWARDS = (
 def check_threshold(value: float, name: str) -> float:
     """A threshold or shrinkage parameter: a number >= 0, or inf."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ConfigurationError(f"{name} must be a number >= 0 or inf, got {value!r}")
+        raise ConfigurationError(f"{name} must be a number >= 0 or inf, got {plain(value)!r}")
     if not value >= 0:  # NaN fails too
-        raise ConfigurationError(f"{name} must be a number >= 0 or inf, got {value!r}")
+        raise ConfigurationError(f"{name} must be a number >= 0 or inf, got {plain(value)!r}")
     return float(value)
 
 

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from offeval import ColumnError, ConfigurationError, InteractionLog, OffevalError, RowError
+from offeval.errors import plain
 from offeval_rewardmodels.columns import DEFAULT_COLUMN, check_column
 
 #: Features: column names (of the rows and of the candidate rows) or a function of a table.
@@ -83,7 +84,7 @@ def _sklearn():
 def check_folds(folds: int, n_trajectories: int) -> int:
     """Folds: a whole number from 2 to the number of trajectories."""
     if isinstance(folds, bool) or not isinstance(folds, (int, np.integer)) or folds < 2:
-        raise ConfigurationError(f"folds must be a whole number >= 2, got {folds!r}")
+        raise ConfigurationError(f"folds must be a whole number >= 2, got {plain(folds)!r}")
     if folds > n_trajectories:
         raise ConfigurationError(
             f"folds={folds} is more than the {n_trajectories} trajectories of the data"
@@ -94,7 +95,7 @@ def check_folds(folds: int, n_trajectories: int) -> int:
 def check_seed(seed: int) -> int:
     """A random seed: a whole number >= 0."""
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ConfigurationError(f"seed must be a whole number >= 0, got {seed!r}")
+        raise ConfigurationError(f"seed must be a whole number >= 0, got {plain(seed)!r}")
     return int(seed)
 
 
@@ -281,8 +282,9 @@ def item_position_means(
     items seen rarely are shrunk towards their position's mean. It ignores the
     context, so it is a deliberately rough model (the conformance kit's).
     """
-    if isinstance(prior, bool) or not isinstance(prior, (int, float)) or not prior > 0:
-        raise ConfigurationError(f"prior must be a positive number, got {prior!r}")
+    number = (int, float, np.integer, np.floating)
+    if isinstance(prior, bool) or not isinstance(prior, number) or not prior > 0:
+        raise ConfigurationError(f"prior must be a positive number, got {plain(prior)!r}")
     check_seed(seed)
     if not isinstance(log, InteractionLog):
         raise OffevalError(f"item_position_means needs an InteractionLog, got {type(log).__name__}")
