@@ -44,6 +44,8 @@ def _simplex_rounds(dist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """
     outside = ~((dist >= 0) & (dist <= 1))
     off = np.abs(dist.sum(axis=1) - 1) > PROBABILITY_TOLERANCE
+    if not (outside.any() or off.any()):  # the usual case: no pass round by round
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
     return _rounds(outside), _rounds(off & ~outside.any(axis=1))
 
 
