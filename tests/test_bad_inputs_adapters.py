@@ -607,3 +607,36 @@ def test_text_in_a_numeric_array_is_named_in_user_words():
     line = _message(lambda: from_obp({**feedback(), "reward": np.array(["click"] * N)}))
     assert "'reward'" in line and "'click'" in line
     assert "<U" not in line  # formerly: 'got <U5 values'
+
+
+def test_obps_own_dtypes_and_extra_keys_are_accepted():
+    """What obp's datasets and policies hand over passes the checks and gives obp's IPW:
+    pandas Series, whole actions as floats, pscore of exactly 1, single precision, a bool
+    context (OBD's get_dummies), numpy counts and the keys offeval does not read."""
+    rng = np.random.default_rng(7)
+    base = feedback()
+    target = rng.dirichlet(np.ones(ACTIONS), size=(N, SLOTS)).transpose(0, 2, 1)
+    pscore = base["pscore"].copy()
+    pscore[0] = 1.0  # a deterministic logger on round 0: pi_b puts all its mass there
+    pi_b = base["pi_b"].copy()
+    pi_b[0, :, base["position"][0]] = np.eye(ACTIONS)[base["action"][0]]
+    obp_like = {
+        **base,
+        "n_rounds": np.int64(N),
+        "n_actions": np.int64(ACTIONS),
+        "action": pd.Series(base["action"].astype(float)),
+        "position": pd.Series(base["position"]),
+        "reward": pd.Series(base["reward"]),
+        "pscore": pscore.astype(np.float32),
+        "pi_b": pi_b.astype(np.float32),
+        "context": base["context"] > 0,
+        "action_context": np.eye(ACTIONS),
+        "expected_reward": rng.random((N, ACTIONS)),
+    }
+    log, (policy,) = from_obp(obp_like, target.astype(np.float32), with_candidates=True)
+    rounds, action, position = np.arange(N), base["action"], base["position"]
+    ipw = np.mean(base["reward"] * target[rounds, action, position] / pscore)  # obp's IPW
+    assert evaluate(log, [policy], [IS()]).estimate("evaluation").value == pytest.approx(
+        ipw, rel=1e-6
+    )
+    assert log.frame["item"].dtype.kind == "i"
