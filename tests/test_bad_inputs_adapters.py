@@ -146,6 +146,24 @@ def test_a_non_finite_context_is_named_by_round():
         from_obp({**feedback(), "context": context})
 
 
+def test_obps_slate_feedback_says_how_to_build_the_log():
+    """SyntheticSlateBanditDataset's dict: one entry per slot, n_rounds slates, slate_id."""
+    slates = {
+        "n_rounds": 4,
+        "slate_id": np.repeat(np.arange(4), 3),
+        "action": np.tile([0, 1, 2], 4),
+        "position": np.tile([0, 1, 2], 4),
+        "reward": np.zeros(12, dtype=int),
+        "pscore": np.full(12, 1 / 6),
+        "pscore_item_position": np.full(12, 1 / 3),
+        "pscore_cascade": np.tile([1 / 3, 1 / 6, 1 / 6], 4),
+    }
+    with pytest.raises(OffevalError) as exc:
+        from_obp(slates)  # formerly: 'n_rounds is 4, but action has 12 rounds'
+    line = one_line(exc)
+    assert "'slate_id'" in line and "trajectory" in line and "pscore_item_position" in line
+
+
 def test_bandit_feedback_must_be_a_mapping():
     with pytest.raises(OffevalError, match="bandit_feedback must be a dict"):
         from_obp([1, 2, 3])

@@ -178,6 +178,14 @@ def _count(feedback: Mapping, key: str) -> int | None:
 
 def _log_frame(feedback: Mapping) -> pd.DataFrame:
     """The log's rows, one per round, every array checked against the others."""
+    if "slate_id" in feedback:
+        raise OffevalError(
+            f"bandit_feedback is obp's slate feedback ({_key('slate_id')}: one entry per slot "
+            "of each slate), and from_obp reads one action per round: build the log with "
+            "InteractionLog.from_frame, trajectory = slate_id, position = position + 1, "
+            "propensity = pscore_item_position (pscore_cascade as the slates estimators' "
+            "logging_prefix)"
+        )
     for key in ("action", "reward", "pscore"):
         if feedback.get(key) is None:
             raise OffevalError(
