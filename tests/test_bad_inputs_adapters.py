@@ -658,3 +658,17 @@ def test_obps_own_dtypes_and_extra_keys_are_accepted():
         ipw, rel=1e-6
     )
     assert log.frame["item"].dtype.kind == "i"
+
+
+def test_policy_names_from_numpy_arrays_are_shown_as_text():
+    """Names taken from a numpy array are np.str_, whose repr is np.str_('new')."""
+    names = np.array(["new", "old"])
+    bad = dist()
+    bad[1, 0, 0] = np.nan
+    line = _message(lambda: from_obp(feedback(), dict(zip(names, [bad, dist()], strict=True))))
+    assert "action_dist of 'new'" in line and "np." not in line
+    table = pd.DataFrame({"item": [1, 2], "probability": [0.7, 0.7]})
+    line = _message(lambda: TablePolicy(table, name=names[0]))
+    assert "policy 'new'" in line and "np." not in line
+    _, policies = from_obp(feedback(), dict(zip(names, [dist(), dist()], strict=True)))
+    assert [type(p.name) for p in policies] == [str, str]

@@ -78,6 +78,7 @@ class ActionDistPolicy:
             raise ConfigurationError(
                 f"a policy's name must be a non-empty string, got {plain(name)!r}"
             )
+        name = str(name)  # np.str_ shown as text
         what = f"action_dist of {name!r}"
         dist = _as_3d(action_dist, what)
         outside, off = _simplex_rounds(dist)

@@ -328,6 +328,7 @@ class TablePolicy:
                 f"probability must name the column of probabilities (not a key column), got "
                 f"probability={plain(probability)!r}"
             )
+        name, probability = str(name), str(probability)  # np.str_ shown as text
         if "item" not in table or probability not in table:
             raise ColumnError(
                 "item" if "item" not in table else probability,
