@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -361,3 +362,44 @@ def test_cli_hints_name_options(tmp_path, capsys):
         ],
     )
     assert "--set ties=" in err and "Conventions(" not in err
+
+
+# --- output files: checked first, written whole ---------------------------------------------
+
+
+@pytest.mark.parametrize("option", ["--out", "--pairs"])
+def test_an_unwritable_output_file_is_refused_before_any_file_is_read(tmp_path, capsys, option):
+    qrels, a, b = _runs(tmp_path)
+    (tmp_path / "blocker").write_text("a file, not a folder")
+    missing_run = tmp_path / "never-read.run"  # reading it would be the first error
+    (tmp_path / "folder.csv").mkdir()
+    for target, problem in [
+        (tmp_path / "blocker" / "t.csv", "is a file, not a folder"),
+        (tmp_path / "folder.csv", "is a folder"),
+        (qrels.with_suffix(".csv"), None),
+    ]:
+        if problem is None:  # the qrels file itself, as an output
+            qrels_csv = write(qrels.with_suffix(".csv"), "query,doc,relevance\nq0,rel0,1\n")
+            argv = ["compare", qrels_csv, a, b, option, qrels_csv]
+            assert "one of the inputs" in one_line_error(capsys, argv)
+            continue
+        argv = ["compare", qrels, a, missing_run, option, target]
+        err = one_line_error(capsys, argv)
+        assert option in err and problem in err, err
+
+
+def test_an_output_file_is_replaced_whole_or_not_at_all(tmp_path, capsys, monkeypatch):
+    qrels, a, b = _runs(tmp_path)
+    out = write(tmp_path / "table.csv", "the earlier table\n")
+
+    def full_disk(frame, path, index=False):
+        Path(path).write_text("half a ta")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("offeval_ir.command.write_csv", full_disk)
+    assert main([str(x) for x in ["compare", qrels, a, b, "--out", out]]) != 0
+    assert out.read_text() == "the earlier table\n"  # untouched
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temp left
+    monkeypatch.undo()
+    assert main([str(x) for x in ["compare", qrels, a, b, "--out", out]]) == 0
+    assert pd.read_csv(out)["mean"].notna().all()

@@ -168,3 +168,59 @@ class OutputFolder:
         os.replace(tmp, self.path)
         if old is not None:
             shutil.rmtree(old, ignore_errors=True)
+
+
+class OutputFile:
+    """A destination file written whole or not at all, checked before the work that fills it.
+
+    Built before the work: refused if the path is a folder, lies under a
+    file, cannot be written, or is one of ``inputs``. ``with file as tmp:``
+    yields a temporary path beside the destination, which replaces it when
+    the block ends without an exception and is deleted otherwise, so a
+    failure or Ctrl-C half way never leaves a truncated file.
+    """
+
+    def __init__(self, path: str | Path, *, option: str = "--out", inputs: Sequence = ()):
+        self.path, self.option = Path(path), option
+        if self.path.is_dir():
+            raise OffevalError(f"{option} {self.path}: is a folder; name a file")
+        if any(Path(os.path.abspath(self.path)) == Path(os.path.abspath(p)) for p in inputs):
+            raise OffevalError(f"{option} {self.path}: is one of the inputs; name another file")
+        base = nearest_existing(self.path.parent)
+        if not base.is_dir():
+            raise OffevalError(f"{option} {self.path}: {base} is a file, not a folder")
+        if not os.access(base, os.W_OK | os.X_OK) or not _can_create_in(base):
+            raise OffevalError(f"{option} {self.path}: cannot write in {base} (permission denied)")
+        if self.path.exists() and not os.access(self.path, os.W_OK):
+            raise OffevalError(f"{option} {self.path}: the file is read-only")
+        self._tmp: Path | None = None
+
+    def __enter__(self) -> Path:
+        """Make and return the temporary file's path, in the destination's folder."""
+        parent = Path(os.path.abspath(self.path)).parent
+        try:
+            parent.mkdir(parents=True, exist_ok=True)
+            handle, name = tempfile.mkstemp(dir=parent, prefix=f".{self.path.name}.tmp-")
+        except OSError as exc:
+            raise OffevalError(f"{self.option} {self.path}: cannot write ({exc})") from None
+        os.close(handle)
+        self._tmp = Path(name)
+        return self._tmp
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        """Move the temporary file into place, or delete it if the block failed."""
+        tmp, self._tmp = self._tmp, None
+        if tmp is None:
+            return
+        if kind is not None:
+            tmp.unlink(missing_ok=True)
+            return
+        umask = os.umask(0)
+        os.umask(umask)
+        tmp.chmod(0o666 & ~umask)
+        os.replace(tmp, self.path)

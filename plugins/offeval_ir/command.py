@@ -10,9 +10,10 @@ import pandas as pd
 
 from offeval import OffevalError, active_registry
 from offeval.errors import command_line
+from offeval.output import OutputFile
 from offeval.registry import parse_pairs
 from offeval.stats.compare import CORRECTIONS
-from offeval.tables import markdown_table
+from offeval.tables import markdown_table, write_csv
 from offeval_ir.conventions import Conventions
 from offeval_ir.files import FORMATS, read_qrels, read_run
 from offeval_ir.measures import parse_measures
@@ -22,8 +23,6 @@ from offeval_ir.runs import TESTS, RunEvaluation, evaluate_runs
 DEFAULT_MEASURES = ("nDCG@10", "P@5", "P@10", "R@100", "AP", "RR")
 #: File types --out writes, by suffix.
 TABLE_SUFFIXES = (".csv", ".md", ".tex")
-#: First characters that make a spreadsheet read a CSV cell as a formula (OWASP's list).
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
 def _add_common(parser: argparse.ArgumentParser) -> None:
@@ -65,12 +64,24 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--level", type=float, default=0.95, help="interval level")
 
 
+def _outputs(args: argparse.Namespace) -> dict[str, OutputFile]:
+    """The files ``--out`` (and ``--pairs``) name, checked before any file is read."""
+    inputs = [args.qrels, *(args.runs if hasattr(args, "runs") else [args.run])]
+    outputs = {}
+    for option in ("out", "pairs"):
+        path = getattr(args, option, None)
+        if path is None:
+            continue
+        if Path(path).suffix not in TABLE_SUFFIXES:
+            raise OffevalError(
+                f"--{option} must end in {', '.join(TABLE_SUFFIXES)}, got {Path(path).name}"
+            )
+        outputs[option] = OutputFile(path, option=f"--{option}", inputs=inputs)
+    return outputs
+
+
 def _setup(args: argparse.Namespace) -> tuple[Conventions, list[str], dict]:
     """Conventions, measure names (checked) and column mapping from the arguments."""
-    if args.out and Path(args.out).suffix not in TABLE_SUFFIXES:
-        raise OffevalError(
-            f"--out must end in {', '.join(TABLE_SUFFIXES)}, got {Path(args.out).name}"
-        )
     overrides = parse_pairs(args.set, what="--set")
     conventions = active_registry().create("conventions", args.preset, **overrides)
     measures = [m.name for m in parse_measures(args.measure or DEFAULT_MEASURES)]
@@ -97,31 +108,15 @@ def _read(args: argparse.Namespace, columns: dict) -> tuple[pd.DataFrame, dict]:
     return qrels, {Path(r).name: read_run(r, args.run_format, **options) for r in runs}
 
 
-def csv_safe(table: pd.DataFrame) -> pd.DataFrame:
-    """``table`` with each text cell (and column name) that begins with one of
-    :data:`FORMULA_STARTS` prefixed with ``'``, as OWASP advises against CSV injection;
-    numbers stay numbers."""
-
-    def safe(text: pd.Series) -> pd.Series:
-        risky = text.str.startswith(FORMULA_STARTS, na=False)
-        return text.where(~risky, "'" + text.astype(str))
-
-    out = table.copy()
-    for column in out.columns:
-        if out[column].dtype.kind == "O":  # object and string columns
-            out[column] = safe(out[column].astype(object))
-    out.columns = safe(pd.Series(out.columns.astype(str), dtype=object)).tolist()
-    return out
-
-
-def _write(table: pd.DataFrame, path: str, heading: str, latex: str | None = None) -> None:
-    out = Path(path)
-    if out.suffix == ".csv":
-        csv_safe(table).to_csv(out, index=False)
-    elif out.suffix == ".md":
-        out.write_text(f"{heading}\n\n{markdown_table(table, digits=6)}\n")
-    else:
-        out.write_text(latex or table.to_latex(index=False, float_format="%.4f"))
+def _write(table: pd.DataFrame, out: OutputFile, heading: str, latex: str | None = None) -> None:
+    """``table`` as CSV (spreadsheet-safe), Markdown or LaTeX, by the file's suffix; whole."""
+    with out as tmp:
+        if out.path.suffix == ".csv":
+            write_csv(table, tmp)
+        elif out.path.suffix == ".md":
+            tmp.write_text(f"{heading}\n\n{markdown_table(table, digits=6)}\n")
+        else:
+            tmp.write_text(latex or table.to_latex(index=False, float_format="%.4f"))
 
 
 class MetricsCommand:
@@ -146,6 +141,7 @@ class MetricsCommand:
 
     def _run(self, args: argparse.Namespace) -> int:
         conventions, measures, columns = _setup(args)
+        outputs = _outputs(args)
         qrels, runs = _read(args, columns)
         evaluation = evaluate_runs(
             runs,
@@ -164,8 +160,8 @@ class MetricsCommand:
         print(heading)
         with pd.option_context("display.width", 120, "display.max_rows", 200):
             print(table.round(6).to_string(index=False))
-        if args.out:
-            _write(table, args.out, heading)
+        if "out" in outputs:
+            _write(table, outputs["out"], heading)
         return 0
 
 
@@ -211,6 +207,7 @@ class CompareCommand:
         if len(set(names)) != len(names):
             raise OffevalError(f"runs need distinct file names, got {names}")
         conventions, measures, columns = _setup(args)
+        outputs = _outputs(args)
         qrels, runs = _read(args, columns)
         evaluation = evaluate_runs(
             runs,
@@ -242,12 +239,12 @@ class CompareCommand:
         print(heading)
         with pd.option_context("display.width", 160, "display.max_colwidth", 60):
             print(table.to_string(index=False))
-        if args.out:
+        if "out" in outputs:
             numbers = numeric_table(evaluation, means, pairs, names)
             table = numbers if args.out.endswith(".csv") else table
-            _write(table, args.out, heading, latex_table(means, pairs, names, heading))
-        if args.pairs:
-            _write(pairs.round(8), args.pairs, heading)
+            _write(table, outputs["out"], heading, latex_table(means, pairs, names, heading))
+        if "pairs" in outputs:
+            _write(pairs.round(8), outputs["pairs"], heading)
         return 0
 
 
