@@ -173,7 +173,8 @@ def test_file_and_command_mistakes_are_one_line(tmp_path, user_log, capsys):
     one_line_error(capsys, ["evaluate", str(user_log), *args], "exists and is not a folder")
     one_line_error(capsys, ["evaluate", str(tmp_path), "--policy", "a=x"], "is a directory")
     one_line_error(capsys, ["evalute"], "invalid choice: 'evalute'")
-    one_line_error(capsys, ["metrics", "p.csv", "l.csv"], "p.csv: no such file")
+    one_line_error(capsys, ["metrics", "p.csv", "l.csv"], "p.csv, l.csv: no such file")
+    one_line_error(capsys, ["metrics", "p.csv", str(user_log)], "^offeval: error: p.csv: no such")
     one_line_error(capsys, ["metrics", str(user_log), str(user_log), "--preset", "x"], "'x'")
 
 

@@ -103,6 +103,9 @@ def _stated(conventions: Conventions, args: argparse.Namespace, measures: list[s
 def _read(args: argparse.Namespace, columns: dict) -> tuple[pd.DataFrame, dict]:
     """The qrels and the runs (by file name) the arguments name."""
     runs = [args.run] if hasattr(args, "run") else args.runs
+    missing = [name for name in (*runs, args.qrels) if not Path(name).exists()]
+    if missing:
+        raise OffevalError(f"{', '.join(missing)}: no such file")
     options = {"columns": columns, "sep": args.sep}
     qrels = read_qrels(args.qrels, args.qrels_format, **options)
     return qrels, {Path(r).name: read_run(r, args.run_format, **options) for r in runs}
