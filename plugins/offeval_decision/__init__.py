@@ -1,7 +1,7 @@
 """Plugin ``decision``: which candidates deserve an A/B test (Gruson et al., WSDM 2019, 3.3-4.6).
 
 Rank probabilities from the paired covariance of one offline evaluation,
-sweeps over estimator settings (the seed's Figures 4 and 5), component
+sweeps over estimator settings (Gruson et al. 2019, Figures 4 and 5), component
 questions, the selection of systems to test online, and the size of the
 online test that would detect the predicted lift.
 """

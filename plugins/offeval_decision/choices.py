@@ -5,7 +5,7 @@
   value of each attribute (Gruson et al. 2019, section 4.6), from the same draws.
 - :func:`select`: the m systems to send to online tests, the top m by
   probability of being among the top m, or sampled in proportion to the
-  probability of being best (the seed's suggestion, section 3.3).
+  probability of being best (Gruson et al.'s suggestion, WSDM 2019, section 3.3).
 - :func:`ab_sample_size` and :func:`plan_ab_test`: the trajectories per A/B
   cell needed to detect the offline-predicted lift with a two-sample
   (unpaired) test, as online cells are independent.

@@ -1,4 +1,4 @@
-"""Sweeps over estimator settings: how the choice moves with the cap (the seed's Figures 4 and 5).
+"""Sweeps over estimator settings: how the choice moves with the cap (Gruson et al., 2019).
 
 Every setting of every family (capped and capped-normalised importance
 sampling by default, caps on a log10 grid) is evaluated in one pass over the
@@ -17,7 +17,7 @@ import pandas as pd
 from offeval import ConfigurationError, active_registry, evaluate
 from offeval_decision.ranks import rank_distribution
 
-#: The seed's two families: capped IS without and with normalisation.
+#: Gruson et al.'s two families: capped IS without and with normalisation.
 FAMILIES = {"without normalisation": "cis:cap={cap}", "with normalisation": "ncis:cap={cap}"}
 #: Caps 10^0 .. 10^5 in half decades, and no cap.
 CAPS = tuple(float(c) for c in np.logspace(0, 5, 11)) + (float("inf"),)
@@ -70,7 +70,7 @@ def sweep(
 
 
 def plot_sweep(table: pd.DataFrame, rank: int = 1, highlight: str | None = None):
-    """P(ranked ``rank``-th) against log10(cap), one panel per family (the seed's Figures 4, 5).
+    """P(ranked ``rank``-th) against log10(cap), one panel per family (Gruson et al.'s Figs. 4-5).
 
     Every policy gets its own colour and marker; no cap is drawn one step
     right of the largest finite cap and labelled "inf".
