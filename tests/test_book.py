@@ -75,3 +75,28 @@ def test_html_build_has_no_warnings(tmp_path):
         assert "output traceback" not in text, f"{page.name} shows a traceback"
         for machine in ("/work/", "/tmp/", "/root/", "/home/", "site-packages"):
             assert machine not in text, f"{page.name} shows a path of the build machine"
+
+
+#: How the source papers are not to be cited to readers (internal names of the project's files).
+INTERNAL_CITATION = re.compile(r"\bthe seed\b|\bseed 0\d\d\b|\bseed's\b|\bseed papers?\b", re.I)
+
+
+def test_user_facing_text_cites_papers_by_authors_and_year():
+    """Book prose, README, CONTRIBUTING and every plugin's and the core's docstrings."""
+    import ast
+    import json
+
+    root = BOOK.parent
+    texts = {}
+    for path in [*BOOK.glob("*.md"), root / "README.md", root / "CONTRIBUTING.md"]:
+        texts[path.name] = path.read_text()
+    for path in BOOK.glob("*.ipynb"):
+        cells = json.loads(path.read_text())["cells"]
+        texts[path.name] = "\n".join("".join(c["source"]) for c in cells)
+    for path in [*(root / "core").rglob("*.py"), *(root / "plugins").rglob("*.py")]:
+        tree = ast.parse(path.read_text())
+        named = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+        nodes = [tree, *(n for n in ast.walk(tree) if isinstance(n, named))]
+        texts[str(path.relative_to(root))] = "\n".join(ast.get_docstring(n) or "" for n in nodes)
+    found = {name: INTERNAL_CITATION.findall(text) for name, text in texts.items()}
+    assert not {name: hits for name, hits in found.items() if hits}

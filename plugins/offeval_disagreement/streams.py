@@ -1,4 +1,4 @@
-"""Counter-based random numbers: one stream per banner, from the seed and the banner's key.
+"""Counter-based random numbers: one stream per banner, from the random seed and the banner's key.
 
 A banner's numbers depend only on the random seed, its key and the counter of the
 number (SplitMix64: state = mix(key, seed), the i-th number mix(state +
