@@ -680,6 +680,11 @@ ENGINE_CASES = {
         "unknown policy 'new'",
         "'pi'",
     ),
+    "mistyped policy": (
+        lambda: evaluation().estimate("loging", "is"),
+        OffevalError,
+        r"unknown policy 'loging' \(did you mean logging\?\)",
+    ),
     "unknown estimator": (
         lambda: evaluation().estimate("pi", "snips"),
         OffevalError,

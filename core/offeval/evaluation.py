@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from offeval.errors import OffevalError, OffevalWarning
+from offeval.errors import OffevalError, OffevalWarning, did_you_mean
 from offeval.estimator import Contribution, Estimator, PolicyView, Shared
 from offeval.log import InteractionLog
 from offeval.parallel import fold_in_workers, fork_available, one_blas_thread
@@ -453,7 +453,8 @@ class Evaluation:
 
     def _policy(self, policy: str) -> str:
         if policy not in self.policies:
-            raise OffevalError(f"unknown policy {policy!r}: one of {self.policies}")
+            close = did_you_mean(policy, self.policies)
+            raise OffevalError(f"unknown policy {policy!r}{close}: one of {self.policies}")
         return policy
 
     def _estimator(self, estimator: str | None) -> str:
