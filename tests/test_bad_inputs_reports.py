@@ -116,6 +116,20 @@ def test_markdown_escape_round_trips_through_a_markdown_renderer():
     assert markdown_escape("p_value") == "p_value"  # no clutter inside words
 
 
+def test_dollars_in_user_text_start_no_mathematics_in_markdown():
+    # GitHub and MyST (jupyter-book) read $...$ as mathematics: a policy "$x$" showed as x
+    markdown_it = pytest.importorskip("markdown_it")
+    dollarmath = pytest.importorskip("mdit_py_plugins.dollarmath")
+    texts = ["$x$", "a $b$ c", "$$y$$", "\\$z$"]
+    frame = pd.DataFrame({"policy": texts})
+    renderer = markdown_it.MarkdownIt("commonmark").enable("table")
+    html = renderer.use(dollarmath.dollarmath_plugin).render(markdown_table(frame))
+    import html as html_module
+
+    assert "math" not in html
+    assert [html_module.unescape(c) for c in re.findall(r"<td>(.*?)</td>", html)] == texts
+
+
 def test_report_paragraphs_in_html_show_escaped_user_text_without_backslashes():
     from offeval.tables import markdown_escape
 

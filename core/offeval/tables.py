@@ -11,9 +11,10 @@ import pandas as pd
 #: First characters that make a spreadsheet read a cell as a formula (OWASP "CSV injection").
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
-# Characters with a meaning in Markdown or in the HTML a Markdown renderer passes through.
-# An underscore between two letters or digits opens no emphasis: it is left as it is.
-_MARKDOWN_SPECIAL = re.compile(r"[\\`*\[\]<>|&~#!]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+# Characters with a meaning in Markdown or in the HTML a Markdown renderer passes through
+# ($ opens mathematics on GitHub and in MyST). An underscore between two letters or digits
+# opens no emphasis: it is left as it is.
+_MARKDOWN_SPECIAL = re.compile(r"[\\`*\[\]<>|&~#!$]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
 
 
 def markdown_escape(text: object) -> str:
