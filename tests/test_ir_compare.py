@@ -68,9 +68,9 @@ def test_randomisation_p_value_matches_exact_enumeration():
 
 def test_systems_are_compared_on_the_users_both_average():
     """Users 1 and 2 are averaged by one system each: both are left out of both means
-    (not_in_every_run), so the difference is of means over the same users 0, 3, 4. Its
-    standard error is the delta method's over all five users: the sample variance of the
-    influence values 1[common] (v - mean) / share common, a's minus b's, over N."""
+    (not_in_every_run), so the difference is of means over the same users 0, 3, 4, and
+    its test is the paired t-test on those three users' differences (scipy's ttest_rel,
+    as ranx's compare runs it), not a delta-method standard error over all five users."""
     va = np.array([0.1, 0.5, np.nan, 0.9, 0.3])
     vb = np.array([0.2, np.nan, 0.4, 0.7, 0.6])
     row = compare_systems({"a": result({"m": va}), "b": result({"m": vb})}, resamples=100).iloc[0]
@@ -78,6 +78,21 @@ def test_systems_are_compared_on_the_users_both_average():
     ma, mb = va[common].mean(), vb[common].mean()
     assert (row.mean_a, row.mean_b) == pytest.approx((ma, mb), rel=1e-12)
     assert row.difference == pytest.approx(ma - mb, rel=1e-12)
-    d = np.where(common, (va - ma) - (vb - mb), 0.0) / common.mean()
-    assert row.se == pytest.approx(np.sqrt(d.var(ddof=1) / d.size), rel=1e-12)
+    d = (va - vb)[common]
+    assert row.se == pytest.approx(d.std(ddof=1) / np.sqrt(d.size), rel=1e-12)
+    assert row.p_value == pytest.approx(stats.ttest_rel(va[common], vb[common]).pvalue, rel=1e-9)
     assert row.users == 3 and row.left_out == 2
+
+
+def test_paired_test_ignores_queries_outside_the_comparison():
+    """Queries some run lacks or the qrels do not judge (here 4 of 10 and 30 more) change
+    nothing: the t-test is scipy's ttest_rel on the 6 queries both runs average."""
+    rng = np.random.default_rng(3)
+    va, vb = rng.random(40), rng.random(40)
+    va[6:10] = np.nan  # a lacks 4 queries
+    vb[10:] = np.nan  # and the last 30 are averaged by a only
+    row = compare_systems({"a": result({"m": va}), "b": result({"m": vb})}, resamples=100).iloc[0]
+    expected = stats.ttest_rel(va[:6], vb[:6])
+    assert row.users == 6 and row.left_out == 34
+    assert row.z == pytest.approx(expected.statistic, rel=1e-9)
+    assert row.p_value == pytest.approx(expected.pvalue, rel=1e-9)

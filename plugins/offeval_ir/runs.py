@@ -251,18 +251,31 @@ class RunEvaluation:
     ) -> PairwiseComparison:
         """Paired t-tests of every pair of runs on one measure (the engine's grid).
 
-        The difference of two runs' means has the delta-method standard error
-        over the users (paired: users averaged by both runs contribute to the
-        covariance); with no user left out it is the textbook paired t-test on
-        per-user differences, with n - 1 degrees of freedom.
+        On common queries (:meth:`on_common_queries`, as :meth:`compare` uses)
+        this is the textbook paired t-test on the per-user differences of the
+        users every run averages, with n - 1 degrees of freedom (scipy's
+        ``ttest_rel``, as ranx's ``compare`` runs it): users left out change
+        nothing. Otherwise the difference of two runs' means has the
+        engine's delta-method standard error over all users.
         """
         ev = self.evaluation
         values = np.array([ev.estimate(run, measure).value for run in ev.policies])
         users = min(ev.estimate(run, measure).n_units for run in ev.policies)
-        covariance = ev.covariance(measure)
+        covariance = self._common_covariance(measure) if self.common else ev.covariance(measure)
         return pairwise_grid(
             ev.policies, values, covariance, correction=correction, alpha=alpha, df=users - 1
         )
+
+    def _common_covariance(self, measure: str) -> np.ndarray:
+        """Covariance of the runs' means over the users every run averages: the sample
+        covariance of their values (n - 1) over n; NaN with fewer than two users."""
+        runs = self.evaluation.policies
+        per_run = [self.values[run].measure(slice(None), measure) for run in runs]
+        every = np.logical_and.reduce([reasons == 0 for _, reasons in per_run])
+        if every.sum() < 2:
+            return np.full((len(runs), len(runs)), np.nan)
+        values = np.stack([v[every] for v, _ in per_run])
+        return np.cov(values, ddof=1) / every.sum()
 
     def compare(
         self,
