@@ -316,9 +316,53 @@ def test_a_stopped_worker_is_detected_and_the_evaluation_runs_here(
     setup, monkeypatch, hung_workers_killed
 ):
     log, policies, _ = setup
-    monkeypatch.setattr(parallel_module, "STALL_SECONDS", 0.5)
-    with pytest.warns(OffevalWarning, match="a worker stopped responding for 0.5 s"):
+    monkeypatch.setattr(parallel_module, "STALL_SECONDS", 2.0)  # the parent polls every 0.2 s
+    with pytest.warns(OffevalWarning, match="a worker stopped responding for 2 s"):
         evaluation = evaluate(log, policies, [StopsInAWorker()], workers=2)
     value = evaluation.estimate(policies[0].name).value
     assert value == pytest.approx(log.column("reward").mean(), rel=1e-12)
     assert multiprocessing.active_children() == []  # the stopped workers were killed
+
+
+def test_a_worker_stopped_before_its_first_beat_is_detected_too(
+    setup, monkeypatch, hung_workers_killed
+):
+    log, policies, _ = setup
+    monkeypatch.setattr(parallel_module, "STALL_SECONDS", 2.0)
+    install = parallel_module._install
+
+    def stops_first(job):  # in each forked worker, before it takes a heartbeat slot
+        os.kill(os.getpid(), signal.SIGSTOP)
+        install(job)
+
+    monkeypatch.setattr(parallel_module, "_install", stops_first)
+    with pytest.warns(OffevalWarning, match="a worker stopped responding"):
+        evaluation = evaluate(log, policies, [IS()], workers=2)
+    value = evaluation.estimate(policies[0].name).value
+    one = evaluate(log, policies, [IS()]).estimate(policies[0].name).value
+    assert value == pytest.approx(one, rel=1e-12)
+    assert multiprocessing.active_children() == []
+
+
+def test_heartbeats_do_not_count_a_pause_of_the_whole_job_as_a_stall():
+    """Ctrl-Z stops the parent with its workers: after fg, their beats are old but not hung."""
+    beats = parallel_module.Heartbeats(multiprocessing.get_context("fork"), 2, now=100.0)
+    beats.times[0] = beats.times[1] = 100.0
+    beats.taken.value = 2
+    assert not beats.stalled(now=100.2)
+    # stopped for a minute with the workers; the parent looks first, before they beat again
+    assert not beats.stalled(now=160.2)
+    assert not beats.stalled(now=160.4)
+    beats.times[0] = 160.5  # worker 0 beats again; worker 1 stays silent
+    for now in np.arange(160.6, 160.2 + parallel_module.STALL_SECONDS, 0.2):
+        assert not beats.stalled(now=now), now
+    assert beats.stalled(now=160.2 + parallel_module.STALL_SECONDS + 0.2)
+
+
+def test_heartbeats_find_a_worker_that_never_beat():
+    beats = parallel_module.Heartbeats(multiprocessing.get_context("fork"), 2, now=0.0)
+    beats.times[0], beats.taken.value = 0.0, 1  # one worker started, the other never did
+    for now in np.arange(0.2, parallel_module.STALL_SECONDS, 0.2):
+        beats.times[0] = now
+        assert not beats.stalled(now=now), now
+    assert beats.stalled(now=parallel_module.STALL_SECONDS + 0.2)

@@ -20,7 +20,11 @@ processes only add forking and memory. Each worker beats a heartbeat from a
 thread of its own; one whose heart stops for :data:`STALL_SECONDS` (a stopped
 or frozen process: its threads stop with it) is taken as hung: the workers
 are killed and the evaluation runs here, with a warning. A worker busy on a
-long chunk still beats, so a slow estimator is not mistaken for a hung one.
+long chunk still beats, so a slow estimator is not mistaken for a hung one,
+unless one call holds the GIL all that time (numpy on object arrays does;
+its numeric loops release it): that worker cannot beat, and is taken as
+hung (the evaluation, still right, then runs here). A worker deadlocked
+while its heartbeat thread runs is not detected.
 
 The pass runs with one BLAS thread per process (:func:`one_blas_thread`):
 its matrix products are many and small, and OpenBLAS' threads slowed the
@@ -37,7 +41,7 @@ import sys
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor
 from concurrent.futures import wait as wait_for
 from contextlib import AbstractContextManager
@@ -147,7 +151,7 @@ def fold_in_workers(
                 on_rows(folded - done)
                 done = folded
             if beats.stalled():
-                beats.kill()
+                beats.kill(getattr(pool, "_processes", None) or ())  # those yet to beat too
                 warnings.warn(
                     f"a worker stopped responding for {STALL_SECONDS:g} s: the workers were "
                     "stopped and the evaluation runs in this process",
@@ -172,12 +176,20 @@ def fold_in_workers(
 
 
 class Heartbeats:
-    """Each worker's last heartbeat (a monotonic time) and process id, in shared memory."""
+    """Each worker's last heartbeat (a monotonic time) and process id, in shared memory.
 
-    def __init__(self, context, n: int):
+    The parent watches them (:meth:`stalled`) from its own clock: a pause of
+    the parent itself (Ctrl-Z stops the whole job, workers included; a
+    starved machine) restarts its watch rather than counting as the workers'
+    silence, and a worker that never took its slot counts as silent since
+    the watch began.
+    """
+
+    def __init__(self, context, n: int, *, now: float | None = None):
         self.times = context.Array("d", n, lock=False)
         self.pids = context.Array("q", n, lock=False)
         self.taken = context.Value("i", 0)
+        self._since = self._looked = time.monotonic() if now is None else now
 
     def start(self) -> None:
         """In a worker: take a slot and beat into it from a daemon thread until the process ends."""
@@ -196,16 +208,24 @@ class Heartbeats:
 
         threading.Thread(target=beat, daemon=True, name="offeval-heartbeat").start()
 
-    def stalled(self) -> bool:
-        """Whether a started worker has not beaten for :data:`STALL_SECONDS`."""
-        now = time.monotonic()
-        return any(now - self.times[i] > STALL_SECONDS for i in range(self.taken.value))
+    def stalled(self, now: float | None = None) -> bool:
+        """In the parent, called every fraction of a second: whether a worker has been
+        silent for :data:`STALL_SECONDS` of the parent's uninterrupted watch."""
+        now = time.monotonic() if now is None else now
+        if now - self._looked > STALL_SECONDS / 2:  # the parent itself was paused: look again
+            self._since = now
+        self._looked = now
+        taken = self.taken.value
+        last = [max(self.times[i], self._since) for i in range(taken)]
+        if taken < len(self.times):
+            last.append(self._since)  # a worker not started yet
+        return any(now - t > STALL_SECONDS for t in last)
 
-    def kill(self) -> None:
-        """Kill every started worker (a stopped process dies of SIGKILL too)."""
-        for i in range(self.taken.value):
+    def kill(self, pids: Iterable[int] = ()) -> None:
+        """Kill every started worker and ``pids`` (a stopped process dies of SIGKILL too)."""
+        for pid in {*self.pids[: self.taken.value], *pids}:
             try:
-                os.kill(self.pids[i], signal.SIGKILL)
+                os.kill(pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
 
