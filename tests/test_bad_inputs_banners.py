@@ -188,17 +188,51 @@ def test_probabilities_given_as_logits_warn_once_naming_the_column_and_banners()
     assert caught(lambda: run(banner_frame(), cd)) == []
 
 
-def test_an_unstated_scale_warns_once_and_reads_logits():
+def test_an_unstated_scale_warns_once_when_the_scores_could_be_weights():
     frame = banner_frame()
+    # every score > 0 and every pool >= 0: logits, or weights exp(logit)? Only the user knows
+    frame = frame.assign(
+        logging_score=np.exp(frame["logging_score"]),
+        logging_pool=np.exp(frame["logging_pool"]),
+        other=-frame["model"],
+    )
     two = ("model", "other")
-    frame = frame.assign(other=-frame["model"])
     seen = caught(lambda: run(frame, CounterfactualDisagreement(), policies=two))
     assert len(seen) == 1 and "score_scale" in str(seen[0].message)
+    assert "> 0" in str(seen[0].message)
     stated = run(frame, CounterfactualDisagreement(score_scale="logit")).estimate("model")
     assert CounterfactualDisagreement(score_scale="logit").label == "cd"
     assert run(frame, CounterfactualDisagreement()).estimate("model").value == stated.value
     # nothing read from logging_score (uniform orderings), nothing to state
     assert caught(lambda: run(frame, CounterfactualDisagreement(logging="uniform"))) == []
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {},  # logits of both signs
+        {"logging_pool": -np.inf},  # positive scores, but no hidden mass written as a log
+    ],
+)
+def test_an_unstated_scale_is_not_warned_about_when_only_logits_fit(change):
+    # a score <= 0 (or a log rest mass < 0) is no weight: the logit reading is the only one,
+    # so a warning would only teach users to ignore it
+    frame = banner_frame(**change)
+    if change:
+        frame = frame.assign(logging_score=np.exp(frame["logging_score"]))
+    seen = caught(lambda: run(frame, CounterfactualDisagreement()))
+    assert seen == [], [str(w.message) for w in seen]
+
+
+@pytest.mark.parametrize("name", ["cd", "cd_sampled"])
+def test_the_registered_defaults_warn_nothing_on_the_simulators_logits(name):
+    from offeval import get_registry
+    from offeval.testing import kit_setup
+
+    estimator = get_registry().create("estimator", name)
+    _, log, (policy, _) = kit_setup(estimator)
+    seen = caught(lambda: evaluate(log, [policy], [estimator], progress=False))
+    assert seen == [], [str(w.message) for w in seen]
 
 
 def test_a_missing_pool_warns_once_per_evaluation_naming_the_column_and_banners():
@@ -262,7 +296,9 @@ def test_the_command_line_says_when_the_scale_is_not_stated(tmp_path, capsys):
     from offeval.cli import main
 
     path = tmp_path / "banners.csv"
-    banner_frame(count=80).rename(columns={"trajectory": "banner"}).to_csv(path)
+    frame = banner_frame(count=80)
+    weights = frame.assign(logging_score=np.exp(frame["logging_score"]), logging_pool=0.0)
+    weights.rename(columns={"trajectory": "banner"}).to_csv(path)
     args = ["evaluate", str(path), "--map", "trajectory=banner", "--rerank", "m=model"]
     args += ["--quiet", "--estimator"]
     unstated = caught(lambda: main([*args, "cd"]))

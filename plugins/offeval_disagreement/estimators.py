@@ -152,10 +152,12 @@ class CounterfactualDisagreement(_Disagreement):
     hold: ``"logit"`` (logits, and the log of the mass of the candidates not
     displayed, as the simulator writes them) or ``"linear"`` (weights
     exp(logit) > 0, and that mass itself). Unstated (None), they are read as
-    logits and a warning says so; scores read as logits that look like
-    probabilities (in [0, 1], summing to at most 1 per banner) warn, and so
-    does a missing pool column (the pool is then taken to be the displayed
-    set), once per evaluation with the number of banners concerned.
+    logits, and a warning says so when they could be weights as well (every
+    score > 0, every pool >= 0; a score <= 0 is no weight); scores read as
+    logits that look like probabilities (in (0, 1], summing to at most 1 per
+    banner) warn, and so does a missing pool column (the pool is then taken
+    to be the displayed set), once per evaluation with the number of banners
+    concerned.
     Banners flagged in the ``deterministic`` column (a deterministic logging
     ranker) are excluded: every re-drawn ordering is the displayed one. Exact
     rank probabilities up to 20 products, Monte Carlo beyond (``method``,
@@ -391,13 +393,14 @@ def _assumed(cd: CounterfactualDisagreement, sums: dict[str, float]) -> list[str
     placed = int(sums.get("ordering_placed", 0))
     like = int(sums.get("ordering_like_probabilities", 0))
     assumed = int(sums.get("ordering_pool_assumed", 0))
+    either = int(sums.get("ordering_either_scale", 0))
     messages = []
-    if placed and cd.score_scale is None:
+    if placed and either == placed and cd.score_scale is None:
         messages.append(
-            f"{cd.label}: score_scale not given: 'logging_score' read as "
-            f"{SCALES['logit']['score']} and {cd.pool!r} as {SCALES['logit']['pool']}, on "
-            f"{placed:,} banners; say score_scale='logit', or 'linear' for weights such as "
-            "probabilities"
+            f"{cd.label}: score_scale not given, and on all {placed:,} banners every "
+            f"'logging_score' is > 0 (and {cd.pool!r}, if given, >= 0), as weights are: read as "
+            f"{SCALES['logit']['score']} and {cd.pool!r} as {SCALES['logit']['pool']}; say "
+            "score_scale='logit', or 'linear' for weights such as probabilities"
         )
     if like and like == placed:
         messages.append(

@@ -8,9 +8,11 @@ b it counts, and only for those. Where it comes from (``logging``):
   default ``logging_pool``, one value per banner). ``score_scale`` says what
   both hold: ``"logit"``, logits and the log of the rest mass (-inf: none),
   as the simulator writes them; ``"linear"``, weights exp(logit) > 0 and the
-  rest mass itself (0: none). Unstated, they are read as logits and the
-  estimator warns. Scores read as logits that all lie in [0, 1] and sum to
-  at most 1 per banner look like probabilities: the estimator warns. Without
+  rest mass itself (0: none). Unstated, they are read as logits, and the
+  estimator warns when every banner's columns could be weights as well
+  (scores > 0, rest mass >= 0): a score <= 0 leaves logits the only reading.
+  Scores read as logits that all lie in (0, 1] and sum to at most 1 per
+  banner look like probabilities: the estimator warns. Without
   the pool column the pool is assumed to be the displayed set itself (rest
   mass 0): counted in the diagnostics (``pool_assumed``) and warned about.
   Banners flagged true in the ``deterministic`` column (default
@@ -125,6 +127,8 @@ def _plackett_luce(log: InteractionLog, group: Group, settings):
     else:
         rest = None
         counts["pool_assumed"] = len(group.units)
+    if settings.score_scale is None:
+        counts["either_scale"] = _either_scale(scores, rest)
     if settings.method == "exact":
         exact_limit(group.n, "method='exact'")
     if group.n <= MAX_EXACT and settings.method != "monte_carlo":
@@ -169,6 +173,18 @@ def _log_weights(log, column: str, values, rows, settings, rest: bool = False) -
         )
     with np.errstate(divide="ignore"):
         return np.log(values)
+
+
+def _either_scale(scores: np.ndarray, rest: np.ndarray | None) -> int:
+    """Banners whose columns read as weights too: every score > 0, the rest mass (if any) >= 0.
+
+    A score <= 0 or a log rest mass < 0 (-inf: none) is no weight: logits are then the only
+    reading, and an unstated scale changes nothing.
+    """
+    weights = (scores > 0).all(axis=1)
+    if rest is not None:
+        weights &= rest >= 0
+    return int(weights.sum())
 
 
 def _like_probabilities(logits: np.ndarray, settings) -> int:
