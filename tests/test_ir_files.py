@@ -259,6 +259,27 @@ def test_delimited_keeps_header_names_and_values(tmp_path, name, separator):
     pd.testing.assert_frame_equal(run, expected, check_dtype=False)
 
 
+@pytest.mark.parametrize(
+    "content",
+    [
+        "\ufeffuser,item,score,tag\r\n0301,0012,0.5,bm25\r\n301,12,-1e-3,bm25\r\n",
+        'user,item,rank\n"q,1","d""2",1\n"q\n2",,2\n\nq3,d3,\n',
+        "user,item,relevance,note\nq1,007,2,\nq1,7,0,x\n",
+    ],
+)
+def test_delimited_reads_as_pandas_does_with_ids_as_text(tmp_path, content):
+    """Whichever parser reads it (pyarrow's, fast, or pandas'), a file gives pandas'
+    reading with the id columns as text: zeros kept, only an empty cell missing."""
+    path = write(tmp_path, "r.csv", content)
+    ids = {"user": str, "item": str}
+    expected = pd.read_csv(path, dtype=ids, keep_default_na=False, na_values=[""])
+    run = read_run(path)
+    assert run["user"].tolist() == expected["user"].tolist()
+    pd.testing.assert_frame_equal(
+        run.reset_index(drop=True), expected, check_dtype=False, check_index_type=False
+    )
+
+
 def test_delimited_errors_name_the_file(tmp_path):
     path = write(tmp_path, "r.csv", "user,item\nq1,d1\nq1,d2,3\n")
     with pytest.raises(OffevalError, match=re.escape(f"{path}, line 3: expected 2 fields")):

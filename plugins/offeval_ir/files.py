@@ -442,6 +442,10 @@ def _read_delimited(
         raw = handle.read()
     _, header = _first_line(io.BytesIO(raw), name)
     separator = separator or _separator(header.decode(errors="replace")) or ","
+    frame = _parse_delimited(raw, separator, ids)
+    if frame is not None:
+        frame.index = _record_lines(raw, len(frame))
+        return frame
     try:
         frame = pd.read_csv(
             io.BytesIO(raw),
@@ -456,6 +460,34 @@ def _read_delimited(
         raise _delimited_error(raw, name, error) from None
     frame.index = _record_lines(raw, len(frame))
     return frame
+
+
+def _parse_delimited(raw: bytes, separator: str, ids: tuple[str, str]) -> pd.DataFrame | None:
+    """pyarrow's parse of a delimited file (ids as text, only an empty cell missing) when
+    it reads as pandas would: distinct, non-empty column names, each column numbers or text;
+    None otherwise, and for any file pyarrow refuses (pandas then reads it, or names what
+    is wrong with it)."""
+    try:
+        table = pacsv.read_csv(
+            pa.BufferReader(raw),
+            parse_options=pacsv.ParseOptions(
+                delimiter=separator, newlines_in_values=b'"' in raw, ignore_empty_lines=True
+            ),
+            convert_options=pacsv.ConvertOptions(
+                column_types=dict.fromkeys(ids, pa.string()),
+                null_values=[""],
+                strings_can_be_null=True,
+            ),
+        )
+    except pa.ArrowInvalid:
+        return None
+    names = table.column_names
+    plain = (pa.types.is_integer, pa.types.is_floating, pa.types.is_string)
+    if len(set(names)) != len(names) or not all(names) or not table.num_rows:
+        return None
+    if not all(any(kind(t) for kind in plain) for t in table.schema.types):
+        return None
+    return table.to_pandas(split_blocks=True)
 
 
 def _delimited_error(raw: bytes, name: str, error: ValueError) -> OffevalError:
