@@ -298,6 +298,20 @@ def test_parquet(tmp_path):
         read_qrels(path)
 
 
+def test_parquet_integer_ids_become_text_on_their_own_rows(tmp_path):
+    """Integer ids (a stored index of its own, whole floats, a missing id) are written as
+    their digits, each on its row: 12 is '12', 3.0 is '3', a missing id stays missing."""
+    stored = pd.DataFrame(
+        {"user": [301, 302, 2**62], "item": [12.0, np.nan, 3.0], "score": [1.0, 2, 3]},
+        index=pd.Index([7, 8, 9], name="row"),
+    )
+    stored.to_parquet(tmp_path / "r.parquet")
+    run = read_run(tmp_path / "r.parquet")
+    assert run.index.tolist() == [7, 8, 9]
+    assert run["user"].tolist() == ["301", "302", "4611686018427387904"]
+    assert run["item"].tolist()[::2] == ["12", "3"] and pd.isna(run["item"].iloc[1])
+
+
 def test_json_run_and_qrels(tmp_path):
     path = write(tmp_path, "run.json", json.dumps({"q1": {"010": 2.5, "9": 1}, "q2": {"d": -1}}))
     pd.testing.assert_frame_equal(
