@@ -322,6 +322,11 @@ def test_mistyped_measure_suggests_the_closest_names_before_reading(tmp_path, ca
     assert "did you mean recip_rank?" in err
     err = one_line_error(capsys, ["metrics", tmp_path / "nope.run", tmp_path / "q", "-m", "nDCG10"])
     assert "did you mean nDCG@10?" in err
+    # a trec_eval name keeps trec_eval's spelling, its cut-off after _ (not ndcg_cut@10)
+    for typed, meant in [("ndcg_cut10", "ndcg_cut_10"), ("ndgc_cut10", "ndcg_cut_10")]:
+        argv = ["metrics", tmp_path / "nope.run", tmp_path / "q", "-m", typed]
+        err = one_line_error(capsys, argv)
+        assert f"did you mean {meant}?" in err, err
 
 
 def test_mistyped_convention_switch_suggests_the_closest(tmp_path, capsys):

@@ -322,7 +322,7 @@ def _unknown(label: str) -> str:
     glued = _GLUED.fullmatch(label)  # nDCG10, nDCG[10], P-5: the cut-off without its @
     if glued:
         written = f"{glued['base']}@{glued['cut']}"
-        respelled = _close_names(written, [glued["base"]])
+        respelled = [_trec_style(m) for m in _close_names(written, [glued["base"]])]
         both = [*close, *respelled] if suffixed else [*respelled, *close]
         close = list(dict.fromkeys(both))[:3]
     if close:
@@ -337,6 +337,12 @@ for _table in (_IR_MEASURES, _TREC_EVAL, _TREC_CUTS, _OWN):
     for _name in _table:
         _SUGGESTED.setdefault(_name.lower(), _name)
 del _table, _name
+
+
+def _trec_style(measure: str) -> str:
+    """A trec_eval name with its cut-off after ``_`` (``ndcg_cut_10``, not ``ndcg_cut@10``)."""
+    name, _, cut = measure.partition("@")
+    return f"{name}_{cut}" if len(name) > 1 and name in _TREC_CUTS and cut.isdigit() else measure
 
 
 def _close_names(label: str, names: Iterable[str]) -> list[str]:
