@@ -341,6 +341,39 @@ def test_plugins_listing_and_reports_cite_authors_not_seeds(tmp_path, capsys):
     assert "Random seed 0" in md  # the random-number seed keeps its name
 
 
+def _many_policies_grid(n: int, env) -> Figure:
+    from offeval.htmlreport import grid_figure
+
+    log = env.simulate(env.logging_policy(), 2_000, seed=5)
+    policies = list(env.candidate_policies(n))
+    for k, policy in enumerate(policies):
+        policy.name = f"policy_{k:02d}_" + "x" * 20
+    ev = evaluate(log, policies, [get_registry().create("estimator", "is")], progress=False)
+    return grid_figure(ev, "is", "holm", policies[0].name)
+
+
+@pytest.mark.parametrize("n", [4, 12, 20])
+def test_grid_cell_text_stays_inside_its_cell_or_is_not_drawn(env, n):
+    # 12 or 20 policies: each cell's difference and p-value ran over its neighbours
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    fig = _many_policies_grid(n, env)
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    ax = fig.axes[0]
+    (x0, y0), (x1, y1) = ax.transData.transform([(0, 0), (1, 1)])
+    cell_w, cell_h = abs(x1 - x0), abs(y1 - y0)
+    renderer = canvas.get_renderer()
+    numbers = [t for t in ax.texts if t.get_text().strip("*")]
+    for text in ax.texts:
+        box = text.get_window_extent(renderer)
+        assert box.width <= cell_w and box.height <= cell_h, (n, text.get_text())
+    if n == 4:
+        assert len(numbers) == n * (n - 1)  # every cell its numbers when they fit
+    if not numbers:  # the title says where the numbers are
+        assert "table" in ax.get_title()
+
+
 # --- figures readable at page width ------------------------------------------------------------
 
 

@@ -150,25 +150,48 @@ def grid_figure(
     bound = max(3.0, float(np.abs(finite).max(initial=0.0)))
     image = ax.imshow(np.clip(finite, -bound, bound), cmap="RdBu", vmin=-bound, vmax=bound)
     cell_font = MIN_FONT if n <= 6 else MIN_FONT - 2  # 7 pt: 9.7 px at page width
+    cells = []
     for i, j in zip(*np.nonzero(~np.eye(n, dtype=bool)), strict=True):
         text = f"{diff[i, j]:+.2g}\n{p[i, j]:.2g}" + ("*" if star[i, j] else "")
         dark = abs(finite[i, j]) > 0.6 * bound
         colour = "white" if dark else "black"
-        ax.text(j, i, text, ha="center", va="center", fontsize=cell_font, color=colour)
+        cells.append(
+            ax.text(j, i, text, ha="center", va="center", fontsize=cell_font, color=colour)
+        )
     labels = [figure_text(name) for name in names]
     ax.set_xticks(range(n), labels, rotation=90, fontsize=MIN_FONT)
     ax.set_yticks(range(n), labels, fontsize=MIN_FONT)
-    scale = f"values relative to {baseline}" if baseline is not None else "values"
-    p_name = f"p-value ({correction}-corrected)" if correction else "p-value"
-    title = (
-        f"{better_label(estimator, lower)}: each cell is the difference of {scale}, "
-        f"row minus column, above its {p_name}; * significant"
-    )
-    ax.set_title(figure_text(textwrap.fill(title, 60)), fontsize=MIN_FONT + 1)
     bar = fig.colorbar(image, ax=ax, shrink=0.8)
     bar.set_label("z = difference / se", fontsize=MIN_FONT)
     bar.ax.tick_params(labelsize=MIN_FONT)
+    scale = f"values relative to {baseline}" if baseline is not None else "values"
+    p_name = f"p-value ({correction}-corrected)" if correction else "p-value"
+    label = better_label(estimator, lower)
+    title = f"{label}: each cell is the difference of {scale}, row minus column, above its {p_name}"
+    ax.set_title(figure_text(textwrap.fill(f"{title}; * significant", 60)), fontsize=MIN_FONT + 1)
+    if not _cells_fit(fig, ax, cells):
+        for text, significant in zip(cells, star[~np.eye(n, dtype=bool)], strict=True):
+            text.set_text("*" if significant else "")
+        title = (
+            f"{label}: colour: z of the difference of {scale}, row minus column (cells too "
+            f"small for the numbers: the table below has each difference and {p_name})"
+        )
+        ax.set_title(
+            figure_text(textwrap.fill(f"{title}; * significant", 60)), fontsize=MIN_FONT + 1
+        )
     return fig
+
+
+def _cells_fit(fig: Figure, ax, cells: list) -> bool:
+    """Whether every cell's text, laid out at the figure's size, lies inside its cell."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    (x0, y0), (x1, y1) = ax.transData.transform([(0, 0), (1, 1)])
+    renderer = canvas.get_renderer()
+    boxes = [text.get_window_extent(renderer) for text in cells]
+    return all(b.width <= abs(x1 - x0) and b.height <= abs(y1 - y0) for b in boxes)
 
 
 def grid_heatmap(
@@ -370,7 +393,8 @@ def _grid_text(baseline: str | None, correction: str | None) -> str:
     )
     p = f"p-value corrected by {correction} (`p_adjusted`)" if correction else "p-value"
     return (
-        f"Each cell is the paired difference of {scale}, row minus column, with its {p}; "
+        f"Each cell is the paired difference of {scale}, row minus column, with its {p} "
+        "(when the cell is large enough for them: its title says); "
         "the colour is z = difference / se, and * marks the significant pairs. "
         "The table under each grid has every pair (`a` minus `b`)."
     )
