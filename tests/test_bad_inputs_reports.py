@@ -220,6 +220,25 @@ def test_ess_says_its_unit_and_counts_rows(evaluation):
     assert row["ess"].item() == pytest.approx(kish, rel=1e-9)
 
 
+def test_ess_of_a_capped_estimator_is_said_to_be_of_the_weights_before_the_cap(env, tmp_path):
+    # ncis(cap=2) showed the ESS and largest weight of pi/mu uncapped, under a text that
+    # read as the ESS of the weights the estimator used
+    from offeval.htmlreport import weight_table, write_evaluation_report
+
+    log = env.simulate(env.logging_policy(), 2_000, seed=6)
+    policy = env.candidate_policies(2)[1]
+    ncis = get_registry().create("estimator", "ncis", cap=2.0)
+    ev = evaluate(log, [policy], [ncis], progress=False)
+    row = weight_table(ev).iloc[0]
+    w = np.asarray(policy.probabilities(log.frame)) / log.column("propensity")
+    assert row["clipped_share"] > 0 and row["max_weight"] > 2.0
+    assert row["ess"] == pytest.approx(w.sum() ** 2 / np.square(w).sum(), rel=1e-9)
+    write_evaluation_report(
+        tmp_path, ev, ev.to_frame(), baseline=None, correction=None, sections=[]
+    )
+    assert "of the weights before their cap" in (tmp_path / "report.md").read_text()
+
+
 def test_ess_of_an_estimator_weighting_trajectories_counts_trajectories(env):
     from offeval.htmlreport import weight_table
 

@@ -401,7 +401,9 @@ def _grid_text(baseline: str | None, correction: str | None) -> str:
 
 
 ESS_TEXT = (
-    "`ess` is the effective sample size (sum w)^2 / sum w^2 of the importance weights, "
+    "`ess` is the effective sample size (sum w)^2 / sum w^2 of the importance weights "
+    "(an estimator with a cap may report it, and `max_weight`, of the weights before "
+    "their cap: `max_weight` above the cap says so; `clipped_share` is the share capped), "
     "in the unit `ess unit` says: log rows (impressions) for estimators that weight each "
     "row, trajectories for those that weight each trajectory as a whole"
 )
