@@ -187,3 +187,91 @@ def test_preset_matches_pinned_library_values(preset, dataset, values):
                 result.per_user.loc[users, name], list(reference.values()), atol=tol, err_msg=name
             )
             assert result.per_user[name].notna().sum() == len(users), name
+
+
+# -- a realistic collection, read from TREC files -------------------------------------------
+TREC_MEASURES = ["map", "ndcg", "ndcg_cut_10", "P_10", "recall_100", "recip_rank", "bpref", "Rprec"]
+
+
+def trec_collection(tmp_path, seed: int = 7, n: int = 60):
+    """Graded qrels with -1 grades (some queries judged only -1, some only 0 and -1), a run
+    with tied scores (one decimal), ranks that disagree with the scores, ids such as 0301,
+    12, 0012 and D5, queries missing from the run and queries the qrels do not judge."""
+    rng = np.random.default_rng(seed)
+    docs = [str(d) for d in range(1, 400)] + [f"00{d}" for d in range(1, 40)] + ["D5", "d5"]
+    qrels, run = [], []
+    for i in range(n):
+        q = f"0{301 + i}" if i % 5 == 0 else str(301 + i)
+        pool = rng.choice(len(docs), 60, replace=False)
+        judged = pool[: rng.integers(3, 50)]
+        grades = rng.choice([-1, 0, 1, 2, 3], judged.size, p=[0.1, 0.5, 0.2, 0.12, 0.08])
+        grades = np.full(judged.size, -1) if i % 9 == 2 else grades
+        grades = np.where(grades > 0, 0, grades) if i % 9 == 4 else grades
+        qrels += [f"{q} 0 {docs[d]} {g}" for d, g in zip(judged, grades, strict=True)]
+        if i % 7 == 3:
+            continue  # a judged query the run misses
+        ranked = rng.choice(pool, rng.integers(1, 60), replace=False)
+        scores = np.round(rng.normal(size=ranked.size), 1)
+        ranks = rng.permutation(ranked.size) + 1
+        run += [
+            f"{q} Q0 {docs[d]} {r} {s} x" for d, s, r in zip(ranked, scores, ranks, strict=True)
+        ]
+    run += ["9999 Q0 1 1 1.0 x"]  # a query the qrels do not judge
+    (tmp_path / "qrels.txt").write_text("\n".join(qrels) + "\n")
+    (tmp_path / "a.run").write_text("\n".join(run) + "\n")
+    return tmp_path / "a.run", tmp_path / "qrels.txt"
+
+
+def trec_dicts(run_path, qrels_path):
+    run, qrels = {}, {}
+    for line in run_path.read_text().splitlines():
+        q, _, d, _, s, _ = line.split()
+        run.setdefault(q, {})[d] = float(s)
+    for line in qrels_path.read_text().splitlines():
+        q, _, d, g = line.split()
+        qrels.setdefault(q, {})[d] = int(g)
+    return run, qrels
+
+
+@pytest.mark.parametrize("missing", ["nan", "zero"])
+def test_trec_eval_preset_matches_pytrec_eval_on_trec_files(tmp_path, missing):
+    """Per query, from the files: pytrec_eval's values (trec_eval's C code), and with
+    no_predictions='zero' (trec_eval -c) every query of the qrels, 0 where the run has none."""
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    from offeval_ir import compute_measures
+    from offeval_ir.files import read_qrels, read_run
+
+    run_path, qrels_path = trec_collection(tmp_path)
+    run, qrels = trec_dicts(run_path, qrels_path)
+    theirs = pytrec_eval.RelevanceEvaluator(qrels, set(TREC_MEASURES)).evaluate(run)
+    if missing == "zero":
+        theirs.update({q: dict.fromkeys(TREC_MEASURES, 0.0) for q in set(qrels) - set(theirs)})
+    conventions = PRESETS["trec_eval"](no_predictions=missing)
+    ours = compute_measures(read_run(run_path), read_qrels(qrels_path), TREC_MEASURES, conventions)
+    values = ours.per_user.dropna(how="all")
+    assert sorted(values.index) == sorted(theirs) and "0301" in theirs
+    expected = pd.DataFrame(theirs).T.loc[values.index, TREC_MEASURES]
+    np.testing.assert_allclose(values.to_numpy(), expected.to_numpy(), rtol=0, atol=1e-12)
+
+
+def test_trec_eval_preset_judged_matches_ir_measures_with_ties(tmp_path):
+    """ir-measures' Judged@k sorts tied scores by docno ascending (its judged provider:
+    key (-score, docno)), not by docno descending as trec_eval does; a -1 grade is judged."""
+    ir_measures = pytest.importorskip("ir_measures")
+    from offeval_ir import compute_measures
+    from offeval_ir.files import read_qrels, read_run
+
+    run_path, qrels_path = trec_collection(tmp_path)
+    measures = [ir_measures.Judged @ 5, ir_measures.Judged @ 10]
+    qrels = list(ir_measures.read_trec_qrels(str(qrels_path)))
+    theirs = ir_measures.iter_calc(measures, qrels, list(ir_measures.read_trec_run(str(run_path))))
+    ours = compute_measures(
+        read_run(run_path), read_qrels(qrels_path), [str(m) for m in measures]
+    ).per_user
+    compared = 0
+    for metric in theirs:
+        mine = ours.loc[metric.query_id, str(metric.measure)]
+        if not np.isnan(mine):  # ir-measures also lists the queries the run misses
+            assert mine == pytest.approx(metric.value, abs=1e-12), metric
+            compared += 1
+    assert compared > 80

@@ -181,7 +181,7 @@ PRESETS = {
         "trec_eval",
         "trec_eval / pytrec_eval / ir-measures (P_k, recall_k, map_cut_k, recip_rank, "
         "ndcg_cut_k, Rprec, bpref, success_k; Judged@k as ir-measures, over min(k, list "
-        "length)): AP over all relevant labels, linear gain, "
+        "length), tied scores by docno ascending): AP over all relevant labels, linear gain, "
         "log2, ideal from the labels; lists ordered by score when there is one, ties by "
         "docno descending; the queries of both run and qrels are averaged, those judged "
         "only non-relevant scoring 0 (no_predictions='zero' is trec_eval -c: a judged "
@@ -190,7 +190,10 @@ PRESETS = {
         TREC,
         no_predictions="nan",
         negative_grades="zero",
-        per_metric=(("judged", "precision_denominator", "min_k_list"),),
+        per_metric=(
+            ("judged", "precision_denominator", "min_k_list"),
+            ("judged", "ties", "item_asc"),
+        ),
     ),
     "ranx": _preset(
         "ranx",
