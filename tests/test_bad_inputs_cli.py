@@ -5,6 +5,7 @@ estimator names they type; each mistake one line on stderr, in the user's own wo
 from __future__ import annotations
 
 import json
+import os
 import re
 import warnings
 
@@ -16,9 +17,10 @@ import pytest
 
 import offeval.log as log_module
 import offeval.registry as registry_module
-from offeval import ColumnError, Registry, hookimpl
+from offeval import ColumnError, OffevalError, Registry, hookimpl
+from offeval import output as output_module
 from offeval.cli import main
-from offeval.output import MARKER, OutputFolder
+from offeval.output import MARKER, OutputFile, OutputFolder
 from offeval_ncis import IS
 
 
@@ -133,6 +135,74 @@ def test_the_folder_is_replaced_only_when_complete(tmp_path):
         (tmp / "new.csv").write_text("new")
     assert folder.replaced and sorted(p.name for p in dest.iterdir()) == [MARKER, "new.csv"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def offeval_folder(path, *names):
+    path.mkdir(parents=True)
+    for name in (MARKER, *names):
+        (path / name).write_text(name)
+    return path
+
+
+def test_two_runs_committing_one_folder_at_once_both_succeed_last_one_wins(tmp_path, monkeypatch):
+    dest = offeval_folder(tmp_path / "out", "old.csv")
+    first, second = OutputFolder(dest, quiet=True), OutputFolder(dest, quiet=True)
+    replace = os.replace
+
+    def the_other_run_commits_in_between(src, dst):  # after the first moved the old aside
+        monkeypatch.setattr(output_module.os, "replace", replace)
+        replace(src, dst)
+        with second as tmp:
+            (tmp / "second.csv").write_text("second")
+
+    with first as tmp:
+        (tmp / "first.csv").write_text("first")
+        monkeypatch.setattr(output_module.os, "replace", the_other_run_commits_in_between)
+    assert sorted(p.name for p in dest.iterdir()) == [MARKER, "first.csv"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # nothing left aside
+
+
+def test_a_symlinked_destination_is_written_through_the_link(tmp_path):
+    real = offeval_folder(tmp_path / "disk" / "results", "old.csv")
+    link = tmp_path / "results"
+    link.symlink_to(real, target_is_directory=True)
+    folder = OutputFolder(link, quiet=True)
+    with folder as tmp:
+        (tmp / "new.csv").write_text("new")
+    assert link.is_symlink() and link.resolve() == real
+    assert folder.replaced and sorted(p.name for p in real.iterdir()) == [MARKER, "new.csv"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["disk", "results"]
+
+
+def test_a_link_to_the_current_folder_is_never_replaced(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "here").symlink_to(tmp_path, target_is_directory=True)
+    with pytest.raises(OffevalError, match="the current folder"):
+        OutputFolder("here")
+
+
+def test_a_relative_destination_stays_where_it_was_named(tmp_path, monkeypatch):
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path)
+    folder, file = OutputFolder("results", quiet=True), OutputFile("table.csv")
+    monkeypatch.chdir(tmp_path / "elsewhere")  # a plugin changes folder during the work
+    with folder as tmp:
+        (tmp / "a.csv").write_text("a")
+    with file as tmp:
+        tmp.write_text("t")
+    assert (tmp_path / "results" / "a.csv").is_file() and (tmp_path / "table.csv").is_file()
+    assert list((tmp_path / "elsewhere").iterdir()) == []
+
+
+def test_a_symlinked_output_file_is_written_through_the_link(tmp_path):
+    real = tmp_path / "disk" / "table.csv"
+    real.parent.mkdir()
+    real.write_text("old")
+    link = tmp_path / "table.csv"
+    link.symlink_to(real)
+    with OutputFile(link) as tmp:
+        tmp.write_text("new")
+    assert link.is_symlink() and real.read_text() == "new"
 
 
 def test_an_unwritable_destination_is_found_before_the_log_is_read(

@@ -22,11 +22,19 @@ holds one of the command's inputs is always refused.
 The old folder is renamed aside, the new one renamed into place, then the
 old one deleted: each rename is atomic, and between the two (microseconds)
 the destination does not exist; should the process die there, the old
-content is still beside it, in ``.NAME.old-*``.
+content is still beside it, in ``.NAME.old-*``. Two runs committing the same
+folder at once both succeed: the last to commit wins, whole, and nothing is
+left aside.
+
+A symbolic link is written through: the folder (or file) it points to is
+replaced, beside itself, and the link kept. A relative path is taken from
+the current folder when the destination is checked. Windows is not handled
+(a folder in use there cannot be renamed).
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import sys
@@ -39,6 +47,15 @@ from offeval.errors import OffevalError
 
 #: The file that marks a folder as written by offeval (safe to replace).
 MARKER = ".offeval"
+
+
+#: How often a commit retries when another process commits the same folder at once.
+ATTEMPTS = 10
+
+
+def target_of(path: str | Path) -> Path:
+    """The absolute path that writing ``path`` replaces: symbolic links followed."""
+    return Path(os.path.realpath(path))
 
 
 def nearest_existing(path: Path) -> Path:
@@ -61,8 +78,8 @@ def check_destination(
     or the current folder.
     """
     path = Path(path)
-    here = Path(os.path.abspath(path))
-    if here == Path.cwd() or here in Path.cwd().parents:
+    here, cwd = target_of(path), target_of(Path.cwd())
+    if here == cwd or here in cwd.parents:
         raise OffevalError(
             f"{option} {path}: the current folder (or one above it) cannot be replaced: "
             "name a folder for the output"
@@ -81,7 +98,7 @@ def check_destination(
                     f"{option} {path}: holds the input {given}, which replacing the folder "
                     "would delete: choose another folder"
                 )
-        if not force and any(path.iterdir()) and not (path / MARKER).is_file():
+        if not force and _foreign(path):
             raise OffevalError(
                 f"{option} {path}: a non-empty folder that offeval did not write: its files "
                 "would be replaced; choose another folder, or add --force"
@@ -119,16 +136,17 @@ class OutputFolder:
     ):
         self.option, self.force, self.inputs, self.quiet = option, force, tuple(inputs), quiet
         self.path = check_destination(path, option=option, force=force, inputs=inputs)
+        self._target = target_of(self.path)
         self.replaced = False
         self._tmp: Path | None = None
 
     def __enter__(self) -> Path:
         """Check the destination again, then make and return the temporary folder."""
-        check_destination(self.path, option=self.option, force=self.force, inputs=self.inputs)
-        parent = Path(os.path.abspath(self.path)).parent
+        check_destination(self._target, option=self.option, force=self.force, inputs=self.inputs)
+        parent = self._target.parent
         try:
             parent.mkdir(parents=True, exist_ok=True)
-            self._tmp = Path(tempfile.mkdtemp(dir=parent, prefix=f".{self.path.name}.tmp-"))
+            self._tmp = Path(tempfile.mkdtemp(dir=parent, prefix=f".{self._target.name}.tmp-"))
         except OSError as exc:
             raise OffevalError(f"{self.option} {self.path}: cannot write ({exc})") from None
         return self._tmp
@@ -155,19 +173,72 @@ class OutputFolder:
             print(f"replaced the earlier files in {self.path}{os.sep}", file=sys.stderr)
 
     def _commit(self, tmp: Path) -> None:
-        """Mark ``tmp`` as ours, give it the usual permissions, put it in the destination."""
+        """Mark ``tmp`` as ours, give it the usual permissions, put it in the destination.
+
+        Whatever is there is renamed aside first; should another process put
+        its folder there in between, that one is renamed aside in turn.
+        """
         (tmp / MARKER).write_text("written by offeval; the next run replaces this folder\n")
-        umask = os.umask(0)
-        os.umask(umask)
-        tmp.chmod(0o777 & ~umask)
-        old = None
-        if self.path.is_dir():
-            self.replaced = any(p.name != MARKER for p in self.path.iterdir())
-            old = Path(tempfile.mkdtemp(dir=tmp.parent, prefix=f".{self.path.name}.old-"))
-            os.replace(self.path, old / "previous")
-        os.replace(tmp, self.path)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+        tmp.chmod(0o777 & ~_umask())
+        target = self._target
+        aside = Path(tempfile.mkdtemp(dir=tmp.parent, prefix=f".{target.name}.old-"))
+        try:
+            for attempt in range(ATTEMPTS):
+                if target.is_dir():
+                    self._check_ours(target, first=attempt == 0)
+                    try:
+                        os.replace(target, aside / str(attempt))
+                    except FileNotFoundError:  # another process moved it aside just now
+                        pass
+                    else:
+                        self.replaced |= _holds_files(aside / str(attempt))
+                try:
+                    os.replace(tmp, target)
+                    return
+                except OSError as exc:  # another process put its folder there just now
+                    if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+                        raise
+            raise OffevalError(
+                f"{self.option} {self.path}: other processes keep writing this folder; "
+                "give each run its own folder"
+            )
+        finally:
+            shutil.rmtree(aside, ignore_errors=True)
+
+    def _check_ours(self, target: Path, first: bool) -> None:
+        """A folder that appeared since the check is replaced only if offeval wrote it."""
+        if not first and not self.force and _foreign(target):
+            raise OffevalError(
+                f"{self.option} {self.path}: a folder that offeval did not write appeared "
+                "there while it ran: choose another folder, or add --force"
+            )
+
+
+def _names(folder: Path) -> list[str]:
+    """The names in ``folder``, read at once (none if it is gone: another run may be
+    renaming its folder there)."""
+    try:
+        return os.listdir(folder)
+    except FileNotFoundError:
+        return []
+
+
+def _holds_files(folder: Path) -> bool:
+    """Whether ``folder`` holds anything besides offeval's marker."""
+    return any(name != MARKER for name in _names(folder))
+
+
+def _foreign(folder: Path) -> bool:
+    """Whether ``folder`` holds files and not offeval's marker (one listing: the marker
+    and the files are seen in the same folder)."""
+    names = _names(folder)
+    return bool(names) and MARKER not in names
+
+
+def _umask() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return umask
 
 
 class OutputFile:
@@ -182,9 +253,10 @@ class OutputFile:
 
     def __init__(self, path: str | Path, *, option: str = "--out", inputs: Sequence = ()):
         self.path, self.option = Path(path), option
+        self._target = target_of(self.path)
         if self.path.is_dir():
             raise OffevalError(f"{option} {self.path}: is a folder; name a file")
-        if any(Path(os.path.abspath(self.path)) == Path(os.path.abspath(p)) for p in inputs):
+        if any(self._target == target_of(p) for p in inputs):
             raise OffevalError(f"{option} {self.path}: is one of the inputs; name another file")
         base = nearest_existing(self.path.parent)
         if not base.is_dir():
@@ -197,10 +269,10 @@ class OutputFile:
 
     def __enter__(self) -> Path:
         """Make and return the temporary file's path, in the destination's folder."""
-        parent = Path(os.path.abspath(self.path)).parent
+        parent = self._target.parent
         try:
             parent.mkdir(parents=True, exist_ok=True)
-            handle, name = tempfile.mkstemp(dir=parent, prefix=f".{self.path.name}.tmp-")
+            handle, name = tempfile.mkstemp(dir=parent, prefix=f".{self._target.name}.tmp-")
         except OSError as exc:
             raise OffevalError(f"{self.option} {self.path}: cannot write ({exc})") from None
         os.close(handle)
@@ -220,7 +292,5 @@ class OutputFile:
         if kind is not None:
             tmp.unlink(missing_ok=True)
             return
-        umask = os.umask(0)
-        os.umask(umask)
-        tmp.chmod(0o666 & ~umask)
-        os.replace(tmp, self.path)
+        tmp.chmod(0o666 & ~_umask())
+        os.replace(tmp, self._target)
