@@ -98,7 +98,6 @@ def test_negative_grades_follow_trec_eval_under_its_preset():
     values = compute_measures(NEG_RUN, NEG_QRELS, ["nDCG@10", "Bpref", "P@2"])
     dcg, idcg = 2 / math.log2(3) + 1 / 2, 2 + 1 / math.log2(3)
     assert values.per_user.loc["q1", "nDCG@10"] == pytest.approx(dcg / idcg, rel=1e-12)
-    assert values.per_user.loc["q1", "nDCG@10"] == pytest.approx(0.66967181649423, rel=1e-9)
     assert values.per_user.loc["q1", "Bpref"] == pytest.approx(1.0)
     assert values.per_user.loc["q1", "P@2"] == pytest.approx(0.5)
 
