@@ -393,8 +393,8 @@ def _grid_text(baseline: str | None, correction: str | None) -> str:
     )
     p = f"p-value corrected by {correction} (`p_adjusted`)" if correction else "p-value"
     return (
-        f"Each cell is the paired difference of {scale}, row minus column, with its {p} "
-        "(when the cell is large enough for them: its title says); "
+        f"Each cell is the paired difference of {scale}, row minus column, with its {p}, "
+        "when the cell is large enough for them (the grid's title says); "
         "the colour is z = difference / se, and * marks the significant pairs. "
         "The table under each grid has every pair (`a` minus `b`)."
     )
