@@ -376,6 +376,24 @@ def test_errors_name_the_users_column_and_the_lines_an_editor_shows(frame, tmp_p
     assert lines[4].split(",")[list(frame.columns).index("mu")] == "0.0"  # line 5, 1-based
 
 
+def test_lines_are_counted_past_values_holding_line_breaks_and_blank_lines(frame, tmp_path, capsys):
+    broken = frame.copy()
+    broken.insert(1, "note", "plain")
+    broken.loc[1, "note"] = "a note\non three\nlines"  # quoted: one row, three lines
+    broken.loc[[10, 12], "mu"] = 0.0
+    broken.loc[[10, 12], "note"] = ["first bad", "second bad"]
+    path = tmp_path / "log.csv"
+    text = broken.to_csv(index=False, lineterminator="\n").split("\n")
+    text.insert(8, "")  # a blank line, which readers skip
+    path.write_text("\n".join(text))
+    lines = [next(n for n, t in enumerate(text, 1) if bad in t) for bad in ("first", "second")]
+    assert lines[0] != 10 + 2  # the naive count (one line per row) would be wrong
+    one_line_error(capsys, evaluate_args(path), rf"\(log.csv, lines \[{lines[0]}, {lines[1]}\]\)")
+    semicolons = tmp_path / "semi.csv"
+    semicolons.write_text("\n".join(text).replace(",", ";"))  # the same lines, sniffed
+    one_line_error(capsys, evaluate_args(semicolons), rf"lines \[{lines[0]}, {lines[1]}\]\)")
+
+
 class NeedsBinaryRewards(IS):
     """Refuses rewards other than 0 and 1, naming the rows by their input labels."""
 

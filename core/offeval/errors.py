@@ -96,10 +96,12 @@ class RowError(OffevalError):
         where = f" ({self.table} {describe_rows(self.rows)})" if self.rows else ""
         return f"{self.subject}: {self.problem}{where}"
 
-    def in_table(self, table: str) -> RowError:
-        """This error with its log rows called ``table`` (``"log.csv, lines"``); returns it."""
+    def in_table(self, table: str, rows: Sequence[Any] | None = None) -> RowError:
+        """This error with its log rows called ``table`` (``"log.csv, lines"``), and
+        relabelled ``rows`` if given (one per row); returns it."""
         if self.table == "rows" and self.rows:
             self.table = table
+            self.rows = self.rows if rows is None else labels_of(rows)
             self.args = (self._message(),)
         return self
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import gzip
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -376,7 +378,7 @@ class InteractionLog:
         try:
             return cls.from_frame(frame, mapping)
         except RowError as exc:
-            raise in_lines(exc, path) from None
+            raise in_lines(exc, path, sep) from None
 
     @cached_property
     def unit_index(self) -> np.ndarray:
@@ -628,9 +630,6 @@ def separator(path: str | Path) -> str:
     ``.csv`` is read as such); when it cannot tell (a single column, say),
     the suffix's default: tab for ``.tsv``, comma otherwise.
     """
-    import csv
-    import gzip
-
     path = Path(path)
     default = TEXT_SUFFIXES[path.suffix.lower()]
     opener = gzip.open if path.suffix.lower() == ".gz" else open
@@ -671,10 +670,46 @@ def columns_of(path: str | Path, sep: str | None = None) -> list:
         raise OffevalError(f"{path}: cannot read its columns ({_first_line(exc)})") from None
 
 
-def in_lines(exc: RowError, path: str | Path) -> RowError:
-    """The error naming a delimited text file's rows as ``log.csv, lines [...]``."""
+def in_lines(exc: RowError, path: str | Path, sep: str | None = None) -> RowError:
+    """The error naming a delimited text file's rows (labelled by :func:`read_table`) as
+    ``log.csv, lines [...]``: the lines they start on, counting the line breaks in
+    quoted values and the blank lines before them (the file is read again, up to the
+    last row named, only here: an error's cost, not every read's)."""
     path = Path(path)
-    return exc if path.suffix.lower() in PARQUET_SUFFIXES else exc.in_table(f"{path.name}, lines")
+    if path.suffix.lower() in PARQUET_SUFFIXES or exc.table != "rows" or not exc.rows:
+        return exc
+    return exc.in_table(f"{path.name}, lines", _lines_of(path, exc.rows, sep))
+
+
+def _lines_of(path: Path, labels: list, sep: str | None) -> list:
+    """The lines on which the rows that :func:`read_table` labelled ``labels`` start."""
+    if not all(isinstance(x, int) and x >= 2 for x in labels):
+        return labels
+    try:
+        starts = _row_starts(path, _text_separator(path, sep), max(labels) - 1)
+    except (OSError, UnicodeDecodeError, EOFError, csv.Error):
+        return labels  # the file changed or reads otherwise: the labels as read
+    return [int(starts[x - 2]) if x - 2 < len(starts) else x for x in labels]
+
+
+def _row_starts(path: Path, sep: str, n: int) -> list[int]:
+    """The line each of a text file's first ``n`` rows starts on (1-based; the header
+    and blank lines are not rows, a quoted value's line breaks are counted)."""
+    opener = gzip.open if path.suffix.lower() == ".gz" else open
+    starts: list[int] = []
+    with opener(path, "rt", encoding="utf-8", newline="") as file:
+        reader = csv.reader(file, delimiter=sep)
+        read, header = 0, False
+        for record in reader:
+            start, read = read + 1, reader.line_num
+            if len(record) <= 1 and not "".join(record).strip():
+                continue  # a blank line: pandas skips it
+            if header:
+                starts.append(start)
+                if len(starts) == n:
+                    break
+            header = True
+    return starts
 
 
 def read_table(path: str | Path, *, sep: str | None = None) -> pd.DataFrame:
@@ -682,8 +717,9 @@ def read_table(path: str | Path, *, sep: str | None = None) -> pd.DataFrame:
 
     A delimited text file's separator is ``sep``, else sniffed (:func:`separator`),
     and its rows are labelled by their line numbers as an editor shows them:
-    the header is line 1, the first row line 2 (one line per row: a value
-    holding a line break shifts the numbers after it). A Parquet file's
+    the header is line 1, the first row line 2, one line per row (where a
+    quoted value holds a line break, or a line is blank, the rows after it
+    start further down: :func:`in_lines` names those lines). A Parquet file's
     broken pandas metadata is ignored, with a warning (:func:`broken_pandas_metadata`).
     """
     path = _checked_path(path)
