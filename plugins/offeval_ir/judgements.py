@@ -8,7 +8,7 @@ for all users at once: ``grades[u, j]`` is the label grade of the item user
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -138,7 +138,7 @@ class Judgements:
         if strict_users:
             check_same_users(pred["user"], lab["user"])
         pu, lu, all_users = _user_codes(pred["user"], lab["user"], users)
-        pi, li, n_items = _item_codes(pred["item"], lab["item"], len(all_users))
+        pi, li, n_items, item_order = _item_codes(pred["item"], lab["item"], len(all_users))
         _check_duplicates(lu, li, "labels", labels.index.to_numpy(), _table(labels))
         index, table = predictions.index.to_numpy(), _table(predictions)
         score = (
@@ -170,7 +170,7 @@ class Judgements:
             ordered_key = key if order is None else key[order]
             new = np.r_[True, (pu[1:] != pu[:-1]) | (ordered_key[1:] != ordered_key[:-1])]
             tie_group = cells.place(np.cumsum(new[: len(pu)]) - 1, fill=-1, dtype=np.int64)
-            tie_item = cells.place(pi, fill=-1, dtype=np.int64)
+            tie_item = cells.place(item_order(pi), fill=-1, dtype=np.int64)
         positive = None
         if score is not None:
             ordered_score = score if order is None else score[order]
@@ -253,23 +253,34 @@ def _columns(frame: pd.DataFrame, names, required, what: str) -> dict[str, np.nd
     return out
 
 
-def _item_codes(pred_items, label_items, n_users: int) -> tuple[np.ndarray, np.ndarray, int]:
-    """Item codes of both frames in item order, and their number.
+def _item_codes(
+    pred_items, label_items, n_users: int
+) -> tuple[np.ndarray, np.ndarray, int, Callable[[np.ndarray], np.ndarray]]:
+    """Item codes of both frames, their number, and codes to item order (ties read it).
 
-    Integer ids are their own codes (shifted to start at 0) when users x
-    ids fits a 62-bit key; other ids are factorised (sorted).
+    Integer ids are their own codes (shifted to start at 0, already in item
+    order) when users x ids fits a 62-bit key; other ids are factorised, and
+    put in item order only when asked (sorting the distinct ids of a large
+    run costs as much as numbering them).
     """
     both = (np.asarray(pred_items), np.asarray(label_items))
     present = [a for a in both if a.size]
     if present and all(a.dtype.kind in "iu" for a in both):
         low, high = min(int(a.min()) for a in present), max(int(a.max()) for a in present)
         if -(2**62) < low and high < 2**62 and (high - low + 1) * max(n_users, 1) < 2**62:
-            return both[0].astype(np.int64) - low, both[1].astype(np.int64) - low, high - low + 1
+            codes = both[0].astype(np.int64) - low, both[1].astype(np.int64) - low
+            return *codes, high - low + 1, lambda c: c
     codes, uniques = pd.factorize(
-        pd.concat([pd.Series(both[0]), pd.Series(both[1])], ignore_index=True), sort=True
+        pd.concat([pd.Series(both[0]), pd.Series(both[1])], ignore_index=True)
     )
     codes = codes.astype(np.int64)
-    return codes[: len(both[0])], codes[len(both[0]) :], len(uniques)
+
+    def in_item_order(c: np.ndarray) -> np.ndarray:
+        rank = np.empty(len(uniques), np.int64)
+        rank[np.argsort(uniques, kind="stable")] = np.arange(len(uniques))
+        return rank[c]
+
+    return codes[: len(both[0])], codes[len(both[0]) :], len(uniques), in_item_order
 
 
 def _user_codes(pred_users: np.ndarray, label_users: np.ndarray, users: Sequence | None):
