@@ -247,6 +247,14 @@ def test_a_missing_pool_warns_once_per_evaluation_naming_the_column_and_banners(
         message = str(seen[0].message)
         assert "'logging_pool'" in message
         assert re.search(rf"\b{used} banners", message), (used, message)
+    # the message says how to state that the logger drew from the displayed products alone:
+    # a pool of -inf, which silences it and gives what was assumed
+    assert "-inf" in message
+    stated = frame.assign(logging_pool=-np.inf)
+    assert caught(lambda: run(stated, cd)) == []
+    assert run(stated, cd).estimate("model").value == pytest.approx(
+        run(frame, cd).estimate("model").value, rel=1e-12
+    )
     # with the column, or on shuffled banners only, nothing is assumed
     assert caught(lambda: run(banner_frame(), cd)) == []
     shuffled = CounterfactualDisagreement("shuffled", score_scale="logit")

@@ -413,6 +413,7 @@ def _assumed(cd: CounterfactualDisagreement, sums: dict[str, float]) -> list[str
             f"{cd.label}: the log has no column {cd.pool!r}, holding "
             f"{SCALES[cd.score_scale]['pool']}: {assumed:,} banners were computed as if the "
             "logging policy had drawn from the displayed products alone, which changes CD "
-            "when it had others to draw from; give the column"
+            "when it had others to draw from; give the column (-inf, or 0 with "
+            "score_scale='linear', where the logger drew from the displayed products alone)"
         )
     return messages
