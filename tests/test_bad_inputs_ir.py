@@ -157,6 +157,14 @@ def test_compute_cut_offs_are_checked(ks):
         compute(j, ["precision"], ks)
 
 
+def test_whole_float_cut_offs_name_their_columns_as_integers():
+    """5.0 is the cut-off 5: one column precision@5 (not precision@5.0 beside it)."""
+    j = Judgements.from_lists({"u": ["a", "b", "c"]}, {"u": ["a"]})
+    result = compute(j, ["precision"], [5, 5.0, np.float64(2.0)])
+    assert result.per_user.columns.tolist() == ["precision@5", "precision@2"]
+    assert result.per_user.loc["u"].tolist() == [pytest.approx(1 / 5), pytest.approx(1 / 2)]
+
+
 # --- compare ---------------------------------------------------------------------------------
 
 

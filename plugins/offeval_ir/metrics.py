@@ -256,7 +256,8 @@ def compute(
 
 
 def _checked_cutoffs(ks: Sequence[int | None]) -> list[int | None]:
-    """``ks`` as a list: not empty, each None or a whole number >= 1."""
+    """``ks`` as a list of distinct cut-offs: not empty, each None or a whole number >= 1
+    (as an int: 5.0 is the cut-off 5)."""
     if isinstance(ks, (str, bytes)) or not isinstance(ks, Iterable):
         raise ConfigurationError(
             f"ks must be a list of cut-offs (whole numbers or None), got {ks!r}"
@@ -272,7 +273,7 @@ def _checked_cutoffs(ks: Sequence[int | None]) -> list[int | None]:
             raise ConfigurationError(
                 f"ks: each cut-off k must be a whole number >= 1 or None, got {k!r}"
             )
-    return ks
+    return list(dict.fromkeys(None if k is None else int(k) for k in ks))
 
 
 def _negative_grades(j: Judgements, conv: Conventions) -> bool:
