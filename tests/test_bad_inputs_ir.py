@@ -65,6 +65,22 @@ def test_csv_run_with_trec_qrels_is_evaluated(tmp_path, capsys):
     assert table.loc[0, "mean"] == pytest.approx(0.5) and table.loc[0, "users"] == 2
 
 
+def test_column_options_name_a_csv_runs_columns_beside_trec_qrels(tmp_path, capsys):
+    """--column user=qid names the CSV run's column; the TREC qrels, whose columns are
+    named by role, are read as they are (the option told to the user was refused there:
+    'the labels need column qid'). 301: rank 1 relevant, 302: not: P@1 = 1/2."""
+    run = write(tmp_path / "r.csv", "qid,docid,score\n301,d1,0.9\n301,d2,0.5\n302,d4,0.4\n")
+    qrels = write(tmp_path / "q.txt", "301 0 d1 1\n302 0 d3 1\n")
+    out = tmp_path / "t.csv"
+    argv = ["metrics", run, qrels, "-m", "P@1", "--column", "user=qid", "--column", "item=docid"]
+    assert main([*map(str, argv), "--out", str(out)]) == 0, capsys.readouterr().err
+    table = pd.read_csv(out)
+    assert table.loc[0, "mean"] == pytest.approx(0.5) and table.loc[0, "users"] == 2
+    argv[-1] = "doc=nope"  # a column no file has is still named
+    err = one_line_error(capsys, argv)
+    assert "'nope'" in err and "--column item=NAME" in err
+
+
 def test_no_query_of_the_run_in_the_qrels_is_refused(tmp_path, capsys):
     run = write(tmp_path / "r.txt", "q1 Q0 d1 1 0.9 x\nq2 Q0 d1 1 0.9 x\n")
     qrels = write(tmp_path / "q.txt", "q7 0 d1 1\nq8 0 d1 1\n")

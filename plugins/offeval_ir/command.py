@@ -16,6 +16,7 @@ from offeval.stats.compare import CORRECTIONS
 from offeval.tables import markdown_table, write_csv
 from offeval_ir.conventions import Conventions
 from offeval_ir.files import FORMATS, read_qrels, read_run
+from offeval_ir.judgements import role_names
 from offeval_ir.measures import parse_measures
 from offeval_ir.runs import TESTS, RunEvaluation, evaluate_runs
 
@@ -107,8 +108,19 @@ def _read(args: argparse.Namespace, columns: dict) -> tuple[pd.DataFrame, dict]:
     if missing:
         raise OffevalError(f"{', '.join(missing)}: no such file")
     options = {"columns": columns, "sep": args.sep}
-    qrels = read_qrels(args.qrels, args.qrels_format, **options)
-    return qrels, {Path(r).name: read_run(r, args.run_format, **options) for r in runs}
+    qrels = _named(read_qrels(args.qrels, args.qrels_format, **options), columns)
+    return qrels, {
+        Path(r).name: _named(read_run(r, args.run_format, **options), columns) for r in runs
+    }
+
+
+def _named(frame: pd.DataFrame, columns: dict) -> pd.DataFrame:
+    """``frame`` with its role-named columns renamed as ``--column`` names them, where it
+    has the role's column and not the named one (TREC and JSON files name theirs by role:
+    a CSV run's ``--column user=qid`` beside TREC qrels)."""
+    names = role_names(columns)
+    renamed = {r: c for r, c in names.items() if r != c and r in frame and c not in frame}
+    return frame.rename(columns=renamed) if renamed else frame
 
 
 def _write(table: pd.DataFrame, out: OutputFile, heading: str, latex: str | None = None) -> None:
