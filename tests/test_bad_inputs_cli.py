@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 import warnings
 
 import numpy as np
@@ -319,6 +320,36 @@ def test_a_csv_with_another_separator_is_read_as_such(frame, tmp_path, sep):
     read = log_module.read_table(path)
     assert list(read.columns) == list(frame.columns)
     np.testing.assert_allclose(read["mu"], frame["mu"])
+
+
+def test_a_comma_csv_is_read_with_commas_whatever_its_text_holds(tmp_path):
+    path = tmp_path / "log.csv"
+    texts = {"t0": ["|'b", ",b..\ta;"], "t1": ["", ".;.'|,"]}  # csv.Sniffer said '|'
+    pd.DataFrame({"session": [0, 1], **texts, "reward": [0, 1]}).to_csv(path, index=False)
+    assert log_module.separator(path) == ","
+    assert list(log_module.read_table(path)["t1"].fillna("")) == texts["t1"]
+
+
+def test_a_header_decides_between_separators(tmp_path):
+    path = tmp_path / "log.csv"
+    path.write_text('"a,b";session;reward\n0,5;1;0\n')  # a quoted name holding a comma
+    assert log_module.separator(path) == ";"
+    path.write_text("session|reward|note\n1|0|a;b;c\n2|1|d;e\n")
+    assert log_module.separator(path) == "|"
+    path.write_text("reward\n1\n0\n")  # one column: the suffix's separator
+    assert log_module.separator(path) == ","
+    tsv = tmp_path / "log.tsv"
+    tsv.write_text("session,reward\n1,0\n")  # a .tsv that holds commas
+    assert log_module.separator(tsv) == ","
+
+
+def test_a_stray_quote_in_the_text_costs_no_time_to_sniff(tmp_path):
+    path = tmp_path / "log.csv"
+    rows = "".join(f'{i},a "b;c,1\n' for i in range(8_000))  # csv.Sniffer: 4 s on 64 KB
+    path.write_text("session,title,reward\n" + rows)
+    start = time.perf_counter()
+    assert log_module.separator(path) == ","
+    assert time.perf_counter() - start < 0.5  # about 10 ms
 
 
 def test_a_semicolon_csv_is_evaluated_as_the_comma_csv(frame, tmp_path):
