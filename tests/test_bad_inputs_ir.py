@@ -240,7 +240,11 @@ def test_compare_outputs_count_what_is_left_out(tmp_path, capsys):
     assert np.isnan(table["p_vs_a"][0]) and table["p_vs_b"][0] < 1e-6
     assert table["p_vs_a"][1] == table["p_vs_b"][0]
     assert main([*base, "--out", str(tex)]) == 0
-    assert "8 queries" in tex.read_text()
+    caption = re.search(r"\\caption\{(.*)\}", tex.read_text()).group(1)
+    assert "8 queries" in caption
+    # the option as typed (LaTeX sets -- as a dash), the heading's lines as sentences
+    assert r"-{}-{}set no\_predictions=zero" in caption and "--" not in caption
+    assert "overrides none. RR: paired on" in caption
 
 
 def test_compare_refuses_runs_with_no_common_query(tmp_path, capsys):

@@ -385,7 +385,8 @@ _TEX = {
     "}": r"\}",
     "~": r"\textasciitilde{}",
     "^": r"\textasciicircum{}",
-    "\n": " ",
+    "-": "-{}",  # -- would be set as a dash: options keep their two hyphens
+    "\n": ". ",  # the heading's lines, as sentences
 }
 
 
