@@ -401,6 +401,16 @@ def test_a_mistyped_name_gets_the_closest_registered_names():
         find_label("nics", known)
 
 
+def test_suggestions_ignore_case_and_skip_single_letters():
+    reg = Registry()
+    with pytest.raises(RegistryError, match=r"no estimator named 'IPS' \(did you mean ips\?\);"):
+        reg.get("estimator", "IPS")  # said nothing: difflib compares case
+    with pytest.raises(RegistryError, match=r"'Snips' \(did you mean snips\?\);"):
+        reg.get("estimator", "Snips")  # said "snips or ips or rips"
+    with pytest.raises(RegistryError, match="no estimator named 'd'; registered"):
+        reg.get("estimator", "d")  # said "pd or dr or dm": any name holding a d
+
+
 def test_the_default_set_runs_each_estimator_once_whatever_its_names():
     from offeval.registry import behaviour
 

@@ -38,8 +38,23 @@ def hint(python: str, command_line: str) -> str:
 
 
 def did_you_mean(word: str, known: Iterable[str]) -> str:
-    """``" (did you mean snips?)"`` for the closest names among ``known``, or ``""``."""
-    close = difflib.get_close_matches(str(word), [str(k) for k in known], n=3, cutoff=0.6)
+    """``" (did you mean snips?)"`` for the closest names among ``known``, or ``""``.
+
+    Case and surrounding spaces are ignored (``IPS`` or ``Snips`` name one
+    name only: ``ips``, ``snips``); a word of one letter gets no suggestion
+    (any name holding that letter would be as close).
+    """
+    folded: dict[str, list[str]] = {}
+    for name in map(str, known):
+        folded.setdefault(name.strip().casefold(), []).append(name)
+    typed = str(word).strip().casefold()
+    if typed in folded:
+        close = folded[typed]
+    elif len(typed) < 2:
+        close = []
+    else:
+        matches = difflib.get_close_matches(typed, list(folded), n=3, cutoff=0.6)
+        close = [name for match in matches for name in folded[match]][:3]
     return f" (did you mean {' or '.join(close)}?)" if close else ""
 
 
