@@ -235,6 +235,7 @@ def test_compare_outputs_count_what_is_left_out(tmp_path, capsys):
     assert set(table.columns) >= {"run", "measure", "mean", "se", "ci_low", "ci_high", "users"}
     assert table.set_index("run").loc["a.run", "mean"] == pytest.approx(1.0)
     assert (table["users"] == 8).all() and table["left_out"].tolist() == [2, 2]
+    assert (table["paired_on"] == "queries every run averages").all()  # the rule, in the file
     # a's RR is 1 and b's 1/2 on each of the 8 queries: a difference of 1/2 with no
     # spread, so the paired t-test's p-value is ~0 (and the same from either side)
     assert np.isnan(table["p_vs_a"][0]) and table["p_vs_b"][0] < 1e-6

@@ -263,6 +263,10 @@ class CompareCommand:
         return 0
 
 
+#: The users (queries) a comparison's means and tests are over, as its CSV says.
+PAIRED_ON = "queries every run averages"
+
+
 def _paired_on(evaluation: RunEvaluation) -> list[str]:
     """Per measure: the queries every run averages, and those left out, by the runs lacking
     them (the rule of :meth:`RunEvaluation.on_common_queries`)."""
@@ -270,7 +274,7 @@ def _paired_on(evaluation: RunEvaluation) -> list[str]:
     for measure in evaluation.measures:
         estimates = {r: evaluation.evaluation.estimate(r, measure) for r in evaluation.values}
         users = next(iter(estimates.values())).n_units
-        line = f"{measure}: paired on the {users} queries every run averages"
+        line = f"{measure}: paired on the {users} {PAIRED_ON}"
         left_out = evaluation.left_out[measure]
         if left_out:
             lacking = {
@@ -298,6 +302,7 @@ def numeric_table(
     table.insert(1, "letter", table["run"].map(letter))
     left_out = table["measure"].map(evaluation.left_out)
     table.insert(table.columns.get_loc("users") + 1, "left_out", left_out)
+    table.insert(table.columns.get_loc("left_out") + 1, "paired_on", PAIRED_ON)
     keys = list(zip(table["run"], table["measure"], strict=True))
     table["beats"] = ["".join(sorted(beaten.get(key, []))) for key in keys]
     chosen = "p_adjusted" if pairs.attrs.get("test", "t") == "t" else "p_randomization_adjusted"
