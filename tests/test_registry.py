@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import abc
 import ast
 import inspect
 import re
@@ -399,6 +400,32 @@ def test_a_mistyped_name_gets_the_closest_registered_names():
     known = {"ncis": ("ncis", {"cap": 100.0}), "is": ("is", {})}
     with pytest.raises(OffevalError, match=r"unknown estimator 'nics' \(did you mean ncis"):
         find_label("nics", known)
+
+
+class AbstractCapped(abc.ABC, NCIS):
+    """A plugin's estimator with an abstract base (its subclasses carry ``_abc_impl``)."""
+
+    name = "abstract_capped"
+
+
+class AnnotatedAlias(AbstractCapped):
+    """Another name for abstract_capped, its name annotated."""
+
+    name: str = "annotated_alias"
+
+
+class AliasPlugin:
+    @hookimpl
+    def register_estimators(self, register):
+        register("abstract_capped", AbstractCapped)
+        register("annotated_alias", AnnotatedAlias)
+
+
+def test_an_annotated_alias_of_an_abstract_based_estimator_runs_once():
+    reg = Registry()
+    reg.add_plugin(AliasPlugin(), "aliases")
+    defaults = reg.distinct("estimator")
+    assert "abstract_capped" in defaults and "annotated_alias" not in defaults
 
 
 def test_suggestions_ignore_case_and_skip_single_letters():

@@ -531,7 +531,16 @@ def _parameters(factory: Any) -> list[str] | None:
 
 #: Class attributes that do not change what a component computes (an alias's own).
 COSMETIC = frozenset(
-    {"name", "__doc__", "__module__", "__qualname__", "__firstlineno__", "__static_attributes__"}
+    {
+        "name",
+        "__doc__",
+        "__module__",
+        "__qualname__",
+        "__firstlineno__",
+        "__static_attributes__",
+        "__annotations__",  # name: str = "alias"
+        "_abc_impl",  # every subclass of an abc.ABC has its own
+    }
 )
 
 
