@@ -540,6 +540,7 @@ COSMETIC = frozenset(
         "__static_attributes__",
         "__annotations__",  # name: str = "alias"
         "_abc_impl",  # every subclass of an abc.ABC has its own
+        "__abstractmethods__",
     }
 )
 
