@@ -242,7 +242,7 @@ def _columns(frame: pd.DataFrame, names, required, what: str) -> dict[str, np.nd
             raise missing_column(frame, names[role], role, what)
     out = {k: frame[v].to_numpy() for k, v in names.items() if v in frame}
     for role in ("user", "item"):
-        missing = pd.isna(out[role])
+        missing = frame[names[role]].isna().to_numpy()  # text columns: their null mask
         if missing.any():
             raise ColumnError(
                 names[role],
