@@ -275,3 +275,24 @@ def test_trec_eval_preset_judged_matches_ir_measures_with_ties(tmp_path):
             assert mine == pytest.approx(metric.value, abs=1e-12), metric
             compared += 1
     assert compared > 80
+
+
+def test_trec_collection_values_do_not_depend_on_layout(tmp_path):
+    """The run shuffled and read in blocks of users, its ids as Python strings or as
+    pyarrow's text: the same per-query values (ids are numbered differently on each path)."""
+    from offeval_ir import compute_measures
+    from offeval_ir.files import read_qrels, read_run
+
+    run_path, qrels_path = trec_collection(tmp_path)
+    run, qrels = read_run(run_path), read_qrels(qrels_path)
+    expected = compute_measures(run, qrels, TREC_MEASURES).per_user
+    as_objects = {"user": object, "item": object}
+    for predictions, labels, chunk_rows in [
+        (run.sample(frac=1, random_state=0), qrels, 200),
+        (run.astype(as_objects), qrels, 300),
+        (run, qrels.astype(as_objects), 2_000_000),
+    ]:
+        got = compute_measures(predictions, labels, TREC_MEASURES, chunk_rows=chunk_rows)
+        pd.testing.assert_frame_equal(
+            got.per_user.loc[expected.index], expected, check_exact=False, rtol=0, atol=1e-12
+        )

@@ -18,7 +18,13 @@ import pandas as pd
 
 from offeval import ConfigurationError, OffevalError
 from offeval_ir.conventions import Conventions
-from offeval_ir.judgements import Judgements, check_same_users, missing_column, role_names
+from offeval_ir.judgements import (
+    Judgements,
+    check_same_users,
+    id_array,
+    missing_column,
+    role_names,
+)
 from offeval_ir.metrics import METRICS, MetricResult, compute
 
 
@@ -101,7 +107,7 @@ def _users(frame: pd.DataFrame, names: dict[str, str], what: str) -> np.ndarray:
         raise OffevalError(f"{what} must be a pandas DataFrame, got {type(frame).__name__}")
     if names["user"] not in frame:
         raise missing_column(frame, names["user"], "user", what)
-    return frame[names["user"]].to_numpy()
+    return id_array(frame[names["user"]])
 
 
 def _user_runs(users: np.ndarray) -> tuple[np.ndarray | None, pd.Index, np.ndarray]:

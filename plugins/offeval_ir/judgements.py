@@ -233,6 +233,13 @@ def missing_column(frame: pd.DataFrame, column: str, role: str, what: str) -> Co
     )
 
 
+def id_array(ids) -> np.ndarray | pd.arrays.ArrowStringArray:
+    """Ids as an array to number: text pyarrow holds stays there (making Python strings of
+    ten million ids takes longer than numbering them), anything else as numpy."""
+    array = ids.array if isinstance(ids, pd.Series) else ids
+    return array if isinstance(array, pd.arrays.ArrowStringArray) else np.asarray(ids)
+
+
 def _columns(frame: pd.DataFrame, names, required, what: str) -> dict[str, np.ndarray]:
     """The role columns of ``frame`` as arrays (no copy for numeric columns)."""
     if not isinstance(frame, pd.DataFrame):
@@ -240,7 +247,11 @@ def _columns(frame: pd.DataFrame, names, required, what: str) -> dict[str, np.nd
     for role in required:
         if names[role] not in frame:
             raise missing_column(frame, names[role], role, what)
-    out = {k: frame[v].to_numpy() for k, v in names.items() if v in frame}
+    out = {
+        k: id_array(frame[v]) if k in ("user", "item") else frame[v].to_numpy()
+        for k, v in names.items()
+        if v in frame
+    }
     for role in ("user", "item"):
         missing = frame[names[role]].isna().to_numpy()  # text columns: their null mask
         if missing.any():
@@ -263,7 +274,7 @@ def _item_codes(
     put in item order only when asked (sorting the distinct ids of a large
     run costs as much as numbering them).
     """
-    both = (np.asarray(pred_items), np.asarray(label_items))
+    both = (id_array(pred_items), id_array(label_items))
     present = [a for a in both if a.size]
     if present and all(a.dtype.kind in "iu" for a in both):
         low, high = min(int(a.min()) for a in present), max(int(a.max()) for a in present)
@@ -293,7 +304,7 @@ def _user_codes(pred_users: np.ndarray, label_users: np.ndarray, users: Sequence
     every row.
     """
     if users is None:
-        pred_users = np.asarray(pred_users)
+        pred_users, label_users = id_array(pred_users), id_array(label_users)
         starts = np.flatnonzero(np.r_[True, pred_users[1:] != pred_users[:-1]])
         runs = pd.Index(pred_users[starts[starts < len(pred_users)]])
         if runs.is_unique:
@@ -301,7 +312,7 @@ def _user_codes(pred_users: np.ndarray, label_users: np.ndarray, users: Sequence
             pu = np.repeat(np.arange(len(runs), dtype=np.int32), lengths)
             lu = runs.get_indexer(pd.Index(label_users)).astype(np.int32)
             only = lu < 0
-            extra, extra_users = pd.factorize(np.asarray(label_users)[only])
+            extra, extra_users = pd.factorize(label_users[only])
             lu[only] = len(runs) + extra
             return pu, lu, runs.append(pd.Index(extra_users))
     parts = [pd.Series(pred_users), pd.Series(label_users)]
