@@ -5,6 +5,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
@@ -366,3 +367,35 @@ def test_heartbeats_find_a_worker_that_never_beat():
         beats.times[0] = now
         assert not beats.stalled(now=now), now
     assert beats.stalled(now=parallel_module.STALL_SECONDS + 0.2)
+
+
+class SlowInAWorker(FailsLate):
+    """Takes 20 s in a worker: long enough to be interrupted."""
+
+    name = "slow_in_a_worker"
+    parent = os.getpid()
+
+    def contribute(self, view):
+        if os.getpid() != self.parent:
+            time.sleep(20)
+        return Contribution({"x": view.log.column("reward"), "n": view.log.ones})
+
+
+def test_an_interrupt_stops_the_workers_at_once(setup):
+    """A notebook's interrupt reaches the parent only: the workers must not finish first."""
+    log, policies, _ = setup
+
+    def interrupt(*args):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    signal.alarm(1)
+    start = time.monotonic()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            evaluate(log, policies, [SlowInAWorker()], workers=2)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert time.monotonic() - start < 10  # the workers' 20 s were not waited for
+    assert multiprocessing.active_children() == []

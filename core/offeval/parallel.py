@@ -24,7 +24,8 @@ long chunk still beats, so a slow estimator is not mistaken for a hung one,
 unless one call holds the GIL all that time (numpy on object arrays does;
 its numeric loops release it): that worker cannot beat, and is taken as
 hung (the evaluation, still right, then runs here). A worker deadlocked
-while its heartbeat thread runs is not detected.
+while its heartbeat thread runs is not detected. An interrupt (Ctrl-C, or a
+notebook's, which reaches this process only) kills the workers at once.
 
 The pass runs with one BLAS thread per process (:func:`one_blas_thread`):
 its matrix products are many and small, and OpenBLAS' threads slowed the
@@ -143,14 +144,8 @@ def fold_in_workers(
             futures = [pool.submit(_fold_share, share) for share in parts_of_log]
         except (OSError, RuntimeError):
             return None
-        done = 0
-        while not all(f.done() for f in futures):
-            wait_for(futures, timeout=0.2, return_when=FIRST_EXCEPTION)
-            folded = counter.value
-            if folded > done:
-                on_rows(folded - done)
-                done = folded
-            if beats.stalled():
+        try:
+            if not _watch(futures, counter, beats, on_rows):
                 beats.kill(getattr(pool, "_processes", None) or ())  # those yet to beat too
                 warnings.warn(
                     f"a worker stopped responding for {STALL_SECONDS:g} s: the workers were "
@@ -159,6 +154,9 @@ def fold_in_workers(
                     stacklevel=3,
                 )
                 return None
+        except BaseException:  # Ctrl-C, or a notebook's interrupt (which reaches this
+            beats.kill(getattr(pool, "_processes", None) or ())  # process only): now
+            raise
         try:  # a worker that died (killed, out of memory) or a result that cannot travel back
             parts = [f.result() for f in futures]
         except Exception:
@@ -173,6 +171,20 @@ def fold_in_workers(
     for acc in accumulators:
         acc.policies, acc.estimators = template.policies, template.estimators
     return reduce(lambda a, b: a.merge(b), accumulators)
+
+
+def _watch(futures: list, counter, beats: Heartbeats, on_rows: Callable[[int], None]) -> bool:
+    """Until the workers are done, report their rows; False as soon as one stalls."""
+    done = 0
+    while not all(f.done() for f in futures):
+        wait_for(futures, timeout=0.2, return_when=FIRST_EXCEPTION)
+        folded = counter.value
+        if folded > done:
+            on_rows(folded - done)
+            done = folded
+        if beats.stalled():
+            return False
+    return True
 
 
 class Heartbeats:
