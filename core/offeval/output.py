@@ -86,7 +86,7 @@ def check_destination(
         )
     if path.exists() and not path.is_dir():
         raise OffevalError(f"{option} {path}: exists and is not a folder")
-    base = nearest_existing(path.parent)
+    base = nearest_existing(here.parent)  # where the temporary folder goes
     if not base.is_dir():
         raise OffevalError(f"{option} {path}: {base} is a file, not a folder")
     if not os.access(base, os.W_OK | os.X_OK) or not _can_create_in(base):
@@ -258,7 +258,7 @@ class OutputFile:
             raise OffevalError(f"{option} {self.path}: is a folder; name a file")
         if any(self._target == target_of(p) for p in inputs):
             raise OffevalError(f"{option} {self.path}: is one of the inputs; name another file")
-        base = nearest_existing(self.path.parent)
+        base = nearest_existing(self._target.parent)
         if not base.is_dir():
             raise OffevalError(f"{option} {self.path}: {base} is a file, not a folder")
         if not os.access(base, os.W_OK | os.X_OK) or not _can_create_in(base):
