@@ -399,3 +399,21 @@ def test_an_interrupt_stops_the_workers_at_once(setup):
         signal.signal(signal.SIGALRM, previous)
     assert time.monotonic() - start < 10  # the workers' 20 s were not waited for
     assert multiprocessing.active_children() == []
+
+
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        ({"cpu.max": "150000 100000\n"}, 2),  # docker --cpus=1.5: two processes, not 64
+        ({"cpu.max": "max 100000\n"}, 64),  # no quota
+        ({"cpu.cfs_quota_us": "300000\n", "cpu.cfs_period_us": "100000\n"}, 3),  # cgroup v1
+        ({"cpu.cfs_quota_us": "-1\n", "cpu.cfs_period_us": "100000\n"}, 64),
+        ({}, 64),  # no cgroup files at all
+    ],
+)
+def test_the_cores_are_capped_at_the_containers_cpu_quota(tmp_path, monkeypatch, files, expected):
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    monkeypatch.setattr(parallel_module, "CGROUP", tmp_path)
+    monkeypatch.setattr(parallel_module.os, "sched_getaffinity", lambda pid: set(range(64)))
+    assert parallel_module.available_cores() == expected

@@ -35,6 +35,7 @@ when two workers each started their own. More cores are used by workers.
 
 from __future__ import annotations
 
+import math
 import multiprocessing
 import os
 import signal
@@ -47,6 +48,7 @@ from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor
 from concurrent.futures import wait as wait_for
 from contextlib import AbstractContextManager
 from functools import cache, reduce
+from pathlib import Path
 
 import numpy as np
 
@@ -74,8 +76,28 @@ def one_blas_thread() -> AbstractContextManager:
 
 
 def available_cores() -> int:
-    """The cores this process may run on."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    """The cores this process may run on: its CPU affinity, capped at its container's
+    CPU quota (cgroup ``cpu.max``, or v1's ``cpu.cfs_quota_us``), rounded up."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    quota = _cgroup_quota()
+    return max(1, min(cores or 1, math.ceil(quota) if quota else cores or 1))
+
+
+#: Where Linux shows this process's control group (its CPU quota).
+CGROUP = Path("/sys/fs/cgroup")
+
+
+def _cgroup_quota() -> float | None:
+    """The CPUs' worth of time this process's control group may use; None if unlimited."""
+    try:
+        if (CGROUP / "cpu.max").is_file():
+            quota, period = (CGROUP / "cpu.max").read_text().split()[:2]
+        else:
+            quota = (CGROUP / "cpu.cfs_quota_us").read_text().strip()
+            period = (CGROUP / "cpu.cfs_period_us").read_text().strip()
+        return float(quota) / float(period) if quota != "max" and float(quota) > 0 else None
+    except (OSError, ValueError):
+        return None
 
 
 def fork_available() -> bool:
