@@ -163,6 +163,24 @@ def test_two_runs_committing_one_folder_at_once_both_succeed_last_one_wins(tmp_p
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # nothing left aside
 
 
+def test_an_interrupt_between_the_two_renames_puts_the_earlier_folder_back(tmp_path, monkeypatch):
+    dest = offeval_folder(tmp_path / "out", "old.csv")
+    replace, calls = os.replace, []
+
+    def interrupted_second(src, dst):
+        calls.append(dst)
+        if len(calls) == 2:  # the earlier folder is aside, the new one not yet in place
+            raise KeyboardInterrupt
+        replace(src, dst)
+
+    with pytest.raises(KeyboardInterrupt), OutputFolder(dest, quiet=True) as tmp:
+        (tmp / "new.csv").write_text("new")
+        monkeypatch.setattr(output_module.os, "replace", interrupted_second)
+    monkeypatch.undo()
+    assert sorted(p.name for p in dest.iterdir()) == [MARKER, "old.csv"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
 def test_a_symlinked_destination_is_written_through_the_link(tmp_path):
     real = offeval_folder(tmp_path / "disk" / "results", "old.csv")
     link = tmp_path / "results"

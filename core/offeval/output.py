@@ -176,34 +176,41 @@ class OutputFolder:
         """Mark ``tmp`` as ours, give it the usual permissions, put it in the destination.
 
         Whatever is there is renamed aside first; should another process put
-        its folder there in between, that one is renamed aside in turn.
+        its folder there in between, that one is renamed aside in turn. A
+        failure (or Ctrl-C) before ``tmp`` is in place puts the earlier folder back.
         """
         (tmp / MARKER).write_text("written by offeval; the next run replaces this folder\n")
         tmp.chmod(0o777 & ~_umask())
-        target = self._target
-        aside = Path(tempfile.mkdtemp(dir=tmp.parent, prefix=f".{target.name}.old-"))
+        aside = Path(tempfile.mkdtemp(dir=tmp.parent, prefix=f".{self._target.name}.old-"))
         try:
-            for attempt in range(ATTEMPTS):
-                if target.is_dir():
-                    self._check_ours(target, first=attempt == 0)
-                    try:
-                        os.replace(target, aside / str(attempt))
-                    except FileNotFoundError:  # another process moved it aside just now
-                        pass
-                    else:
-                        self.replaced |= _holds_files(aside / str(attempt))
+            self._swap(tmp, aside)
+        except BaseException:
+            _put_back(aside, self._target)
+            raise
+        shutil.rmtree(aside, ignore_errors=True)
+
+    def _swap(self, tmp: Path, aside: Path) -> None:
+        """Rename the destination into ``aside`` (as 0, 1, ...) and ``tmp`` into its place."""
+        target = self._target
+        for attempt in range(ATTEMPTS):
+            if target.is_dir():
+                self._check_ours(target, first=attempt == 0)
                 try:
-                    os.replace(tmp, target)
-                    return
-                except OSError as exc:  # another process put its folder there just now
-                    if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST):
-                        raise
-            raise OffevalError(
-                f"{self.option} {self.path}: other processes keep writing this folder; "
-                "give each run its own folder"
-            )
-        finally:
-            shutil.rmtree(aside, ignore_errors=True)
+                    os.replace(target, aside / str(attempt))
+                except FileNotFoundError:  # another process moved it aside just now
+                    pass
+                else:
+                    self.replaced |= _holds_files(aside / str(attempt))
+            try:
+                os.replace(tmp, target)
+                return
+            except OSError as exc:  # another process put its folder there just now
+                if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+                    raise
+        raise OffevalError(
+            f"{self.option} {self.path}: other processes keep writing this folder; "
+            "give each run its own folder"
+        )
 
     def _check_ours(self, target: Path, first: bool) -> None:
         """A folder that appeared since the check is replaced only if offeval wrote it."""
@@ -212,6 +219,18 @@ class OutputFolder:
                 f"{self.option} {self.path}: a folder that offeval did not write appeared "
                 "there while it ran: choose another folder, or add --force"
             )
+
+
+def _put_back(aside: Path, target: Path) -> None:
+    """After a failed swap: the last folder renamed aside back in place, if the place is
+    empty; ``aside`` deleted if nothing of it is needed (else left, as the module says)."""
+    moved = sorted(aside.iterdir(), key=lambda p: int(p.name))
+    try:
+        if moved and not target.exists():
+            os.replace(moved[-1], target)
+    except OSError:
+        return
+    shutil.rmtree(aside, ignore_errors=True)
 
 
 def _names(folder: Path) -> list[str]:
