@@ -21,8 +21,9 @@ holds one of the command's inputs is always refused.
 
 The old folder is renamed aside, the new one renamed into place, then the
 old one deleted: each rename is atomic, and between the two (microseconds)
-the destination does not exist; should the process die there, the old
-content is still beside it, in ``.NAME.old-*``. Two runs committing the same
+the destination does not exist; an exception or Ctrl-C there puts the old
+folder back, and should the process be killed there, the old content is
+still beside it, in ``.NAME.old-*``. Two runs committing the same
 folder at once both succeed: the last to commit wins, whole, and nothing is
 left aside.
 
