@@ -116,7 +116,68 @@ def _can_create_in(folder: Path) -> bool:
     return True
 
 
-class OutputFolder:
+class _Staged:
+    """Written into a temporary place beside the destination, moved into place whole.
+
+    ``with staged as tmp:`` yields the temporary place; when the block ends
+    without an exception it is committed to the destination, else (or when
+    the commit fails) it is discarded. Subclasses say how to make, commit
+    and discard it.
+    """
+
+    option: str
+    path: Path
+    _target: Path
+    _tmp: Path | None = None
+
+    def __enter__(self) -> Path:
+        """Check the destination again, then make and return the temporary place."""
+        self._recheck()
+        parent = self._target.parent
+        try:
+            parent.mkdir(parents=True, exist_ok=True)
+            self._tmp = self._make(parent, f".{self._target.name}.tmp-")
+        except OSError as exc:
+            raise OffevalError(f"{self.option} {self.path}: cannot write ({exc})") from None
+        return self._tmp
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        """Commit the temporary place to the destination, or discard it if the block failed."""
+        tmp, self._tmp = self._tmp, None
+        if tmp is None:
+            return
+        if kind is not None:
+            self._discard(tmp)
+            return
+        try:
+            self._commit(tmp)
+        except BaseException:
+            self._discard(tmp)
+            raise
+        self._committed()
+
+    def _recheck(self) -> None:
+        """Check the destination again just before writing (nothing by default)."""
+
+    def _committed(self) -> None:
+        """Say what the commit did (nothing by default)."""
+
+    def _make(self, parent: Path, prefix: str) -> Path:
+        raise NotImplementedError
+
+    def _commit(self, tmp: Path) -> None:
+        raise NotImplementedError
+
+    def _discard(self, tmp: Path) -> None:
+        raise NotImplementedError
+
+
+class OutputFolder(_Staged):
     """A destination folder written whole or not at all (see the module's docstring).
 
     Built before the work, it checks the destination (:func:`check_destination`);
@@ -139,37 +200,17 @@ class OutputFolder:
         self.path = check_destination(path, option=option, force=force, inputs=inputs)
         self._target = target_of(self.path)
         self.replaced = False
-        self._tmp: Path | None = None
 
-    def __enter__(self) -> Path:
-        """Check the destination again, then make and return the temporary folder."""
+    def _recheck(self) -> None:
         check_destination(self._target, option=self.option, force=self.force, inputs=self.inputs)
-        parent = self._target.parent
-        try:
-            parent.mkdir(parents=True, exist_ok=True)
-            self._tmp = Path(tempfile.mkdtemp(dir=parent, prefix=f".{self._target.name}.tmp-"))
-        except OSError as exc:
-            raise OffevalError(f"{self.option} {self.path}: cannot write ({exc})") from None
-        return self._tmp
 
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        """Move the temporary folder into place, or delete it if the block failed."""
-        tmp, self._tmp = self._tmp, None
-        if tmp is None:
-            return
-        if kind is not None:
-            shutil.rmtree(tmp, ignore_errors=True)
-            return
-        try:
-            self._commit(tmp)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
+    def _make(self, parent: Path, prefix: str) -> Path:
+        return Path(tempfile.mkdtemp(dir=parent, prefix=prefix))
+
+    def _discard(self, tmp: Path) -> None:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    def _committed(self) -> None:
         if self.replaced and not self.quiet:
             print(f"replaced the earlier files in {self.path}{os.sep}", file=sys.stderr)
 
@@ -261,7 +302,7 @@ def _umask() -> int:
     return umask
 
 
-class OutputFile:
+class OutputFile(_Staged):
     """A destination file written whole or not at all, checked before the work that fills it.
 
     Built before the work: refused if the path is a folder, lies under a
@@ -285,32 +326,15 @@ class OutputFile:
             raise OffevalError(f"{option} {self.path}: cannot write in {base} (permission denied)")
         if self.path.exists() and not os.access(self.path, os.W_OK):
             raise OffevalError(f"{option} {self.path}: the file is read-only")
-        self._tmp: Path | None = None
 
-    def __enter__(self) -> Path:
-        """Make and return the temporary file's path, in the destination's folder."""
-        parent = self._target.parent
-        try:
-            parent.mkdir(parents=True, exist_ok=True)
-            handle, name = tempfile.mkstemp(dir=parent, prefix=f".{self._target.name}.tmp-")
-        except OSError as exc:
-            raise OffevalError(f"{self.option} {self.path}: cannot write ({exc})") from None
+    def _make(self, parent: Path, prefix: str) -> Path:
+        handle, name = tempfile.mkstemp(dir=parent, prefix=prefix)
         os.close(handle)
-        self._tmp = Path(name)
-        return self._tmp
+        return Path(name)
 
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        """Move the temporary file into place, or delete it if the block failed."""
-        tmp, self._tmp = self._tmp, None
-        if tmp is None:
-            return
-        if kind is not None:
-            tmp.unlink(missing_ok=True)
-            return
+    def _discard(self, tmp: Path) -> None:
+        tmp.unlink(missing_ok=True)
+
+    def _commit(self, tmp: Path) -> None:
         tmp.chmod(0o666 & ~_umask())
         os.replace(tmp, self._target)
