@@ -18,3 +18,17 @@ def env() -> Environment:
 def bandit():
     """A two-slot bandit log with candidates, its target policy and true value."""
     return synthetic_log(20_000, seed=3)
+
+
+@pytest.fixture()
+def user_log(tmp_path, env):
+    """A CSV log as a user has one: session, stream, mu and pi_p01..pi_p03 columns."""
+    log = env.simulate(env.logging_policy(), 4_000, seed=2)
+    frame = log.frame.rename(
+        columns={"trajectory": "session", "reward": "stream", "propensity": "mu"}
+    )
+    for p in env.candidate_policies(3):
+        frame[f"pi_{p.name}"] = p.probabilities(log.frame)
+    path = tmp_path / "log.csv"
+    frame.to_csv(path, index=False)
+    return path

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import time
 import warnings
 
@@ -15,6 +14,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from cli_checks import one_line_error
 
 import offeval.log as log_module
 import offeval.registry as registry_module
@@ -23,18 +23,6 @@ from offeval import output as output_module
 from offeval.cli import main
 from offeval.output import MARKER, OutputFile, OutputFolder
 from offeval_ncis import IS
-
-
-def one_line_error(capsys, argv, *patterns, code=2):
-    """The command fails with ``code`` and exactly one line on stderr, no traceback."""
-    assert main(argv) == code
-    captured = capsys.readouterr()
-    lines = captured.err.strip().splitlines()
-    assert len(lines) == 1, captured.err
-    assert "Traceback" not in captured.err + captured.out
-    for pattern in patterns:
-        assert re.search(pattern, lines[0]), (pattern, lines[0])
-    return lines[0]
 
 
 @pytest.fixture(scope="module")

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from cli_checks import one_line_error
 
 from offeval import ColumnError, ConfigurationError, OffevalError
 from offeval.cli import main
@@ -24,15 +25,6 @@ from offeval_ir.files import read_qrels, read_run
 def write(path, text: str):
     path.write_text(text)
     return path
-
-
-def one_line_error(capsys, argv) -> str:
-    """Run the CLI, expect exit code 2 and one line on stderr; return that line."""
-    code = main([str(a) for a in argv])
-    err = capsys.readouterr().err.strip()
-    assert code == 2, err
-    assert len(err.splitlines()) == 1, err
-    return err
 
 
 # --- ids are text, whatever the format -------------------------------------------------------

@@ -32,20 +32,6 @@ NASTY = ["<script>alert(1)</script>", "@cmd|x", "a_b*c$\\frac$"]
 MAPPING = "--map trajectory=session --map reward=stream --map propensity=mu".split()
 
 
-@pytest.fixture()
-def user_log(tmp_path, env):
-    """A CSV log whose policies' probability columns are pi_p01..pi_p03."""
-    log = env.simulate(env.logging_policy(), 3_000, seed=2)
-    frame = log.frame.rename(
-        columns={"trajectory": "session", "reward": "stream", "propensity": "mu"}
-    )
-    for p in env.candidate_policies(3):
-        frame[f"pi_{p.name}"] = p.probabilities(log.frame)
-    path = tmp_path / "log.csv"
-    frame.to_csv(path, index=False)
-    return path
-
-
 def _evaluate_report(user_log, tmp_path, *extra: str) -> tuple[str, str]:
     report = tmp_path / "report"
     policies = [f"--policy={name}=pi_p0{k}" for k, name in enumerate(NASTY, start=1)]

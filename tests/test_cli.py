@@ -11,6 +11,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
+from cli_checks import one_line_error
 
 import offeval.registry as registry_module
 from offeval import OffevalError, Registry, hookimpl
@@ -64,19 +65,6 @@ def test_the_demo_leaves_no_figure_for_a_notebook_to_show_unasked():
     assert not plt.get_fignums()
 
 
-@pytest.fixture()
-def user_log(tmp_path, env):
-    log = env.simulate(env.logging_policy(), 4_000, seed=2)
-    frame = log.frame.rename(
-        columns={"trajectory": "session", "reward": "stream", "propensity": "mu"}
-    )
-    for p in env.candidate_policies(3):
-        frame[f"pi_{p.name}"] = p.probabilities(log.frame)
-    path = tmp_path / "log.csv"
-    frame.to_csv(path, index=False)
-    return path
-
-
 MAPPING = "--map trajectory=session --map reward=stream".split()
 
 
@@ -122,18 +110,6 @@ def test_plugins_lists_components(capsys):
     assert lines[switch + 1].split("parameters: ")[1] == "tau=10.0, reward_model='reward_model'"
     for name in ("ips", "snips", "clipped_ips", "dm", "dr", "sndr", "dr_os", "pi", "iips", "rips"):
         assert f"estimator    {name} " in out, name
-
-
-def one_line_error(capsys, argv, *patterns, code=2):
-    """The command fails with ``code`` and exactly one line on stderr, no traceback."""
-    assert main(argv) == code
-    captured = capsys.readouterr()
-    lines = captured.err.strip().splitlines()
-    assert len(lines) == 1, captured.err
-    assert "Traceback" not in captured.err + captured.out
-    for pattern in patterns:
-        assert re.search(pattern, lines[0]), (pattern, lines[0])
-    return lines[0]
 
 
 EVALUATE = ["evaluate", "--quiet", *MAPPING, "--map", "propensity=mu", "--policy", "a=pi_p01"]
