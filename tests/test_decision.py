@@ -557,6 +557,27 @@ def test_a_difference_far_narrower_than_the_systems_is_drawn_precisely(seed):
     assert within(dist.best["b"], norm.cdf(0.5), dist)
 
 
+@pytest.mark.parametrize(
+    ("rho", "single"), [(0.999, True), (1 - 1e-9, False)], ids=["single", "double"]
+)
+def test_correlated_systems_far_above_the_values_scale_match_the_normal_cdf(rho, single):
+    """Three systems around 1e6 with correlation rho, the best by 0.3 sd of its difference:
+    P(best) = P(both differences > 0), a bivariate normal probability, on both precisions."""
+    from scipy.stats import multivariate_normal
+
+    from offeval_decision.ranks import single_precision_suffices
+
+    scale = 1e3
+    cov = scale**2 * np.array([[1.0, rho, rho], [rho, 1.0, rho], [rho, rho, 1.0]])
+    assert single_precision_suffices(cov) is single  # the path this case is about
+    sd = scale * np.sqrt(2 * (1 - rho))
+    mean = 1e6 + np.array([0.3 * sd, 0.0, -0.2 * sd])
+    dist = rank_distribution(mean, names=["a", "b", "c"], covariance=cov, draws=200_000, seed=3)
+    # D = (X_a - X_b, X_a - X_c): mean (0.3, 0.5) sd, covariance sd^2 [[1, 1/2], [1/2, 1]]
+    d = multivariate_normal([0.0, 0.0], [[1.0, 0.5], [0.5, 1.0]])
+    assert within(dist.best["a"], d.cdf([0.3, 0.5]), dist)
+
+
 def test_decide_out_writes_every_table_it_prints_with_formulas_quoted(tmp_path, capsys):
     """Policies 0.1 apart with standard errors of 1e-4 (700 sds of a difference): ranks are
     certain, so every table is known; names that a spreadsheet would run get a leading quote."""

@@ -33,6 +33,10 @@ BATCH_CELLS = 4_000_000
 #: pair this close as twins moves no probability: equal values and a difference a million
 #: times narrower than either system make them swap only with each other, half the time each.
 TIE_TOLERANCE = 1e-12
+#: The draws' product is taken in single precision when its rounding (about sqrt(k) x 6e-8 of
+#: the systems' noise, for k systems) stays this many times below the noise of every pair's
+#: difference: then it moves no probability by more than about 1e-4.
+SINGLE_PRECISION_MARGIN = 1_000
 
 
 @dataclass(frozen=True)
@@ -204,11 +208,15 @@ def _draw(
     values, vectors = np.linalg.eigh((drawn + drawn.T) / 2)
     if values.min() < -PSD_TOLERANCE * max(values.max(), 1e-300):
         raise OffevalError("the covariance is not positive semi-definite")
-    # standard normals drawn in single precision (exact numbers, from a faster generator), then
-    # scaled and added in double: a single-precision product overflows beyond 1e38 (variances
-    # near 1e300), vanishes below 1e-38, and its rounding (1e-7 of each system's noise) swamps
-    # the difference of two nearly identical systems (a variance 1e-12 of theirs)
+    # standard normals drawn in single precision (exact numbers, from a faster generator) times
+    # the factor scaled to unit size (no overflow beyond 1e38, no underflow below 1e-38); the
+    # product in single precision where its rounding is far below every pair's difference,
+    # else in double (two nearly identical systems: a variance of their difference 1e-12 of
+    # theirs); scaled back and added to the values in double
     root = vectors * np.sqrt(np.clip(values, 0, None))
+    scale = float(np.abs(root).max()) or 1.0
+    single = single_precision_suffices(drawn)
+    factor = (root / scale).astype(np.float32 if single else np.float64).T
     classes, center = len(first), mean[first]
     rng = np.random.default_rng(seed)
     counts = np.zeros(classes * depth, dtype=np.int64)
@@ -216,8 +224,9 @@ def _draw(
     done = 0
     while done < draws:
         m = min(batch, draws - done)
-        noise = rng.standard_normal((m, classes), dtype=np.float32).astype(np.float64)
-        sample = center + noise @ root.T
+        noise = rng.standard_normal((m, classes), dtype=np.float32)
+        product = noise @ factor if single else noise.astype(np.float64) @ factor
+        sample = center + scale * product.astype(np.float64, copy=False)
         top = _top(sample, min(depth, classes))
         if classes < len(names):
             top = _spread(top, size, depth)
@@ -227,6 +236,17 @@ def _draw(
         done += m
     probabilities = (counts.reshape(classes, depth) / size[:, None])[label] / draws
     return RankDistribution(names, probabilities, expected_ranks(mean, cov), draws, seed, mean, cov)
+
+
+def single_precision_suffices(cov: np.ndarray) -> bool:
+    """Whether a single-precision product of the draws keeps every pair's difference exact
+    enough (see :data:`SINGLE_PRECISION_MARGIN`): sd(X_i - X_j) against sd(X_i) + sd(X_j)."""
+    sd = np.sqrt(np.clip(np.diag(cov), 0, None))
+    spread = np.sqrt(np.clip(sd[:, None] ** 2 + sd[None, :] ** 2 - 2 * cov, 0, None))
+    both = sd[:, None] + sd[None, :]
+    np.fill_diagonal(both, 0.0)  # a system against itself
+    rounding = SINGLE_PRECISION_MARGIN * np.sqrt(len(sd)) * np.finfo(np.float32).eps
+    return bool(np.all(spread >= rounding * both))
 
 
 def _twins(mean: np.ndarray, cov: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
