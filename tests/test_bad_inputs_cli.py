@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import time
 import warnings
 
@@ -529,3 +531,44 @@ def test_a_streamed_report_says_why_it_has_no_weight_histogram(frame, tmp_path):
     page = (report / "report.md").read_text()
     section = page.split("## Importance weights", 1)[1].split("\n## ", 1)[0]
     assert "--stream" in section and not (report / "weights.png").exists()
+
+
+# -- warnings -------------------------------------------------------------------------------
+
+
+def test_a_warning_during_a_command_is_one_line_on_stderr(frame, tmp_path):
+    """Run as a user runs it (pytest records warnings itself, so a process of its own)."""
+    path = tmp_path / "log.parquet"
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    pq.write_table(table.replace_schema_metadata({b"pandas": b"{not json"}), path)
+    argv = evaluate_args(path, "--estimator", "is")
+    done = subprocess.run(
+        [sys.executable, "-m", "offeval.cli", *argv], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith(f"offeval: warning: {path}: its pandas metadata is broken")
+
+
+def test_other_warnings_are_shown_as_python_shows_them(monkeypatch, capsys):
+    """Only OffevalWarnings are reworded, and only within the command."""
+    from offeval import cli
+
+    def run(args):
+        warnings.warn("a library's own warning", DeprecationWarning, stacklevel=1)
+        warnings.warn("doubtful data", cli.OffevalWarning, stacklevel=1)
+        return 0
+
+    monkeypatch.setattr(cli.PluginsCommand, "run", lambda self, args: run(args))
+    shown = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        monkeypatch.setattr(
+            warnings, "showwarning", lambda *a, **k: shown.append(warnings.formatwarning(*a[:4]))
+        )
+        assert main(["plugins"]) == 0
+        after = warnings.formatwarning("later", cli.OffevalWarning, "x.py", 1)
+    assert shown[0].startswith(f"{__file__}:") and "DeprecationWarning: a library's" in shown[0]
+    assert shown[1] == "offeval: warning: doubtful data\n"
+    assert after.startswith("x.py:1: OffevalWarning: later")

@@ -533,13 +533,35 @@ def build_parser(registry: Registry | None = None) -> Parser:
     return parser
 
 
+@contextmanager
+def _one_line_warnings() -> Iterator[None]:
+    """Within the block, an OffevalWarning shown on stderr is one line, ``offeval: warning:
+    <message>`` (no file, line number or source line); other warnings as Python shows them.
+
+    Only the formatting changes: which warnings are shown (filters) and whoever
+    records them (``warnings.catch_warnings(record=True)``) are left alone.
+    """
+    python = warnings.formatwarning
+
+    def formatted(message, category, filename, lineno, line=None) -> str:
+        if issubclass(category, OffevalWarning):
+            return f"offeval: warning: {message}\n"
+        return python(message, category, filename, lineno, line)
+
+    warnings.formatwarning = formatted
+    try:
+        yield
+    finally:
+        warnings.formatwarning = python
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``offeval`` command: 0 on success, 2 on a user mistake."""
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv  # anywhere on the line, before or after the sub-command
     argv = [arg for arg in argv if arg != "--debug"]
     try:
-        with command_line():  # hints name options, not Python calls
+        with command_line(), _one_line_warnings():  # hints name options, not Python calls
             args = build_parser().parse_args(argv)
             args.argv = argv  # the command line as typed, for reports that state it
             code = args.func(args)
