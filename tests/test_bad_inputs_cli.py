@@ -572,3 +572,15 @@ def test_other_warnings_are_shown_as_python_shows_them(monkeypatch, capsys):
     assert shown[0].startswith(f"{__file__}:") and "DeprecationWarning: a library's" in shown[0]
     assert shown[1] == "offeval: warning: doubtful data\n"
     assert after.startswith("x.py:1: OffevalWarning: later")
+
+
+@pytest.mark.parametrize("option", ["--policy", "--rerank"])
+def test_a_policy_column_mapped_to_a_role_is_refused_as_such(user_log, capsys, option):
+    argv = ["evaluate", user_log, "--quiet", *MAPPING, option, "new=stream"]
+    line = one_line_error(
+        capsys,
+        argv,
+        rf"{option} new=stream: column 'stream' is mapped as the reward \(--map reward=stream\)",
+        "a policy column must be another one",
+    )
+    assert "absent" not in line

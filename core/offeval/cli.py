@@ -164,7 +164,14 @@ def _check_columns(args: argparse.Namespace, mapping: dict, columns: list) -> No
     for option in ("policy", "rerank"):
         pairs = parse_pairs(getattr(args, option), typed=False, what=f"--{option}")
         named += [(f"--{option}", f"{name}={col}", col) for name, col in pairs.items()]
+    roles = {col: role for role, col in mapping.items()}
     for option, given, column in named:
+        if option != "--map" and column in roles:
+            role = roles[column]
+            raise OffevalError(
+                f"{option} {given}: column {column!r} is mapped as the {role} "
+                f"(--map {role}={column}), so a policy column must be another one"
+            )
         if column not in columns:
             raise OffevalError(
                 f"{option} {given}: no column {column!r} in {Path(args.log).name}"
