@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from cli_checks import one_line_error
+from scipy import stats
 
 from offeval import ColumnError, ConfigurationError, OffevalError
 from offeval.cli import main
@@ -428,3 +429,86 @@ def test_an_output_file_is_replaced_whole_or_not_at_all(tmp_path, capsys, monkey
     monkeypatch.undo()
     assert main([str(x) for x in ["compare", qrels, a, b, "--out", out]]) == 0
     assert pd.read_csv(out)["mean"].notna().all()
+
+
+# --- issue 19's new-user trial of the command line ---------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["metrics", "compare-out", "compare-pairs"])
+def test_latex_files_need_no_jinja2(tmp_path, capsys, monkeypatch, command):
+    """pandas' to_latex imports jinja2, which offeval does not depend on: every .tex it
+    writes is its own LaTeX, with or without jinja2 installed."""
+    monkeypatch.setitem(__import__("sys").modules, "jinja2", None)  # as if not installed
+    qrels, a, b = _runs(tmp_path)
+    tex = tmp_path / "t.tex"
+    argv = {
+        "metrics": ["metrics", a, qrels, "-m", "RR", "--out", tex],
+        "compare-out": ["compare", qrels, a, b, "-m", "RR", "--resamples", "200", "--out", tex],
+        "compare-pairs": ["compare", qrels, a, b, "-m", "RR", "--resamples", "200", "--pairs", tex],
+    }[command]
+    assert main([str(x) for x in argv]) == 0, capsys.readouterr().err
+    text = tex.read_text()
+    assert r"\begin{tabular}" in text and r"\end{tabular}" in text
+    body = text.split(r"\midrule")[1].split(r"\bottomrule")[0]
+    # RR of a is 1 on every query: its mean is written as a number
+    assert "1.0000" in body
+    if command == "compare-pairs":  # one row: a.run against b.run, difference 1 - 1/2
+        assert "a.run" in body and "b.run" in body and "0.5000" in body
+
+
+def test_compare_counts_queries_no_run_can_average(tmp_path, capsys):
+    """extra.run answers q10, which has no qrels: no run averages it; compare says so in its
+    printed heading, its pairs table and its CSV, as metrics reports it excluded_no_labels."""
+    qrels, a, b = _runs(tmp_path, missing=0)
+    extra = write(tmp_path / "extra.run", a.read_text() + "q10 Q0 d1 1 1.0 a\n")
+    pairs, out = tmp_path / "p.csv", tmp_path / "o.csv"
+    argv = ["compare", qrels, extra, b, "-m", "RR", "--resamples", "200"]
+    assert main([str(x) for x in [*argv, "--pairs", pairs, "--out", out]]) == 0
+    printed = capsys.readouterr().out
+    line = next(x for x in printed.splitlines() if "paired on" in x)
+    assert "paired on the 10 queries" in line and "1 " in line and "no qrels" in line, line
+    assert pd.read_csv(pairs)["not_averaged"].tolist() == [1]
+    assert pd.read_csv(out)["not_averaged"].tolist() == [1, 1]
+
+
+def test_pairs_csv_keeps_p_values_unrounded(tmp_path):
+    """b's RR is 1/2 on all 40 queries, c's 1 but on one: b's p-value against c is far
+    below 1e-8 and must not be written as 0."""
+    qrels, a, b = _runs(tmp_path, missing=0, n=40)
+    swapped = ("q0 Q0 rel0 1 2.0 a\nq0 Q0 x0 2 1.0 a", "q0 Q0 x0 1 2.0 a\nq0 Q0 rel0 2 1.0 a")
+    c_text = a.read_text().replace(*swapped)
+    c = write(tmp_path / "c.run", c_text)
+    pairs = tmp_path / "p.csv"
+    argv = ["compare", qrels, a, b, c, "-m", "RR", "--resamples", "200", "--pairs", pairs]
+    assert main([str(x) for x in argv]) == 0
+    table = pd.read_csv(pairs)
+    # b vs c: differences 0 on q0 and -1/2 on the 39 others: t = mean / (sd / sqrt(40))
+    diff = np.array([0.0] + [-0.5] * 39)
+    t = diff.mean() / (diff.std(ddof=1) / np.sqrt(40))
+    expected = 2 * stats.t.sf(abs(t), df=39)
+    row = table[(table.a == "b.run") & (table.b == "c.run")].iloc[0]
+    assert 0 < expected < 1e-8
+    assert row.p_value == pytest.approx(expected, rel=1e-6, abs=0)
+
+
+def test_randomization_resamples_too_few_for_alpha_are_refused(tmp_path, capsys):
+    """With 10 resamples the smallest p-value is 1/11 = 0.09 > 0.05: nothing can be
+    significant, so the comparison is refused naming --resamples; 19 resamples (1/20) pass."""
+    qrels, a, b = _runs(tmp_path, missing=0)
+    base = ["compare", qrels, a, b, "-m", "RR", "--test", "randomization"]
+    err = one_line_error(capsys, [*base, "--resamples", "10"])
+    assert "--resamples" in err and "0.05" in err
+    assert main([str(x) for x in [*base, "--resamples", "19"]]) == 0
+    # the t-test decides: the randomisation p-value is only reported, any count is fine
+    assert main([str(x) for x in ["compare", qrels, a, b, "-m", "RR", "--resamples", "10"]]) == 0
+
+
+def test_comma_between_two_measures_asks_for_one_per_option(tmp_path, capsys):
+    err = one_line_error(capsys, ["metrics", "a.run", "q", "-m", "nDCG@10,P@5"])
+    assert "-m nDCG@10 -m P@5" in err and "whole number" not in err
+    with pytest.raises(ConfigurationError, match=r"\['nDCG@10', 'P@5'\]"):
+        compute_measures(pd.DataFrame(), pd.DataFrame(), ["nDCG@10,P@5"])
+    # trec_eval's cut-off lists keep their commas
+    from offeval_ir.measures import parse_measures
+
+    assert [m.name for m in parse_measures(["ndcg_cut.10,20"])] == ["ndcg_cut_10", "ndcg_cut_20"]

@@ -131,7 +131,7 @@ def _write(table: pd.DataFrame, out: OutputFile, heading: str, latex: str | None
         elif out.path.suffix == ".md":
             tmp.write_text(f"{heading}\n\n{markdown_table(table, digits=6)}\n")
         else:
-            tmp.write_text(latex or table.to_latex(index=False, float_format="%.4f"))
+            tmp.write_text(latex or frame_latex(table, heading))
 
 
 class MetricsCommand:
@@ -203,7 +203,7 @@ class CompareCommand:
         parser.add_argument("--alpha", type=float, default=0.05)
         parser.add_argument("--resamples", type=int, default=10_000, help="randomisation test")
         parser.add_argument("--seed", type=int, default=0)
-        parser.add_argument("--pairs", help="also write every pair's test here (.csv or .md)")
+        parser.add_argument("--pairs", help="also write every pair's test here (.csv, .md or .tex)")
         parser.add_argument(
             "--out",
             help="write the table here: .md or .tex (cells 'mean [low, high] letters'), or .csv "
@@ -221,6 +221,7 @@ class CompareCommand:
         names = [Path(r).name for r in args.runs]
         if len(set(names)) != len(names):
             raise OffevalError(f"runs need distinct file names, got {names}")
+        _check_resamples(args)
         conventions, measures, columns = _setup(args)
         outputs = _outputs(args)
         qrels, runs = _read(args, columns)
@@ -259,8 +260,23 @@ class CompareCommand:
             table = numbers if args.out.endswith(".csv") else table
             _write(table, outputs["out"], heading, latex_table(means, pairs, names, heading))
         if "pairs" in outputs:
-            _write(pairs.round(8), outputs["pairs"], heading)
+            _write(pairs, outputs["pairs"], heading)
         return 0
+
+
+def _check_resamples(args: argparse.Namespace) -> None:
+    """Refuse a randomisation test that decides significance with too few resamples: its
+    smallest p-value, 1 / (resamples + 1), must not exceed alpha."""
+    if args.resamples < 1:
+        raise OffevalError(f"--resamples must be at least 1, got {args.resamples}")
+    if args.test == "randomization" and 1 / (args.resamples + 1) > args.alpha:
+        least = int(np.ceil(1 / args.alpha - 1))
+        raise OffevalError(
+            f"--resamples {args.resamples}: the randomisation test's smallest p-value is "
+            f"1/{args.resamples + 1} = {1 / (args.resamples + 1):.3g}, above --alpha "
+            f"{args.alpha}, so no pair could be significant; give --resamples {least} at "
+            "least (10000 by default)"
+        )
 
 
 #: The users (queries) a comparison's means and tests are over, as its CSV says.
@@ -268,8 +284,9 @@ PAIRED_ON = "queries every run averages"
 
 
 def _paired_on(evaluation: RunEvaluation) -> list[str]:
-    """Per measure: the queries every run averages, and those left out, by the runs lacking
-    them (the rule of :meth:`RunEvaluation.on_common_queries`)."""
+    """Per measure: the queries every run averages, those left out, by the runs lacking
+    them (the rule of :meth:`RunEvaluation.on_common_queries`), and those no run averages,
+    by reason."""
     lines = []
     for measure in evaluation.measures:
         estimates = {r: evaluation.evaluation.estimate(r, measure) for r in evaluation.values}
@@ -286,23 +303,39 @@ def _paired_on(evaluation: RunEvaluation) -> list[str]:
                 f", {left_out} left out (not averaged by {by}; --set no_predictions=zero "
                 "counts a run's missing queries as 0)"
             )
+        none = evaluation.not_averaged[measure]
+        if none:
+            why = ", ".join(f"{_WHY[reason]} {n}" for reason, n in none.items())
+            line += f"; {sum(none.values())} averaged by no run ({why})"
         lines.append(line)
     return lines
+
+
+#: Why no run averages a query, as the heading says it.
+_WHY = {
+    "no_labels": "no qrels",
+    "no_predictions": "no run ranks it",
+    "no_value": "no value",
+}
 
 
 def numeric_table(
     evaluation: RunEvaluation, means: pd.DataFrame, pairs: pd.DataFrame, names: list[str]
 ) -> pd.DataFrame:
     """One row per (run, measure), numbers as numbers: mean, se, interval, queries averaged,
-    left out of the comparison and excluded by reason, letters of the runs it beats, and
-    ``p_vs_<letter>``: the corrected p-value of the test that decides significance against
-    each other run."""
+    left out of the comparison, averaged by no run, and excluded by reason, letters of the
+    runs it beats, and ``p_vs_<letter>``: the corrected p-value of the test that decides
+    significance against each other run."""
     letter, beaten = _letters(names), _beaten(pairs, names)
     table = means.copy()
     table.insert(1, "letter", table["run"].map(letter))
     left_out = table["measure"].map(evaluation.left_out)
     table.insert(table.columns.get_loc("users") + 1, "left_out", left_out)
-    table.insert(table.columns.get_loc("left_out") + 1, "paired_on", PAIRED_ON)
+    not_averaged = {m: sum(n.values()) for m, n in evaluation.not_averaged.items()}
+    table.insert(
+        table.columns.get_loc("left_out") + 1, "not_averaged", table["measure"].map(not_averaged)
+    )
+    table.insert(table.columns.get_loc("not_averaged") + 1, "paired_on", PAIRED_ON)
     keys = list(zip(table["run"], table["measure"], strict=True))
     table["beats"] = ["".join(sorted(beaten.get(key, []))) for key in keys]
     chosen = "p_adjusted" if pairs.attrs.get("test", "t") == "t" else "p_randomization_adjusted"
@@ -393,6 +426,41 @@ _TEX = {
     "-": "-{}",  # -- would be set as a dash: options keep their two hyphens
     "\n": ". ",  # the heading's lines, as sentences
 }
+
+
+def frame_latex(table: pd.DataFrame, caption: str) -> str:
+    """Any table as a booktabs LaTeX table (cells as :func:`_tex_cell` writes them),
+    without pandas' ``to_latex`` (which needs jinja2)."""
+    lines = [
+        r"\begin{table}",
+        r"\centering",
+        r"\begin{tabular}{" + "".join(_align(table[c]) for c in table) + "}",
+        r"\toprule",
+        " & ".join(_tex(c) for c in table.columns) + r" \\",
+        r"\midrule",
+        *(" & ".join(_tex_cell(v) for v in row) + r" \\" for row in table.itertuples(False)),
+        r"\bottomrule",
+        r"\end{tabular}",
+        rf"\caption{{{_tex(caption)}}}",
+        r"\end{table}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _align(column: pd.Series) -> str:
+    """Numbers right-aligned, anything else left."""
+    numeric = pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column)
+    return "r" if numeric else "l"
+
+
+def _tex_cell(value: object) -> str:
+    """One cell: floats to 4 decimals (below 1e-4 in scientific notation, NaN as --),
+    anything else as text, escaped."""
+    if isinstance(value, float | np.floating):
+        if not np.isfinite(value):
+            return "--"
+        return f"{value:.4f}" if value == 0 or abs(value) >= 1e-4 else f"{value:.2e}"
+    return _tex(value)
 
 
 def _tex(text: str) -> str:

@@ -51,6 +51,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from offeval import ConfigurationError
+from offeval.errors import hint
 
 #: Per offeval metric: whether it takes a cut-off, the parameters it accepts
 #: besides ``cutoff`` (as ir-measures names them), and its name in hints.
@@ -195,6 +196,7 @@ def parse_measures(texts: Iterable[str]) -> list[Measure]:
     measures: list[Measure] = []
     sources: dict[str, str] = {}
     for text in texts:
+        _one_measure(text)
         for measure in _parse(text):
             if measure.name in sources:
                 first, here = sources[measure.name], text.strip()
@@ -203,6 +205,18 @@ def parse_measures(texts: Iterable[str]) -> list[Measure]:
             sources[measure.name] = text.strip()
             measures.append(measure)
     return measures
+
+
+def _one_measure(text: str) -> None:
+    """An error when a comma outside parentheses splits ``text`` into what look like two
+    measures (``nDCG@10,P@5``); a trec_eval cut-off list (``ndcg_cut.10,20``) is one."""
+    parts = [part.strip() for part in re.split(r",(?![^()]*\))", str(text))]
+    if any(re.search(r"[A-Za-z]", part) for part in parts[1:]):
+        options = " ".join(f"-m {name}" for name in parts)
+        raise ConfigurationError(
+            f"{text!r} names several measures {parts}: "
+            + hint("give one measure per string", f"give one measure per -m: {options}")
+        )
 
 
 def group_by_conventions(

@@ -198,7 +198,9 @@ class RunEvaluation:
     ``values`` holds each run's values over the users of every run, aligned;
     ``common`` says whether each run was restricted to the users every run
     averages (see :meth:`on_common_queries`), and ``left_out`` counts, per
-    measure, the users some run averages that were left out for that.
+    measure, the users some run averages that were left out for that;
+    ``not_averaged`` counts, per measure and reason, the users of the runs or
+    labels no run averages (a query without qrels, say).
     """
 
     evaluation: Evaluation
@@ -208,6 +210,7 @@ class RunEvaluation:
     values: dict[str, RunValues]
     common: bool = False
     left_out: dict[str, int] | None = None
+    not_averaged: dict[str, dict[str, int]] | None = None
 
     def on_common_queries(self) -> RunEvaluation:
         """The runs judged, measure by measure, on the users (queries) every run averages.
@@ -291,8 +294,9 @@ class RunEvaluation:
 
         The comparison is paired on the users every run averages (see
         :meth:`on_common_queries`): ``mean_a`` and ``mean_b`` are over the
-        same ``users``, and ``left_out`` counts the users some run averages
-        that were left out. ``test`` (``t`` or ``randomization``) decides
+        same ``users``, ``left_out`` counts the users some run averages that
+        were left out, and ``not_averaged`` the users no run averages (no
+        labels, say). ``test`` (``t`` or ``randomization``) decides
         ``significant``; both p-values are reported, each corrected over the
         pairs of one measure with ``correction`` (a statsmodels
         ``multipletests`` method, None for none). The randomisation test
@@ -315,11 +319,12 @@ class RunEvaluation:
             estimate = common.evaluation.estimate
             grid.insert(3, "users", [d.size for d in paired])
             grid.insert(4, "left_out", common.left_out[measure])
-            grid.insert(5, "mean_a", [estimate(a, measure).value for a in grid.a])
-            grid.insert(6, "mean_b", [estimate(b, measure).value for b in grid.b])
+            grid.insert(5, "not_averaged", sum(common.not_averaged[measure].values()))
+            grid.insert(6, "mean_a", [estimate(a, measure).value for a in grid.a])
+            grid.insert(7, "mean_b", [estimate(b, measure).value for b in grid.b])
             low, high = interval(grid["difference"], grid["se"], level, df=grid["users"] - 1)
-            grid.insert(9, "ci_low", low)
-            grid.insert(10, "ci_high", high)
+            grid.insert(10, "ci_low", low)
+            grid.insert(11, "ci_high", high)
             p = np.array([randomization_p(d, resamples, rng) for d in paired])
             grid["p_randomization"] = p
             grid["p_randomization_adjusted"] = adjusted_p_values(p, alpha, correction)
@@ -366,6 +371,7 @@ def evaluate_results(
         else:
             reasons = result.reasons.reindex(users).fillna(no_labels).to_numpy()
         policies.append(RunValues(name, values, reasons.astype(np.int8), names))
+    not_averaged = _not_averaged(policies, names)  # before the restriction marks users
     left_out = _restrict_to_common(policies, names) if common else None
     log = InteractionLog.from_frame(
         pd.DataFrame({"trajectory": np.arange(len(users)), "item": 0, "reward": 0.0})
@@ -374,8 +380,21 @@ def evaluate_results(
     evaluation = evaluate(log, policies, estimators, level=level, progress=False)
     values = {p.name: p for p in policies}
     return RunEvaluation(
-        evaluation, dict(results), names, first.conventions, values, common, left_out
+        evaluation, dict(results), names, first.conventions, values, common, left_out, not_averaged
     )
+
+
+def _not_averaged(policies: list[RunValues], measures: list[str]) -> dict[str, dict[str, int]]:
+    """Per measure, the users no run averages, by reason (each user's first reason among
+    the runs, in :data:`EXCLUSION_REASONS`' order)."""
+    reasons = np.stack([p.reasons for p in policies])  # runs x users x measures
+    first = np.where(reasons == 0, len(EXCLUSION_REASONS), reasons).min(axis=0)
+    none = (reasons != 0).all(axis=0)
+    counts = {}
+    for j, measure in enumerate(measures):
+        codes = np.bincount(first[none[:, j], j], minlength=len(EXCLUSION_REASONS))
+        counts[measure] = {EXCLUSION_REASONS[c]: int(n) for c, n in enumerate(codes) if n}
+    return counts
 
 
 def _restrict_to_common(policies: list[RunValues], measures: list[str]) -> dict[str, int]:
