@@ -207,21 +207,34 @@ def test_an_unstated_scale_warns_once_when_the_scores_could_be_weights():
     assert caught(lambda: run(frame, CounterfactualDisagreement(logging="uniform"))) == []
 
 
+def test_an_unstated_scale_is_not_warned_about_when_only_logits_fit():
+    # a score <= 0 is no weight: the logit reading is the only one, so a warning would only
+    # teach users to ignore it
+    seen = caught(lambda: run(banner_frame(), CounterfactualDisagreement()))
+    assert seen == [], [str(w.message) for w in seen]
+
+
 @pytest.mark.parametrize(
-    "change",
+    "pool",
     [
-        {},  # logits of both signs
-        {"logging_pool": -np.inf},  # positive scores, but no hidden mass written as a log
+        "log",  # the log of the hidden mass, < 0 on some banners (weights beside a log)
+        -np.inf,  # no hidden mass, written as a log
     ],
 )
-def test_an_unstated_scale_is_not_warned_about_when_only_logits_fit(change):
-    # a score <= 0 (or a log rest mass < 0) is no weight: the logit reading is the only one,
-    # so a warning would only teach users to ignore it
-    frame = banner_frame(**change)
-    if change:
-        frame = frame.assign(logging_score=np.exp(frame["logging_score"]))
-    seen = caught(lambda: run(frame, CounterfactualDisagreement()))
-    assert seen == [], [str(w.message) for w in seen]
+def test_an_unstated_scale_warns_on_positive_scores_whatever_the_pool(pool):
+    """Weights exp(logit) in logging_score beside a pool written as a log (negative values):
+    the scores are read as logits, which moves CD, so the unstated scale is warned about
+    whenever every score is > 0, whatever the pool holds."""
+    frame = banner_frame()
+    assert (frame["logging_pool"] < 0).any()  # log masses of both signs
+    weights = frame.assign(logging_score=np.exp(frame["logging_score"]))
+    if pool != "log":
+        weights = weights.assign(logging_pool=pool)
+    seen = caught(lambda: run(weights, CounterfactualDisagreement()))
+    assert len(seen) == 1 and "score_scale not given" in str(seen[0].message)
+    assert "> 0" in str(seen[0].message)
+    # stated, nothing to warn about
+    assert caught(lambda: run(weights, CounterfactualDisagreement(score_scale="logit"))) == []
 
 
 @pytest.mark.parametrize("name", ["cd", "cd_sampled"])

@@ -153,7 +153,7 @@ class CounterfactualDisagreement(_Disagreement):
     displayed, as the simulator writes them) or ``"linear"`` (weights
     exp(logit) > 0, and that mass itself). Unstated (None), they are read as
     logits, and a warning says so when they could be weights as well (every
-    score > 0, every pool >= 0; a score <= 0 is no weight); scores read as
+    score > 0, whatever the pool; a score <= 0 is no weight); scores read as
     logits that look like probabilities (in (0, 1], summing to at most 1 per
     banner) warn, and so does a missing pool column (the pool is then taken
     to be the displayed set), once per evaluation with the number of banners
@@ -398,9 +398,10 @@ def _assumed(cd: CounterfactualDisagreement, sums: dict[str, float]) -> list[str
     if placed and either == placed and cd.score_scale is None:
         messages.append(
             f"{cd.label}: score_scale not given, and on all {placed:,} banners every "
-            f"'logging_score' is > 0 (and {cd.pool!r}, if given, >= 0), as weights are: read as "
-            f"{SCALES['logit']['score']} and {cd.pool!r} as {SCALES['logit']['pool']}; say "
-            "score_scale='logit', or 'linear' for weights such as probabilities"
+            f"'logging_score' is > 0, as weights are: read as {SCALES['logit']['score']} and "
+            f"{cd.pool!r} as {SCALES['logit']['pool']}; say score_scale='logit', or 'linear' "
+            f"for weights such as probabilities (then {cd.pool!r} holds "
+            f"{SCALES['linear']['pool']}, not its log)"
         )
     if like and like == placed:
         messages.append(

@@ -128,7 +128,7 @@ def _plackett_luce(log: InteractionLog, group: Group, settings):
         rest = None
         counts["pool_assumed"] = len(group.units)
     if settings.score_scale is None:
-        counts["either_scale"] = _either_scale(scores, rest)
+        counts["either_scale"] = _either_scale(scores)
     if settings.method == "exact":
         exact_limit(group.n, "method='exact'")
     if group.n <= MAX_EXACT and settings.method != "monte_carlo":
@@ -175,16 +175,14 @@ def _log_weights(log, column: str, values, rows, settings, rest: bool = False) -
         return np.log(values)
 
 
-def _either_scale(scores: np.ndarray, rest: np.ndarray | None) -> int:
-    """Banners whose columns read as weights too: every score > 0, the rest mass (if any) >= 0.
+def _either_scale(scores: np.ndarray) -> int:
+    """Banners whose scores read as weights too: every score > 0.
 
-    A score <= 0 or a log rest mass < 0 (-inf: none) is no weight: logits are then the only
-    reading, and an unstated scale changes nothing.
+    A score <= 0 is no weight: logits are then the only reading, and an unstated scale
+    changes nothing. The pool is not looked at: weights may sit beside a pool written as a
+    log (< 0, or -inf), and reading them as logits moves CD.
     """
-    weights = (scores > 0).all(axis=1)
-    if rest is not None:
-        weights &= rest >= 0
-    return int(weights.sum())
+    return int((scores > 0).all(axis=1).sum())
 
 
 def _like_probabilities(logits: np.ndarray, settings) -> int:
