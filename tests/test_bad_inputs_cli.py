@@ -20,7 +20,7 @@ from cli_checks import one_line_error
 
 import offeval.log as log_module
 import offeval.registry as registry_module
-from offeval import ColumnError, OffevalError, Registry, hookimpl
+from offeval import ColumnError, InteractionLog, OffevalError, Registry, hookimpl
 from offeval import output as output_module
 from offeval.cli import main
 from offeval.output import MARKER, OutputFile, OutputFolder
@@ -584,3 +584,34 @@ def test_a_policy_column_mapped_to_a_role_is_refused_as_such(user_log, capsys, o
         "a policy column must be another one",
     )
     assert "absent" not in line
+
+
+def test_an_estimator_needing_an_unmapped_role_says_which_map_to_add(user_log, capsys):
+    argv = ["evaluate", user_log, "--quiet", "--map", "trajectory=session"]
+    argv += ["--map", "reward=stream", *POLICIES, "--estimator", "ips"]
+    line = one_line_error(capsys, argv, "column 'propensity'", "--map propensity=COLUMN")
+    assert "mapping=" not in line
+
+
+def test_the_python_hint_for_an_unmapped_role_names_the_mapping(frame):
+    log = InteractionLog.from_frame(frame, {"trajectory": "session", "reward": "stream"})
+    with pytest.raises(ColumnError, match=r"mapping=\{'propensity': COLUMN\}"):
+        log.column("propensity")
+
+
+def test_an_estimator_needing_a_ranking_says_to_give_the_policy_with_rerank(user_log, capsys):
+    argv = [*evaluate_args(user_log), "--estimator", "dcg"]
+    line = one_line_error(capsys, argv, "no exposure", r"--rerank a=SCORE_COLUMN")
+    assert "RerankPolicy" not in line
+
+
+def test_an_unsorted_streamed_file_says_to_drop_stream_or_sort_by_the_users_column(
+    frame, tmp_path, capsys
+):
+    path = tmp_path / "log.parquet"
+    frame.sample(frac=1, random_state=0).to_parquet(path, index=False)
+    argv = evaluate_args(path, "--estimator", "is", "--stream", "--chunk-rows", "500")
+    line = one_line_error(
+        capsys, argv, "more than one chunk", r"drop --stream, or sort the file by session$"
+    )
+    assert "pq.write_table" not in line and "from_file" not in line

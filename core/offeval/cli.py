@@ -28,6 +28,7 @@ from offeval.errors import (
     OffevalError,
     OffevalWarning,
     RowError,
+    SplitUnitError,
     command_line,
     did_you_mean,
 )
@@ -381,15 +382,23 @@ def _evaluate(args: argparse.Namespace) -> int:
             policies,
             lambda exc: _in_users_words(exc, args.log, mapping, sep),
         )
-        evaluation = evaluate(
-            log,
-            policies,
-            estimators,
-            level=args.level,
-            chunk_rows=args.chunk_rows,
-            progress=not args.quiet,
-            workers=args.workers,
-        )
+        try:
+            evaluation = evaluate(
+                log,
+                policies,
+                estimators,
+                level=args.level,
+                chunk_rows=args.chunk_rows,
+                progress=not args.quiet,
+                workers=args.workers,
+            )
+        except SplitUnitError as exc:
+            if not args.stream:
+                raise
+            column = mapping.get("trajectory", "trajectory")
+            raise SplitUnitError(
+                exc.ids, exc.count, f"drop --stream, or sort the file by {column}"
+            ) from None
     table = evaluation.to_frame()
     if args.baseline:
         rel = pd.DataFrame(

@@ -23,7 +23,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
-from offeval.errors import ColumnError, ConfigurationError, OffevalError, RowError
+from offeval.errors import ColumnError, ConfigurationError, OffevalError, RowError, hint
 from offeval.log import InteractionLog
 from offeval.policy import Policy
 from offeval.stats.inference import Linearisation
@@ -36,6 +36,20 @@ ESTIMANDS: dict[str, str] = {
 }
 #: What an estimator can promise about its estimand (its ``guarantee``).
 GUARANTEES = ("unbiased", "consistent", None)
+
+
+#: Policy methods a ranking policy (:class:`offeval.policy.RerankPolicy`) has.
+RANKING_METHODS = ("exposure", "scores", "ranks", "marginals")
+
+
+def _ranking_hint(method: str, name: str) -> str:
+    """How to give a policy that has ``method``, if a ranking policy has it."""
+    if method not in RANKING_METHODS:
+        return ""
+    return "; " + hint(
+        "give a ranking policy, such as RerankPolicy(score_column)",
+        f"give the policy as a ranking: --rerank {name}=SCORE_COLUMN",
+    )
 
 
 class PolicyView:
@@ -84,7 +98,7 @@ class PolicyView:
         if not callable(function):
             raise ConfigurationError(
                 f"policy {name!r} ({type(self.policy).__name__}) has no {method}() method, "
-                "which this estimator needs"
+                f"which this estimator needs{_ranking_hint(method, name)}"
             )
         try:
             values = function(rows, *args)

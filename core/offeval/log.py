@@ -455,7 +455,14 @@ class InteractionLog:
     def column(self, role: str) -> np.ndarray:
         """The values of one column as a numpy array; a clear error if absent."""
         if role not in self.frame:
-            raise ColumnError(role, "this estimator needs it but the log has no such column")
+            how = ""
+            if role in ROLES:
+                how = (
+                    " (map it with "
+                    + hint(f"mapping={{{role!r}: COLUMN}}", f"--map {role}=COLUMN")
+                    + ")"
+                )
+            raise ColumnError(role, f"this estimator needs it but the log has no such column{how}")
         return self.frame[role].to_numpy()
 
     def chunks(self, max_rows: int) -> Iterator[InteractionLog]:
