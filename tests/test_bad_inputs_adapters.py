@@ -672,3 +672,26 @@ def test_policy_names_from_numpy_arrays_are_shown_as_text():
     assert "policy 'new'" in line and "np." not in line
     _, policies = from_obp(feedback(), dict(zip(names, [dist(), dist()], strict=True)))
     assert [type(p.name) for p in policies] == [str, str]
+
+
+@pytest.mark.parametrize("estimator", ["dm", "dr", "sndr"])
+def test_the_command_line_says_it_reads_no_candidate_table(tmp_path, capsys, estimator):
+    """`offeval evaluate` reads one log file: the reward-model estimators' need of a candidate
+    table is said in its words (build the log in Python), not as a Python call to make."""
+    from cli_checks import one_line_error
+
+    path = tmp_path / "log.csv"
+    pd.DataFrame(
+        {
+            "user": np.arange(30),
+            "item": np.arange(30) % 3,
+            "reward": np.arange(30) % 2,
+            "propensity": 1 / 3,
+            "pi": 0.5,
+            "reward_model": 0.3,
+        }
+    ).to_csv(path, index=False)
+    argv = ["evaluate", path, "--map", "trajectory=user", "--rerank", "m=pi"]
+    err = one_line_error(capsys, [*argv, "--estimator", estimator])
+    assert "offeval evaluate cannot read a candidate table" in err, err
+    assert "in Python" in err and "from_frame(" not in err and "=table" not in err

@@ -33,6 +33,7 @@ from offeval import (
     RowError,
     Shared,
 )
+from offeval.errors import hint
 from offeval.log import ROLES
 from offeval.policy import PROBABILITY_TOLERANCE
 
@@ -81,7 +82,10 @@ def _logged_predictions(log: InteractionLog, column: str) -> np.ndarray:
         raise ColumnError(
             column,
             "the log needs the reward model's prediction for each logged item in this column "
-            "(see offeval_rewardmodels.fit_reward_model)",
+            + hint(
+                "(see offeval_rewardmodels.fit_reward_model)",
+                "(a column of the log file; --estimator NAME:reward_model=COLUMN names another)",
+            ),
         )
     return _numbers(log.frame[column], column, log.source_rows, "rows")
 
@@ -93,12 +97,18 @@ def candidate_predictions(log: InteractionLog, column: str, estimator: str) -> n
     carry the same prediction as its log row.
     """
     if not log.has_candidates:
+        build = hint(
+            "build the log with InteractionLog.from_frame(..., candidates=table), or "
+            "from_obp(..., with_candidates=True) for obp's bandit_feedback",
+            "offeval evaluate cannot read a candidate table yet (dm, dr, sndr and the other "
+            "reward-model estimators need one): build the log in Python with "
+            "offeval.InteractionLog.from_frame and its candidates argument, or offeval.from_obp "
+            "with with_candidates=True, and evaluate it there",
+        )
         raise ConfigurationError(
             f"{estimator} needs the log's candidate table with a {column!r} column (the reward "
             "model's prediction for every candidate of every slot), to sum the target's "
-            "probabilities times the predictions over each slot: build the log with "
-            "InteractionLog.from_frame(..., candidates=table), or from_obp(..., "
-            "with_candidates=True) for obp's bandit_feedback"
+            f"probabilities times the predictions over each slot: {build}"
         )
     return log.memo(_candidate_predictions, column)
 
