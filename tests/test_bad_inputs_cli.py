@@ -615,3 +615,19 @@ def test_an_unsorted_streamed_file_says_to_drop_stream_or_sort_by_the_users_colu
         capsys, argv, "more than one chunk", r"drop --stream, or sort the file by session$"
     )
     assert "pq.write_table" not in line and "from_file" not in line
+
+
+def test_a_mistyped_role_gets_the_closest_role_and_the_roles_in_plain_words(
+    user_log, capsys, no_reading
+):
+    argv = [*evaluate_args(user_log), "--map", "rewrd=click"]
+    line = one_line_error(
+        capsys, argv, r"--map rewrd=click: no role 'rewrd' \(did you mean reward\?\)"
+    )
+    assert "roles: trajectory, context, item, position, reward, propensity," in line
+    assert "[" not in line
+
+
+def test_a_mistyped_role_in_python_gets_the_closest_role(frame):
+    with pytest.raises(OffevalError, match=r"\['rewrd'\] \(did you mean reward\?\); the roles: "):
+        InteractionLog.from_frame(frame, {"trajectory": "session", "rewrd": "stream"})

@@ -118,7 +118,10 @@ MISTAKES = {
     "level not a number": (["--level", "abc"], "--level: invalid float value: 'abc'"),
     "unknown baseline": (["--baseline", "zzz"], "--baseline 'zzz' is not one of the policies"),
     "map without =": (["--map", "session"], "--map 'session' is not key=value"),
-    "unknown role": (["--map", "sessions=session"], "unknown column roles"),
+    "unknown role": (
+        ["--map", "sessions=session"],
+        r"--map sessions=session: no role 'sessions'; the roles: trajectory, context, item,",
+    ),
     "policy column absent": (["--policy", "b=pi_nope"], "'pi_nope'"),
     "unknown estimator": (["--estimator", "snipz"], "no estimator named 'snipz'"),
     "bad estimator parameter": (["--estimator", "ncis:cap=-1"], "cap must be a positive"),

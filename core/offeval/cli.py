@@ -159,6 +159,18 @@ def _policies(args: argparse.Namespace) -> list:
     return policies
 
 
+def _check_roles(mapping: dict) -> None:
+    """Every role --map names is one of the log's roles."""
+    from offeval.log import ROLES
+
+    for role, column in mapping.items():
+        if role not in ROLES:
+            raise OffevalError(
+                f"--map {role}={column}: no role {role!r}{did_you_mean(role, ROLES)}; the "
+                f"roles: {', '.join(ROLES)}"
+            )
+
+
 def _check_columns(args: argparse.Namespace, mapping: dict, columns: list) -> None:
     """Every column the options name is in the file's header (read before any row)."""
     named = [("--map", f"{role}={col}", col) for role, col in mapping.items()]
@@ -359,6 +371,7 @@ def _evaluate(args: argparse.Namespace) -> int:
             "batches in one process (drop --workers or --stream)"
         )
     mapping = parse_pairs(args.map, typed=False, what="--map")
+    _check_roles(mapping)
     policies = _policies(args)
     for spec in args.estimator or ():  # a mistyped name is refused before the file is read
         registry.create_from_spec("estimator", spec)

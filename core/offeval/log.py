@@ -21,6 +21,7 @@ from offeval.errors import (
     OffevalError,
     OffevalWarning,
     RowError,
+    did_you_mean,
     hint,
 )
 
@@ -101,7 +102,8 @@ def _mapped(frame: pd.DataFrame, mapping: Mapping[str, str]) -> pd.DataFrame:
     """The frame with canonical role names: each role's column renamed, extras kept."""
     unknown = sorted(map(str, set(mapping) - set(ROLES)))
     if unknown:
-        raise OffevalError(f"unknown column roles {unknown}; known roles: {list(ROLES)}")
+        close = "".join(did_you_mean(role, ROLES) for role in unknown)
+        raise OffevalError(f"unknown column roles {unknown}{close}; the roles: {', '.join(ROLES)}")
     for role, name in mapping.items():
         if not isinstance(name, (str, int)):
             raise OffevalError(f"mapping: role {role!r} must map to one column name, got {name!r}")
