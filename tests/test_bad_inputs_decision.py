@@ -274,3 +274,19 @@ def test_decide_out_never_replaces_its_inputs_or_a_folder_offeval_did_not_write(
     assert "--force" in capsys.readouterr().err and (theirs / "notes.txt").exists()
     assert main([*decide, str(theirs), "--force"]) == 0
     assert not (theirs / "notes.txt").exists() and (theirs / "ranks_is.csv").exists()
+
+
+# -- --attributes ------------------------------------------------------------------------------
+
+
+def test_attributes_with_a_misspelt_policy_name_the_file_and_suggest(tmp_path, capsys):
+    """The attributes file names 'olf' where the summaries have 'old': the error names the
+    file, the policy without a row, the file's names no policy has, and the closest one."""
+    from cli_checks import one_line_error
+
+    summaries = write(tmp_path, good(policies=["new", "old", "base"]))
+    attributes = tmp_path / "attributes.csv"
+    attributes.write_text("policy,team\nnew,a\nolf,b\nbase,a\n")
+    err = one_line_error(capsys, ["decide", summaries, "--attributes", attributes])
+    assert "attributes.csv" in err and "'old' (did you mean olf?)" in err, err
+    assert "['olf']" in err  # the unknown name, as the file spells it

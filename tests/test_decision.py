@@ -440,7 +440,9 @@ def test_decide_reads_policy_names_as_text_and_skips_summaries_that_are_not_fini
     assert main([*decide, "--attributes", str(attributes)]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""  # checked before any table is printed
-    assert captured.err == "offeval: error: attributes: no row for systems ['007']\n"
+    assert captured.err == (
+        f"offeval: error: {attributes}: no row for systems '007'; rows for unknown systems: ['7']\n"
+    )
     assert main([*decide, "--estimator", "x"]) == 2
     captured = capsys.readouterr()
     assert captured.out.startswith("x: skipped")

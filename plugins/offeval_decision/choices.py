@@ -20,22 +20,30 @@ import pandas as pd
 from scipy.stats import norm
 
 from offeval import ConfigurationError, InteractionLog, OffevalError
+from offeval.errors import did_you_mean
 from offeval.summary import EstimatorSummary
 from offeval_decision.ranks import RankDistribution
 
 METHODS = ("top", "sample")
 
 
-def check_attributes(names: Sequence[str], attributes: pd.DataFrame) -> None:
-    """An OffevalError unless ``attributes`` has one row for each of ``names`` and a column."""
+def check_attributes(
+    names: Sequence[str], attributes: pd.DataFrame, source: str = "attributes"
+) -> None:
+    """An OffevalError unless ``attributes`` has one row for each of ``names`` and a column;
+    ``source`` (the file, say) begins the message. A name without a row gets the closest of
+    the attributes' names that match no system as a suggestion, and those are listed."""
     if attributes.columns.empty:
-        raise OffevalError("attributes: no attribute columns, only the systems' names")
+        raise OffevalError(f"{source}: no attribute columns, only the systems' names")
     repeated = attributes.index[attributes.index.duplicated()].unique()
     if len(repeated):
-        raise OffevalError(f"attributes: more than one row for systems {list(repeated)}")
-    missing = sorted(set(names) - set(attributes.index))
+        raise OffevalError(f"{source}: more than one row for systems {list(repeated)}")
+    missing = [name for name in names if name not in set(attributes.index)]
     if missing:
-        raise OffevalError(f"attributes: no row for systems {missing}")
+        unknown = [name for name in attributes.index if name not in set(names)]
+        shown = ", ".join(f"{name!r}{did_you_mean(name, unknown)}" for name in missing)
+        rest = f"; rows for unknown systems: {unknown}" if unknown else ""
+        raise OffevalError(f"{source}: no row for systems {shown}{rest}")
 
 
 def component_probabilities(dist: RankDistribution, attributes: pd.DataFrame) -> pd.DataFrame:

@@ -91,7 +91,7 @@ class DecideCommand:
         if args.attributes:
             attributes = read_attributes(args.attributes)
             for label in labels:
-                check_attributes(summaries[label].policies, attributes)
+                check_attributes(summaries[label].policies, attributes, args.attributes)
         decided = {label: _decide(label, summaries[label], args, attributes) for label in labels}
         decided = {label: tables for label, tables in decided.items() if tables is not None}
         if not decided:
