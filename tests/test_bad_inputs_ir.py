@@ -466,7 +466,7 @@ def test_compare_counts_queries_no_run_can_average(tmp_path, capsys):
     assert main([str(x) for x in [*argv, "--pairs", pairs, "--out", out]]) == 0
     printed = capsys.readouterr().out
     line = next(x for x in printed.splitlines() if "paired on" in x)
-    assert "paired on the 10 queries" in line and "1 " in line and "no qrels" in line, line
+    assert "paired on the 10 queries" in line and "1 averaged by no run (no qrels: 1)" in line
     assert pd.read_csv(pairs)["not_averaged"].tolist() == [1]
     assert pd.read_csv(out)["not_averaged"].tolist() == [1, 1]
 
@@ -493,12 +493,14 @@ def test_pairs_csv_keeps_p_values_unrounded(tmp_path):
 
 def test_randomization_resamples_too_few_for_alpha_are_refused(tmp_path, capsys):
     """With 10 resamples the smallest p-value is 1/11 = 0.09 > 0.05: nothing can be
-    significant, so the comparison is refused naming --resamples; 19 resamples (1/20) pass."""
+    significant, so the comparison is refused naming --resamples; with 19, p >= 1/20 = alpha
+    is still never below it; 20 resamples (1/21) pass."""
     qrels, a, b = _runs(tmp_path, missing=0)
     base = ["compare", qrels, a, b, "-m", "RR", "--test", "randomization"]
     err = one_line_error(capsys, [*base, "--resamples", "10"])
-    assert "--resamples" in err and "0.05" in err
-    assert main([str(x) for x in [*base, "--resamples", "19"]]) == 0
+    assert "--resamples" in err and "0.05" in err and "--resamples 20 at least" in err
+    one_line_error(capsys, [*base, "--resamples", "19"], "--resamples")
+    assert main([str(x) for x in [*base, "--resamples", "20"]]) == 0
     # the t-test decides: the randomisation p-value is only reported, any count is fine
     assert main([str(x) for x in ["compare", qrels, a, b, "-m", "RR", "--resamples", "10"]]) == 0
 

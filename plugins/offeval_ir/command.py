@@ -266,14 +266,14 @@ class CompareCommand:
 
 def _check_resamples(args: argparse.Namespace) -> None:
     """Refuse a randomisation test that decides significance with too few resamples: its
-    smallest p-value, 1 / (resamples + 1), must not exceed alpha."""
+    smallest p-value, 1 / (resamples + 1), must be below alpha (significant is p < alpha)."""
     if args.resamples < 1:
         raise OffevalError(f"--resamples must be at least 1, got {args.resamples}")
-    if args.test == "randomization" and 1 / (args.resamples + 1) > args.alpha:
-        least = int(np.ceil(1 / args.alpha - 1))
+    if args.test == "randomization" and 1 / (args.resamples + 1) >= args.alpha:
+        least = int(np.floor(1 / args.alpha - 1)) + 1
         raise OffevalError(
             f"--resamples {args.resamples}: the randomisation test's smallest p-value is "
-            f"1/{args.resamples + 1} = {1 / (args.resamples + 1):.3g}, above --alpha "
+            f"1/{args.resamples + 1} = {1 / (args.resamples + 1):.3g}, not below --alpha "
             f"{args.alpha}, so no pair could be significant; give --resamples {least} at "
             "least (10000 by default)"
         )
@@ -305,7 +305,7 @@ def _paired_on(evaluation: RunEvaluation) -> list[str]:
             )
         none = evaluation.not_averaged[measure]
         if none:
-            why = ", ".join(f"{_WHY[reason]} {n}" for reason, n in none.items())
+            why = ", ".join(f"{_WHY[reason]}: {n}" for reason, n in none.items())
             line += f"; {sum(none.values())} averaged by no run ({why})"
         lines.append(line)
     return lines
