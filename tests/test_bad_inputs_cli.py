@@ -631,3 +631,28 @@ def test_a_mistyped_role_gets_the_closest_role_and_the_roles_in_plain_words(
 def test_a_mistyped_role_in_python_gets_the_closest_role(frame):
     with pytest.raises(OffevalError, match=r"\['rewrd'\] \(did you mean reward\?\); the roles: "):
         InteractionLog.from_frame(frame, {"trajectory": "session", "rewrd": "stream"})
+
+
+# -- what the outputs say -------------------------------------------------------------------
+
+
+def test_one_policy_gets_no_pairwise_files_or_grids_and_a_sentence_saying_why(
+    user_log, tmp_path, capsys
+):
+    out, report = tmp_path / "out", tmp_path / "report"
+    argv = ["evaluate", user_log, "--quiet", *MAPPING, "--policy", "a=pi_p01"]
+    argv += ["--estimator", "is", "--out", out, "--report", report]
+    assert main([str(arg) for arg in argv]) == 0
+    said = capsys.readouterr().out
+    assert not list(out.glob("pairs_*")) and not list(report.glob("grid_*"))
+    assert "no pairs_*.csv (paired comparisons need two or more policies)" in said
+    page = (report / "report.md").read_text()
+    assert "1 policy, 1 estimator, 3,000 trajectories" in page
+    assert "corrected by" not in page and "Paired comparisons need two or more policies" in page
+    two = tmp_path / "two"
+    assert (
+        main([str(a) for a in evaluate_args(user_log, "--estimator", "is", "--report", two)]) == 0
+    )
+    page = (two / "report.md").read_text()
+    assert "2 policies, 1 estimator," in page and "corrected by holm" in page
+    assert list(two.glob("grid_*.png"))

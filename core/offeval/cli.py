@@ -447,10 +447,14 @@ def _evaluate(args: argparse.Namespace) -> int:
         with folder as tmp:
             if folder is out:
                 _write_tables(tmp, evaluation, table, summaries, sections, args, correction)
+                pairs = (
+                    "one pairs_*.csv per estimator, "
+                    if len(policies) > 1
+                    else "no pairs_*.csv (paired comparisons need two or more policies), "
+                )
                 written.append(
-                    f"written: {out.path}/estimates.csv, one pairs_*.csv per estimator, "
-                    "summaries.json (values and covariances, to revisit decisions without the "
-                    "log) and sections.md"
+                    f"written: {out.path}/estimates.csv, {pairs}summaries.json (values and "
+                    "covariances, to revisit decisions without the log) and sections.md"
                 )
             if folder is report:
                 path = _write_report(tmp, evaluation, table, sections, context, args, correction)
@@ -460,7 +464,8 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 
 def _write_tables(out: Path, evaluation, table, summaries, sections, args, correction) -> None:
-    """evaluate --out: estimates.csv, pairs_*.csv, summaries.json and sections.md.
+    """evaluate --out: estimates.csv, pairs_*.csv (of two or more policies), summaries.json
+    and sections.md.
 
     CSV text cells are spreadsheet-safe; ``ess_unit`` says what ``diag_ess``
     counts; with ``--baseline``, each pairs file's ``relative_to`` names it.
@@ -473,7 +478,8 @@ def _write_tables(out: Path, evaluation, table, summaries, sections, args, corre
         table = table.copy()
         table.insert(at, "ess_unit", table["estimator"].map(ess_units(evaluation)))
     write_csv(table, out / "estimates.csv")
-    for label in evaluation.estimators:
+    paired = len(evaluation.policies) > 1  # no pairs file of one policy (a header only)
+    for label in evaluation.estimators if paired else ():
         safe = "".join(c if c.isalnum() else "_" for c in label)
         pairs = pairs_table(evaluation, label, correction, args.baseline)
         write_csv(pairs, out / f"pairs_{safe}.csv")

@@ -337,12 +337,14 @@ def write_evaluation_report(
     doc = ReportDocument("offeval evaluation report")
     relative = baseline is not None
     lower = lower_is_better(evaluation)
+    paired = len(evaluation.policies) > 1
     doc.text(
-        f"{len(evaluation.policies)} policies, {len(evaluation.estimators)} estimators, "
+        f"{counted(len(evaluation.policies), 'policy', 'policies')}, "
+        f"{counted(len(evaluation.estimators), 'estimator')}, "
         f"{evaluation.n_units:,} trajectories (the units of the standard errors: `n_units` "
         f"counts those each estimate used); {evaluation.level:.0%} intervals"
         + (f", values relative to {markdown_escape(baseline)}" if relative else "")
-        + (f"; pairwise tests corrected by {correction}" if correction else "")
+        + (f"; pairwise tests corrected by {correction}" if correction and paired else "")
         + "."
         + (
             f" Lower is better for {', '.join(map(markdown_escape, sorted(lower)))}."
@@ -358,8 +360,11 @@ def write_evaluation_report(
     shown["estimator"] = [better_label(e, lower) for e in shown["estimator"]]
     doc.table(shown)
     doc.table(estimator_legend(evaluation), "Estimators")
-    doc.text(_grid_text(baseline, correction), "Paired significance grids")
-    for k, estimator in enumerate(evaluation.estimators):
+    if not paired:
+        doc.text(ONE_POLICY, "Paired significance grids")
+    else:
+        doc.text(_grid_text(baseline, correction), "Paired significance grids")
+    for k, estimator in enumerate(evaluation.estimators if paired else ()):
         path = grid_heatmap(
             evaluation, estimator, correction, baseline, out / f"grid_{k}.png", lower
         )
@@ -382,6 +387,18 @@ def write_evaluation_report(
     doc.sections(sections, out)
     doc.provenance(argv if argv is not None else sys.argv[1:])
     return doc.write(out)
+
+
+def counted(n: int, word: str, plural: str | None = None) -> str:
+    """``"1 policy"``, ``"2 policies"``: ``n`` and the word in its number."""
+    return f"{n:,} {word if n == 1 else plural or word + 's'}"
+
+
+#: What a report or an output folder of one policy has instead of paired comparisons.
+ONE_POLICY = (
+    "Paired comparisons need two or more policies: with one policy there are no "
+    "significance grids and no pairwise tests."
+)
 
 
 def _grid_text(baseline: str | None, correction: str | None) -> str:
