@@ -287,7 +287,10 @@ def test_a_demo_rerun_replaces_its_report_folder(tmp_path, capsys):
     (out / "notes_from_the_first_run.txt").write_text("stale")
     capsys.readouterr()
     assert main(argv) == 0
-    assert capsys.readouterr().err.strip() == f"replaced the earlier files in {out}/"
+    assert capsys.readouterr().err.strip() == (
+        f"replaced the earlier files in {out}/; deleted files offeval did not write: "
+        "notes_from_the_first_run.txt"
+    )
     assert not (out / "notes_from_the_first_run.txt").exists()
     assert (out / "report.html").is_file() and sorted(p.name for p in tmp_path.iterdir()) == [
         "report"
@@ -656,3 +659,41 @@ def test_one_policy_gets_no_pairwise_files_or_grids_and_a_sentence_saying_why(
     page = (two / "report.md").read_text()
     assert "2 policies, 1 estimator," in page and "corrected by holm" in page
     assert list(two.glob("grid_*.png"))
+
+
+def test_force_names_the_users_files_it_deleted(tmp_path, capsys):
+    dest = tmp_path / "mine"
+    dest.mkdir()
+    (dest / "notes.txt").write_text("my notes")
+    with OutputFolder(dest, force=True) as tmp:
+        (tmp / "estimates.csv").write_text("x\n")
+    assert capsys.readouterr().err.strip() == (
+        f"replaced the earlier files in {dest}/; deleted files offeval did not write: notes.txt"
+    )
+    (dest / "sub").mkdir()
+    for k in range(12):  # added to offeval's folder since: not its files either
+        (dest / "sub" / f"n{k:02}.txt").write_text("")
+    with OutputFolder(dest) as tmp:
+        (tmp / "estimates.csv").write_text("y\n")
+    line = capsys.readouterr().err.strip()
+    named = ", ".join(f"sub/n{k:02}.txt" for k in range(10))
+    assert line.endswith(f"did not write: {named} and 2 more")
+    assert "estimates.csv" not in line
+
+
+def test_a_rerun_names_no_file_that_offeval_wrote(tmp_path, capsys):
+    dest = tmp_path / "out"
+    for _ in range(2):
+        with OutputFolder(dest) as tmp:
+            (tmp / "figures").mkdir()
+            (tmp / "figures" / "a.png").write_text("")
+    assert capsys.readouterr().err.strip() == f"replaced the earlier files in {dest}/"
+
+
+def test_an_output_file_says_it_replaced_an_earlier_file(tmp_path, capsys):
+    path = tmp_path / "table.md"
+    for text in ("first", "second"):
+        with OutputFile(path) as tmp:
+            tmp.write_text(text)
+    assert capsys.readouterr().err.strip() == f"replaced the earlier {path}"
+    assert path.read_text() == "second"

@@ -14,9 +14,13 @@ leaves the earlier folder as it was and no temporary folder behind::
     # folder.path now holds exactly what was written into tmp
 
 The rule for an existing destination: a folder that offeval wrote (it holds
-the marker file :data:`MARKER`) or an empty folder is replaced, and one line
-on stderr says so; any other non-empty folder is refused unless ``force``,
-since replacing it would delete files that are not ours. A destination that
+the marker file :data:`MARKER`, which lists the files it wrote) or an empty
+folder is replaced, and one line on stderr says so; any other non-empty folder
+is refused unless ``force``, since replacing it would delete files that are
+not ours. The line names (up to :data:`SHOWN_DELETED`, then counts) the
+deleted files that offeval did not write: those of a folder replaced with
+``force``, or added to an offeval folder since. A single file
+(:class:`OutputFile`) that existed is replaced, and a line says so too. A destination that
 holds one of the command's inputs is always refused.
 
 The old folder is renamed aside, the new one renamed into place, then the
@@ -49,6 +53,11 @@ from offeval.errors import OffevalError
 #: The file that marks a folder as written by offeval (safe to replace).
 MARKER = ".offeval"
 
+
+#: The marker's first line; the files offeval wrote follow, one a line.
+MARKER_TEXT = "written by offeval; the next run replaces this folder; its files:\n"
+#: How many deleted files that offeval did not write the replacement line names.
+SHOWN_DELETED = 10
 
 #: How often a commit retries when another process commits the same folder at once.
 ATTEMPTS = 10
@@ -200,6 +209,8 @@ class OutputFolder(_Staged):
         self.path = check_destination(path, option=option, force=force, inputs=inputs)
         self._target = target_of(self.path)
         self.replaced = False
+        #: Files the commit deleted that offeval did not write (relative paths).
+        self.deleted: list[str] = []
 
     def _recheck(self) -> None:
         check_destination(self._target, option=self.option, force=self.force, inputs=self.inputs)
@@ -212,7 +223,14 @@ class OutputFolder(_Staged):
 
     def _committed(self) -> None:
         if self.replaced and not self.quiet:
-            print(f"replaced the earlier files in {self.path}{os.sep}", file=sys.stderr)
+            foreign = ""
+            if self.deleted:
+                shown = ", ".join(self.deleted[:SHOWN_DELETED])
+                more = len(self.deleted) - SHOWN_DELETED
+                foreign = f"; deleted files offeval did not write: {shown}" + (
+                    f" and {more} more" if more > 0 else ""
+                )
+            print(f"replaced the earlier files in {self.path}{os.sep}{foreign}", file=sys.stderr)
 
     def _commit(self, tmp: Path) -> None:
         """Mark ``tmp`` as ours, give it the usual permissions, put it in the destination.
@@ -221,7 +239,7 @@ class OutputFolder(_Staged):
         its folder there in between, that one is renamed aside in turn. A
         failure (or Ctrl-C) before ``tmp`` is in place puts the earlier folder back.
         """
-        (tmp / MARKER).write_text("written by offeval; the next run replaces this folder\n")
+        (tmp / MARKER).write_text(MARKER_TEXT + "".join(f"{name}\n" for name in _files(tmp)))
         tmp.chmod(0o777 & ~_umask())
         aside = Path(tempfile.mkdtemp(dir=tmp.parent, prefix=f".{self._target.name}.old-"))
         try:
@@ -243,6 +261,7 @@ class OutputFolder(_Staged):
                     pass
                 else:
                     self.replaced |= _holds_files(aside / str(attempt))
+                    self.deleted += _not_written(aside / str(attempt))
             try:
                 os.replace(tmp, target)
                 return
@@ -289,6 +308,32 @@ def _holds_files(folder: Path) -> bool:
     return any(name != MARKER for name in _names(folder))
 
 
+def _files(folder: Path) -> list[str]:
+    """The files under ``folder`` (in its sub-folders too), as sorted relative paths."""
+    return sorted(
+        path.relative_to(folder).as_posix()
+        for path in folder.rglob("*")
+        if not path.is_dir() and path.name != MARKER
+    )
+
+
+def _not_written(folder: Path) -> list[str]:
+    """The files in ``folder`` that offeval did not write: all of them without its marker,
+    else those its marker does not list (none for a marker that lists no files: one
+    written before markers listed them)."""
+    files = _files(folder)
+    try:
+        lines = (folder / MARKER).read_text().splitlines()
+    except FileNotFoundError:
+        return files
+    except (OSError, UnicodeDecodeError):
+        return []
+    if lines[:1] != [MARKER_TEXT.strip()]:
+        return []
+    written = set(lines[1:])
+    return [name for name in files if name not in written]
+
+
 def _foreign(folder: Path) -> bool:
     """Whether ``folder`` holds files and not offeval's marker (one listing: the marker
     and the files are seen in the same folder)."""
@@ -309,12 +354,22 @@ class OutputFile(_Staged):
     file, cannot be written, or is one of ``inputs``. ``with file as tmp:``
     yields a temporary path beside the destination, which replaces it when
     the block ends without an exception and is deleted otherwise, so a
-    failure or Ctrl-C half way never leaves a truncated file.
+    failure or Ctrl-C half way never leaves a truncated file. ``replaced``
+    then says whether a file was there (a line on stderr says it too, unless
+    ``quiet``).
     """
 
-    def __init__(self, path: str | Path, *, option: str = "--out", inputs: Sequence = ()):
-        self.path, self.option = Path(path), option
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        option: str = "--out",
+        inputs: Sequence = (),
+        quiet: bool = False,
+    ):
+        self.path, self.option, self.quiet = Path(path), option, quiet
         self._target = target_of(self.path)
+        self.replaced = False
         if self.path.is_dir():
             raise OffevalError(f"{option} {self.path}: is a folder; name a file")
         if any(self._target == target_of(p) for p in inputs):
@@ -337,4 +392,9 @@ class OutputFile(_Staged):
 
     def _commit(self, tmp: Path) -> None:
         tmp.chmod(0o666 & ~_umask())
+        self.replaced = self._target.exists()
         os.replace(tmp, self._target)
+
+    def _committed(self) -> None:
+        if self.replaced and not self.quiet:
+            print(f"replaced the earlier {self.path}", file=sys.stderr)
