@@ -76,3 +76,18 @@ def test_the_demos_probe_evaluations_show_no_bar(env, capsys, notebook, monkeypa
     log = env.simulate(env.logging_policy(), 300, seed=1, with_candidates=True)
     usable, _ = usable_estimators(get_registry(), log, env.candidate_policies(1)[0], env)
     assert len(usable) > 5 and capsys.readouterr().err == ""
+
+
+def test_the_command_line_shows_no_bar_when_stderr_is_not_a_terminal(user_log, monkeypatch, capsys):
+    """README: bars show in a terminal or a notebook only (capsys's stderr is no terminal);
+    OFFEVAL_PROGRESS=1 still asks for them."""
+    from offeval.cli import main
+
+    argv = ["evaluate", str(user_log), "--map", "trajectory=session", "--map", "reward=stream"]
+    argv += ["--map", "propensity=mu", "--policy", "a=pi_p01", "--estimator", "is"]
+    monkeypatch.delenv(VARIABLE, raising=False)
+    assert main(argv) == 0
+    assert capsys.readouterr().err == ""
+    monkeypatch.setenv(VARIABLE, "1")
+    assert main(argv) == 0
+    assert "evaluating: 100%|" in capsys.readouterr().err

@@ -114,7 +114,7 @@ class DemoCommand:
             n_trajectories=args.trajectories,
             n_policies=args.policies,
             n_per_cell=args.per_cell,
-            progress=not args.quiet,
+            progress=_progress(args),
             workers=args.workers,
         )
         with folder as tmp:
@@ -126,6 +126,12 @@ class DemoCommand:
             f"({time.perf_counter() - start:.1f} s)"
         )
         return 0
+
+
+def _progress(args: argparse.Namespace) -> bool | None:
+    """Off with --quiet; else offeval's default (:mod:`offeval.progress`): shown in a
+    terminal (not when stderr is redirected to a file or a pipe), per OFFEVAL_PROGRESS."""
+    return False if args.quiet else None
 
 
 def _force_argument(parser: argparse.ArgumentParser) -> None:
@@ -402,7 +408,7 @@ def _evaluate(args: argparse.Namespace) -> int:
                 estimators,
                 level=args.level,
                 chunk_rows=args.chunk_rows,
-                progress=not args.quiet,
+                progress=_progress(args),
                 workers=args.workers,
             )
         except SplitUnitError as exc:
