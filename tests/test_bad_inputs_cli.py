@@ -697,3 +697,46 @@ def test_an_output_file_says_it_replaced_an_earlier_file(tmp_path, capsys):
             tmp.write_text(text)
     assert capsys.readouterr().err.strip() == f"replaced the earlier {path}"
     assert path.read_text() == "second"
+
+
+# -- decimal commas -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "options", [[], ["--sep", ";"], ["--decimal", ","], ["--sep", ";", "--decimal", ","]]
+)
+def test_a_european_csv_is_evaluated_as_the_comma_csv(frame, tmp_path, options):
+    comma, european = tmp_path / "comma.csv", tmp_path / "european.csv"
+    frame.to_csv(comma, index=False)
+    frame.to_csv(european, index=False, sep=";", decimal=",")
+    assert "0,5" in european.read_text() or "," in european.read_text().splitlines()[1]
+    tables = []
+    for path, extra in ((comma, []), (european, options)):
+        out = tmp_path / f"out_{path.stem}"
+        assert main(evaluate_args(path, "--estimator", "is", "--out", str(out), *extra)) == 0
+        tables.append(pd.read_csv(out / "estimates.csv"))
+    np.testing.assert_allclose(tables[1]["value"], tables[0]["value"], rtol=1e-12)
+    np.testing.assert_allclose(tables[1]["se"], tables[0]["se"], rtol=1e-12)
+
+
+def test_decimal_commas_read_with_points_say_to_give_decimal(frame, tmp_path, capsys):
+    path = tmp_path / "european.csv"
+    frame.to_csv(path, index=False, sep=";", decimal=",")
+    one_line_error(
+        capsys,
+        evaluate_args(path, "--decimal", "."),
+        r"column 'stream' \(role reward\): must be numeric",
+        "decimal commas",
+        "use --decimal ,",
+    )
+
+
+def test_decimal_is_checked_against_the_file(frame, tmp_path, capsys):
+    csv_path, parquet = tmp_path / "log.csv", tmp_path / "log.parquet"
+    frame.to_csv(csv_path, index=False)
+    frame.to_parquet(parquet, index=False)
+    one_line_error(
+        capsys, evaluate_args(csv_path, "--decimal", ","), "',' separates the file's columns"
+    )
+    one_line_error(capsys, evaluate_args(parquet, "--decimal", ","), "drop --decimal")
+    one_line_error(capsys, evaluate_args(csv_path, "--decimal", ";"), "invalid choice")

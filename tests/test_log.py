@@ -272,3 +272,48 @@ def test_the_separator_of_a_csv_file_is_sniffed_or_given(tmp_path, sep):
     assert log.column("propensity").tolist() == [0.2, 0.5, 0.3, 0.9, 0.1]
     assert list(read_table(path, sep=sep).columns) == list(frame().columns)
     assert len(read_table(path, sep=",").columns) == 1  # as asked, though wrong
+
+
+# -- decimal commas: the rule of read_table ---------------------------------------------------
+
+
+def _semicolon_file(tmp_path, text: str):
+    path = tmp_path / "log.csv"
+    path.write_text(text)
+    return path
+
+
+def test_a_semicolon_file_with_decimal_commas_reads_as_numbers(tmp_path):
+    from offeval.log import read_table
+
+    path = _semicolon_file(tmp_path, "t;n;p;w\n1;3;0,5;-2,25\n2;4;1;3,5e-05\n3;;0,25;\n")
+    frame = read_table(path)
+    assert frame["p"].tolist() == [0.5, 1.0, 0.25]
+    np.testing.assert_allclose(frame["w"], [-2.25, 3.5e-05, np.nan])
+    assert frame["t"].dtype.kind == "i" and frame["n"].tolist()[:2] == [3.0, 4.0]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "t;p;q\n1;0,5;0.5\n2;0,25;0.75\n",  # both marks: left as read
+        "t;p\n1;0,5\n2;abc\n",  # a column of text
+        't,p\n1,"0,5"\n2,"0,25"\n',  # a comma file
+    ],
+    ids=["mixed marks", "text", "comma separated"],
+)
+def test_decimal_commas_are_read_only_where_the_rule_says(tmp_path, text):
+    from offeval.log import read_table
+
+    frame = read_table(_semicolon_file(tmp_path, text))
+    assert frame["p"].tolist()[0] == "0,5"
+
+
+def test_a_decimal_comma_column_that_fails_says_to_give_the_decimal_mark(tmp_path):
+    path = _semicolon_file(
+        tmp_path, "trajectory;item;reward;p\n1;1;0,5;0.5\n2;1;1;0.25\n"
+    )  # both marks: the file's mark must be given
+    with pytest.raises(ColumnError, match=r"'reward'.*decimal commas \(0,5\); read the file "):
+        InteractionLog.from_file(path)
+    log = InteractionLog.from_file(path, decimal=",")
+    assert log.frame["reward"].tolist() == [0.5, 1.0] and log.frame["p"].tolist()[0] == "0.5"

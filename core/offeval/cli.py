@@ -32,6 +32,7 @@ from offeval.errors import (
     command_line,
     did_you_mean,
 )
+from offeval.log import DECIMALS, PARQUET_SUFFIXES
 from offeval.output import OutputFolder
 from offeval.registry import Registry, get_registry, parse_pairs
 from offeval.sections import ReportContext, report_sections
@@ -301,6 +302,12 @@ class EvaluateCommand:
             "lines)",
         )
         parser.add_argument(
+            "--decimal",
+            choices=DECIMALS,
+            help="decimal mark of a text file's numbers (default: '.', or ',' for a ';'-separated "
+            "file whose numbers all read with commas)",
+        )
+        parser.add_argument(
             "--map",
             action="append",
             default=[],
@@ -376,6 +383,10 @@ def _evaluate(args: argparse.Namespace) -> int:
             f"--workers {args.workers}: workers share a log read whole; --stream evaluates its "
             "batches in one process (drop --workers or --stream)"
         )
+    if args.decimal is not None and Path(args.log).suffix.lower() in PARQUET_SUFFIXES:
+        raise OffevalError(
+            f"--decimal {args.decimal}: Parquet files store numbers, not text: drop --decimal"
+        )
     mapping = parse_pairs(args.map, typed=False, what="--map")
     _check_roles(mapping)
     policies = _policies(args)
@@ -392,7 +403,7 @@ def _evaluate(args: argparse.Namespace) -> int:
                 first = stream_parquet(args.log, mapping, batch_rows=PROBE_ROWS)
             probe = next(iter(first))
         else:
-            log = InteractionLog.from_file(args.log, mapping, sep=sep)
+            log = InteractionLog.from_file(args.log, mapping, sep=sep, decimal=args.decimal)
             probe = next(log.chunks(PROBE_ROWS))
         estimators = _usable(
             registry,

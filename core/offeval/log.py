@@ -155,7 +155,12 @@ def _numeric(frame: pd.DataFrame, column: str, labels: np.ndarray) -> np.ndarray
     bad = (numbers.isna() & values.notna()).to_numpy()
     if values.dtype.kind == "M" or values.dtype.kind == "m" or bad.any():
         rows = labels[bad] if bad.any() else labels[:0]
-        raise ColumnError(column, f"must be numeric (found {values.dtype} values)", rows)
+        how = ""
+        if bad.any() and values[bad].astype(str).str.fullmatch(DECIMAL_COMMA).all():
+            how = f": its numbers have decimal commas ({values[bad].iloc[0]}); " + hint(
+                "read the file with decimal=','", "use --decimal ,"
+            )
+        raise ColumnError(column, f"must be numeric (found {values.dtype} values){how}", rows)
     return numbers.to_numpy(dtype=float)
 
 
@@ -371,13 +376,18 @@ class InteractionLog:
 
     @classmethod
     def from_file(
-        cls, path: str | Path, mapping: Mapping[str, str] | None = None, *, sep: str | None = None
+        cls,
+        path: str | Path,
+        mapping: Mapping[str, str] | None = None,
+        *,
+        sep: str | None = None,
+        decimal: str | None = None,
     ) -> InteractionLog:
         """Read a Parquet or CSV file whole (see :func:`read_table`) and validate it.
 
         Errors name the rows of a delimited text file by their line numbers.
         """
-        frame = read_table(path, sep=sep)
+        frame = read_table(path, sep=sep, decimal=decimal)
         try:
             return cls.from_frame(frame, mapping)
         except RowError as exc:
@@ -613,6 +623,10 @@ SEPARATORS = ",;\t|"
 #: How much of a text file, and how many of its lines, the separator is read off.
 SNIFF_BYTES, SNIFF_LINES = 64 * 1024, 50
 _QUOTED = re.compile(r'"[^"]*"')
+#: A number written with a decimal comma (``0,5``, ``-12,25``, ``3,2e-05``).
+DECIMAL_COMMA = r"\s*[-+]?\d*,\d+(?:[eE][-+]?\d+)?\s*"
+#: What a delimited text file's numbers may use as decimal mark.
+DECIMALS = (",", ".")
 
 
 def _checked_path(path: str | Path) -> Path:
@@ -730,11 +744,14 @@ def _row_starts(path: Path, sep: str, n: int) -> list[int]:
     return starts
 
 
-def read_table(path: str | Path, *, sep: str | None = None) -> pd.DataFrame:
+def read_table(
+    path: str | Path, *, sep: str | None = None, decimal: str | None = None
+) -> pd.DataFrame:
     """Read a Parquet, CSV or TSV file into a DataFrame; unreadable files are OffevalErrors.
 
-    A delimited text file's separator is ``sep``, else sniffed (:func:`separator`),
-    and its rows are labelled by their line numbers as an editor shows them:
+    A delimited text file's separator is ``sep``, else sniffed (:func:`separator`);
+    its decimal mark is ``decimal`` (``","`` or ``"."``), else found by
+    :func:`decimal_commas`. Its rows are labelled by their line numbers as an editor shows them:
     the header is line 1, the first row line 2, one line per row (where a
     quoted value holds a line break, or a line is blank, the rows after it
     start further down: :func:`in_lines` names those lines). A Parquet file's
@@ -742,12 +759,21 @@ def read_table(path: str | Path, *, sep: str | None = None) -> pd.DataFrame:
     """
     path = _checked_path(path)
     suffix = path.suffix.lower()
+    parquet = suffix in PARQUET_SUFFIXES
+    if parquet and decimal is not None:
+        option = hint("decimal", "--decimal")
+        raise OffevalError(f"{path}: {option} is for CSV and TSV files, not Parquet")
+    if not parquet:
+        sep = _text_separator(path, sep)
+        mark = _decimal(decimal, sep)
     try:
-        if suffix in PARQUET_SUFFIXES:
+        if parquet:
             frame = _read_parquet(path)
         else:
-            frame = pd.read_csv(path, sep=_text_separator(path, sep))
+            frame = pd.read_csv(path, sep=sep, decimal=mark)
             frame.index = pd.RangeIndex(2, len(frame) + 2)
+            if decimal is None and sep == ";":
+                frame = decimal_commas(frame)
     except pd.errors.EmptyDataError:
         raise OffevalError(f"{path}: the file is empty") from None
     except pd.errors.ParserError as exc:
@@ -760,6 +786,50 @@ def read_table(path: str | Path, *, sep: str | None = None) -> pd.DataFrame:
     if len(frame) == 0:
         raise OffevalError(f"{path}: the file has no rows")
     return frame
+
+
+def _decimal(decimal: str | None, sep: str) -> str:
+    """The decimal mark to read a text file of separator ``sep`` with (``"."`` unless given)."""
+    if decimal is None:
+        return "."
+    option = hint("decimal", "--decimal")
+    if decimal not in DECIMALS:
+        raise OffevalError(f"{option} must be ',' or '.', got {decimal!r}")
+    if decimal == sep:
+        raise OffevalError(
+            f"{option} {decimal!r}: {sep!r} separates the file's columns; if another "
+            "character does, say which with " + hint("sep=';'", "--sep ';'")
+        )
+    return decimal
+
+
+def decimal_commas(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame of a semicolon-separated file, its numbers with decimal commas read as numbers.
+
+    The rule (applied when no decimal mark is given): if no column holds a
+    number with a fractional part read with a decimal point, every text
+    column whose values (the missing ones aside) are all whole numbers or
+    numbers with one decimal comma (``0,5``, ``-12,25``, ``3,2e-05``), at
+    least one of them with a comma, is read as numbers. Anything else is left as read:
+    a file mixing both marks, or with a column of ``1,5`` and ``abc``, keeps
+    its text, and the column's checks then say to give the mark. Ids written
+    like ``12,3`` would be read as numbers too: give ``decimal="."`` (``--decimal .``)
+    to keep them as text.
+    """
+    floats = [c for c in frame if frame[c].dtype.kind == "f"]
+    if any((frame[c].dropna() % 1 != 0).any() for c in floats):
+        return frame
+    converted = {}
+    for column in frame.columns:
+        if not pd.api.types.is_string_dtype(frame[column].dtype):
+            continue
+        text = frame[column].dropna().astype(str)
+        whole = text.str.fullmatch(r"\s*[-+]?\d+(?:[eE][-+]?\d+)?\s*")
+        comma = text.str.fullmatch(DECIMAL_COMMA)
+        if len(text) and (whole | comma).all() and comma.any():
+            numbers = frame[column].astype("string").str.replace(",", ".", regex=False)
+            converted[column] = pd.to_numeric(numbers).astype(float)
+    return frame.assign(**converted) if converted else frame
 
 
 def broken_pandas_metadata(schema) -> str | None:
