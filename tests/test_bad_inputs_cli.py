@@ -577,14 +577,14 @@ def test_other_warnings_are_shown_as_python_shows_them(monkeypatch, capsys):
     assert after.startswith("x.py:1: OffevalWarning: later")
 
 
-@pytest.mark.parametrize("option", ["--policy", "--rerank"])
-def test_a_policy_column_mapped_to_a_role_is_refused_as_such(user_log, capsys, option):
+@pytest.mark.parametrize("option, kind", [("--policy", "policy"), ("--rerank", "score")])
+def test_a_policy_column_mapped_to_a_role_is_refused_as_such(user_log, capsys, option, kind):
     argv = ["evaluate", user_log, "--quiet", *MAPPING, option, "new=stream"]
     line = one_line_error(
         capsys,
         argv,
         rf"{option} new=stream: column 'stream' is mapped as the reward \(--map reward=stream\)",
-        "a policy column must be another one",
+        f"so a {kind} column must be another one",
     )
     assert "absent" not in line
 
@@ -728,6 +728,19 @@ def test_decimal_commas_read_with_points_say_to_give_decimal(frame, tmp_path, ca
         r"column 'stream' \(role reward\): must be numeric",
         "decimal commas",
         "use --decimal ,",
+    )
+
+
+@pytest.mark.parametrize("option", ["--policy", "--rerank"])
+def test_a_policy_column_of_decimal_commas_says_to_give_decimal(frame, tmp_path, capsys, option):
+    path = tmp_path / "european.csv"
+    mixed = frame.assign(pi_p01=frame["pi_p01"].map(lambda p: f"{p:.6f}".replace(".", ",")))
+    mixed.to_csv(path, index=False, sep=";")  # its other numbers with decimal points
+    one_line_error(
+        capsys,
+        ["evaluate", path, "--quiet", *MAPPING, option, "a=pi_p01", "--estimator", "is"],
+        "column 'pi_p01'",
+        r"decimal commas \(0,\d+\); use --decimal ,",
     )
 
 

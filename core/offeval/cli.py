@@ -185,12 +185,13 @@ def _check_columns(args: argparse.Namespace, mapping: dict, columns: list) -> No
         pairs = parse_pairs(getattr(args, option), typed=False, what=f"--{option}")
         named += [(f"--{option}", f"{name}={col}", col) for name, col in pairs.items()]
     roles = {col: role for role, col in mapping.items()}
+    what = {"--policy": "policy", "--rerank": "score"}
     for option, given, column in named:
         if option != "--map" and column in roles:
             role = roles[column]
             raise OffevalError(
                 f"{option} {given}: column {column!r} is mapped as the {role} "
-                f"(--map {role}={column}), so a policy column must be another one"
+                f"(--map {role}={column}), so a {what[option]} column must be another one"
             )
         if column not in columns:
             raise OffevalError(

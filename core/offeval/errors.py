@@ -37,6 +37,20 @@ def hint(python: str, command_line: str) -> str:
     return command_line if _SURFACE.get() == "command line" else python
 
 
+#: A number written with a decimal comma (``0,5``, ``-12,25``, ``3,2e-05``).
+DECIMAL_COMMA = r"\s*[-+]?\d*,\d+(?:[eE][-+]?\d+)?\s*"
+
+
+def decimal_comma_hint(values: pd.Series) -> str:
+    """``": its numbers have decimal commas (0,5); use --decimal ,"`` when every one of
+    ``values`` (those that are not numbers) is a number with a decimal comma; else ``""``."""
+    text = values.dropna().astype(str)
+    if not len(text) or not text.str.fullmatch(DECIMAL_COMMA).all():
+        return ""
+    how = hint("read the file with decimal=','", "use --decimal ,")
+    return f": its numbers have decimal commas ({text.iloc[0].strip()}); {how}"
+
+
 def did_you_mean(word: str, known: Iterable[str]) -> str:
     """``" (did you mean snips?)"`` for the closest names among ``known``, or ``""``.
 

@@ -16,11 +16,13 @@ import numpy as np
 import pandas as pd
 
 from offeval.errors import (
+    DECIMAL_COMMA,
     ColumnError,
     ConfigurationError,
     OffevalError,
     OffevalWarning,
     RowError,
+    decimal_comma_hint,
     did_you_mean,
     hint,
 )
@@ -155,11 +157,7 @@ def _numeric(frame: pd.DataFrame, column: str, labels: np.ndarray) -> np.ndarray
     bad = (numbers.isna() & values.notna()).to_numpy()
     if values.dtype.kind == "M" or values.dtype.kind == "m" or bad.any():
         rows = labels[bad] if bad.any() else labels[:0]
-        how = ""
-        if bad.any() and values[bad].astype(str).str.fullmatch(DECIMAL_COMMA).all():
-            how = f": its numbers have decimal commas ({values[bad].iloc[0]}); " + hint(
-                "read the file with decimal=','", "use --decimal ,"
-            )
+        how = decimal_comma_hint(values[bad]) if bad.any() else ""
         raise ColumnError(column, f"must be numeric (found {values.dtype} values){how}", rows)
     return numbers.to_numpy(dtype=float)
 
@@ -623,8 +621,6 @@ SEPARATORS = ",;\t|"
 #: How much of a text file, and how many of its lines, the separator is read off.
 SNIFF_BYTES, SNIFF_LINES = 64 * 1024, 50
 _QUOTED = re.compile(r'"[^"]*"')
-#: A number written with a decimal comma (``0,5``, ``-12,25``, ``3,2e-05``).
-DECIMAL_COMMA = r"\s*[-+]?\d*,\d+(?:[eE][-+]?\d+)?\s*"
 #: What a delimited text file's numbers may use as decimal mark.
 DECIMALS = (",", ".")
 

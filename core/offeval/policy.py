@@ -9,7 +9,13 @@ import numpy as np
 import pandas as pd
 
 from offeval import ranking
-from offeval.errors import ColumnError, ConfigurationError, describe_rows, plain
+from offeval.errors import (
+    ColumnError,
+    ConfigurationError,
+    decimal_comma_hint,
+    describe_rows,
+    plain,
+)
 
 
 @runtime_checkable
@@ -50,9 +56,10 @@ class ColumnPolicy:
             p = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
         bad = ~((p >= 0) & (p <= 1))
         if bad.any():
+            how = "" if values.dtype.kind in "iuf" else decimal_comma_hint(values[bad])
             raise ColumnError(
                 self.column,
-                f"target probabilities of policy {self.name!r} must be numbers in [0, 1]",
+                f"target probabilities of policy {self.name!r} must be numbers in [0, 1]{how}",
                 positions=np.flatnonzero(bad),
             )
         return p
@@ -152,8 +159,13 @@ class RerankPolicy:
         score = column.to_numpy(dtype=float)
         bad = None if np.isfinite(score.sum()) else ~np.isfinite(score)  # sum: one fast pass
         if bad is not None and bad.any():
+            how = (
+                ""
+                if rows[self.column].dtype.kind in "iuf"
+                else (decimal_comma_hint(rows[self.column][bad]))
+            )
             raise ColumnError(
-                self.column, "scores must be finite numbers", positions=np.flatnonzero(bad)
+                self.column, f"scores must be finite numbers{how}", positions=np.flatnonzero(bad)
             )
         traj = rows["trajectory"].to_numpy()
         starts = np.flatnonzero(np.r_[True, traj[1:] != traj[:-1]]) if traj.size else traj[:0]
