@@ -596,6 +596,18 @@ def test_an_estimator_needing_an_unmapped_role_says_which_map_to_add(user_log, c
     assert "mapping=" not in line
 
 
+@pytest.mark.parametrize("role", ["propensity", "exposure", "logging_score", "day", "shuffled"])
+def test_every_role_an_estimator_asks_for_says_which_map_to_add(frame, role):
+    from offeval.errors import command_line
+
+    log = InteractionLog.from_frame(
+        frame.drop(columns=[c for c in ("logging_score", "day", "shuffled") if c in frame]),
+        {"trajectory": "session", "reward": "stream"},
+    )
+    with command_line(), pytest.raises(ColumnError, match=rf"--map {role}=COLUMN\)$"):
+        log.column(role)
+
+
 def test_the_python_hint_for_an_unmapped_role_names_the_mapping(frame):
     log = InteractionLog.from_frame(frame, {"trajectory": "session", "reward": "stream"})
     with pytest.raises(ColumnError, match=r"mapping=\{'propensity': COLUMN\}"):
