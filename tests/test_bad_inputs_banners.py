@@ -340,3 +340,21 @@ def test_the_command_line_warns_about_a_missing_pool_once_for_the_whole_log(tmp_
     pool = [str(w.message) for w in seen if "logging_pool" in str(w.message)]
     non_shuffled = sum(1 for b in range(count) if b % 5)
     assert len(pool) == 1 and f"{non_shuffled} banners" in pool[0]
+
+
+def test_rips_without_logging_columns_names_the_option_on_the_command_line(tmp_path, capsys):
+    from cli_checks import one_line_error
+
+    from offeval_slates import RIPS
+
+    frame, _ = slates_log()
+    frame = frame.drop(columns=["logging_score", "logging_pool", "shuffled"]).assign(
+        score=-frame["position"].astype(float)
+    )
+    path = tmp_path / "slates.csv"
+    frame.to_csv(path, index=False)
+    argv = ["evaluate", path, "--rerank", "m=score", "--estimator", "rips"]
+    err = one_line_error(capsys, argv)
+    assert "--estimator NAME:logging_prefix=COLUMN" in err and "<column>" not in err, err
+    with pytest.raises(ColumnError, match=r"with logging_prefix=COLUMN"):
+        evaluate(InteractionLog.from_frame(frame), [RerankPolicy("score")], [RIPS()])

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from offeval import ColumnError, InteractionLog, per_trajectory, trajectory_flags
+from offeval.errors import hint
 from offeval_slates.layout import Layout, layout
 from offeval_slates.plackett_luce import NEG_INF, log_prefix
 
@@ -64,7 +65,8 @@ def _logging(log: InteractionLog, column: str | None) -> LoggingPrefixes:
                 name,
                 "the logger's prefix probabilities come from its Plackett-Luce columns "
                 f"{list(PL_COLUMNS)} (shuffled: false everywhere if it never shuffles), or give "
-                "a column of prefix propensities with logging_prefix=<column>",
+                "a column of prefix propensities with "
+                + hint("logging_prefix=COLUMN", "--estimator NAME:logging_prefix=COLUMN"),
             )
     shuffled = trajectory_flags(log, "shuffled")
     fixed = (
