@@ -49,8 +49,11 @@ def _simplex_rounds(dist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return _rounds(outside), _rounds(off & ~outside.any(axis=1))
 
 
-def _as_3d(array, what: str) -> np.ndarray:
-    """A (n_rounds, n_actions) or (n_rounds, n_actions, len_list) array of numbers, as 3-D."""
+def obp_array(array, what: str) -> np.ndarray:
+    """obp's (n_rounds, n_actions) or (n_rounds, n_actions, len_list) array of numbers, as 3-D.
+
+    ``what`` names the argument in errors (a :class:`ConfigurationError`).
+    """
     try:
         out = np.asarray(array, dtype=float)
     except (TypeError, ValueError):
@@ -80,7 +83,7 @@ class ActionDistPolicy:
             )
         name = str(name)  # np.str_ shown as text
         what = f"action_dist of {name!r}"
-        dist = _as_3d(action_dist, what)
+        dist = obp_array(action_dist, what)
         outside, off = _simplex_rounds(dist)
         if outside.size:
             raise ConfigurationError(
@@ -284,7 +287,7 @@ def _check_dist(policy: ActionDistPolicy, frame: pd.DataFrame, n_actions: int | 
 
 def _pi_b(feedback: Mapping, frame: pd.DataFrame, n_actions: int | None) -> np.ndarray:
     """The logger's pi_b, checked against the log: shape, probabilities, and pscore."""
-    pi_b = _as_3d(feedback["pi_b"], _key("pi_b"))
+    pi_b = obp_array(feedback["pi_b"], _key("pi_b"))
     n, a, k = pi_b.shape
     if n != len(frame):
         raise OffevalError(

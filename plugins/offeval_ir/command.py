@@ -123,6 +123,25 @@ def _named(frame: pd.DataFrame, columns: dict) -> pd.DataFrame:
     return frame.rename(columns=renamed) if renamed else frame
 
 
+def _evaluated(
+    args: argparse.Namespace,
+) -> tuple[Conventions, list[str], dict[str, OutputFile], RunEvaluation]:
+    """Options checked, outputs checked, files read, runs evaluated: in that order."""
+    conventions, measures, columns = _setup(args)
+    outputs = _outputs(args)
+    qrels, runs = _read(args, columns)
+    evaluation = evaluate_runs(
+        runs,
+        qrels,
+        measures,
+        conventions,
+        columns=columns,
+        level=args.level,
+        qrels_name=args.qrels,
+    )
+    return conventions, measures, outputs, evaluation
+
+
 def _write(table: pd.DataFrame, out: OutputFile, heading: str, latex: str | None = None) -> None:
     """``table`` as CSV (spreadsheet-safe), Markdown or LaTeX, by the file's suffix; whole."""
     with out as tmp:
@@ -155,18 +174,7 @@ class MetricsCommand:
             return self._run(args)
 
     def _run(self, args: argparse.Namespace) -> int:
-        conventions, measures, columns = _setup(args)
-        outputs = _outputs(args)
-        qrels, runs = _read(args, columns)
-        evaluation = evaluate_runs(
-            runs,
-            qrels,
-            measures,
-            conventions,
-            columns=columns,
-            level=args.level,
-            qrels_name=args.qrels,
-        )
+        conventions, measures, outputs, evaluation = _evaluated(args)
         if args.per_user:
             table = next(iter(evaluation.results.values())).per_user.reset_index()
         else:
@@ -222,18 +230,8 @@ class CompareCommand:
         if len(set(names)) != len(names):
             raise OffevalError(f"runs need distinct file names, got {names}")
         _check_resamples(args)
-        conventions, measures, columns = _setup(args)
-        outputs = _outputs(args)
-        qrels, runs = _read(args, columns)
-        evaluation = evaluate_runs(
-            runs,
-            qrels,
-            measures,
-            conventions,
-            columns=columns,
-            level=args.level,
-            qrels_name=args.qrels,
-        ).on_common_queries()
+        conventions, measures, outputs, evaluation = _evaluated(args)
+        evaluation = evaluation.on_common_queries()
         correction = None if args.correction == "none" else args.correction
         pairs = evaluation.compare(
             test=args.test,

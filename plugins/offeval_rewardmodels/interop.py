@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from offeval import ConfigurationError, InteractionLog, OffevalError, RowError
+from offeval import InteractionLog, OffevalError, RowError
+from offeval.interop import obp_array
 from offeval_rewardmodels.fitting import RewardPredictions
 
 #: The argument's name in obp, used in messages.
@@ -13,16 +14,7 @@ ARGUMENT = "estimated_rewards_by_reg_model"
 
 def _checked(q, log: InteractionLog) -> np.ndarray:
     """The array as (n_rounds, n_actions, len_list) finite numbers, one round per trajectory."""
-    try:
-        q = np.asarray(q, dtype=float)
-    except (TypeError, ValueError):
-        raise ConfigurationError(f"{ARGUMENT} must hold numbers") from None
-    if q.ndim == 2:
-        q = q[:, :, None]
-    if q.ndim != 3:
-        raise ConfigurationError(
-            f"{ARGUMENT} must have shape (n_rounds, n_actions, len_list), got {q.shape}"
-        )
+    q = obp_array(q, ARGUMENT)
     if q.shape[0] != log.n_units:
         raise OffevalError(
             f"{ARGUMENT} has {q.shape[0]} rounds, but the log has {log.n_units}: give the "
