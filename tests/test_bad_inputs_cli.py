@@ -765,3 +765,20 @@ def test_decimal_is_checked_against_the_file(frame, tmp_path, capsys):
     )
     one_line_error(capsys, evaluate_args(parquet, "--decimal", ","), "drop --decimal")
     one_line_error(capsys, evaluate_args(csv_path, "--decimal", ";"), "invalid choice")
+
+
+def test_a_default_run_says_in_its_outputs_which_estimators_it_skipped(user_log, tmp_path, capsys):
+    """Without --estimator, the estimators that cannot run here are skipped: the printed note,
+    --out (skipped_estimators.csv) and --report (a section) all say which, and why."""
+    out, report = tmp_path / "out", tmp_path / "report"
+    argv = ["evaluate", user_log, "--map", "trajectory=session", "--map", "reward=stream"]
+    argv += ["--map", "propensity=mu", "--policy", "a=pi_p01", "--policy", "b=pi_p02"]
+    assert main([str(a) for a in [*argv, "--quiet", "--out", out, "--report", report]]) == 0
+    note = next(line for line in capsys.readouterr().out.splitlines() if "skipped" in line)
+    skipped = pd.read_csv(out / "skipped_estimators.csv")
+    assert len(skipped) > 0 and skipped["why"].str.len().gt(0).all()
+    assert all(name in note for name in skipped["estimator"])  # the same ones as printed
+    ran = set(pd.read_csv(out / "estimates.csv")["estimator"])
+    assert not ran & set(skipped["estimator"])
+    md = (report / "report.md").read_text()
+    assert "Estimators not run" in md and all(name in md for name in skipped["estimator"])

@@ -250,14 +250,15 @@ def _usable(
     probe,
     policies,
     words: Callable[[OffevalError], OffevalError] = lambda exc: exc,
-) -> list:
-    """The estimators to run, each tried on a probe of the log first.
+) -> tuple[list, dict[str, str]]:
+    """The estimators to run, each tried on a probe of the log first, and those skipped (why).
 
     The policies are queried on the probe first, so a policy's mistake is
     reported as such. Named estimators must run (an error otherwise, in the
     user's ``words``); by default every registered estimator runs at its
     defaults (an alias's original only), and those that cannot run on this
-    log and these policies are skipped, with a note.
+    log and these policies are skipped, with a note (and in ``--out`` and
+    ``--report``).
     """
     from offeval.estimator import PolicyView
     from offeval.evaluation import evaluate
@@ -286,7 +287,7 @@ def _usable(
             f"note: skipped {', '.join(skipped)}: they cannot run on this log with these "
             "policies (name one with --estimator to see why)"
         )
-    return usable
+    return usable, skipped
 
 
 class EvaluateCommand:
@@ -406,7 +407,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         else:
             log = InteractionLog.from_file(args.log, mapping, sep=sep, decimal=args.decimal)
             probe = next(log.chunks(PROBE_ROWS))
-        estimators = _usable(
+        estimators, skipped = _usable(
             registry,
             args.estimator,
             probe,
@@ -464,7 +465,9 @@ def _evaluate(args: argparse.Namespace) -> int:
     for folder in dict.fromkeys(f for f in (out, report) if f is not None):
         with folder as tmp:
             if folder is out:
-                _write_tables(tmp, evaluation, table, summaries, sections, args, correction)
+                _write_tables(
+                    tmp, evaluation, table, summaries, sections, args, correction, skipped
+                )
                 pairs = (
                     "one pairs_*.csv per estimator, "
                     if len(policies) > 1
@@ -472,23 +475,28 @@ def _evaluate(args: argparse.Namespace) -> int:
                 )
                 written.append(
                     f"written: {out.path}/estimates.csv, {pairs}summaries.json (values and "
-                    "covariances, to revisit decisions without the log) and sections.md"
+                    "covariances, to revisit decisions without the log), sections.md"
+                    + (" and skipped_estimators.csv" if skipped else "")
                 )
             if folder is report:
-                path = _write_report(tmp, evaluation, table, sections, context, args, correction)
+                path = _write_report(
+                    tmp, evaluation, table, sections, context, args, correction, skipped
+                )
                 written.append(f"report: {report.path / path.name}")
     print("\n".join(written), end="\n" if written else "")
     return 0
 
 
-def _write_tables(out: Path, evaluation, table, summaries, sections, args, correction) -> None:
+def _write_tables(
+    out: Path, evaluation, table, summaries, sections, args, correction, skipped
+) -> None:
     """evaluate --out: estimates.csv, pairs_*.csv (of two or more policies), summaries.json
-    and sections.md.
+    sections.md, and skipped_estimators.csv (what a default run could not run, and why).
 
     CSV text cells are spreadsheet-safe; ``ess_unit`` says what ``diag_ess``
     counts; with ``--baseline``, each pairs file's ``relative_to`` names it.
     """
-    from offeval.htmlreport import ess_units, pairs_table
+    from offeval.htmlreport import ess_units, pairs_table, skipped_table
     from offeval.reportdoc import ReportDocument
 
     if "diag_ess" in table:
@@ -501,13 +509,17 @@ def _write_tables(out: Path, evaluation, table, summaries, sections, args, corre
         safe = "".join(c if c.isalnum() else "_" for c in label)
         pairs = pairs_table(evaluation, label, correction, args.baseline)
         write_csv(pairs, out / f"pairs_{safe}.csv")
+    if skipped:
+        write_csv(skipped_table(skipped), out / "skipped_estimators.csv")
     save_summaries(out / "summaries.json", summaries)
     doc = ReportDocument("offeval evaluate: the plugins' sections")
     doc.sections(sections, out)
     (out / "sections.md").write_text(doc.markdown())
 
 
-def _write_report(out: Path, evaluation, table, sections, context, args, correction) -> Path:
+def _write_report(
+    out: Path, evaluation, table, sections, context, args, correction, skipped
+) -> Path:
     """evaluate --report: report.html, report.md and their figures."""
     from offeval.htmlreport import write_evaluation_report
 
@@ -522,6 +534,7 @@ def _write_report(out: Path, evaluation, table, sections, context, args, correct
         policies=context.policies,
         argv=getattr(args, "argv", None),
         weights_note=STREAMED_WEIGHTS if args.stream else None,
+        skipped=skipped,
     )
 
 

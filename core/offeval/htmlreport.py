@@ -325,12 +325,14 @@ def write_evaluation_report(
     policies: list | None = None,
     argv: list[str] | None = None,
     weights_note: str | None = None,
+    skipped: dict[str, str] | None = None,
 ) -> Path:
     """Write ``report.html``, ``report.md`` and their figures into folder ``out``.
 
     Without a histogram of the importance weights (no log in memory, say),
     the report says why in one line: ``weights_note`` when given, else what
-    :func:`no_histogram_reason` finds.
+    :func:`no_histogram_reason` finds. ``skipped`` (estimator: why) lists the
+    estimators that could not run, after the estimators' legend.
     """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -360,6 +362,9 @@ def write_evaluation_report(
     shown["estimator"] = [better_label(e, lower) for e in shown["estimator"]]
     doc.table(shown)
     doc.table(estimator_legend(evaluation), "Estimators")
+    if skipped:
+        doc.text("Registered, but they cannot run on this log:", "Estimators not run")
+        doc.table(skipped_table(skipped))
     if not paired:
         doc.text(ONE_POLICY, "Paired significance grids")
     else:
@@ -387,6 +392,11 @@ def write_evaluation_report(
     doc.sections(sections, out)
     doc.provenance(argv if argv is not None else sys.argv[1:])
     return doc.write(out)
+
+
+def skipped_table(skipped: dict[str, str]) -> pd.DataFrame:
+    """The estimators that could not run, one row each: ``estimator`` and ``why``."""
+    return pd.DataFrame({"estimator": list(skipped), "why": list(skipped.values())})
 
 
 def counted(n: int, word: str, plural: str | None = None) -> str:

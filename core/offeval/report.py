@@ -10,7 +10,13 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from offeval.demo import DemoResult
-from offeval.htmlreport import better_label, ess_units, estimator_legend, lower_is_better
+from offeval.htmlreport import (
+    better_label,
+    ess_units,
+    estimator_legend,
+    lower_is_better,
+    skipped_table,
+)
 from offeval.reportdoc import DPI, MIN_FONT, PAGE_WIDTH, ReportDocument, figure_text
 from offeval.tables import markdown_escape, write_csv
 
@@ -120,9 +126,8 @@ def write_demo_report(result: DemoResult, out: str | Path, argv: list[str] | Non
     doc.figure(figure, caption="estimates against truth: 95% intervals, the diagonal is exact")
     doc.table(estimator_legend(result.evaluation), "Estimators")
     if result.skipped:
-        reasons = pd.DataFrame({"estimator": list(result.skipped), "why": result.skipped.values()})
         doc.text("Registered, but they cannot run on this log:", "Estimators not run")
-        doc.table(reasons)
+        doc.table(skipped_table(result.skipped))
     doc.sections(result.sections, out)
     wide = result.estimates.pivot(index="policy", columns="estimator", values="value")
     wide.columns = [better_label(c, lower) for c in wide.columns]
