@@ -514,3 +514,22 @@ def test_comma_between_two_measures_asks_for_one_per_option(tmp_path, capsys):
     from offeval_ir.measures import parse_measures
 
     assert [m.name for m in parse_measures(["ndcg_cut.10,20"])] == ["ndcg_cut_10", "ndcg_cut_20"]
+
+
+def test_randomization_resamples_are_checked_after_the_correction(tmp_path, capsys):
+    """Three runs make three pairs: Holm multiplies the smallest p-value 1/(resamples+1) by 3,
+    so 20 resamples (3/21 = 0.14) cannot reach alpha 0.05 and 60 is the least count that can
+    (3/61 < 0.05 <= 3/60); Benjamini-Hochberg leaves equal smallest p-values as they are."""
+    qrels, a, b = _runs(tmp_path, missing=0)
+    c = write(tmp_path / "c.run", b.read_text().replace(" b\n", " c\n"))
+    base = ["compare", qrels, a, b, c, "-m", "RR", "--test", "randomization"]
+    err = one_line_error(capsys, [*base, "--resamples", "20"])
+    assert "corrected by holm over 3 pairs" in err and "--resamples 60 at least" in err, err
+    assert main([str(x) for x in [*base, "--resamples", "60"]]) == 0
+    assert main([str(x) for x in [*base, "--resamples", "20", "--correction", "fdr_bh"]]) == 0
+    runs = {name: read_run(path) for name, path in (("a", a), ("b", b), ("c", c))}
+    evaluation = evaluate_runs(runs, read_qrels(qrels), ["RR"])
+    with pytest.raises(ConfigurationError, match=r"resamples 20: .* resamples 60 at least"):
+        evaluation.compare(test="randomization", resamples=20)
+    with pytest.raises(ConfigurationError, match="whole number"):
+        evaluation.compare(test="randomization", resamples=2.5)

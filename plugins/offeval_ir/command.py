@@ -18,7 +18,7 @@ from offeval_ir.conventions import Conventions
 from offeval_ir.files import FORMATS, read_qrels, read_run
 from offeval_ir.judgements import role_names
 from offeval_ir.measures import parse_measures
-from offeval_ir.runs import TESTS, RunEvaluation, evaluate_runs
+from offeval_ir.runs import TESTS, RunEvaluation, check_randomization, evaluate_runs
 
 #: Measures computed when none are named (what a trec_eval user looks at first).
 DEFAULT_MEASURES = ("nDCG@10", "P@5", "P@10", "R@100", "AP", "RR")
@@ -263,18 +263,14 @@ class CompareCommand:
 
 
 def _check_resamples(args: argparse.Namespace) -> None:
-    """Refuse a randomisation test that decides significance with too few resamples: its
-    smallest p-value, 1 / (resamples + 1), must be below alpha (significant is p < alpha)."""
+    """Refuse, before any file is read, a randomisation test too small to decide anything
+    (see :func:`check_randomization`); the number of pairs is known from the runs named."""
     if args.resamples < 1:
         raise OffevalError(f"--resamples must be at least 1, got {args.resamples}")
-    if args.test == "randomization" and 1 / (args.resamples + 1) >= args.alpha:
-        least = int(np.floor(1 / args.alpha - 1)) + 1
-        raise OffevalError(
-            f"--resamples {args.resamples}: the randomisation test's smallest p-value is "
-            f"1/{args.resamples + 1} = {1 / (args.resamples + 1):.3g}, not below --alpha "
-            f"{args.alpha}, so no pair could be significant; give --resamples {least} at "
-            "least (10000 by default)"
-        )
+    if args.test == "randomization":
+        runs = len(args.runs)
+        correction = None if args.correction == "none" else args.correction
+        check_randomization(args.resamples, args.alpha, correction, runs * (runs - 1) // 2)
 
 
 #: The users (queries) a comparison's means and tests are over, as its CSV says.

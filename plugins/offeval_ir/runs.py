@@ -26,7 +26,7 @@ from offeval import (
     OffevalError,
     evaluate,
 )
-from offeval.errors import describe_rows
+from offeval.errors import describe_rows, hint
 from offeval.evaluation import Evaluation
 from offeval.stats import (
     PairwiseComparison,
@@ -49,6 +49,40 @@ PARAM_SWITCHES = {"p": "rbp_persistence"}
 
 #: Randomisation-test resamples held in memory at once, as resamples x users.
 BLOCK_CELLS = 20_000_000
+
+
+def check_randomization(resamples: int, alpha: float, correction: str | None, pairs: int) -> None:
+    """Refuse a randomisation test that cannot find any pair significant.
+
+    Its smallest p-value is 1 / (resamples + 1); corrected over the ``pairs``
+    of a measure (Holm over 10 pairs multiplies it by 10) it must be below
+    ``alpha``, since significant means p < alpha. The message names the
+    least count that can.
+    """
+    if isinstance(resamples, bool) or not isinstance(resamples, (int, np.integer)):
+        raise ConfigurationError(f"resamples must be a whole number, got {resamples!r}")
+    if resamples < 1:
+        raise ConfigurationError(f"resamples must be at least 1, got {resamples}")
+
+    def smallest(count: int) -> float:
+        return float(adjusted_p_values(np.full(pairs, 1 / (count + 1)), alpha, correction).min())
+
+    if smallest(resamples) < alpha:
+        return
+    high = resamples
+    while smallest(high) >= alpha:
+        high *= 2
+    low = high // 2
+    while high - low > 1:  # the least count whose smallest corrected p is below alpha
+        middle = (low + high) // 2
+        low, high = (low, middle) if smallest(middle) < alpha else (middle, high)
+    corrected = f", corrected by {correction} over {pairs} pairs," if correction else ""
+    option = hint("resamples", "--resamples")
+    raise ConfigurationError(
+        f"{option} {resamples}: the randomisation test's smallest p-value, "
+        f"1/{resamples + 1}{corrected} is {smallest(resamples):.3g}, not below alpha {alpha}, "
+        f"so no pair could be significant; give {option} {high} at least"
+    )
 
 
 def randomization_p(diff: np.ndarray, resamples: int, rng: np.random.Generator) -> float:
@@ -304,8 +338,11 @@ class RunEvaluation:
         """
         if test not in TESTS:
             raise ConfigurationError(f"test must be one of {TESTS}, got {test!r}")
-        if len(self.evaluation.policies) < 2:
+        runs = len(self.evaluation.policies)
+        if runs < 2:
             raise ConfigurationError("compare at least two runs")
+        if test == "randomization":
+            check_randomization(resamples, alpha, correction, runs * (runs - 1) // 2)
         common = self.on_common_queries()
         rng = np.random.default_rng(seed)
         level = self.evaluation.level
