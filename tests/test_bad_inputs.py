@@ -1157,3 +1157,17 @@ def test_an_estimator_needing_candidates_names_both_ways_to_give_them():
         r"candidates=table",
         r"from_obp\(\.\.\., with_candidates=True\)",
     )
+
+
+@pytest.mark.parametrize(
+    ("call", "shown"),
+    [
+        (lambda: evaluate(build(), [ColumnPolicy("pi")], [IS()], workers=np.int64(0)), "got 0"),
+        (lambda: evaluate(build(), [ColumnPolicy("pi")], [IS()], chunk_rows=np.int64(0)), "got 0"),
+        (lambda: evaluate(build(), [ColumnPolicy("pi")], [IS()], level=np.float64(95.0)), "95.0"),
+    ],
+)
+def test_engine_messages_show_numpy_numbers_as_plain_values(call, shown):
+    with pytest.raises(OffevalError) as exc:
+        call()
+    assert "np." not in str(exc.value) and shown in str(exc.value)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from offeval.errors import OffevalError, OffevalWarning, did_you_mean
+from offeval.errors import OffevalError, OffevalWarning, did_you_mean, plain
 from offeval.estimator import Contribution, Estimator, PolicyView, Shared
 from offeval.log import InteractionLog
 from offeval.parallel import fold_in_workers, fork_available, one_blas_thread
@@ -596,7 +596,9 @@ def _bounded_chunks(
         or not isinstance(chunk_rows, (int, np.integer))
         or chunk_rows < 1
     ):
-        raise OffevalError(f"chunk size must be a whole number of rows >= 1, got {chunk_rows!r}")
+        raise OffevalError(
+            f"chunk size must be a whole number of rows >= 1, got {plain(chunk_rows)!r}"
+        )
     starts = log.unit_starts
     rows_per_unit = log.n_rows / max(log.n_units, 1)
     lo, stop = rows or (0, log.n_rows)
@@ -639,7 +641,7 @@ def evaluate(
     """
     check_level(level)
     if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
-        raise OffevalError(f"workers must be a whole number >= 1, got {workers!r}")
+        raise OffevalError(f"workers must be a whole number >= 1, got {plain(workers)!r}")
     acc = Accumulator(policies, estimators, covariances=covariances)
     whole = isinstance(log, InteractionLog)
     if not whole and not isinstance(log, Iterable):

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from offeval.errors import OffevalError
+from offeval.errors import OffevalError, plain
 
 
 @dataclass(frozen=True)
@@ -87,7 +87,7 @@ def check_level(level: float) -> float:
         or not isinstance(level, (int, float, np.integer, np.floating))
         or not 0 < level < 1
     ):
-        raise OffevalError(f"confidence level must lie in (0, 1), e.g. 0.95; got {level!r}")
+        raise OffevalError(f"confidence level must lie in (0, 1), e.g. 0.95; got {plain(level)!r}")
     return float(level)
 
 
