@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from offeval import ConfigurationError, active_registry
+from offeval.errors import plain
 
 
 def _number(name: str, value) -> float:
@@ -124,7 +125,7 @@ class CutOff:
 
     def __init__(self, n: int = 10, model: Any = "logarithmic", **params: Any):
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-            raise ConfigurationError(f"cut-off n must be a whole number >= 1, got {n!r}")
+            raise ConfigurationError(f"cut-off n must be a whole number >= 1, got {plain(n)!r}")
         self.n = int(n)
         if isinstance(model, str) and params:
             self.model = active_registry().create("examination", model, **params)

@@ -20,7 +20,7 @@ import pandas as pd
 from scipy.stats import norm
 
 from offeval import ConfigurationError, InteractionLog, OffevalError
-from offeval.errors import did_you_mean
+from offeval.errors import did_you_mean, plain
 from offeval.summary import EstimatorSummary
 from offeval_decision.ranks import RankDistribution
 
@@ -81,7 +81,9 @@ def select(dist: RankDistribution, m: int, *, method: str = "top", seed: int = 0
     if method not in METHODS:
         raise ConfigurationError(f"method must be one of {METHODS}, got {method!r}")
     if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or not 1 <= m <= len(dist.names):
-        raise ConfigurationError(f"m must be a whole number in 1..{len(dist.names)}, got {m!r}")
+        raise ConfigurationError(
+            f"m must be a whole number in 1..{len(dist.names)}, got {plain(m)!r}"
+        )
     top = dist.top(m)
     if method == "top":
         return list(top.sort_values(ascending=False, kind="stable").index[:m])
@@ -98,7 +100,7 @@ def _real(name: str, value, wanted: str, ok) -> float:
         value, (bool, np.bool_)
     )
     if not number or not ok(float(value)):
-        raise ConfigurationError(f"{name} must be {wanted}, got {value!r}")
+        raise ConfigurationError(f"{name} must be {wanted}, got {plain(value)!r}")
     return float(value)
 
 

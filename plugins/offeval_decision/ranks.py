@@ -24,6 +24,7 @@ from scipy.sparse.csgraph import connected_components
 from scipy.stats import norm
 
 from offeval import ConfigurationError, Evaluation, OffevalError
+from offeval.errors import plain
 from offeval.summary import PSD_TOLERANCE, SYMMETRY_TOLERANCE, EstimatorSummary
 
 #: Draw-by-system cells held at once.
@@ -163,7 +164,7 @@ def _whole(name: str, value, low: int, high: float = np.inf) -> int:
         or not low <= value <= high
     ):
         where = f">= {low}" if high == np.inf else f"in {low}..{high}"
-        raise ConfigurationError(f"{name} must be a whole number {where}, got {value!r}")
+        raise ConfigurationError(f"{name} must be a whole number {where}, got {plain(value)!r}")
     return int(value)
 
 

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from offeval import BaseEstimator, ConfigurationError, Contribution, OffevalWarning, PolicyView
+from offeval.errors import plain
 from offeval.stats import Linearisation, Tally, ratio_of_means
 from offeval.units import hash_ids
 from offeval_disagreement import streams
@@ -45,7 +46,7 @@ def _choice(name: str, value, options) -> None:
 
 def _whole(name: str, value, low: int) -> None:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise ConfigurationError(f"{name} must be a whole number >= {low}, got {value!r}")
+        raise ConfigurationError(f"{name} must be a whole number >= {low}, got {plain(value)!r}")
 
 
 class _Disagreement(BaseEstimator):

@@ -43,6 +43,7 @@ from functools import lru_cache, reduce
 import numpy as np
 
 from offeval import ConfigurationError
+from offeval.errors import plain
 from offeval_disagreement import streams
 
 #: Largest banner the exact algorithms take (2^MAX_EXACT subsets per banner).
@@ -387,7 +388,7 @@ def monte_carlo(
     """
     logits, log_rest = _check(logits, rest)
     if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 2:
-        raise ConfigurationError(f"samples must be a whole number >= 2, got {samples!r}")
+        raise ConfigurationError(f"samples must be a whole number >= 2, got {plain(samples)!r}")
     banners, n = logits.shape
     state = streams.states(_keys(logits, log_rest) if keys is None else _given(keys, banners), seed)
     w, r = _weights(logits, log_rest)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from offeval import ConfigurationError
+from offeval.errors import plain
 
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
@@ -27,7 +28,7 @@ def mix(x: np.ndarray) -> np.ndarray:
 def states(keys: np.ndarray, seed: int) -> np.ndarray:
     """Each banner's stream state from its uint64 key and the random seed (a whole number >= 0)."""
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**64:
-        raise ConfigurationError(f"seed must be a whole number in [0, 2^64), got {seed!r}")
+        raise ConfigurationError(f"seed must be a whole number in [0, 2^64), got {plain(seed)!r}")
     with np.errstate(over="ignore"):
         return mix(np.asarray(keys, dtype=np.uint64) ^ mix(np.uint64(seed) + GOLDEN))
 

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from offeval import ConfigurationError
+from offeval.errors import plain
 from offeval_ir.conventions import Conventions
 from offeval_ir.hints import switch
 from offeval_ir.judgements import Judgements
@@ -271,7 +272,7 @@ def _checked_cutoffs(ks: Sequence[int | None]) -> list[int | None]:
         whole = isinstance(k, (int, float, np.integer, np.floating)) and not isinstance(k, bool)
         if not (whole and math.isfinite(k) and k == int(k) and k >= 1):
             raise ConfigurationError(
-                f"ks: each cut-off k must be a whole number >= 1 or None, got {k!r}"
+                f"ks: each cut-off k must be a whole number >= 1 or None, got {plain(k)!r}"
             )
     return list(dict.fromkeys(None if k is None else int(k) for k in ks))
 

@@ -26,7 +26,7 @@ from offeval import (
     OffevalError,
     evaluate,
 )
-from offeval.errors import describe_rows, hint
+from offeval.errors import describe_rows, hint, plain
 from offeval.evaluation import Evaluation
 from offeval.stats import (
     PairwiseComparison,
@@ -60,7 +60,7 @@ def check_randomization(resamples: int, alpha: float, correction: str | None, pa
     least count that can.
     """
     if isinstance(resamples, bool) or not isinstance(resamples, (int, np.integer)):
-        raise ConfigurationError(f"resamples must be a whole number, got {resamples!r}")
+        raise ConfigurationError(f"resamples must be a whole number, got {plain(resamples)!r}")
     if resamples < 1:
         raise ConfigurationError(f"resamples must be at least 1, got {resamples}")
 
