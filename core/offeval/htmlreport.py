@@ -253,8 +253,8 @@ def weight_figure(log, policies: list) -> Figure | None:
     return fig
 
 
-def no_histogram_reason(log, policies: list) -> str:
-    """Why :func:`weight_figure` drew nothing for this log and these policies."""
+def no_histogram_reason(log) -> str:
+    """Why :func:`weight_figure` drew nothing for this log."""
     if log is None:
         return (
             "not drawn: the log was not kept in memory (with --stream it is read in batches "
@@ -388,7 +388,7 @@ def write_evaluation_report(
     if histogram is not None:
         doc.figure(histogram, "Importance weights")
     else:
-        doc.text(weights_note or no_histogram_reason(log, policies or []), "Importance weights")
+        doc.text(weights_note or no_histogram_reason(log), "Importance weights")
     doc.sections(sections, out)
     doc.provenance(argv if argv is not None else sys.argv[1:])
     return doc.write(out)
