@@ -21,6 +21,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from offeval.evaluation import Evaluation
+from offeval.log import InteractionLog
 from offeval.reportdoc import DPI, MIN_FONT, PAGE_WIDTH, ReportDocument, figure_text
 from offeval.sections import ReportSection
 from offeval.tables import markdown_escape
@@ -123,7 +124,11 @@ def pairs_table(
 
 
 def grid_figure(
-    evaluation: Evaluation, estimator: str, correction, baseline, lower: set[str] = frozenset()
+    evaluation: Evaluation,
+    estimator: str,
+    correction: str | None,
+    baseline: str | None,
+    lower: set[str] = frozenset(),
 ) -> Figure:
     """Paired differences, row minus column: colour by z, each cell its difference and p-value.
 
@@ -197,8 +202,8 @@ def _cells_fit(fig: Figure, ax, cells: list) -> bool:
 def grid_heatmap(
     evaluation: Evaluation,
     estimator: str,
-    correction,
-    baseline,
+    correction: str | None,
+    baseline: str | None,
     path: Path,
     lower: set[str] = frozenset(),
 ) -> Path:
@@ -208,7 +213,7 @@ def grid_heatmap(
     return path
 
 
-def weight_histograms(log, policies: list, path: Path) -> Path | None:
+def weight_histograms(log: InteractionLog | None, policies: list, path: Path) -> Path | None:
     """Distribution of each policy's importance weights pi/mu over the log rows (log scale)."""
     figure = weight_figure(log, policies)
     if figure is None:
@@ -217,7 +222,7 @@ def weight_histograms(log, policies: list, path: Path) -> Path | None:
     return path
 
 
-def weight_figure(log, policies: list) -> Figure | None:
+def weight_figure(log: InteractionLog | None, policies: list) -> Figure | None:
     """The figure of :func:`weight_histograms`; None when there is nothing to draw."""
     if log is None or "propensity" not in log.frame:
         return None
@@ -253,7 +258,7 @@ def weight_figure(log, policies: list) -> Figure | None:
     return fig
 
 
-def no_histogram_reason(log) -> str:
+def no_histogram_reason(log: InteractionLog | None) -> str:
     """Why :func:`weight_figure` drew nothing for this log."""
     if log is None:
         return (
@@ -321,7 +326,7 @@ def write_evaluation_report(
     baseline: str | None,
     correction: str | None,
     sections: list[ReportSection],
-    log=None,
+    log: InteractionLog | None = None,
     policies: list | None = None,
     argv: list[str] | None = None,
     weights_note: str | None = None,
