@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from offeval.errors import (
@@ -49,7 +50,7 @@ def _simplex_rounds(dist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return _rounds(outside), _rounds(off & ~outside.any(axis=1))
 
 
-def obp_array(array, what: str) -> np.ndarray:
+def obp_array(array: npt.ArrayLike, what: str) -> np.ndarray:
     """obp's (n_rounds, n_actions) or (n_rounds, n_actions, len_list) array of numbers, as 3-D.
 
     ``what`` names the argument in errors (a :class:`ConfigurationError`).

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from offeval import ColumnError, ConfigurationError, OffevalError
@@ -233,7 +234,7 @@ def missing_column(frame: pd.DataFrame, column: str, role: str, what: str) -> Co
     )
 
 
-def id_array(ids) -> np.ndarray | pd.arrays.ArrowStringArray:
+def id_array(ids: npt.ArrayLike) -> np.ndarray | pd.arrays.ArrowStringArray:
     """Ids as an array to number: text pyarrow holds stays there (making Python strings of
     ten million ids takes longer than numbering them), anything else as numpy."""
     array = ids.array if isinstance(ids, pd.Series) else ids
