@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 
 from offeval import ConfigurationError
+from offeval.summary import EstimatorSummary
 from offeval_dcg.examination import CutOff
-from offeval_decision import ab_sample_size, rank_distribution
+from offeval_decision import ab_sample_size, plan_ab_test, rank_distribution
 from offeval_decision.choices import select
 from offeval_disagreement import (
     CounterfactualDisagreement,
@@ -21,6 +22,7 @@ from offeval_ir.runs import check_randomization
 
 VALUES = np.array([0.1, 0.2])
 SPREAD = {"names": ["a", "b"], "covariance": 0.01 * np.eye(2)}
+RELATIVE = EstimatorSummary("is", "is", ["a", "b"], VALUES, 0.01 * np.eye(2), 10, baseline="a")
 
 
 @pytest.mark.parametrize(
@@ -30,6 +32,10 @@ SPREAD = {"names": ["a", "b"], "covariance": 0.01 * np.eye(2)}
         (lambda: ab_sample_size(0.1, 1.0, alpha=np.float64(1.5)), "got 1.5"),
         (lambda: rank_distribution(VALUES, draws=np.int64(0), **SPREAD), "got 0"),
         (lambda: select(rank_distribution(VALUES, draws=10, **SPREAD), np.int64(0)), "got 0"),
+        (
+            lambda: plan_ab_test(RELATIVE, ["b"], "a", 1.0, baseline_value=np.float64(-1.0)),
+            "got -1.0",
+        ),
         (lambda: CounterfactualDisagreement(samples=np.int64(1)), "got 1"),
         (lambda: SampledPairwiseDisagreement(draws=np.int64(0)), "got 0"),
         (lambda: monte_carlo(np.zeros((1, 3)), samples=np.int64(1)), "got 1"),

@@ -193,7 +193,7 @@ def plan_ab_test(
         raise ConfigurationError(
             f"the summary is relative to {summary.baseline!r}: give baseline_value=, its value "
             f"in the metric's units (a positive number), so that sd= is in the lifts' units; "
-            f"got {baseline_value!r}"
+            f"got {plain(baseline_value)!r}"
         )
     sd = sd if summary.baseline is None else sd / baseline_value
     sign = 1.0 if summary.higher_is_better else -1.0
