@@ -249,7 +249,7 @@ def _usable(
     specs: list[str] | None,
     probe,
     policies,
-    words: Callable[[OffevalError], OffevalError] = lambda exc: exc,
+    words: Callable[[OffevalError], OffevalError],
 ) -> tuple[list, dict[str, str]]:
     """The estimators to run, each tried on a probe of the log first, and those skipped (why).
 
