@@ -1171,3 +1171,8 @@ def test_engine_messages_show_numpy_numbers_as_plain_values(call, shown):
     with pytest.raises(OffevalError) as exc:
         call()
     assert "np." not in str(exc.value) and shown in str(exc.value)
+
+
+def test_a_column_error_names_a_numpy_string_column_as_text():
+    error = ColumnError(np.str_("pi"), "is absent")
+    assert str(error).startswith("column 'pi'")  # not column np.str_('pi')

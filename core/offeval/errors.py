@@ -158,7 +158,7 @@ class ColumnError(RowError):
         self.positions = None if positions is None else np.asarray(positions, dtype=np.int64)
         if self.positions is not None:
             rows, table = self.positions, "positions in the rows given"
-        subject = f"column {column!r}" + (f" (role {role})" if role else "")
+        subject = f"column {plain(column)!r}" + (f" (role {role})" if role else "")
         super().__init__(subject, problem, rows, table)
 
     def at_labels(self, labels: np.ndarray, table: str = "rows") -> ColumnError:
