@@ -1176,3 +1176,16 @@ def test_engine_messages_show_numpy_numbers_as_plain_values(call, shown):
 def test_a_column_error_names_a_numpy_string_column_as_text():
     error = ColumnError(np.str_("pi"), "is absent")
     assert str(error).startswith("column 'pi'")  # not column np.str_('pi')
+
+
+def test_numpy_numbers_and_names_are_taken_and_shown_as_plain_values():
+    log = build()
+    fails(lambda: list(log.chunks(np.int64(0))), OffevalError, r"got 0$")
+    one = np.int64(1)
+    policy = [ColumnPolicy("pi")]
+    fails(lambda: bootstrap(log, policy, [IS()], replicates=one), OffevalError, "got 1$")
+    boot = bootstrap(log, [ColumnPolicy("pi")], [IS()], replicates=np.int64(20), seed=0)
+    assert len(boot) == 1  # a numpy whole number is a whole number
+    name = np.array(["pi"])[0]
+    policy = ColumnPolicy("missing", name=name)
+    fails(lambda: evaluate(log, [policy], [IS()]), ColumnError, r"policy 'pi' reads")

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from offeval.errors import OffevalError
+from offeval.errors import OffevalError, plain
 from offeval.estimator import Estimator
 from offeval.evaluation import Accumulator, _label
 from offeval.log import InteractionLog
@@ -46,8 +46,12 @@ def bootstrap(
     al.'s 2019 tables), each replicate dividing by its own baseline value. Results are
     reproducible for a given ``seed`` and chunking.
     """
-    if isinstance(replicates, bool) or not isinstance(replicates, int) or replicates < 2:
-        raise OffevalError(f"replicates must be a whole number >= 2, got {replicates!r}")
+    if (
+        isinstance(replicates, bool)
+        or not isinstance(replicates, (int, np.integer))
+        or replicates < 2
+    ):
+        raise OffevalError(f"replicates must be a whole number >= 2, got {plain(replicates)!r}")
     check_level(level)
     acc = Accumulator(policies, estimators)
     names = [p.name for p in policies]

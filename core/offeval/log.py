@@ -26,6 +26,7 @@ from offeval.errors import (
     did_you_mean,
     hint,
 )
+from offeval.errors import plain as plain_value
 
 if TYPE_CHECKING:
     from offeval.policy import Policy
@@ -482,7 +483,9 @@ class InteractionLog:
             or not isinstance(max_rows, (int, np.integer))
             or max_rows < 1
         ):
-            raise OffevalError(f"chunk size must be a whole number of rows >= 1, got {max_rows!r}")
+            raise OffevalError(
+                f"chunk size must be a whole number of rows >= 1, got {plain_value(max_rows)!r}"
+            )
         bounds = np.r_[self.unit_starts, self.n_rows]
         cut_units = np.unique(np.searchsorted(bounds, np.arange(0, self.n_rows, max_rows)))
         edges = np.r_[bounds[cut_units[cut_units < self.n_units]], self.n_rows]
@@ -907,7 +910,8 @@ def stream_parquet(
         or not isinstance(batch_rows, (int, np.integer))
         or batch_rows < 1
     ):
-        raise OffevalError(f"batch_rows must be a whole number >= 1, got {batch_rows!r}")
+        shown = plain_value(batch_rows)
+        raise OffevalError(f"batch_rows must be a whole number >= 1, got {shown!r}")
     trajectory = (mapping or {}).get("trajectory", "trajectory")
     parts = list(trajectory) if isinstance(trajectory, (list, tuple)) else [trajectory]
     try:

@@ -43,7 +43,7 @@ class ColumnPolicy:
 
     def __init__(self, column: str, name: str | None = None):
         self.column = column
-        self.name = name or column
+        self.name = str(name or column)  # a numpy string from an array of names shows as text
 
     def probabilities(self, rows: pd.DataFrame) -> np.ndarray:
         """The column's values, checked to be numbers in [0, 1]."""
