@@ -32,7 +32,7 @@ from offeval.errors import (
     command_line,
     did_you_mean,
 )
-from offeval.log import DECIMALS, PARQUET_SUFFIXES
+from offeval.log import DECIMALS, PARQUET_SUFFIXES, separator_named
 from offeval.output import OutputFolder
 from offeval.registry import Registry, get_registry, parse_pairs
 from offeval.sections import ReportContext, report_sections
@@ -395,7 +395,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     for spec in args.estimator or ():  # a mistyped name is refused before the file is read
         registry.create_from_spec("estimator", spec)
     out, report = _folders(args)
-    sep = {"\\t": "\t", "tab": "\t"}.get(args.sep, args.sep)
+    sep = separator_named(args.sep)
     _check_columns(args, mapping, columns_of(args.log, sep))
     with _users_words(args.log, mapping, sep):
         if args.stream:

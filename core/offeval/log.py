@@ -621,6 +621,8 @@ PARQUET_SUFFIXES = (".parquet", ".pq")
 TEXT_SUFFIXES = {".csv": ",", ".gz": ",", ".txt": ",", ".tsv": "\t"}
 #: Separators a delimited text file is sniffed for.
 SEPARATORS = ",;\t|"
+#: Separators by name, as a command line may write them (``--sep tab``).
+SEPARATOR_NAMES = {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";", "pipe": "|"}
 #: How much of a text file, and how many of its lines, the separator is read off.
 SNIFF_BYTES, SNIFF_LINES = 64 * 1024, 50
 _QUOTED = re.compile(r'"[^"]*"')
@@ -669,21 +671,42 @@ def separator(path: str | Path) -> str:
         return default  # the reader then reports what is wrong with the file
     if not lines:
         return default
-    unquoted = [_QUOTED.sub("", line) for line in lines[:SNIFF_LINES]]
-    header, rows = unquoted[0], unquoted[1:]
+    return header_separator(lines[0], lines[1:SNIFF_LINES], default) or default
+
+
+def header_separator(header: str, rows: Sequence[str] = (), default: str = ",") -> str | None:
+    """The separator of a delimited file with this header line, by :func:`separator`'s rule.
+
+    Of :data:`SEPARATORS`, those the header holds outside quoted names:
+    ``default`` if it is one of them; else the one found as often on most of
+    the ``rows`` that follow; None if the header holds none (one column, or
+    no header at all).
+    """
+    header = _QUOTED.sub("", header)
     found = [sep for sep in SEPARATORS if sep in header]
     if not found or default in found:
-        return default
-    return max(found, key=lambda sep: sum(row.count(sep) == header.count(sep) for row in rows))
+        return default if found else None
+    count = [_QUOTED.sub("", row) for row in rows]
+    return max(found, key=lambda sep: sum(row.count(sep) == header.count(sep) for row in count))
+
+
+def separator_named(sep: str | None) -> str | None:
+    """A separator given by the user: one character or a name of :data:`SEPARATOR_NAMES`
+    (None: found from the file); an OffevalError naming ``sep``/``--sep`` otherwise."""
+    if sep is None:
+        return None
+    sep = SEPARATOR_NAMES.get(sep, sep)
+    if not isinstance(sep, str) or len(sep) != 1 or sep in '"\n\r':
+        option = hint("sep", "--sep")
+        raise OffevalError(
+            f"{option} must be one character other than a quote or a line break, such as "
+            f"',' or ';', or one of {', '.join(SEPARATOR_NAMES)}; got {sep!r}"
+        )
+    return sep
 
 
 def _text_separator(path: Path, sep: str | None) -> str:
-    if sep is None:
-        return separator(path)
-    if not isinstance(sep, str) or len(sep) != 1:
-        option = hint("sep", "--sep")
-        raise OffevalError(f"{option} must be one character, such as ',' or ';', got {sep!r}")
-    return sep
+    return separator_named(sep) or separator(path)
 
 
 def columns_of(path: str | Path, sep: str | None = None) -> list:

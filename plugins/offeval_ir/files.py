@@ -32,6 +32,7 @@ import pyarrow.csv as pacsv
 
 from offeval import ConfigurationError, OffevalError
 from offeval.errors import hint
+from offeval.log import header_separator, separator_named
 from offeval_ir.judgements import role_names
 
 FORMATS = ("trec", "csv", "tsv", "parquet", "json")
@@ -61,10 +62,6 @@ _BLANK = np.frombuffer(b"\t\n\r ", np.uint8)
 _SHOWN = 80
 #: Types of the numeric TREC fields (values are checked by their converters).
 _TYPES = {"rank": pa.int64(), "score": pa.float64(), "rel": pa.float64()}
-#: Separators a CSV file's header is tried with, in order of preference.
-SEPARATORS = (",", ";", "\t", "|")
-#: Separators by name, as a command line may write them.
-_SEPARATOR_NAMES = {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";", "pipe": "|"}
 #: pandas' error for a record with too many fields.
 _FIELDS_ERROR = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
 #: Name of the index of line numbers.
@@ -84,10 +81,10 @@ def read_run(
     :func:`detect_format`), unless ``format`` (one of :data:`FORMATS`) is given.
     ``columns`` names the columns of the roles in CSV/TSV and Parquet files
     (as in :func:`~offeval_ir.compute_measures`): the user and item columns
-    are read as text. A CSV file's separator is the first of
-    :data:`SEPARATORS` that splits its header into the most names, unless
-    ``sep`` is given (one character, or ``tab``, ``\\t``, ``comma``,
-    ``semicolon``, ``pipe``); a TSV file's is a tab.
+    are read as text. A CSV file's separator is read off its header as for a
+    log (:func:`offeval.log.header_separator`), unless ``sep`` is given (one
+    character, or ``tab``, ``\\t``, ``comma``, ``semicolon``, ``pipe``); a TSV
+    file's is a tab.
     """
     return _read(path, "run", format, columns, sep)
 
@@ -109,8 +106,8 @@ def detect_format(path: str | os.PathLike, kind: str) -> str:
     ``.parquet``/``.pq``, ``.csv``, ``.tsv`` and ``.json`` (before any ``.gz``,
     ``.bz2`` or ``.xz``) name their format; any other file is ``trec`` when its
     first non-blank line is a TREC line of that kind, ``tsv`` or ``csv`` when
-    it is a header of names separated by tabs (``tsv``) or by one of
-    :data:`SEPARATORS` (``csv``).
+    it is a header of names separated by tabs (``tsv``) or by another of
+    :data:`offeval.log.SEPARATORS` (``csv``).
     """
     if kind not in KINDS:
         raise ConfigurationError(f"kind must be one of {KINDS}, got {kind!r}")
@@ -138,10 +135,10 @@ def detect_format(path: str | os.PathLike, kind: str) -> str:
 
 
 def _separator(header: str) -> str | None:
-    """The separator that splits ``header`` into the most column names; None if none does."""
-    splits = {s: header.split(s) for s in SEPARATORS if s in header}
-    found = [s for s, names in splits.items() if _is_header(names)]
-    return max(found, key=lambda s: len(splits[s]), default=None)
+    """The separator of a header line of column names (:func:`header_separator`'s rule);
+    None if it is no such header."""
+    found = header_separator(header)
+    return found if found is not None and _is_header(header.split(found)) else None
 
 
 def _read(
@@ -154,12 +151,7 @@ def _read(
     """Check the path and the format, read the file, refuse an empty result, ids as text."""
     if format is not None and format not in FORMATS:
         raise ConfigurationError(f"unknown format {format!r}; formats: {', '.join(FORMATS)}")
-    sep = _SEPARATOR_NAMES.get(sep, sep)
-    if sep is not None and (not isinstance(sep, str) or len(sep) != 1 or sep in '"\n\r'):
-        raise ConfigurationError(
-            f"{hint('sep', '--sep')} must be one character other than a quote or a line "
-            f"break, or one of {', '.join(_SEPARATOR_NAMES)}; got {sep!r}"
-        )
+    sep = separator_named(sep)
     names = role_names(columns)
     name = _check_file(path)
     try:
