@@ -221,24 +221,22 @@ def _folders(args: argparse.Namespace) -> tuple[OutputFolder | None, OutputFolde
     return out, report
 
 
-def _in_users_words(
-    exc: OffevalError, path: str, mapping: dict, sep: str | None = None
-) -> OffevalError:
+def _in_users_words(exc: OffevalError, path: str, mapping: dict) -> OffevalError:
     """An error about rows and columns in the user's words: their column names, the file's lines."""
     from offeval.log import in_lines
 
     if isinstance(exc, ColumnError):
         exc = exc.named(mapping)
-    return in_lines(exc, path, sep) if isinstance(exc, RowError) else exc
+    return in_lines(exc, path) if isinstance(exc, RowError) else exc
 
 
 @contextmanager
-def _users_words(path: str, mapping: dict, sep: str | None = None) -> Iterator[None]:
+def _users_words(path: str, mapping: dict) -> Iterator[None]:
     """Within the block, errors about rows and columns are raised in the user's words."""
     try:
         yield
     except RowError as exc:
-        words = _in_users_words(exc, path, mapping, sep)
+        words = _in_users_words(exc, path, mapping)
         if words is exc:
             raise
         raise words from None
@@ -397,7 +395,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     out, report = _folders(args)
     sep = separator_named(args.sep)
     _check_columns(args, mapping, columns_of(args.log, sep))
-    with _users_words(args.log, mapping, sep):
+    with _users_words(args.log, mapping):
         if args.stream:
             log = stream_parquet(args.log, mapping, batch_rows=args.chunk_rows)
             with warnings.catch_warnings():  # the file's warnings: said once, just above
@@ -412,7 +410,7 @@ def _evaluate(args: argparse.Namespace) -> int:
             args.estimator,
             probe,
             policies,
-            lambda exc: _in_users_words(exc, args.log, mapping, sep),
+            lambda exc: _in_users_words(exc, args.log, mapping),
         )
         try:
             evaluation = evaluate(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import gzip
 import re
 import warnings
@@ -390,7 +389,7 @@ class InteractionLog:
         try:
             return cls.from_frame(frame, mapping)
         except RowError as exc:
-            raise in_lines(exc, path, sep) from None
+            raise in_lines(exc, path) from None
 
     @cached_property
     def unit_index(self) -> np.ndarray:
@@ -724,7 +723,7 @@ def columns_of(path: str | Path, sep: str | None = None) -> list:
         raise OffevalError(f"{path}: cannot read its columns ({_first_line(exc)})") from None
 
 
-def in_lines(exc: RowError, path: str | Path, sep: str | None = None) -> RowError:
+def in_lines(exc: RowError, path: str | Path) -> RowError:
     """The error naming a delimited text file's rows (labelled by :func:`read_table`) as
     ``log.csv, lines [...]``: the lines they start on, counting the line breaks in
     quoted values and the blank lines before them (the file is read again, up to the
@@ -732,38 +731,46 @@ def in_lines(exc: RowError, path: str | Path, sep: str | None = None) -> RowErro
     path = Path(path)
     if path.suffix.lower() in PARQUET_SUFFIXES or exc.table != "rows" or not exc.rows:
         return exc
-    return exc.in_table(f"{path.name}, lines", _lines_of(path, exc.rows, sep))
+    return exc.in_table(f"{path.name}, lines", _lines_of(path, exc.rows))
 
 
-def _lines_of(path: Path, labels: list, sep: str | None) -> list:
+def _lines_of(path: Path, labels: list) -> list:
     """The lines on which the rows that :func:`read_table` labelled ``labels`` start."""
     if not all(isinstance(x, int) and x >= 2 for x in labels):
         return labels
     try:
-        starts = _row_starts(path, _text_separator(path, sep), max(labels) - 1)
-    except (OSError, UnicodeDecodeError, EOFError, csv.Error):
+        starts = _row_starts(path, max(labels) - 1)
+    except (OSError, EOFError):
         return labels  # the file changed or reads otherwise: the labels as read
     return [int(starts[x - 2]) if x - 2 < len(starts) else x for x in labels]
 
 
-def _row_starts(path: Path, sep: str, n: int) -> list[int]:
+def _row_starts(path: Path, n: int) -> np.ndarray:
     """The line each of a text file's first ``n`` rows starts on (1-based; the header
     and blank lines are not rows, a quoted value's line breaks are counted)."""
     opener = gzip.open if path.suffix.lower() == ".gz" else open
-    starts: list[int] = []
-    with opener(path, "rt", encoding="utf-8", newline="") as file:
-        reader = csv.reader(file, delimiter=sep)
-        read, header = 0, False
-        for record in reader:
-            start, read = read + 1, reader.line_num
-            if len(record) <= 1 and not "".join(record).strip():
-                continue  # a blank line: pandas skips it
-            if header:
-                starts.append(start)
-                if len(starts) == n:
-                    break
-            header = True
-    return starts
+    with opener(path, "rb") as file:
+        data = np.frombuffer(file.read(), np.uint8)
+    return filled_records(data, *text_records(data))[1 : n + 1]
+
+
+#: The bytes of a blank line.
+_BLANK = np.frombuffer(b"\t\n\r ", np.uint8)
+
+
+def text_records(data: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where each record of delimited text (bytes; blank records included) starts, and the
+    1-based line it starts on: a line break inside double quotes does not end a record."""
+    newlines = np.flatnonzero(data == ord("\n"))
+    ends = np.r_[True, np.cumsum(data == ord('"'))[newlines] % 2 == 0]  # outside quotes
+    return np.r_[0, newlines + 1][ends], np.arange(1, len(newlines) + 2)[ends]
+
+
+def filled_records(data: np.ndarray, starts: np.ndarray, lines: np.ndarray) -> np.ndarray:
+    """The ``lines`` of the records of ``data`` beginning at ``starts`` that are not blank."""
+    inside = starts < len(data)
+    filled = np.logical_or.reduceat(~np.isin(data, _BLANK), starts[inside])
+    return lines[inside][filled]
 
 
 def read_table(

@@ -32,7 +32,7 @@ import pyarrow.csv as pacsv
 
 from offeval import ConfigurationError, OffevalError
 from offeval.errors import hint
-from offeval.log import header_separator, separator_named
+from offeval.log import filled_records, header_separator, separator_named, text_records
 from offeval_ir.judgements import role_names
 
 FORMATS = ("trec", "csv", "tsv", "parquet", "json")
@@ -57,7 +57,6 @@ _ROLES = {"qid": "user", "docid": "item", "rank": "rank", "score": "score", "rel
 #: Tabs, vertical tabs and form feeds separate fields as spaces do.
 _SPACES = bytes.maketrans(b"\t\x0b\x0c", b"   ")
 #: Bytes of a blank line of a delimited file.
-_BLANK = np.frombuffer(b"\t\n\r ", np.uint8)
 #: Characters of a line that an error message shows.
 _SHOWN = 80
 #: Types of the numeric TREC fields (values are checked by their converters).
@@ -492,7 +491,7 @@ def _delimited_error(raw: bytes, name: str, error: ValueError) -> OffevalError:
     if found is None:
         return OffevalError(f"{name}: {str(error).strip()}")
     expected, record, count = map(int, found.groups())
-    _, lines = _records(np.frombuffer(raw, np.uint8))
+    _, lines = text_records(np.frombuffer(raw, np.uint8))
     number = int(lines[record - 1]) if record <= len(lines) else record
     problem = f"expected {expected} fields (as the header has), found {count}"
     return _line_error(name, number, problem, _line(raw, number))
@@ -505,28 +504,13 @@ def _record_lines(raw: bytes, rows: int) -> pd.Index:
     if rows == raw.count(b"\n") + (not raw.endswith(b"\n")) - 1 and b'"' not in raw:
         return pd.RangeIndex(2, rows + 2, name=LINE)
     data = np.frombuffer(raw, np.uint8)
-    numbers = _filled(data, *_records(data))
+    numbers = filled_records(data, *text_records(data))
     if len(numbers) != rows + 1:  # quotes that pandas read as text: a record per line
         starts = np.r_[0, np.flatnonzero(data == ord("\n")) + 1]
-        numbers = _filled(data, starts, np.arange(1, len(starts) + 1))
+        numbers = filled_records(data, starts, np.arange(1, len(starts) + 1))
     if len(numbers) != rows + 1:
         return pd.RangeIndex(2, rows + 2, name=LINE)
     return pd.Index(numbers[1:], name=LINE)
-
-
-def _records(data: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Where each record of a delimited file (blank ones included) starts, and its line
-    number: a newline inside double quotes does not end a record."""
-    newlines = np.flatnonzero(data == ord("\n"))
-    ends = np.r_[True, np.cumsum(data == ord('"'))[newlines] % 2 == 0]  # outside quotes
-    return np.r_[0, newlines + 1][ends], np.arange(1, len(newlines) + 2)[ends]
-
-
-def _filled(data: np.ndarray, starts: np.ndarray, lines: np.ndarray) -> np.ndarray:
-    """The ``lines`` of the parts of ``data`` beginning at ``starts`` that are not blank."""
-    inside = starts < len(data)
-    filled = np.logical_or.reduceat(~np.isin(data, _BLANK), starts[inside])
-    return lines[inside][filled]
 
 
 def _read_csv(path, name: str, kind: str, ids: tuple[str, str], sep: str | None) -> pd.DataFrame:
