@@ -140,9 +140,11 @@ def test_workers_must_be_a_positive_whole_number(setup, workers):
 def test_a_log_too_small_to_share_is_evaluated_here(setup, monkeypatch):
     log, policies, _ = setup
     tiny = log.slice_rows(0, int(log.unit_starts[3]))
-    monkeypatch.setattr(evaluation_module, "fold_in_workers", lambda *a: pytest.fail("forked"))
+    forked = lambda *a, **k: pytest.fail("forked")  # noqa: E731
+    monkeypatch.setattr(parallel_module, "ProcessPoolExecutor", forked)
     one = evaluate(tiny, policies, [IS()]).to_frame()
-    many = evaluate(tiny, policies, [IS()], workers=8).to_frame()
+    with pytest.warns(OffevalWarning, match="workers=8 capped at 1"):
+        many = evaluate(tiny, policies, [IS()], workers=8).to_frame()
     np.testing.assert_allclose(many["value"], one["value"], rtol=1e-12)
 
 

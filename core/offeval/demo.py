@@ -11,7 +11,7 @@ import pandas as pd
 from offeval.errors import OffevalError
 from offeval.evaluation import Evaluation, evaluate
 from offeval.log import InteractionLog
-from offeval.parallel import available_cores, fork_available
+from offeval.parallel import UNITS_PER_WORKER, available_cores, fork_available
 from offeval.registry import Registry, get_registry
 from offeval.sections import ReportContext, ReportSection, report_sections
 from offeval.stats.compare import kendall_tau
@@ -119,8 +119,9 @@ def run_demo(
     estimators, skipped = usable_estimators(registry, log, policies[0], env)
     if not estimators:
         raise OffevalError(f"no registered estimator runs on the demo log: {skipped}")
-    if workers is None:
-        workers = min(available_cores(), MAX_WORKERS) if fork_available() else 1
+    if workers is None:  # as many as are worth a process, so none is capped with a warning
+        worth = max(1, log.n_units // UNITS_PER_WORKER)
+        workers = min(available_cores(), MAX_WORKERS, worth) if fork_available() else 1
     evaluation = evaluate(log, policies, estimators, progress=progress, workers=workers)
     names = list(truth.index)
     true_best = truth.idxmax()

@@ -667,7 +667,7 @@ def evaluate(
         ) as bar,
         one_blas_thread(),
     ):
-        if whole and workers > 1 and log.n_units >= 2 * workers and fork_available():
+        if whole and workers > 1 and fork_available():  # capped, with a warning, by the log's size
             merged = fold_in_workers(
                 log,
                 lambda: Accumulator(policies, estimators, covariances=covariances),
