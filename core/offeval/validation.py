@@ -124,7 +124,7 @@ def check_number(
         try:
             number = float(value)
         except OverflowError:  # an int beyond floats is beyond any finite bound
-            number = math.copysign(math.inf, value)
+            number = math.inf if value > 0 else -math.inf
     inside = (
         not math.isnan(number)
         and (math.isfinite(number) or not finite)
