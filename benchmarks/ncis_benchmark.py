@@ -95,7 +95,7 @@ def run_offeval_one(rows: int, chunk_rows: int) -> dict:
 
 
 def run_offeval_bootstrap(rows: int, replicates: int, chunk_rows: int) -> dict:
-    from offeval.bootstrap import bootstrap
+    from offeval.engine.bootstrap import bootstrap
     from offeval_ncis import IS, NCIS
 
     log, policies, build = offeval_log(rows)

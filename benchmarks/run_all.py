@@ -185,7 +185,7 @@ def run_demo() -> dict:
     import tempfile
 
     with tempfile.TemporaryDirectory() as directory:
-        command = [sys.executable, "-m", "offeval.cli", "demo", "--quiet"]
+        command = [sys.executable, "-m", "offeval", "demo", "--quiet"]
         start = time.perf_counter()
         process = subprocess.Popen(command, cwd=directory, stdout=subprocess.DEVNULL)
         _, status, usage = os.wait4(process.pid, 0)

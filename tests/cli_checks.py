@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from offeval.cli import main
+from offeval.cli.shell import main
 
 
 def one_line_error(capsys, argv, *patterns, code=2):

@@ -28,7 +28,7 @@ from offeval import (
     read_table,
     stream_parquet,
 )
-from offeval.bootstrap import bootstrap
+from offeval.engine.bootstrap import bootstrap
 from offeval.stats import Linearisation
 from offeval_dcg import DCG, NDCG, PNDCG
 from offeval_ir import Conventions, Judgements, compute
@@ -821,7 +821,7 @@ def test_dask_partitions_splitting_a_trajectory_name_it():
     dd = pytest.importorskip("dask.dataframe")
     data = long_frame(20).reset_index(drop=True)
     ddf = dd.from_pandas(data, npartitions=3, sort=False)
-    from offeval.distributed import evaluate_dask
+    from offeval.engine.distributed import evaluate_dask
 
     fails(
         lambda: evaluate_dask(ddf, [ColumnPolicy("pi")], [IS()], mapping=MAP),
@@ -940,7 +940,7 @@ def test_an_id_arriving_with_another_dtype_is_still_the_same_trajectory():
 
 def test_dask_names_string_trajectories_split_across_partitions():
     dd = pytest.importorskip("dask.dataframe")
-    from offeval.distributed import evaluate_dask
+    from offeval.engine.distributed import evaluate_dask
 
     data = long_frame(20).reset_index(drop=True)
     data["session"] = "s" + data["session"].astype(str)

@@ -314,7 +314,7 @@ def test_user_facing_text_cites_papers_by_authors_and_year():
 
 
 def test_the_command_line_says_when_the_scale_is_not_stated(tmp_path, capsys):
-    from offeval.cli import main
+    from offeval.cli.shell import main
 
     path = tmp_path / "banners.csv"
     frame = banner_frame(count=80)
@@ -329,7 +329,8 @@ def test_the_command_line_says_when_the_scale_is_not_stated(tmp_path, capsys):
 
 
 def test_the_command_line_warns_about_a_missing_pool_once_for_the_whole_log(tmp_path):
-    from offeval.cli import PROBE_ROWS, main
+    from offeval.cli.evaluate import PROBE_ROWS
+    from offeval.cli.shell import main
 
     count = PROBE_ROWS // 4 + 100  # more rows than the probe the command line tries first
     path = tmp_path / "banners.csv"

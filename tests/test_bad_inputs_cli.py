@@ -18,12 +18,12 @@ import pyarrow.parquet as pq
 import pytest
 from cli_checks import one_line_error
 
-import offeval.log as log_module
-import offeval.registry as registry_module
+import offeval.data.log as log_module
+import offeval.registry.manager as registry_module
 from offeval import ColumnError, InteractionLog, OffevalError, Registry, hookimpl
-from offeval import output as output_module
-from offeval.cli import main
-from offeval.output import MARKER, OutputFile, OutputFolder
+from offeval.cli.shell import main
+from offeval.data import output as output_module
+from offeval.data.output import MARKER, OutputFile, OutputFolder
 from offeval_ncis import IS
 
 
@@ -92,7 +92,7 @@ def test_a_failure_while_writing_keeps_the_earlier_folder_whole(
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("offeval.cli.save_summaries", interrupted)  # after estimates.csv
+    monkeypatch.setattr("offeval.cli.evaluate.save_summaries", interrupted)  # after estimates.csv
     argv = evaluate_args(user_log, "--estimator", "ncis", "--out", str(out))
     assert main(argv) == 130
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
@@ -106,7 +106,7 @@ def test_a_failure_in_a_report_leaves_no_half_written_report(user_log, tmp_path,
         (out / "report.md").write_text("# cut")
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("offeval.reportdoc.ReportDocument.write", disk_full)
+    monkeypatch.setattr("offeval.cli.document.ReportDocument.write", disk_full)
     assert main(evaluate_args(user_log, "--estimator", "is", "--report", str(report))) == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["log.csv"]
 
@@ -298,7 +298,7 @@ def test_a_demo_rerun_replaces_its_report_folder(tmp_path, capsys):
 
 
 def test_the_demo_checks_its_folder_before_simulating(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr("offeval.demo.run_demo", lambda **kw: pytest.fail("simulated"))
+    monkeypatch.setattr("offeval_reports.demo.run_demo", lambda **kw: pytest.fail("simulated"))
     (tmp_path / "data.csv").write_text("x\n1\n")
     one_line_error(capsys, ["demo", "--out", str(tmp_path), "--quiet"], "--force")
 
@@ -546,7 +546,7 @@ def test_a_warning_during_a_command_is_one_line_on_stderr(frame, tmp_path):
     pq.write_table(table.replace_schema_metadata({b"pandas": b"{not json"}), path)
     argv = evaluate_args(path, "--estimator", "is")
     done = subprocess.run(
-        [sys.executable, "-m", "offeval.cli", *argv], capture_output=True, text=True, check=False
+        [sys.executable, "-m", "offeval", *argv], capture_output=True, text=True, check=False
     )
     assert done.returncode == 0, done.stderr
     lines = done.stderr.strip().splitlines()
@@ -556,7 +556,7 @@ def test_a_warning_during_a_command_is_one_line_on_stderr(frame, tmp_path):
 
 def test_other_warnings_are_shown_as_python_shows_them(monkeypatch, capsys):
     """Only OffevalWarnings are reworded, and only within the command."""
-    from offeval import cli
+    from offeval.cli import shell as cli
 
     def run(args):
         warnings.warn("a library's own warning", DeprecationWarning, stacklevel=1)

@@ -1,6 +1,6 @@
 """Bad inputs to the decision plugin and to saved estimator summaries.
 
-Covers ``summaries.json`` as :func:`offeval.summary.load_summaries` and
+Covers ``summaries.json`` as :func:`offeval.engine.summary.load_summaries` and
 ``offeval decide`` read it (each mistake one offeval error naming the file,
 the estimator and the field), ``offeval decide``'s options, and
 :func:`offeval_decision.ab_sample_size`'s parameters. Never a Python crash,
@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 from offeval import ConfigurationError, OffevalError
-from offeval.cli import main
-from offeval.summary import EstimatorSummary, load_summaries, save_summaries
+from offeval.cli.shell import main
+from offeval.engine.summary import EstimatorSummary, load_summaries, save_summaries
 from offeval_decision import ab_sample_size
 
 

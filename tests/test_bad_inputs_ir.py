@@ -18,7 +18,7 @@ from cli_checks import one_line_error
 from scipy import stats
 
 from offeval import ColumnError, ConfigurationError, OffevalError
-from offeval.cli import main
+from offeval.cli.shell import main
 from offeval_ir import PRESETS, Conventions, Judgements, compute, compute_measures, evaluate_runs
 from offeval_ir.files import read_qrels, read_run
 

@@ -17,12 +17,12 @@ import pandas as pd
 import pytest
 from matplotlib.figure import Figure
 
-from offeval.cli import main
-from offeval.evaluation import evaluate
-from offeval.registry import get_registry
-from offeval.reportdoc import DPI, ReportDocument
-from offeval.sections import ReportSection
-from offeval.tables import markdown_table
+from offeval.cli.document import DPI, ReportDocument
+from offeval.cli.shell import main
+from offeval.data.tables import markdown_table
+from offeval.engine.evaluation import evaluate
+from offeval.registry.manager import get_registry
+from offeval.registry.sections import ReportSection
 
 #: Width of a report's page in pixels: a wider PNG is shrunk to it.
 PAGE_PX = 800
@@ -88,7 +88,7 @@ def test_report_html_runs_no_script_from_a_policy_name(user_log, tmp_path):
 
 
 def test_markdown_escape_round_trips_through_a_markdown_renderer():
-    from offeval.tables import markdown_escape
+    from offeval.data.tables import markdown_escape
 
     markdown_it = pytest.importorskip("markdown_it")
     texts = ["<b>x</b>", "a|b", "*x*", "_x_", "[a](b)", "`c`", "a\\b", "# h", "p_value", "&amp;"]
@@ -117,7 +117,7 @@ def test_dollars_in_user_text_start_no_mathematics_in_markdown():
 
 
 def test_report_paragraphs_in_html_show_escaped_user_text_without_backslashes():
-    from offeval.tables import markdown_escape
+    from offeval.data.tables import markdown_escape
 
     doc = ReportDocument("r")
     doc.text(f"relative to {markdown_escape('<i>a_b|c*</i>')}; see `x<y`")
@@ -135,7 +135,7 @@ def test_a_policy_name_with_dollars_does_not_break_the_figures(user_log, tmp_pat
 
 
 def test_spreadsheet_safe_quotes_formula_text_and_keeps_numbers():
-    from offeval.tables import spreadsheet_safe
+    from offeval.data.tables import spreadsheet_safe
 
     frame = pd.DataFrame(
         {
@@ -154,7 +154,7 @@ def test_spreadsheet_safe_quotes_formula_text_and_keeps_numbers():
 
 
 def test_write_csv_reads_back_negative_numbers_as_numbers(tmp_path):
-    from offeval.tables import write_csv
+    from offeval.data.tables import write_csv
 
     frame = pd.DataFrame({"policy": ["-p", "q"], "value": [-0.5, 0.25]})
     path = write_csv(frame, tmp_path / "t.csv")
@@ -195,7 +195,7 @@ def evaluation(env):
 
 
 def test_ess_says_its_unit_and_counts_rows(evaluation):
-    from offeval.htmlreport import weight_table
+    from offeval_reports.evaluation_report import weight_table
 
     log, policies, ev = evaluation
     table = weight_table(ev)
@@ -209,7 +209,7 @@ def test_ess_says_its_unit_and_counts_rows(evaluation):
 def test_ess_of_a_capped_estimator_is_said_to_be_of_the_weights_before_the_cap(env, tmp_path):
     # ncis(cap=2) showed the ESS and largest weight of pi/mu uncapped, under a text that
     # read as the ESS of the weights the estimator used
-    from offeval.htmlreport import weight_table, write_evaluation_report
+    from offeval_reports.evaluation_report import weight_table, write_evaluation_report
 
     log = env.simulate(env.logging_policy(), 2_000, seed=6)
     policy = env.candidate_policies(2)[1]
@@ -226,7 +226,7 @@ def test_ess_of_a_capped_estimator_is_said_to_be_of_the_weights_before_the_cap(e
 
 
 def test_ess_of_an_estimator_weighting_trajectories_counts_trajectories(env):
-    from offeval.htmlreport import weight_table
+    from offeval_reports.evaluation_report import weight_table
 
     log = env.simulate(env.logging_policy(), 2_000, seed=6)
     policy = env.candidate_policies(1)[0]
@@ -240,7 +240,8 @@ def test_ess_of_an_estimator_weighting_trajectories_counts_trajectories(env):
 
 
 def test_pairs_with_a_baseline_say_they_are_relative(evaluation, tmp_path):
-    from offeval.htmlreport import pairs_table, write_evaluation_report
+    from offeval.engine.frames import pairs_table
+    from offeval_reports.evaluation_report import write_evaluation_report
 
     _, policies, ev = evaluation
     base = policies[0].name
@@ -258,7 +259,7 @@ def test_pairs_with_a_baseline_say_they_are_relative(evaluation, tmp_path):
 
 
 def test_grid_cells_show_the_difference_and_the_p_value(evaluation):
-    from offeval.htmlreport import grid_figure
+    from offeval_reports.evaluation_report import grid_figure
 
     _, policies, ev = evaluation
     a, b = policies[0].name, policies[1].name
@@ -270,7 +271,11 @@ def test_grid_cells_show_the_difference_and_the_p_value(evaluation):
 
 
 def test_lower_is_better_is_marked_in_figures_and_tables(evaluation, tmp_path):
-    from offeval.htmlreport import estimator_legend, forest_figure, write_evaluation_report
+    from offeval_reports.evaluation_report import (
+        estimator_legend,
+        forest_figure,
+        write_evaluation_report,
+    )
 
     _, _, ev = evaluation
     lower = {"pd"}
@@ -286,7 +291,7 @@ def test_lower_is_better_is_marked_in_figures_and_tables(evaluation, tmp_path):
 
 
 def test_demo_marks_lower_is_better_in_its_panels():
-    from offeval.report import estimates_figure
+    from offeval_reports.demo_report import estimates_figure
 
     truth = pd.Series({"p1": 0.1, "p2": 0.2})
     rows = [
@@ -300,7 +305,7 @@ def test_demo_marks_lower_is_better_in_its_panels():
 
 
 def test_a_report_without_the_weight_histogram_says_why(evaluation, tmp_path):
-    from offeval.htmlreport import write_evaluation_report
+    from offeval_reports.evaluation_report import write_evaluation_report
 
     _, policies, ev = evaluation
     write_evaluation_report(
@@ -317,8 +322,8 @@ def test_a_report_without_the_weight_histogram_says_why(evaluation, tmp_path):
 
 
 def test_demo_estimates_csv_says_what_its_ess_counts(tmp_path):
-    from offeval.demo import run_demo
-    from offeval.report import write_demo_report
+    from offeval_reports.demo import run_demo
+    from offeval_reports.demo_report import write_demo_report
 
     result = run_demo(n_trajectories=2_000, n_policies=3, n_per_cell=2_000, progress=False)
     write_demo_report(result, tmp_path)
@@ -334,8 +339,8 @@ INTERNAL_NAMES = re.compile(r"\bthe seed\b|\bseed(?:'s| paper| blog| 0\d\d)\b", 
 
 
 def test_plugins_listing_and_reports_cite_authors_not_seeds(tmp_path, capsys):
-    from offeval.demo import run_demo
-    from offeval.report import write_demo_report
+    from offeval_reports.demo import run_demo
+    from offeval_reports.demo_report import write_demo_report
 
     assert main(["plugins"]) == 0
     listing = capsys.readouterr().out
@@ -347,7 +352,7 @@ def test_plugins_listing_and_reports_cite_authors_not_seeds(tmp_path, capsys):
 
 
 def _many_policies_grid(n: int, env) -> Figure:
-    from offeval.htmlreport import grid_figure
+    from offeval_reports.evaluation_report import grid_figure
 
     log = env.simulate(env.logging_policy(), 2_000, seed=5)
     policies = list(env.candidate_policies(n))
@@ -395,7 +400,7 @@ def _smallest_text_px(fig: Figure) -> float:
 
 
 def test_demo_panels_have_titles_readable_at_page_width():
-    from offeval.report import estimates_figure
+    from offeval_reports.demo_report import estimates_figure
 
     truth = pd.Series({f"p{k}": 0.1 + k / 100 for k in range(12)})
     labels = ["is", "ncis", "cis(cap=10)", "ncis(cap=10)"]
@@ -409,7 +414,7 @@ def test_demo_panels_have_titles_readable_at_page_width():
 
 
 def test_evaluate_report_figures_are_readable_at_page_width(evaluation):
-    from offeval.htmlreport import forest_figure, grid_figure, weight_figure
+    from offeval_reports.evaluation_report import forest_figure, grid_figure, weight_figure
 
     log, policies, ev = evaluation
     for fig in (

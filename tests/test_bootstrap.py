@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from offeval import LoggingPolicy, OffevalError, evaluate
-from offeval.bootstrap import bootstrap
+from offeval.engine.bootstrap import bootstrap
 from offeval_ncis import IS, NCIS, BetaIPS
 
 

@@ -13,9 +13,9 @@ import pandas as pd
 import pytest
 from cli_checks import one_line_error
 
-import offeval.registry as registry_module
+import offeval.registry.manager as registry_module
 from offeval import OffevalError, Registry, hookimpl
-from offeval.cli import main
+from offeval.cli.shell import main
 
 
 def test_demo_writes_a_report_with_table_and_plots(tmp_path, capsys):
@@ -58,7 +58,7 @@ def test_demo_writes_a_report_with_table_and_plots(tmp_path, capsys):
 
 
 def test_the_demo_leaves_no_figure_for_a_notebook_to_show_unasked():
-    from offeval.demo import run_demo
+    from offeval_reports.demo import run_demo
 
     result = run_demo(n_trajectories=3_000, n_per_cell=2_000, n_policies=4, progress=False)
     assert result.sections[0].figures  # the report's figures exist, unseen until written
@@ -171,7 +171,7 @@ def test_debug_shows_the_traceback_and_internal_errors_are_one_line(user_log, ca
     def broken(*args, **kwargs):
         raise ZeroDivisionError("a bug")
 
-    monkeypatch.setattr("offeval.cli._plugins", broken)
+    monkeypatch.setattr("offeval.cli.plugins._plugins", broken)
     one_line_error(
         capsys, ["plugins"], "internal error: ZeroDivisionError: a bug", "--debug", code=1
     )
@@ -208,14 +208,19 @@ class Exits:
         raise SystemExit("fatal: the plugin gave up")
 
 
+class TakesEvaluate(Exits):
+    help = "tries to take the core's evaluate command"
+
+
 class TakesDemo(Exits):
-    help = "tries to take the core's demo command"
+    help = "tries to take the reports plugin's demo command"
 
 
 class CommandPlugin:
     @hookimpl
     def register_commands(self, register):
         register("exits", Exits)
+        register("evaluate", TakesEvaluate)
         register("demo", TakesDemo)
 
 
@@ -223,10 +228,13 @@ def test_plugin_commands_cannot_take_core_commands_and_exit_codes_are_kept(capsy
     reg = Registry()
     reg.add_plugin(CommandPlugin(), "cmds")
     monkeypatch.setattr(registry_module, "_default", reg)
-    assert reg.get("command", "demo").plugin == "offeval"
+    assert reg.get("command", "demo").plugin == "reports"  # a built-in's name stays its own
     (failure,) = reg.failures
     assert failure.plugin == "cmds" and "'demo'" in failure.reason
     one_line_error(capsys, ["exits"], "fatal: the plugin gave up", code=1)
+    assert "the name is the core's" in str(reg.failures[-1])  # evaluate stays the core's
+    assert main(["evaluate", "--help"]) == 0
+    assert "--policy NAME=COLUMN" in capsys.readouterr().out  # the core's evaluate
 
 
 def test_a_plugin_command_that_fails_to_build_is_isolated(capsys, monkeypatch):
@@ -240,7 +248,10 @@ def test_a_plugin_command_that_fails_to_build_is_isolated(capsys, monkeypatch):
 
 
 def test_importing_the_report_code_leaves_the_users_matplotlib_backend_alone():
-    code = "import matplotlib, offeval.report, offeval.cli; print(matplotlib.get_backend())"
+    code = (
+        "import matplotlib, offeval_reports.demo_report, offeval.cli.shell; "
+        "print(matplotlib.get_backend())"
+    )
     env = {**os.environ, "MPLBACKEND": "svg"}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout.strip() == "svg", out.stderr
@@ -272,8 +283,8 @@ def test_evaluate_report_on_a_log_without_ground_truth(user_log, tmp_path, capsy
 def test_section_files_are_safe_names_and_never_overwrite_each_other(tmp_path):
     from matplotlib.figure import Figure
 
-    from offeval.reportdoc import ReportDocument
-    from offeval.sections import ReportSection
+    from offeval.cli.document import ReportDocument
+    from offeval.registry.sections import ReportSection
 
     def section(title):
         frame = pd.DataFrame({"x": [1.0]}, index=pd.Index(["a"], name="policy"))

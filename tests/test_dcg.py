@@ -16,8 +16,8 @@ from offeval import (
     SupportError,
     evaluate,
     get_registry,
-    ranking,
 )
+from offeval.data import ranking
 from offeval_dcg import DCG, NDCG, PNDCG, fit_em, fit_shuffled
 from offeval_dcg.analyses import consistency, correlation, held_out_study, sensitivity
 from offeval_simulation import Environment
@@ -339,7 +339,7 @@ def test_sensitivity_uses_the_99_percent_interval():
 
 
 def test_cli_evaluates_dcg_with_rerank_policies(tmp_path, capsys):
-    from offeval.cli import main
+    from offeval.cli.shell import main
 
     env = Environment(seed=2, n_contexts=100)
     log = env.simulate(env.logging_policy(), 500, seed=1)

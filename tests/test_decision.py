@@ -11,8 +11,8 @@ from scipy.stats import norm
 
 import offeval_decision.ranks as ranks_module
 from offeval import ColumnPolicy, LoggingPolicy, OffevalError, evaluate, get_registry
-from offeval.output import MARKER
-from offeval.summary import EstimatorSummary, load_summaries, save_summaries
+from offeval.data.output import MARKER
+from offeval.engine.summary import EstimatorSummary, load_summaries, save_summaries
 from offeval_decision import (
     ab_sample_size,
     component_probabilities,
@@ -229,7 +229,7 @@ def test_summaries_survive_a_round_trip(tmp_path, bandit):
 
 
 def test_evaluate_writes_summaries_that_decide_reads(tmp_path, env, capsys):
-    from offeval.cli import main
+    from offeval.cli.shell import main
 
     log = env.simulate(env.logging_policy(), 3_000, seed=2)
     frame = log.frame.copy()
@@ -411,7 +411,7 @@ def test_a_sweep_of_two_policies_draws_both_ranks(env):
 def test_decide_reads_policy_names_as_text_and_skips_summaries_that_are_not_finite(
     tmp_path, capsys
 ):
-    from offeval.cli import main
+    from offeval.cli.shell import main
 
     names, values, cov = ["007", "12", "3"], np.array([0.10, 0.20, 0.15]), np.eye(3) * 1e-6
     broken = cov.copy()
@@ -455,7 +455,7 @@ def test_decide_reads_policy_names_as_text_and_skips_summaries_that_are_not_fini
     ids=["select 0", "select too many", "no draws", "negative seed", "out is a file"],
 )
 def test_decide_reports_user_mistakes_in_one_line(tmp_path, capsys, mistake):
-    from offeval.cli import main
+    from offeval.cli.shell import main
 
     summary = EstimatorSummary("is", "is", list("abc"), np.array([0.1, 0.2, 0.3]), np.eye(3), 10)
     save_summaries(tmp_path / "summaries.json", [summary])
@@ -493,7 +493,7 @@ def test_a_relative_summary_plans_the_same_test_in_fractions_of_the_baseline(env
 
 def test_the_study_takes_the_lowest_point_estimates_of_a_lower_is_better_estimator():
     """IS negated (lower is better) must choose exactly as IS does, in every world and way."""
-    from offeval.registry import Registry
+    from offeval.registry.manager import Registry
     from offeval.stats import Linearisation
     from offeval_decision.studies import decision_study
     from offeval_ncis import IS
@@ -519,7 +519,7 @@ def test_the_study_takes_the_lowest_point_estimates_of_a_lower_is_better_estimat
 
 
 def test_the_report_section_skips_summaries_that_are_not_finite_and_says_so():
-    from offeval.sections import ReportContext
+    from offeval.registry.sections import ReportContext
     from offeval_decision import decision_section
 
     names, values = ["a", "b"], np.array([0.1, 0.2])
@@ -583,7 +583,7 @@ def test_correlated_systems_far_above_the_values_scale_match_the_normal_cdf(rho,
 def test_decide_out_writes_every_table_it_prints_with_formulas_quoted(tmp_path, capsys):
     """Policies 0.1 apart with standard errors of 1e-4 (700 sds of a difference): ranks are
     certain, so every table is known; names that a spreadsheet would run get a leading quote."""
-    from offeval.cli import main
+    from offeval.cli.shell import main
 
     names = ["=cmd()", "+1", "-x", "@sum", "plain"]
     values = np.array([0.1, 0.2, 0.3, 0.4, 0.5])
@@ -626,7 +626,7 @@ def test_decide_out_writes_every_table_it_prints_with_formulas_quoted(tmp_path, 
 
 
 def test_decide_depth_sets_the_ranks_tabulated_and_not_the_selection(tmp_path, capsys):
-    from offeval.cli import main
+    from offeval.cli.shell import main
 
     names, values = ["a", "b", "c"], np.array([0.1, 0.3, 0.2])  # certain order: b, c, a
     save_summaries(
@@ -648,7 +648,7 @@ def test_decide_depth_sets_the_ranks_tabulated_and_not_the_selection(tmp_path, c
 
 
 def test_decide_with_two_policies_selects_both_and_skips_a_single_one(tmp_path, capsys):
-    from offeval.cli import main
+    from offeval.cli.shell import main
 
     save_summaries(
         tmp_path / "summaries.json",
@@ -666,7 +666,7 @@ def test_decide_with_two_policies_selects_both_and_skips_a_single_one(tmp_path, 
 
 
 def test_the_report_section_of_a_single_policy_says_a_decision_needs_two():
-    from offeval.sections import ReportContext
+    from offeval.registry.sections import ReportContext
     from offeval_decision import decision_section
 
     context = ReportContext(
@@ -680,7 +680,7 @@ def test_the_report_section_of_a_single_policy_says_a_decision_needs_two():
 
 
 def test_decide_says_when_lower_is_better_and_what_values_are_relative_to(tmp_path, capsys):
-    from offeval.cli import main
+    from offeval.cli.shell import main
 
     save_summaries(
         tmp_path / "summaries.json",
@@ -716,7 +716,7 @@ def test_decide_says_when_lower_is_better_and_what_values_are_relative_to(tmp_pa
 
 def test_the_report_section_escapes_user_text_in_its_markdown():
     """Labels and policy names are the user's: '*' and '<' stay literal in the report."""
-    from offeval.sections import ReportContext
+    from offeval.registry.sections import ReportContext
     from offeval_decision import decision_section
 
     broken = np.array([[1e-6, 0.0], [0.0, np.nan]])
@@ -735,7 +735,7 @@ def test_the_report_section_escapes_user_text_in_its_markdown():
 
 
 def test_decide_out_replaces_an_earlier_runs_files(tmp_path, capsys):
-    from offeval.cli import main
+    from offeval.cli.shell import main
 
     cov = np.eye(2) * 1e-8
     save_summaries(

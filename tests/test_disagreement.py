@@ -90,7 +90,7 @@ def test_one_row_in_one_pass_equals_the_full_computation(n):
 
 
 def test_without_a_rest_mass_it_is_plackett_luce_over_the_displayed_set():
-    from offeval import ranking
+    from offeval.data import ranking
 
     logits, _ = random_logits(6, 4, seed=3)
     marginals = ranking.plackett_luce(logits, 6, method="exact").values  # [b, product, rank]
@@ -320,7 +320,7 @@ def test_figure3_on_the_simulator_cd_tracks_shuffled_pd_and_pd_does_not():
 
 
 def test_cd_runs_from_the_command_line_on_a_banner_file(tmp_path, capsys):
-    from offeval.cli import main
+    from offeval.cli.shell import main
 
     rng = np.random.default_rng(4)
     sizes = rng.integers(2, 7, 400)

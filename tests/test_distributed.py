@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from offeval import LoggingPolicy, OffevalError, evaluate
-from offeval.distributed import evaluate_dask
+from offeval.engine.distributed import evaluate_dask
 from offeval_ncis import IS, NCIS, BetaIPS
 
 dd = pytest.importorskip("dask.dataframe")

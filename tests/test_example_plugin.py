@@ -61,7 +61,7 @@ def test_discovered_through_its_entry_point_and_conforms(site):
 
 
 def test_listed_by_offeval_plugins(site):
-    out = run(site, "from offeval.cli import main; main(['plugins'])")
+    out = run(site, "from offeval.cli.shell import main; main(['plugins'])")
     assert "trimmed_is" in out and "from example" in out
 
 

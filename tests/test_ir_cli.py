@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from offeval.cli import main
+from offeval.cli.shell import main
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_ir_trec import pytrec_eval_values, trec_data  # noqa: E402

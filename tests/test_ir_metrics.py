@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from offeval import ColumnError, ConfigurationError
-from offeval.cli import main
+from offeval.cli.shell import main
 from offeval_ir import METRICS, PRESETS, Conventions, Judgements, compute, compute_frames
 from offeval_ir.conventions import CHOICES
 

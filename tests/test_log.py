@@ -164,7 +164,7 @@ def test_csv_round_trip_with_mapping(tmp_path):
 def test_already_grouped_rows_take_the_fast_path_to_the_same_log(
     sizes, string_ids, with_positions, seed
 ):
-    import offeval.log as log_module
+    import offeval.data.log as log_module
 
     rng = np.random.default_rng(seed)
     ids = rng.permutation(len(sizes))
@@ -284,7 +284,7 @@ def _semicolon_file(tmp_path, text: str):
 
 
 def test_a_semicolon_file_with_decimal_commas_reads_as_numbers(tmp_path):
-    from offeval.log import read_table
+    from offeval.data.log import read_table
 
     path = _semicolon_file(tmp_path, "t;n;p;w\n1;3;0,5;-2,25\n2;4;1;3,5e-05\n3;;0,25;\n")
     frame = read_table(path)
@@ -303,7 +303,7 @@ def test_a_semicolon_file_with_decimal_commas_reads_as_numbers(tmp_path):
     ids=["mixed marks", "text", "comma separated"],
 )
 def test_decimal_commas_are_read_only_where_the_rule_says(tmp_path, text):
-    from offeval.log import read_table
+    from offeval.data.log import read_table
 
     frame = read_table(_semicolon_file(tmp_path, text))
     assert frame["p"].tolist()[0] == "0,5"

@@ -15,10 +15,10 @@ import pandas as pd
 import pytest
 
 from offeval import ColumnError, Contribution, OffevalError, OffevalWarning, evaluate
-from offeval import evaluation as evaluation_module
-from offeval import parallel as parallel_module
-from offeval.estimator import BaseEstimator, Shared
-from offeval.parallel import fold_in_workers, fork_available, shares
+from offeval.engine import evaluation as evaluation_module
+from offeval.engine import parallel as parallel_module
+from offeval.engine.estimator import BaseEstimator, Shared
+from offeval.engine.parallel import fold_in_workers, fork_available, shares
 from offeval.stats import ratio_of_means
 from offeval_dcg import DCG
 from offeval_ncis import IS, NCIS, BetaIPS, PiecewiseNCIS, PointwiseNCIS

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from offeval import ConfigurationError
-from offeval.summary import EstimatorSummary
+from offeval.engine.summary import EstimatorSummary
 from offeval_dcg.examination import CutOff
 from offeval_decision import ab_sample_size, plan_ab_test, rank_distribution
 from offeval_decision.choices import select

@@ -75,7 +75,7 @@ def test_plackett_luce_marginals_match_enumeration(sizes, seed):
 
 def test_simulated_policy_finds_candidates_by_table_and_by_comparison(env, monkeypatch):
     """The (context, item) lookup table gives what comparing with every candidate gives."""
-    from offeval import ranking
+    from offeval.data import ranking
 
     log = env.simulate(env.logging_policy(), 400, seed=1, with_candidates=True)
     rows = log.candidates.assign(context=log.frame["context"].to_numpy()[log.candidates["slot"]])

@@ -9,10 +9,10 @@ import types
 import pytest
 
 from offeval import ConfigurationError, evaluate
-from offeval.demo import usable_estimators
 from offeval.progress import MIN_WORK, VARIABLE, in_notebook, progress_enabled
-from offeval.registry import get_registry
+from offeval.registry.manager import get_registry
 from offeval_ncis import IS
+from offeval_reports.demo import usable_estimators
 
 
 class ZMQInteractiveShell:
@@ -81,7 +81,7 @@ def test_the_demos_probe_evaluations_show_no_bar(env, capsys, notebook, monkeypa
 def test_the_command_line_shows_no_bar_when_stderr_is_not_a_terminal(user_log, monkeypatch, capsys):
     """README: bars show in a terminal or a notebook only (capsys's stderr is no terminal);
     OFFEVAL_PROGRESS=1 still asks for them."""
-    from offeval.cli import main
+    from offeval.cli.shell import main
 
     argv = ["evaluate", str(user_log), "--map", "trajectory=session", "--map", "reward=stream"]
     argv += ["--map", "propensity=mu", "--policy", "a=pi_p01", "--estimator", "is"]

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from offeval import SplitUnitError
-from offeval.units import UnitLedger
+from offeval.data.units import UnitLedger
 
 LOW, HIGH = -(2**63), 2**63 - 1
 #: Ids near 0 and near the ends of int64, where intervals could overflow.

@@ -1,45 +1,61 @@
-"""offeval: offline evaluation of recommendation and ranking policies."""
+"""offeval: offline evaluation of recommendation and ranking policies.
 
-from offeval.environment import Environment
-from offeval.errors import (
-    ColumnError,
-    ConfigurationError,
-    OffevalError,
-    OffevalWarning,
-    RegistryError,
-    RowError,
-    SplitUnitError,
-    SupportError,
-)
-from offeval.estimator import (
-    ESTIMANDS,
-    BaseEstimator,
-    Contribution,
-    Estimator,
-    PolicyView,
-    Shared,
-)
-from offeval.evaluation import Accumulator, Evaluation, evaluate
-from offeval.hookspecs import hookimpl, hookspec
-from offeval.interop import ActionDistPolicy, from_obp
-from offeval.log import InteractionLog, Log, read_table, stream_parquet
-from offeval.policy import (
-    ColumnPolicy,
-    ExposurePolicy,
-    LoggingPolicy,
-    Policy,
-    RerankPolicy,
-    ScoringPolicy,
-    TablePolicy,
-)
-from offeval.registry import Registry, active_registry, get_registry
-from offeval.result import Estimate
-from offeval.trajectories import per_trajectory, trajectory_flags
+The names below are the user's API; they are imported on first use (so
+``offeval --help`` and a plugin's import stay quick). Plugins use
+:mod:`offeval.plugin`, the declared plugin API.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
+#: Each public name and the module that defines it.
+_WHERE = {
+    "Environment": "offeval.engine.environment",
+    "ColumnError": "offeval.errors",
+    "ConfigurationError": "offeval.errors",
+    "OffevalError": "offeval.errors",
+    "OffevalWarning": "offeval.errors",
+    "RegistryError": "offeval.errors",
+    "RowError": "offeval.errors",
+    "SplitUnitError": "offeval.errors",
+    "SupportError": "offeval.errors",
+    "ESTIMANDS": "offeval.engine.estimator",
+    "BaseEstimator": "offeval.engine.estimator",
+    "Contribution": "offeval.engine.estimator",
+    "Estimator": "offeval.engine.estimator",
+    "PolicyView": "offeval.engine.estimator",
+    "Shared": "offeval.engine.estimator",
+    "Accumulator": "offeval.engine.evaluation",
+    "Evaluation": "offeval.engine.evaluation",
+    "evaluate": "offeval.engine.evaluation",
+    "hookimpl": "offeval.registry.hookspecs",
+    "hookspec": "offeval.registry.hookspecs",
+    "ActionDistPolicy": "offeval.data.interop",
+    "from_obp": "offeval.data.interop",
+    "InteractionLog": "offeval.data.log",
+    "Log": "offeval.data.log",
+    "read_table": "offeval.data.log",
+    "stream_parquet": "offeval.data.log",
+    "ColumnPolicy": "offeval.data.policy",
+    "ExposurePolicy": "offeval.data.policy",
+    "LoggingPolicy": "offeval.data.policy",
+    "Policy": "offeval.data.policy",
+    "RerankPolicy": "offeval.data.policy",
+    "ScoringPolicy": "offeval.data.policy",
+    "TablePolicy": "offeval.data.policy",
+    "Registry": "offeval.registry.manager",
+    "active_registry": "offeval.registry.manager",
+    "get_registry": "offeval.registry.manager",
+    "Estimate": "offeval.engine.result",
+    "per_trajectory": "offeval.data.trajectories",
+    "trajectory_flags": "offeval.data.trajectories",
+}
+
 __all__ = [
-    "ESTIMANDS",
     "Accumulator",
     "ActionDistPolicy",
     "BaseEstimator",
@@ -47,11 +63,12 @@ __all__ = [
     "ColumnPolicy",
     "ConfigurationError",
     "Contribution",
+    "ESTIMANDS",
+    "Environment",
     "Estimate",
     "Estimator",
-    "Environment",
-    "ExposurePolicy",
     "Evaluation",
+    "ExposurePolicy",
     "InteractionLog",
     "Log",
     "LoggingPolicy",
@@ -60,14 +77,14 @@ __all__ = [
     "Policy",
     "PolicyView",
     "Registry",
-    "RerankPolicy",
-    "ScoringPolicy",
-    "TablePolicy",
     "RegistryError",
+    "RerankPolicy",
     "RowError",
-    "SplitUnitError",
+    "ScoringPolicy",
     "Shared",
+    "SplitUnitError",
     "SupportError",
+    "TablePolicy",
     "active_registry",
     "evaluate",
     "from_obp",
@@ -79,3 +96,54 @@ __all__ = [
     "stream_parquet",
     "trajectory_flags",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The public name ``name``, imported from its module on first use."""
+    if name not in _WHERE:
+        raise AttributeError(f"module 'offeval' has no attribute {name!r}")
+    value = getattr(import_module(_WHERE[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_WHERE])
+
+
+if TYPE_CHECKING:
+    from offeval.data.interop import ActionDistPolicy, from_obp
+    from offeval.data.log import InteractionLog, Log, read_table, stream_parquet
+    from offeval.data.policy import (
+        ColumnPolicy,
+        ExposurePolicy,
+        LoggingPolicy,
+        Policy,
+        RerankPolicy,
+        ScoringPolicy,
+        TablePolicy,
+    )
+    from offeval.data.trajectories import per_trajectory, trajectory_flags
+    from offeval.engine.environment import Environment
+    from offeval.engine.estimator import (
+        ESTIMANDS,
+        BaseEstimator,
+        Contribution,
+        Estimator,
+        PolicyView,
+        Shared,
+    )
+    from offeval.engine.evaluation import Accumulator, Evaluation, evaluate
+    from offeval.engine.result import Estimate
+    from offeval.errors import (
+        ColumnError,
+        ConfigurationError,
+        OffevalError,
+        OffevalWarning,
+        RegistryError,
+        RowError,
+        SplitUnitError,
+        SupportError,
+    )
+    from offeval.registry.hookspecs import hookimpl, hookspec
+    from offeval.registry.manager import Registry, active_registry, get_registry

@@ -211,7 +211,7 @@ class SplitUnitError(OffevalError):
     def __init__(self, ids: Sequence[Any] | np.ndarray, count: int, how: str = ""):
         self.ids = labels_of(ids)
         self.count = count
-        #: Hash keys of ids that could not be named (see :mod:`offeval.units`).
+        #: Hash keys of ids that could not be named (see :mod:`offeval.data.units`).
         self.keys = None
         named = f" (ids {describe_rows(self.ids)})" if self.ids else ""
         what = "trajectory appears" if count == 1 else f"{count} trajectories appear"

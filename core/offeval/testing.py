@@ -43,12 +43,12 @@ from functools import lru_cache
 
 import numpy as np
 
+from offeval.data.log import InteractionLog
+from offeval.engine.estimator import ESTIMANDS, GUARANTEES, Estimator
+from offeval.engine.evaluation import evaluate
+from offeval.engine.result import Estimate
 from offeval.errors import OffevalError
-from offeval.estimator import ESTIMANDS, GUARANTEES, Estimator
-from offeval.evaluation import evaluate
-from offeval.log import InteractionLog
-from offeval.registry import active_registry
-from offeval.result import Estimate
+from offeval.registry.manager import active_registry
 
 Check = Callable[[Estimator], None]
 

@@ -5,7 +5,7 @@ table, cutoff, and ``pbm``, a position-based model with learnt values) and
 the estimators ``dcg``, ``ndcg`` and ``pndcg``.
 """
 
-from offeval import hookimpl
+from offeval.plugin import hookimpl
 from offeval_dcg import hookspecs
 from offeval_dcg.estimators import DCG, NDCG, PNDCG
 from offeval_dcg.examination import MODELS, examination_model

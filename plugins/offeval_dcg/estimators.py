@@ -17,8 +17,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from offeval import BaseEstimator, ConfigurationError, Contribution, PolicyView
-from offeval.stats import Linearisation, Tally, ratio_of_means
+from offeval.plugin import (
+    BaseEstimator,
+    ConfigurationError,
+    Contribution,
+    Linearisation,
+    PolicyView,
+    Tally,
+    ratio_of_means,
+)
 from offeval_dcg.examination import CutOff, at_ranks, examination_model
 from offeval_dcg.exposure import (
     SOURCES,

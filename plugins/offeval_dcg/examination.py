@@ -13,8 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from offeval import ConfigurationError, active_registry
-from offeval.errors import plain
+from offeval.plugin import ConfigurationError, active_registry, plain
 
 
 def _number(name: str, value) -> float:

@@ -23,8 +23,14 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from offeval import ColumnError, ConfigurationError, InteractionLog, PolicyView, SupportError
-from offeval.errors import describe_rows
+from offeval.plugin import (
+    ColumnError,
+    ConfigurationError,
+    InteractionLog,
+    PolicyView,
+    SupportError,
+    describe_rows,
+)
 from offeval_dcg.examination import at_ranks
 
 RANK_PREFIX = "rank_probability_"

@@ -6,7 +6,7 @@ questions, the selection of systems to test online, and the size of the
 online test that would detect the predicted lift.
 """
 
-from offeval import hookimpl
+from offeval.plugin import hookimpl
 from offeval_decision.choices import (
     ab_sample_size,
     component_probabilities,

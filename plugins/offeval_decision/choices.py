@@ -19,9 +19,14 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from offeval import ConfigurationError, InteractionLog, OffevalError
-from offeval.errors import did_you_mean, plain
-from offeval.summary import EstimatorSummary
+from offeval.plugin import (
+    ConfigurationError,
+    EstimatorSummary,
+    InteractionLog,
+    OffevalError,
+    did_you_mean,
+    plain,
+)
 from offeval_decision.ranks import RankDistribution
 
 METHODS = ("top", "sample")

@@ -7,13 +7,17 @@ from pathlib import Path
 
 import pandas as pd
 
-from offeval import OffevalError, read_table
-from offeval.cli import at_least
-from offeval.log import TEXT_SUFFIXES, separator
-from offeval.output import OutputFolder
-from offeval.registry import find_label
-from offeval.summary import load_summaries
-from offeval.tables import write_csv
+from offeval.plugin import (
+    TEXT_SUFFIXES,
+    OffevalError,
+    OutputFolder,
+    at_least,
+    find_label,
+    load_summaries,
+    read_table,
+    separator,
+    write_csv,
+)
 from offeval_decision.choices import METHODS, check_attributes, component_probabilities, select
 from offeval_decision.ranks import not_finite, rank_distribution
 
@@ -75,7 +79,7 @@ class DecideCommand:
         policy only (nothing to decide), is skipped in one line, as in the
         report's section. ``--out`` writes every table printed, and says so:
         into a temporary folder that replaces the destination when every file
-        is written (:class:`offeval.output.OutputFolder`, checked before any work).
+        is written (:class:`offeval.data.output.OutputFolder`, checked before any work).
         """
         folder = _folder(args)
         summaries = load_summaries(args.summaries)

@@ -23,9 +23,15 @@ import pandas as pd
 from scipy.sparse.csgraph import connected_components
 from scipy.stats import norm
 
-from offeval import ConfigurationError, Evaluation, OffevalError
-from offeval.errors import plain
-from offeval.summary import PSD_TOLERANCE, SYMMETRY_TOLERANCE, EstimatorSummary
+from offeval.plugin import (
+    PSD_TOLERANCE,
+    SYMMETRY_TOLERANCE,
+    ConfigurationError,
+    EstimatorSummary,
+    Evaluation,
+    OffevalError,
+    plain,
+)
 
 #: Draw-by-system cells held at once.
 BATCH_CELLS = 4_000_000
@@ -182,7 +188,7 @@ def rank_distribution(
     """Simulate the offline evaluation ``draws`` times and tabulate each system's rank.
 
     ``source`` is an :class:`offeval.Evaluation` (with ``estimator`` and an
-    optional ``baseline``), an :class:`offeval.summary.EstimatorSummary` (for
+    optional ``baseline``), an :class:`offeval.engine.summary.EstimatorSummary` (for
     instance loaded from ``summaries.json``), or a vector of values with
     (unique) ``names`` and their ``covariance``. Lower-is-better metrics are
     ranked by their negation. ``depth`` top ranks are tabulated (all of them

@@ -5,9 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from offeval import OffevalError
-from offeval.sections import ReportContext, ReportSection
-from offeval.tables import markdown_escape
+from offeval.plugin import OffevalError, ReportContext, ReportSection, markdown_escape
 from offeval_decision.choices import select
 from offeval_decision.ranks import not_finite, rank_distribution
 from offeval_decision.sweep import plot_sweep, sweep

@@ -20,8 +20,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from offeval import OffevalWarning, active_registry, evaluate
-from offeval.progress import progress_bar
+from offeval.plugin import OffevalWarning, active_registry, evaluate, progress_bar
 from offeval_decision.choices import select
 from offeval_decision.ranks import rank_distribution
 

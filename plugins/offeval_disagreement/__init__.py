@@ -9,7 +9,7 @@ displayed set (:func:`forward_backward`, :func:`rank_rows`,
 simulator (:func:`figure3`).
 """
 
-from offeval import hookimpl
+from offeval.plugin import hookimpl
 from offeval_disagreement.analyses import close_models, figure3, plot_figure3, world
 from offeval_disagreement.estimators import (
     CounterfactualDisagreement,

@@ -16,8 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from offeval import evaluate, trajectory_flags
-from offeval.stats import correlation
+from offeval.plugin import correlation, evaluate, trajectory_flags
 from offeval_disagreement.estimators import CounterfactualDisagreement, PairwiseDisagreement
 
 REFERENCE = "pd(banners=shuffled)"

@@ -26,10 +26,18 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from offeval import BaseEstimator, ConfigurationError, Contribution, OffevalWarning, PolicyView
-from offeval.errors import plain
-from offeval.stats import Linearisation, Tally, ratio_of_means
-from offeval.units import hash_ids
+from offeval.plugin import (
+    BaseEstimator,
+    ConfigurationError,
+    Contribution,
+    Linearisation,
+    OffevalWarning,
+    PolicyView,
+    Tally,
+    hash_ids,
+    plain,
+    ratio_of_means,
+)
 from offeval_disagreement import streams
 from offeval_disagreement.banners import SUBSETS, Group, clicked, groups, in_subset
 from offeval_disagreement.given_set import METHODS

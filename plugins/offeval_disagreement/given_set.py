@@ -42,8 +42,7 @@ from functools import lru_cache, reduce
 
 import numpy as np
 
-from offeval import ConfigurationError
-from offeval.errors import plain
+from offeval.plugin import ConfigurationError, plain
 from offeval_disagreement import streams
 
 #: Largest banner the exact algorithms take (2^MAX_EXACT subsets per banner).

@@ -35,8 +35,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from offeval import ColumnError, InteractionLog, per_trajectory, trajectory_flags
-from offeval.units import hash_ids
+from offeval.plugin import ColumnError, InteractionLog, hash_ids, per_trajectory, trajectory_flags
 from offeval_disagreement.banners import Group, clicked, shuffled_units
 from offeval_disagreement.given_set import (
     MAX_EXACT,

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from offeval import ConfigurationError
-from offeval.errors import plain
+from offeval.plugin import ConfigurationError, plain
 
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 

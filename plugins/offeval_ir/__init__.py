@@ -1,6 +1,6 @@
 """Plugin ``ir``: top-n IR metrics with every convention explicit and switchable."""
 
-from offeval import hookimpl
+from offeval.plugin import hookimpl
 from offeval_ir import hookspecs
 from offeval_ir.blocks import compute_frames
 from offeval_ir.conventions import PRESETS, Conventions

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from offeval import ConfigurationError, OffevalError
+from offeval.plugin import ConfigurationError, OffevalError
 from offeval_ir.conventions import Conventions
 from offeval_ir.judgements import (
     Judgements,

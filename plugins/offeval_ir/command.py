@@ -8,12 +8,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from offeval import OffevalError, active_registry
-from offeval.errors import command_line
-from offeval.output import OutputFile
-from offeval.registry import parse_pairs
-from offeval.stats.compare import CORRECTIONS
-from offeval.tables import markdown_table, write_csv
+from offeval.plugin import (
+    CORRECTIONS,
+    OffevalError,
+    OutputFile,
+    active_registry,
+    command_line,
+    markdown_table,
+    parse_pairs,
+    write_csv,
+)
 from offeval_ir.conventions import Conventions
 from offeval_ir.files import FORMATS, read_qrels, read_run
 from offeval_ir.judgements import role_names

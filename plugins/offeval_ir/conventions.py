@@ -6,7 +6,7 @@ import difflib
 import math
 from dataclasses import dataclass, fields, replace
 
-from offeval import ConfigurationError
+from offeval.plugin import ConfigurationError
 
 CHOICES = {
     "precision_denominator": ("k", "min_k_list"),

@@ -6,7 +6,7 @@ Hints come from :func:`offeval.errors.hint`: a command-line option while an
 
 from __future__ import annotations
 
-from offeval.errors import hint
+from offeval.plugin import hint
 
 
 def switch(name: str, value: object) -> str:

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from offeval import hookspec
-from offeval.hookspecs import Register
+from offeval.plugin import Register, hookspec
 
 
 @hookspec

@@ -15,8 +15,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from offeval import ColumnError, ConfigurationError, OffevalError
-from offeval.errors import hint
+from offeval.plugin import ColumnError, ConfigurationError, OffevalError, hint
 from offeval_ir.hints import switch
 
 #: The columns that can order a prediction list (scores: highest first).

@@ -50,8 +50,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from offeval import ConfigurationError
-from offeval.errors import hint
+from offeval.plugin import ConfigurationError, hint
 
 #: Per offeval metric: whether it takes a cut-off, the parameters it accepts
 #: besides ``cutoff`` (as ir-measures names them), and its name in hints.

@@ -9,8 +9,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from offeval import ConfigurationError
-from offeval.errors import plain
+from offeval.plugin import ConfigurationError, plain
 from offeval_ir.conventions import Conventions
 from offeval_ir.hints import switch
 from offeval_ir.judgements import Judgements

@@ -18,21 +18,21 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from offeval import (
+from offeval.plugin import (
     BaseEstimator,
     ConfigurationError,
     Contribution,
+    Evaluation,
     InteractionLog,
     OffevalError,
-    evaluate,
-)
-from offeval.errors import describe_rows, hint, plain
-from offeval.evaluation import Evaluation
-from offeval.stats import (
     PairwiseComparison,
     adjusted_p_values,
+    describe_rows,
+    evaluate,
+    hint,
     interval,
     pairwise_grid,
+    plain,
     ratio_of_means,
 )
 from offeval_ir.blocks import compute_frames

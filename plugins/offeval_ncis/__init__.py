@@ -6,7 +6,7 @@ and pointwise NCIS (Gilotte et al., WSDM 2018), and IPS with the optimal
 additive baseline (beta*-IPS, Jeunen and Gupta, SIGIR 2026).
 """
 
-from offeval import hookimpl
+from offeval.plugin import hookimpl
 from offeval_ncis.estimators import (
     CIS,
     IPS,

@@ -13,8 +13,16 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from offeval import BaseEstimator, ColumnError, ConfigurationError, Contribution, PolicyView
-from offeval.stats import Linearisation, Tally, ratio_of_means
+from offeval.plugin import (
+    BaseEstimator,
+    ColumnError,
+    ConfigurationError,
+    Contribution,
+    Linearisation,
+    PolicyView,
+    Tally,
+    ratio_of_means,
+)
 from offeval_ncis.weights import (
     ROWS,
     capped_reward_column,

@@ -11,9 +11,15 @@ import warnings
 
 import numpy as np
 
-from offeval import ConfigurationError, InteractionLog, OffevalWarning, PolicyView, Shared
-from offeval.errors import plain
-from offeval.stats import Tally
+from offeval.plugin import (
+    ConfigurationError,
+    InteractionLog,
+    OffevalWarning,
+    PolicyView,
+    Shared,
+    Tally,
+    plain,
+)
 
 
 def check_cap(cap: float) -> float:

@@ -8,14 +8,22 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from offeval.errors import OffevalError
-from offeval.evaluation import Evaluation, evaluate
-from offeval.log import InteractionLog
-from offeval.parallel import UNITS_PER_WORKER, available_cores, fork_available
-from offeval.registry import Registry, get_registry
-from offeval.sections import ReportContext, ReportSection, report_sections
-from offeval.stats.compare import kendall_tau
-from offeval.stats.inference import interval
+from offeval.plugin import (
+    UNITS_PER_WORKER,
+    Evaluation,
+    InteractionLog,
+    OffevalError,
+    Registry,
+    ReportContext,
+    ReportSection,
+    available_cores,
+    evaluate,
+    fork_available,
+    get_registry,
+    interval,
+    kendall_tau,
+    report_sections,
+)
 
 #: Most worker processes the demo starts by default (its log is small).
 MAX_WORKERS = 4

@@ -9,16 +9,17 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from offeval.demo import DemoResult
-from offeval.htmlreport import (
-    better_label,
+from offeval.plugin import (
+    DPI,
+    ReportDocument,
     ess_units,
-    estimator_legend,
-    lower_is_better,
+    markdown_escape,
     skipped_table,
+    write_csv,
 )
-from offeval.reportdoc import DPI, MIN_FONT, PAGE_WIDTH, ReportDocument, figure_text
-from offeval.tables import markdown_escape, write_csv
+from offeval_reports.demo import DemoResult
+from offeval_reports.evaluation_report import better_label, estimator_legend, lower_is_better
+from offeval_reports.figures import MIN_FONT, PAGE_WIDTH, figure_text
 
 
 def estimates_figure(

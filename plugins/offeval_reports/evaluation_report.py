@@ -20,11 +20,19 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from offeval.evaluation import Evaluation
-from offeval.log import InteractionLog
-from offeval.reportdoc import DPI, MIN_FONT, PAGE_WIDTH, ReportDocument, figure_text
-from offeval.sections import ReportSection
-from offeval.tables import markdown_escape
+from offeval.plugin import (
+    DPI,
+    Evaluation,
+    EvaluationReport,
+    InteractionLog,
+    ReportDocument,
+    ReportSection,
+    ess_units,
+    markdown_escape,
+    pairs_table,
+    skipped_table,
+)
+from offeval_reports.figures import MIN_FONT, PAGE_WIDTH, figure_text
 
 #: Marker shapes cycled over series, so that no two series look alike in grey print.
 MARKERS = ("o", "s", "D", "^", "v", "P", "X", "<", ">", "p", "h", "*")
@@ -107,20 +115,6 @@ def forest_plot(
     """:func:`forest_figure`, saved as PNG at ``path``."""
     forest_figure(table, relative, lower).savefig(path, dpi=DPI)
     return path
-
-
-def pairs_table(
-    evaluation: Evaluation, estimator: str, correction: str | None, baseline: str | None
-) -> pd.DataFrame:
-    """The paired tests of one estimator, one row per pair (``a`` minus ``b``).
-
-    With a ``baseline``, the differences are between values relative to it
-    (baseline = 1), and the column ``relative_to`` names it on every row.
-    """
-    table = evaluation.grid(estimator, correction=correction, baseline=baseline).table.copy()
-    if baseline is not None:
-        table.insert(2, "relative_to", baseline)
-    return table
 
 
 def grid_figure(
@@ -270,14 +264,6 @@ def no_histogram_reason(log: InteractionLog | None) -> str:
     return "not drawn: no policy gives a positive probability to a logged row"
 
 
-def ess_units(evaluation: Evaluation) -> dict[str, str]:
-    """What each estimator's effective sample size counts: its tag ``ess_unit``, else rows."""
-    return {
-        label: getattr(component, "tags", {}).get("ess_unit", "rows")
-        for label, component in zip(evaluation.estimators, evaluation.components, strict=True)
-    }
-
-
 def weight_table(evaluation: Evaluation) -> pd.DataFrame:
     """The weight diagnostics each (policy, estimator) reports, one row each.
 
@@ -399,11 +385,6 @@ def write_evaluation_report(
     return doc.write(out)
 
 
-def skipped_table(skipped: dict[str, str]) -> pd.DataFrame:
-    """The estimators that could not run, one row each: ``estimator`` and ``why``."""
-    return pd.DataFrame({"estimator": list(skipped), "why": list(skipped.values())})
-
-
 def counted(n: int, word: str, plural: str | None = None) -> str:
     """``"1 policy"``, ``"2 policies"``: ``n`` and the word in its number."""
     return f"{n:,} {word if n == 1 else plural or word + 's'}"
@@ -439,3 +420,25 @@ ESS_TEXT = (
     "in the unit `ess unit` says: log rows (impressions) for estimators that weight each "
     "row, trajectories for those that weight each trajectory as a whole"
 )
+
+
+class EvaluationReportWriter:
+    """``report.html`` and ``report.md``: forest plot, significance grids, weights, sections."""
+
+    help = "HTML and Markdown report with figures (offeval evaluate --report)"
+
+    def write(self, out: Path, report: EvaluationReport) -> Path:
+        """Write the report of one evaluation into folder ``out``; the path of report.html."""
+        return write_evaluation_report(
+            out,
+            report.evaluation,
+            report.table,
+            baseline=report.baseline,
+            correction=report.correction,
+            sections=report.sections,
+            log=report.log,
+            policies=report.policies,
+            argv=report.argv,
+            weights_note=report.weights_note,
+            skipped=report.skipped,
+        )

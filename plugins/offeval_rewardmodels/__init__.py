@@ -7,7 +7,7 @@ reward model enters as columns (any model); :func:`fit_reward_model`
 cross-fits a scikit-learn regressor by trajectory.
 """
 
-from offeval import hookimpl
+from offeval.plugin import hookimpl
 from offeval_rewardmodels.columns import DEFAULT_COLUMN
 from offeval_rewardmodels.estimators import DM, DR, DROS, SNDR, SwitchDR
 from offeval_rewardmodels.fitting import RewardPredictions, fit_reward_model, item_position_means

@@ -25,17 +25,17 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from offeval import (
+from offeval.plugin import (
+    PROBABILITY_TOLERANCE,
+    ROLES,
     ColumnError,
     ConfigurationError,
     InteractionLog,
     PolicyView,
     RowError,
     Shared,
+    hint,
 )
-from offeval.errors import hint
-from offeval.log import ROLES
-from offeval.policy import PROBABILITY_TOLERANCE
 
 #: Default name of the reward-model column (log and candidate table).
 DEFAULT_COLUMN = "reward_model"

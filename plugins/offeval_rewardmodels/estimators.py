@@ -26,16 +26,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from offeval import (
+from offeval.plugin import (
     BaseEstimator,
     ConfigurationError,
     Contribution,
     InteractionLog,
+    Linearisation,
     PolicyView,
     Shared,
+    Tally,
+    plain,
+    ratio_of_means,
 )
-from offeval.errors import plain
-from offeval.stats import Linearisation, Tally, ratio_of_means
 from offeval_ncis.weights import ROWS, capped_weight_column, weight_diagnostics, weight_tally
 from offeval_rewardmodels.columns import (
     DEFAULT_COLUMN,

@@ -16,8 +16,14 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from offeval import ColumnError, ConfigurationError, InteractionLog, OffevalError, RowError
-from offeval.errors import plain
+from offeval.plugin import (
+    ColumnError,
+    ConfigurationError,
+    InteractionLog,
+    OffevalError,
+    RowError,
+    plain,
+)
 from offeval_rewardmodels.columns import DEFAULT_COLUMN, check_column
 
 #: Features: column names (of the rows and of the candidate rows) or a function of a table.

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from offeval import InteractionLog, OffevalError, RowError
-from offeval.interop import obp_array
+from offeval.plugin import InteractionLog, OffevalError, RowError, obp_array
 from offeval_rewardmodels.fitting import RewardPredictions
 
 #: The argument's name in obp, used in messages.

@@ -1,6 +1,6 @@
 """Plugin ``simulation``: seeded environments with exact ground truth."""
 
-from offeval import hookimpl
+from offeval.plugin import hookimpl
 from offeval_simulation.environment import ABResult, Environment
 from offeval_simulation.rankers import RankingPolicy
 

@@ -17,7 +17,13 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit, logsumexp
 
-from offeval import ESTIMANDS, ConfigurationError, InteractionLog, OffevalError, active_registry
+from offeval.plugin import (
+    ESTIMANDS,
+    ConfigurationError,
+    InteractionLog,
+    OffevalError,
+    active_registry,
+)
 from offeval_simulation.rankers import (
     CONTEXT_BLOCK,
     RankingPolicy,

@@ -4,7 +4,7 @@ A policy holds scores for each context's K candidates. Stochastic policies are
 Plackett-Luce (softmax sampling without replacement) at a temperature;
 deterministic ones sort by score; two-stage ones first draw a candidate set
 from the K by Plackett-Luce over generator scores, then rank it. Rank marginals
-come from :mod:`offeval.ranking` (exact). The cascade ground truth needs the
+come from :mod:`offeval.data.ranking` (exact). The cascade ground truth needs the
 probability of every ordered prefix, enumerated here.
 """
 
@@ -16,7 +16,7 @@ from itertools import permutations
 import numpy as np
 import pandas as pd
 
-from offeval import ColumnError, ConfigurationError, ranking
+from offeval.plugin import ColumnError, ConfigurationError, ranking
 
 MAX_PREFIXES = 50_000
 #: Contexts processed at once when enumerating prefixes (bounds memory).

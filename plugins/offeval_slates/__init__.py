@@ -6,7 +6,7 @@ estimator (Swaminathan et al. 2017), each with its self-normalised form
 :mod:`offeval_slates.estimators`.
 """
 
-from offeval import hookimpl
+from offeval.plugin import hookimpl
 from offeval_slates.cascade_dr import CascadeDR
 from offeval_slates.estimators import IIPS, RIPS, PseudoInverse
 

@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from offeval import BaseEstimator, ConfigurationError, Contribution, PolicyView
-from offeval.stats import Linearisation, Tally, ratio_of_means
+from offeval.plugin import (
+    BaseEstimator,
+    ConfigurationError,
+    Contribution,
+    Linearisation,
+    PolicyView,
+    Tally,
+    ratio_of_means,
+)
 from offeval_slates.combine import by_position
 from offeval_slates.layout import layout
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from offeval import Contribution, PolicyView
-from offeval.stats import Tally
+from offeval.plugin import Contribution, PolicyView, Tally
 from offeval_rewardmodels.columns import (
     DEFAULT_COLUMN,
     candidate_predictions,

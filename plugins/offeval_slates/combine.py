@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from offeval.stats import Linearisation
+from offeval.plugin import Linearisation
 
 
 def by_position(stats, denominator: str | None) -> Linearisation:

@@ -26,8 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from offeval import Contribution, PolicyView
-from offeval.stats import Linearisation, ratio_of_means
+from offeval.plugin import Contribution, Linearisation, PolicyView, ratio_of_means
 from offeval_slates.base import SlateEstimator, check_column_name, weight_tally
 from offeval_slates.combine import scaled_ratio
 from offeval_slates.layout import unit_sum

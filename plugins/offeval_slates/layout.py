@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from offeval import ColumnError, InteractionLog, ranking
+from offeval.plugin import ColumnError, InteractionLog, ranking
 
 
 @dataclass(frozen=True)
@@ -89,7 +89,7 @@ def context_index(log: InteractionLog, n_contexts: int, whose: str) -> np.ndarra
 def candidate_index(ranker, ctx: np.ndarray, items: np.ndarray) -> np.ndarray:
     """Index of each item among its context's candidates (``ranker.candidates[ctx]``), -1 if none.
 
-    Through the (context, item id) table :func:`offeval.ranking.candidate_lookup`
+    Through the (context, item id) table :func:`offeval.data.ranking.candidate_lookup`
     shares among rankers of the same candidates, when item ids are small whole
     numbers; otherwise by comparing with every candidate.
     """

@@ -13,8 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from offeval import ColumnError, InteractionLog, per_trajectory, trajectory_flags
-from offeval.errors import hint
+from offeval.plugin import ColumnError, InteractionLog, hint, per_trajectory, trajectory_flags
 from offeval_slates.layout import Layout, layout
 from offeval_slates.plackett_luce import NEG_INF, log_prefix
 

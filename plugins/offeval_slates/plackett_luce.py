@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from offeval import InteractionLog
+from offeval.plugin import InteractionLog
 
 NEG_INF = -np.inf
 

@@ -25,7 +25,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from offeval import ColumnError, ConfigurationError, PolicyView, RerankPolicy, per_trajectory
+from offeval.plugin import (
+    ColumnError,
+    ConfigurationError,
+    PolicyView,
+    RerankPolicy,
+    per_trajectory,
+)
 from offeval_slates.layout import Layout, candidate_index, context_index, layout
 from offeval_slates.plackett_luce import (
     NEG_INF,

@@ -19,7 +19,7 @@ from itertools import permutations
 import numpy as np
 from scipy import sparse
 
-from offeval import ColumnError, ConfigurationError, InteractionLog, per_trajectory
+from offeval.plugin import ColumnError, ConfigurationError, InteractionLog, per_trajectory
 from offeval_slates.layout import candidate_index, context_index, layout
 from offeval_slates.plackett_luce import log_prefix
 

@@ -20,17 +20,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from offeval.sections import ReportSection
-from offeval.tables import markdown_escape, markdown_table, write_csv
+from offeval.data.tables import markdown_escape, markdown_table, write_csv
+from offeval.registry.sections import ReportSection
 
 #: Packages whose versions a report states.
 PACKAGES = ("offeval", "numpy", "pandas", "scipy", "statsmodels", "matplotlib")
 #: Resolution of every PNG a report writes (8 inch wide figures are 800 px: page width).
 DPI = 100
-#: Width of the page in inches: a wider figure is shrunk to it, and its text with it.
-PAGE_WIDTH = 8.0
-#: Smallest font a report's figure uses, in points (12.5 px at :data:`DPI` on the page).
-MIN_FONT = 9
 
 _STYLE = (
     "body{font-family:sans-serif;max-width:60em;margin:2em auto;padding:0 1em;color:#222}"
@@ -54,7 +50,7 @@ class ReportDocument:
         """Markdown paragraphs (separated by blank lines) under an optional heading.
 
         ``body`` is Markdown: user text in it goes through
-        :func:`offeval.tables.markdown_escape`. Titles, captions and table
+        :func:`offeval.data.tables.markdown_escape`. Titles, captions and table
         cells are plain text, escaped when the document is written.
         """
         self.parts.append(("text", title, body))
@@ -69,14 +65,14 @@ class ReportDocument:
 
     def sections(self, sections: list[ReportSection], out: Path) -> None:
         """The plugins' sections: their text, figures (PNG) and tables (also as CSV) in ``out``."""
-        import matplotlib.pyplot as plt  # sections' figures may be pyplot's: close them after
-
+        pyplot = sys.modules.get("matplotlib.pyplot")  # a section's figure may be pyplot's
         for section in sections:
             self.text(section.text, section.title)
             for name, figure in section.figures.items():
                 path = out / self._file_name(section.title, name, ".png")
                 figure.savefig(path, dpi=DPI)
-                plt.close(figure)
+                if pyplot is not None:
+                    pyplot.close(figure)
                 self.figure(path, caption=name.replace("_", " "))
             for name, frame in section.tables.items():
                 path = write_csv(frame, out / self._file_name(section.title, name, ".csv"), True)
@@ -151,11 +147,6 @@ class ReportDocument:
         return "\n".join(lines)
 
 
-def figure_text(text: object) -> str:
-    """``text`` shown as written in a matplotlib figure (``$`` would start mathematics)."""
-    return str(text).replace("$", r"\$")
-
-
 def _slug(text: str) -> str:
     """Lower-case letters, digits and single underscores: safe in a file name and a URL."""
     kept = "".join(c if c.isascii() and c.isalnum() else " " for c in text.lower())
@@ -188,7 +179,7 @@ def _markdown_inline(text: str) -> str:
     """A paragraph of the Markdown this module writes as HTML: `code` spans, backslash escapes.
 
     Outside code spans, a backslash before punctuation shows the punctuation
-    alone (as :func:`offeval.tables.markdown_escape` meant it); every
+    alone (as :func:`offeval.data.tables.markdown_escape` meant it); every
     character is HTML-escaped.
     """
     pieces = re.split(r"(?<!\\)`", text)

@@ -13,6 +13,8 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from offeval.data.log import InteractionLog
+from offeval.data.policy import PROBABILITY_TOLERANCE
 from offeval.errors import (
     ColumnError,
     ConfigurationError,
@@ -21,8 +23,6 @@ from offeval.errors import (
     describe_rows,
     plain,
 )
-from offeval.log import InteractionLog
-from offeval.policy import PROBABILITY_TOLERANCE
 
 #: Largest difference allowed between pi_b at the logged action and position, and pscore.
 TOLERANCE = 1e-6
@@ -40,7 +40,7 @@ def _rounds(bad: np.ndarray) -> np.ndarray:
 def _simplex_rounds(dist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Rounds with a probability outside [0, 1] (or missing), and rounds whose sums are not 1.
 
-    A sum within :data:`~offeval.policy.PROBABILITY_TOLERANCE` of 1 is 1, as obp's
+    A sum within :data:`~offeval.data.policy.PROBABILITY_TOLERANCE` of 1 is 1, as obp's
     ``np.allclose(action_dist.sum(axis=1), 1)`` has it.
     """
     outside = ~((dist >= 0) & (dist <= 1))

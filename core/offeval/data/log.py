@@ -28,7 +28,7 @@ from offeval.errors import (
 from offeval.errors import plain as plain_value
 
 if TYPE_CHECKING:
-    from offeval.policy import Policy
+    from offeval.data.policy import Policy
 
 #: Column roles an interaction log understands, with what each holds.
 ROLES: dict[str, str] = {

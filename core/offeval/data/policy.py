@@ -8,7 +8,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import pandas as pd
 
-from offeval import ranking
+from offeval.data import ranking
 from offeval.errors import (
     ColumnError,
     ConfigurationError,

@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from offeval.data.log import InteractionLog, booleans
 from offeval.errors import ColumnError, describe_rows
-from offeval.log import InteractionLog, booleans
 
 
 def per_trajectory(

@@ -15,11 +15,11 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from offeval.data.log import InteractionLog
+from offeval.data.policy import Policy
+from offeval.engine.estimator import Estimator
+from offeval.engine.evaluation import Accumulator, _label
 from offeval.errors import OffevalError, plain
-from offeval.estimator import Estimator
-from offeval.evaluation import Accumulator, _label
-from offeval.log import InteractionLog
-from offeval.policy import Policy
 from offeval.progress import progress_bar
 from offeval.stats.inference import check_level
 from offeval.stats.moments import Moments

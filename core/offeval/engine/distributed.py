@@ -14,13 +14,13 @@ from functools import reduce
 import numpy as np
 import pandas as pd
 
+from offeval.data.log import InteractionLog
+from offeval.data.policy import Policy
+from offeval.data.units import hash_ids
+from offeval.engine.estimator import Estimator
+from offeval.engine.evaluation import Accumulator, Evaluation
 from offeval.errors import OffevalError, SplitUnitError
-from offeval.estimator import Estimator
-from offeval.evaluation import Accumulator, Evaluation
-from offeval.log import InteractionLog
-from offeval.policy import Policy
 from offeval.stats.inference import check_level
-from offeval.units import hash_ids
 
 #: How to fix a Dask DataFrame whose trajectories span partitions.
 REPARTITION = (

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from offeval.log import InteractionLog
-from offeval.policy import Policy
+from offeval.data.log import InteractionLog
+from offeval.data.policy import Policy
 
 
 @runtime_checkable
@@ -20,7 +20,7 @@ class Environment(Protocol):
 
     ``simulate`` gives logs of a policy (with a ``propensity`` column and, on
     request, the candidate table); ``true_value(policy, estimand)`` gives the
-    exact value of an estimand (a key of :data:`offeval.estimator.ESTIMANDS`)
+    exact value of an estimand (a key of :data:`offeval.engine.estimator.ESTIMANDS`)
     if ``policy`` served everyone; ``ab_test`` gives one online A/B cell per
     policy, each with ``policy`` (its name), ``mean`` and ``se`` of the reward
     per impression, and ``n`` (trajectories).

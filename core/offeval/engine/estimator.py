@@ -23,9 +23,9 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
+from offeval.data.log import InteractionLog
+from offeval.data.policy import Policy
 from offeval.errors import ColumnError, ConfigurationError, OffevalError, RowError, hint
-from offeval.log import InteractionLog
-from offeval.policy import Policy
 from offeval.stats.inference import Linearisation
 from offeval.stats.moments import Tally
 
@@ -38,7 +38,7 @@ ESTIMANDS: dict[str, str] = {
 GUARANTEES = ("unbiased", "consistent", None)
 
 
-#: Policy methods a ranking policy (:class:`offeval.policy.RerankPolicy`) has.
+#: Policy methods a ranking policy (:class:`offeval.data.policy.RerankPolicy`) has.
 RANKING_METHODS = ("exposure", "scores", "ranks", "marginals")
 
 

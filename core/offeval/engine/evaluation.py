@@ -15,14 +15,16 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from offeval.data.log import InteractionLog
+from offeval.data.policy import Policy
+from offeval.data.units import UnitLedger
+from offeval.engine.estimator import Contribution, Estimator, PolicyView, Shared
+from offeval.engine.parallel import fold_in_workers, fork_available, one_blas_thread
+from offeval.engine.result import Estimate
+from offeval.engine.summary import EstimatorSummary
 from offeval.errors import OffevalError, OffevalWarning, did_you_mean, plain
-from offeval.estimator import Contribution, Estimator, PolicyView, Shared
-from offeval.log import InteractionLog
-from offeval.parallel import fold_in_workers, fork_available, one_blas_thread
-from offeval.policy import Policy
 from offeval.progress import progress_bar
-from offeval.registry import find_label
-from offeval.result import Estimate
+from offeval.specs import find_label
 from offeval.stats.compare import PairwiseComparison, pairwise_grid
 from offeval.stats.inference import (
     Linearisation,
@@ -32,8 +34,6 @@ from offeval.stats.inference import (
     variance,
 )
 from offeval.stats.moments import Moments, Tally
-from offeval.summary import EstimatorSummary
-from offeval.units import UnitLedger
 
 #: Which cross-products of columns are kept: those within each estimator's columns
 #: (every comparison between policies, the default) or all of them (estimates of
@@ -628,7 +628,7 @@ def evaluate(
 
     ``log`` is an :class:`InteractionLog` (processed in chunks of about
     ``chunk_rows`` rows, so memory beyond the data does not grow with its size)
-    or any iterable of logs, such as :func:`offeval.log.stream_parquet`; a
+    or any iterable of logs, such as :func:`offeval.data.log.stream_parquet`; a
     trajectory that appears in two of them is an error naming it.
     ``covariances="estimator"`` keeps the covariances every comparison of
     policies under one estimator needs; ``"all"`` also those between
@@ -636,7 +636,7 @@ def evaluate(
     ``progress`` shows a bar of rows with an ETA (by default in a notebook or
     a terminal: :func:`offeval.progress.progress_enabled`). ``workers > 1``
     splits an :class:`InteractionLog`'s trajectories among that many forked
-    processes (:mod:`offeval.parallel`; same estimates up to rounding). Each
+    processes (:mod:`offeval.engine.parallel`; same estimates up to rounding). Each
     process runs its pass with one BLAS thread.
     """
     check_level(level)

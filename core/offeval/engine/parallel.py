@@ -52,8 +52,8 @@ from pathlib import Path
 
 import numpy as np
 
+from offeval.data.log import InteractionLog
 from offeval.errors import OffevalWarning
-from offeval.log import InteractionLog
 
 #: In a worker: what it folds (chunker, accumulator factory, shared row counter).
 _JOB: tuple | None = None

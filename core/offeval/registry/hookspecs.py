@@ -23,8 +23,12 @@ Register = Callable[..., None]
 
 #: What an estimator class must have (see :class:`offeval.Estimator`).
 ESTIMATOR_METHODS = ("contribute", "combine", "get_params")
-#: What an environment must have (see :class:`offeval.environment.Environment`).
+#: What an environment must have (see :class:`offeval.engine.environment.Environment`).
 ENVIRONMENT_METHODS = ("logging_policy", "candidate_policies", "simulate", "true_value", "ab_test")
+#: What a command-line sub-command class must have (see :func:`register_commands`).
+COMMAND_METHODS = ("help", "add_arguments", "run")
+#: What a report writer class must have (see :func:`register_reports`).
+REPORT_METHODS = ("help", "write")
 
 
 @hookspec
@@ -51,7 +55,7 @@ def register_component_kinds(register: Register) -> None:
 def register_estimators(register: Register) -> None:
     """Register off-policy estimator classes.
 
-    ``register(name, cls)``: ``cls`` follows :class:`offeval.estimator.Estimator`;
+    ``register(name, cls)``: ``cls`` follows :class:`offeval.engine.estimator.Estimator`;
     ``cls(**params)`` builds a configured estimator. The name must be unique
     across all plugins; a built-in's name cannot be taken.
     """
@@ -62,7 +66,7 @@ def register_environments(register: Register) -> None:
     """Register simulation environments (used by ``offeval demo`` and the conformance kit).
 
     ``register(name, factory)``: ``factory(seed=..., **params)`` returns an
-    :class:`offeval.environment.Environment`: logs, candidate policies and
+    :class:`offeval.engine.environment.Environment`: logs, candidate policies and
     their exact values.
     """
 
@@ -73,7 +77,20 @@ def register_commands(register: Register) -> None:
 
     ``register(name, cls)``: ``cls()`` is a command whose ``help`` is a one-line description,
     ``command.add_arguments(parser)`` declares its arguments and
-    ``command.run(args)`` runs it and returns the exit code.
+    ``command.run(args)`` runs it and returns the exit code. The core's own
+    commands (``evaluate``, ``plugins``, ``new-plugin``) keep their names.
+    """
+
+
+@hookspec
+def register_reports(register: Register) -> None:
+    """Register report writers: what ``offeval evaluate --report DIR`` writes.
+
+    ``register(name, cls)``: ``cls()`` has ``help``, a one-line description,
+    and ``write(out, report)``, which writes the report of ``report`` (an
+    :class:`offeval.registry.sections.EvaluationReport`) into the folder
+    ``out`` and returns the path of its main file. ``--report`` uses the
+    first writer registered (built-in plugins first).
     """
 
 
@@ -92,7 +109,7 @@ def register_demo_estimators(register: Register, environment: Any) -> None:
 def register_report_sections(register: Register, report: Any) -> None:
     """Contribute sections to the reports of ``offeval demo`` and ``offeval evaluate``.
 
-    ``register(section)``: an :class:`offeval.sections.ReportSection`
-    computed from ``report``, an :class:`offeval.sections.ReportContext`
+    ``register(section)``: an :class:`offeval.registry.sections.ReportSection`
+    computed from ``report``, an :class:`offeval.registry.sections.ReportContext`
     (the evaluation's summaries, the true values where known, the log).
     """

@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from offeval.summary import EstimatorSummary
+from offeval.engine.summary import EstimatorSummary
 
 
 @dataclass(frozen=True)
@@ -63,3 +63,28 @@ def report_sections(registry, context: ReportContext) -> list[ReportSection]:
                 f"gave {type(section).__name__}, not a ReportSection",
             )
     return sections
+
+
+@dataclass(frozen=True)
+class EvaluationReport:
+    """What a report writer (hook ``register_reports``) is given to report one evaluation.
+
+    ``table`` holds the estimates as printed (with ``relative_*`` columns
+    when a ``baseline`` is given); ``correction`` is the multiple-comparison
+    correction of the paired tests (None: uncorrected); ``log`` and
+    ``policies`` are there when the log was read whole (for the importance
+    weights' histogram), else ``weights_note`` says why not; ``argv`` is the
+    command line that made it; ``skipped`` maps the estimators that could
+    not run to why.
+    """
+
+    evaluation: Any
+    table: pd.DataFrame
+    baseline: str | None = None
+    correction: str | None = None
+    sections: list[ReportSection] = field(default_factory=list)
+    log: Any = None
+    policies: list | None = None
+    argv: list[str] | None = None
+    weights_note: str | None = None
+    skipped: dict[str, str] = field(default_factory=dict)

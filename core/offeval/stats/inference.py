@@ -45,7 +45,7 @@ class Linearisation:
 def ratio_of_means(stats, numerator, denominator) -> Linearisation:
     """Linearised ratio of two column means; NaN when the denominator's mean is 0.
 
-    ``stats`` is any :class:`offeval.estimator.ColumnStats` (``mean`` and
+    ``stats`` is any :class:`offeval.engine.estimator.ColumnStats` (``mean`` and
     ``index`` by column key).
     """
     y, d = stats.mean(numerator), stats.mean(denominator)

@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from offeval import BaseEstimator, ConfigurationError, Contribution, PolicyView, hookimpl
-from offeval.stats import Linearisation, Tally
+from offeval.plugin import (
+    BaseEstimator,
+    ConfigurationError,
+    Contribution,
+    Linearisation,
+    PolicyView,
+    Tally,
+    hookimpl,
+)
 
 
 class TrimmedIS(BaseEstimator):

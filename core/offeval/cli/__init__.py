@@ -1,0 +1,1 @@
+"""The application layer: the ``offeval`` command line and what its commands write."""

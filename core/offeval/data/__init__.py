@@ -1,0 +1,1 @@
+"""The data layer: interaction logs, policies, units, and files in and out."""

@@ -1,0 +1,1 @@
+"""The engine: the estimator contract, the fold of contributions into mergeable state, inference."""

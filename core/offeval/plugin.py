@@ -1,0 +1,185 @@
+"""The declared plugin API: everything a plugin may use from offeval, and nothing else.
+
+A plugin (built in or third party) imports from this module only; a test
+fails when a plugin imports any other part of offeval. What several plugins
+need belongs here, so that no plugin imports another. The names, by job:
+
+- **Hooks**: :data:`hookimpl` marks a plugin's hook implementations,
+  :data:`hookspec` the specifications a plugin adds (``register_hookspecs``);
+  ``Register`` is the type of the ``register`` callback every hook receives.
+- **Estimators**: :class:`BaseEstimator`, :class:`Contribution`,
+  :class:`PolicyView`, :class:`Shared`, :data:`ESTIMANDS`, :data:`GUARANTEES`,
+  :class:`Estimate`, and the statistics they combine into (:class:`Tally`,
+  :class:`Moments`, :class:`Linearisation`, :func:`ratio_of_means`, ...).
+- **Logs and policies**: :class:`InteractionLog`, :data:`ROLES`,
+  :func:`read_table`, :func:`per_trajectory`, :func:`trajectory_flags`,
+  :func:`hash_ids`, :class:`RerankPolicy`, :mod:`ranking` (Plackett-Luce
+  rankings), and the file helpers a command reading text files needs.
+- **Evaluations**: :func:`evaluate`, :class:`Evaluation`,
+  :class:`EstimatorSummary` (what ``summaries.json`` holds), paired tests.
+- **Errors and arguments**: the exception classes, :func:`describe_rows`
+  (the user's row labels), :func:`hint`, :func:`did_you_mean`, :func:`plain`,
+  the command line's :func:`at_least`, :func:`force_option`,
+  :func:`progress_of`, and the spec grammar (:func:`parse_pairs`,
+  :func:`find_label`).
+- **Output**: :class:`OutputFolder`, :class:`OutputFile` (written whole or
+  not at all), :func:`write_csv`, :func:`markdown_table`,
+  :func:`markdown_escape`, :func:`progress_bar`, report sections
+  (:class:`ReportSection`, :class:`ReportContext`) and documents
+  (:class:`ReportDocument`).
+"""
+
+from offeval.cli.document import DPI, ReportDocument
+from offeval.cli.options import at_least, force_option, progress_of
+from offeval.data import ranking
+from offeval.data.interop import obp_array
+from offeval.data.log import (
+    ROLES,
+    TEXT_SUFFIXES,
+    InteractionLog,
+    filled_records,
+    header_separator,
+    read_table,
+    separator,
+    separator_named,
+    text_records,
+)
+from offeval.data.output import OutputFile, OutputFolder
+from offeval.data.policy import PROBABILITY_TOLERANCE, RerankPolicy
+from offeval.data.tables import markdown_escape, markdown_table, write_csv
+from offeval.data.trajectories import per_trajectory, trajectory_flags
+from offeval.data.units import hash_ids
+from offeval.engine.estimator import (
+    ESTIMANDS,
+    GUARANTEES,
+    BaseEstimator,
+    Contribution,
+    PolicyView,
+    Shared,
+)
+from offeval.engine.evaluation import Evaluation, evaluate
+from offeval.engine.frames import ess_units, pairs_table, skipped_table
+from offeval.engine.parallel import UNITS_PER_WORKER, available_cores, fork_available
+from offeval.engine.result import Estimate
+from offeval.engine.summary import (
+    PSD_TOLERANCE,
+    SYMMETRY_TOLERANCE,
+    EstimatorSummary,
+    load_summaries,
+)
+from offeval.errors import (
+    ColumnError,
+    ConfigurationError,
+    OffevalError,
+    OffevalWarning,
+    RowError,
+    SupportError,
+    command_line,
+    describe_rows,
+    did_you_mean,
+    hint,
+    plain,
+)
+from offeval.progress import progress_bar
+from offeval.registry.hookspecs import Register, hookimpl, hookspec
+from offeval.registry.manager import Registry, active_registry, get_registry
+from offeval.registry.sections import (
+    EvaluationReport,
+    ReportContext,
+    ReportSection,
+    report_sections,
+)
+from offeval.specs import find_label, parse_pairs
+from offeval.stats.compare import (
+    CORRECTIONS,
+    PairwiseComparison,
+    adjusted_p_values,
+    correlation,
+    kendall_tau,
+    pairwise_grid,
+)
+from offeval.stats.inference import Linearisation, interval, ratio_of_means
+from offeval.stats.moments import Moments, Tally
+
+__all__ = [
+    "CORRECTIONS",
+    "DPI",
+    "ESTIMANDS",
+    "GUARANTEES",
+    "PROBABILITY_TOLERANCE",
+    "PSD_TOLERANCE",
+    "ROLES",
+    "SYMMETRY_TOLERANCE",
+    "TEXT_SUFFIXES",
+    "UNITS_PER_WORKER",
+    "BaseEstimator",
+    "ColumnError",
+    "ConfigurationError",
+    "Contribution",
+    "Estimate",
+    "EstimatorSummary",
+    "Evaluation",
+    "EvaluationReport",
+    "InteractionLog",
+    "Linearisation",
+    "Moments",
+    "OffevalError",
+    "OffevalWarning",
+    "OutputFile",
+    "OutputFolder",
+    "PairwiseComparison",
+    "PolicyView",
+    "Register",
+    "Registry",
+    "ReportContext",
+    "ReportDocument",
+    "ReportSection",
+    "RerankPolicy",
+    "RowError",
+    "Shared",
+    "SupportError",
+    "Tally",
+    "active_registry",
+    "adjusted_p_values",
+    "at_least",
+    "available_cores",
+    "command_line",
+    "correlation",
+    "describe_rows",
+    "did_you_mean",
+    "ess_units",
+    "evaluate",
+    "filled_records",
+    "find_label",
+    "force_option",
+    "fork_available",
+    "get_registry",
+    "hash_ids",
+    "header_separator",
+    "hint",
+    "hookimpl",
+    "hookspec",
+    "interval",
+    "kendall_tau",
+    "load_summaries",
+    "markdown_escape",
+    "markdown_table",
+    "obp_array",
+    "pairs_table",
+    "pairwise_grid",
+    "parse_pairs",
+    "per_trajectory",
+    "plain",
+    "progress_bar",
+    "progress_of",
+    "ranking",
+    "ratio_of_means",
+    "read_table",
+    "report_sections",
+    "separator",
+    "separator_named",
+    "skipped_table",
+    "text_records",
+    "trajectory_flags",
+    "write_csv",
+]

@@ -1,0 +1,1 @@
+"""The registry: hook specifications, plugin discovery and components by name."""

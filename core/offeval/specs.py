@@ -1,0 +1,108 @@
+"""The spec grammar: ``name:key=value`` and ``name(key=value)`` strings, ``key=value`` pairs,
+and which estimator label a user's words name.
+
+Values are parsed as Python literals (numbers, ``inf``, booleans, ``None``,
+lists), never evaluated; anything else is kept as text.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from offeval.errors import OffevalError, RegistryError, did_you_mean
+
+
+def parse_pairs(items: Sequence[str], *, typed: bool = True, what: str = "parameter") -> dict:
+    """Parse ``key=value`` strings; values typed (numbers, inf, booleans, None) or left as text.
+
+    A key given twice is an error. Values are parsed as literals, never evaluated.
+    """
+    params: dict[str, Any] = {}
+    for item in items:
+        key, eq, raw = item.partition("=")
+        if not eq or not key.strip() or not raw.strip():
+            raise RegistryError(f"{what} {item!r} is not key=value")
+        if key.strip() in params:
+            raise RegistryError(f"{what}: {key.strip()!r} is given twice")
+        params[key.strip()] = _literal(raw.strip()) if typed else raw.strip()
+    return params
+
+
+def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """Split ``"name:key=value,key=value"`` or ``"name(key=value, ...)"`` into name and params.
+
+    A value may itself be a spec in the parenthesised form, e.g.
+    ``"name:model=exponential(gamma=0.7),cap=10"``; it is kept as text.
+    """
+    if not isinstance(spec, str) or not spec.strip():
+        raise RegistryError(
+            f"a spec must be a non-empty string such as 'name:key=value', got {spec!r}"
+        )
+    spec = spec.strip()
+    depth = 0
+    for char in spec:
+        depth += {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(char, 0)
+        if depth < 0:
+            break
+    if depth != 0:
+        raise RegistryError(f"unbalanced brackets in spec {spec!r}")
+    if spec.endswith(")") and "(" in spec and ":" not in spec.partition("(")[0]:
+        name, _, rest = spec[:-1].partition("(")
+    else:
+        name, _, rest = spec.partition(":")
+    parts = [p.strip() for p in _top_level_split(rest) if p.strip()]
+    return name.strip(), parse_pairs(parts, what=f"parameter in {spec!r}")
+
+
+def find_label(requested: str, known: Mapping[str, tuple[str, dict[str, Any]]]) -> str:
+    """The label among ``known`` (label -> (registered name, parameters)) that ``requested`` names.
+
+    ``requested`` is a label itself, or a registered name or spec whose given
+    parameters match (``ncis``, ``ncis(cap=100)``, ``ncis:cap=100``); it must
+    name exactly one, else an OffevalError lists the candidates.
+    """
+    if requested in known:
+        return requested
+    try:
+        name, params = parse_spec(str(requested))
+    except OffevalError:
+        name, params = None, {}
+    matches = [
+        label
+        for label, (their_name, theirs) in known.items()
+        if their_name == name and all(theirs.get(k, object()) == v for k, v in params.items())
+    ]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        raise OffevalError(f"estimator {requested!r} is ambiguous: it matches {matches}")
+    close = did_you_mean(requested, known) or did_you_mean(name, {n for n, _ in known.values()})
+    raise OffevalError(f"unknown estimator {requested!r}{close}: one of {list(known)}")
+
+
+def _top_level_split(text: str) -> list[str]:
+    """Split on commas that are not inside brackets."""
+    parts, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        depth += {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return parts
+
+
+def _literal(raw: str) -> Any:
+    lowered = raw.lower()
+    if lowered in {"inf", "infinity"}:
+        return float("inf")
+    if lowered in {"true", "false"}:
+        return lowered == "true"
+    if lowered in {"none", "null"}:
+        return None
+    try:
+        return ast.literal_eval(raw)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return raw

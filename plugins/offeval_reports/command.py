@@ -1,0 +1,59 @@
+"""``offeval demo``: a simulated A/B test predicted from one log, with its report."""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import pandas as pd
+
+from offeval.plugin import OutputFolder, at_least, force_option, progress_of
+from offeval_reports.demo import run_demo
+from offeval_reports.demo_report import write_demo_report
+
+
+class DemoCommand:
+    """Simulated A/B test of a dozen policies predicted from one log; writes a report."""
+
+    help = "simulated A/B test predicted from logs; writes a report"
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        """Declare the demo's options."""
+        parser.add_argument("--out", default="offeval-report", help="report folder")
+        force_option(parser)
+        parser.add_argument("--seed", type=at_least(0), default=0)
+        parser.add_argument(
+            "--trajectories", type=at_least(1_000), default=100_000, help="logged trajectories"
+        )
+        parser.add_argument("--policies", type=at_least(2), default=12, help="candidate policies")
+        parser.add_argument(
+            "--per-cell", type=at_least(2), default=100_000, help="trajectories per A/B cell"
+        )
+        parser.add_argument("--quiet", action="store_true", help="no progress bars")
+        parser.add_argument(
+            "--workers",
+            type=at_least(1),
+            help="processes sharing the evaluation (default: the cores, at most 4)",
+        )
+
+    def run(self, args: argparse.Namespace) -> int:
+        """Run the demo and write its report."""
+        start = time.perf_counter()
+        folder = OutputFolder(args.out, option="--out", force=args.force)
+        result = run_demo(
+            seed=args.seed,
+            n_trajectories=args.trajectories,
+            n_policies=args.policies,
+            n_per_cell=args.per_cell,
+            progress=progress_of(args),
+            workers=args.workers,
+        )
+        with folder as tmp:
+            path = folder.path / write_demo_report(result, tmp, getattr(args, "argv", None)).name
+        with pd.option_context("display.width", 160, "display.max_columns", 20):
+            print(result.summary.round(4).to_string(index=False))
+        print(
+            f"\ntrue best policy: {result.settings['true_best']}; report: {path} "
+            f"({time.perf_counter() - start:.1f} s)"
+        )
+        return 0
