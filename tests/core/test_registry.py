@@ -20,7 +20,7 @@ from offeval.specs import parse_spec
 from offeval_dcg import DCG
 from offeval_ncis import NCIS
 
-CORE = Path(__file__).resolve().parents[1] / "core" / "offeval"
+CORE = Path(__file__).resolve().parents[2] / "core" / "offeval"
 PLUGINS = ("ncis", "dcg", "ndcg", "pndcg", "ir", "simulation", "decision", "disagreement")
 
 

@@ -27,7 +27,7 @@ from offeval.registry.sections import ReportSection
 #: Width of a report's page in pixels: a wider PNG is shrunk to it.
 PAGE_PX = 800
 
-NCIS_CHAPTER = Path(__file__).parents[1] / "book" / "ncis.ipynb"
+NCIS_CHAPTER = Path(__file__).parents[3] / "book" / "ncis.ipynb"
 NASTY = ["<script>alert(1)</script>", "@cmd|x", "a_b*c$\\frac$"]
 MAPPING = "--map trajectory=session --map reward=stream --map propensity=mu".split()
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "offeval-example-plugin"
+EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "offeval-example-plugin"
 
 
 @pytest.fixture(scope="module")
