@@ -19,7 +19,9 @@ need belongs here, so that no plugin imports another. The names, by job:
   :class:`EstimatorSummary` (what ``summaries.json`` holds), paired tests.
 - **Errors and arguments**: the exception classes, :func:`describe_rows`
   (the user's row labels), :func:`hint`, :func:`did_you_mean`, :func:`plain`,
-  the command line's :func:`at_least`, :func:`force_option`,
+  the scalar checks of :mod:`offeval.validation` (:func:`check_whole`,
+  :func:`check_number`, :func:`check_choice`, :func:`check_flag`,
+  :func:`check_level`) and the command line's :func:`at_least`, :func:`force_option`,
   :func:`progress_of`, and the spec grammar (:func:`parse_pairs`,
   :func:`find_label`).
 - **Output**: :class:`OutputFolder`, :class:`OutputFile` (written whole or
@@ -30,7 +32,7 @@ need belongs here, so that no plugin imports another. The names, by job:
 """
 
 from offeval.cli.document import DPI, ReportDocument
-from offeval.cli.options import at_least, force_option, progress_of
+from offeval.cli.options import force_option, progress_of
 from offeval.data import ranking
 from offeval.data.interop import obp_array
 from offeval.data.log import (
@@ -100,6 +102,14 @@ from offeval.stats.compare import (
 )
 from offeval.stats.inference import Linearisation, interval, ratio_of_means
 from offeval.stats.moments import Moments, Tally
+from offeval.validation import (
+    at_least,
+    check_choice,
+    check_flag,
+    check_level,
+    check_number,
+    check_whole,
+)
 
 __all__ = [
     "CORRECTIONS",
@@ -143,6 +153,11 @@ __all__ = [
     "adjusted_p_values",
     "at_least",
     "available_cores",
+    "check_choice",
+    "check_flag",
+    "check_level",
+    "check_number",
+    "check_whole",
     "command_line",
     "correlation",
     "describe_rows",
