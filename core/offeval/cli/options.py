@@ -7,6 +7,9 @@ import argparse
 from typing import NoReturn
 
 from offeval.errors import OffevalError
+from offeval.validation import at_least
+
+__all__ = ["Parser", "UsageError", "at_least", "force_option", "progress_of"]
 
 
 class UsageError(OffevalError):
@@ -19,22 +22,6 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         """Raise instead of printing the usage block."""
         raise UsageError(f"{message} (see {self.prog} --help)")
-
-
-def at_least(low: int):
-    """An argparse type: a whole number >= ``low``."""
-
-    def whole(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-        if value < low:
-            raise argparse.ArgumentTypeError(f"{value} is not >= {low}")
-        return value
-
-    whole.__name__ = f"whole number >= {low}"
-    return whole
 
 
 def progress_of(args: argparse.Namespace) -> bool | None:
