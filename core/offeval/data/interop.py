@@ -23,6 +23,7 @@ from offeval.errors import (
     describe_rows,
     plain,
 )
+from offeval.validation import check_flag, check_whole
 
 #: Largest difference allowed between pi_b at the logged action and position, and pscore.
 TOLERANCE = 1e-6
@@ -176,9 +177,7 @@ def _count(feedback: Mapping, key: str) -> int | None:
     value = feedback.get(key)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise OffevalError(f"{_key(key)} must be a whole number >= 1, got {plain(value)!r}")
-    return int(value)
+    return check_whole(value, _key(key), low=1, error=OffevalError)
 
 
 def _log_frame(feedback: Mapping) -> pd.DataFrame:
@@ -359,11 +358,7 @@ def from_obp(
             f"bandit_feedback must be a dict (obp's bandit_feedback), got "
             f"{type(bandit_feedback).__name__}"
         )
-    if not isinstance(with_candidates, (bool, np.bool_)):
-        raise ConfigurationError(
-            f"with_candidates must be True or False, got {plain(with_candidates)!r}"
-        )
-    with_candidates = bool(with_candidates)
+    with_candidates = check_flag(with_candidates, "with_candidates")
     frame = _log_frame(bandit_feedback)
     n_actions = _count(bandit_feedback, "n_actions")
     dists = {} if action_dist is None else action_dist

@@ -25,7 +25,7 @@ from offeval.errors import (
     did_you_mean,
     hint,
 )
-from offeval.errors import plain as plain_value
+from offeval.validation import check_choice, check_whole
 
 if TYPE_CHECKING:
     from offeval.data.policy import Policy
@@ -477,14 +477,8 @@ class InteractionLog:
 
     def chunks(self, max_rows: int) -> Iterator[InteractionLog]:
         """Split into consecutive logs of whole trajectories, about ``max_rows`` each."""
-        if (
-            isinstance(max_rows, bool)
-            or not isinstance(max_rows, (int, np.integer))
-            or max_rows < 1
-        ):
-            raise OffevalError(
-                f"chunk size must be a whole number of rows >= 1, got {plain_value(max_rows)!r}"
-            )
+        rows = "a whole number of rows >= 1"
+        max_rows = check_whole(max_rows, "chunk size", low=1, rule=rows, error=OffevalError)
         bounds = np.r_[self.unit_starts, self.n_rows]
         cut_units = np.unique(np.searchsorted(bounds, np.arange(0, self.n_rows, max_rows)))
         edges = np.r_[bounds[cut_units[cut_units < self.n_units]], self.n_rows]
@@ -822,8 +816,7 @@ def _decimal(decimal: str | None, sep: str) -> str:
     if decimal is None:
         return "."
     option = hint("decimal", "--decimal")
-    if decimal not in DECIMALS:
-        raise OffevalError(f"{option} must be ',' or '.', got {decimal!r}")
+    decimal = check_choice(decimal, option, DECIMALS, rule="',' or '.'", error=OffevalError)
     if decimal == sep:
         raise OffevalError(
             f"{option} {decimal!r}: {sep!r} separates the file's columns; if another "
@@ -935,13 +928,7 @@ def stream_parquet(
     path = _checked_path(path)
     if path.suffix.lower() not in PARQUET_SUFFIXES:
         raise OffevalError(f"{path}: only Parquet files can be streamed")
-    if (
-        isinstance(batch_rows, bool)
-        or not isinstance(batch_rows, (int, np.integer))
-        or batch_rows < 1
-    ):
-        shown = plain_value(batch_rows)
-        raise OffevalError(f"batch_rows must be a whole number >= 1, got {shown!r}")
+    batch_rows = check_whole(batch_rows, "batch_rows", low=1, error=OffevalError)
     trajectory = (mapping or {}).get("trajectory", "trajectory")
     parts = list(trajectory) if isinstance(trajectory, (list, tuple)) else [trajectory]
     try:

@@ -16,6 +16,7 @@ from offeval.errors import (
     describe_rows,
     plain,
 )
+from offeval.validation import check_number, check_whole
 
 
 @runtime_checkable
@@ -139,10 +140,10 @@ class RerankPolicy:
         samples: int = 2_000,
         seed: int = 0,
     ):
-        if temperature is not None and not temperature > 0:
-            raise ConfigurationError(f"temperature must be positive or None, got {temperature}")
         self.column = column
-        self.temperature = temperature
+        self.temperature = check_number(
+            temperature, "temperature", low=0, low_open=True, finite=False, optional=True
+        )
         self.name = name or column
         self.method = method
         self.samples = samples
@@ -378,19 +379,16 @@ class TablePolicy:
         uniform logger declared in one line (no candidate table needed).
         """
         items = list(items)
-        whole = isinstance(positions, (int, np.integer)) and not isinstance(positions, bool)
-        if not items or not whole or not 1 <= positions <= len(items):
-            raise ConfigurationError(
-                f"a uniform policy needs items and a whole number 1 <= positions <= len(items), "
-                f"got {len(items)} items and positions={plain(positions)!r}"
-            )
+        if not items:
+            raise ConfigurationError("a uniform policy needs items, got none")
+        positions = check_whole(positions, "positions", low=1, high=len(items))
         twice = pd.Index(items)
         twice = twice[twice.duplicated()].unique()
         if len(twice):
             raise ConfigurationError(
                 f"a uniform policy's items must be distinct; listed twice: {describe_rows(twice)}"
             )
-        grid = pd.MultiIndex.from_product([items, range(1, int(positions) + 1)])
+        grid = pd.MultiIndex.from_product([items, range(1, positions + 1)])
         table = grid.to_frame(index=False, name=["item", "position"])
         return cls(table.assign(probability=1 / len(items)), name=name)
 

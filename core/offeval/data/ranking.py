@@ -20,6 +20,7 @@ from math import comb
 import numpy as np
 
 from offeval.errors import ConfigurationError
+from offeval.validation import check_choice, check_whole
 
 #: Largest number of placed sets the exact dynamic programme may visit per context.
 MAX_SUBSETS = 1 << 16
@@ -56,10 +57,8 @@ class RankMarginals:
 
 
 def _check(method: str, length: int, k: int) -> None:
-    if method not in METHODS:
-        raise ConfigurationError(f"method must be one of {METHODS}, got {method!r}")
-    if not 1 <= length <= k:
-        raise ConfigurationError(f"ranking length must lie in 1..{k}, got {length}")
+    check_choice(method, "method", METHODS)
+    check_whole(length, "ranking length", low=1, high=k)
 
 
 def placed_sets(k: int, length: int) -> int:
@@ -145,9 +144,7 @@ def _pl_exact(logits: np.ndarray, length: int) -> tuple[np.ndarray, dict[int, np
 
 
 def _check_samples(samples) -> int:
-    if int(samples) != samples or samples < 1:
-        raise ConfigurationError(f"samples must be a positive whole number, got {samples}")
-    return int(samples)
+    return check_whole(samples, "samples", low=1, floats=True)
 
 
 def _weights(logits: np.ndarray) -> np.ndarray:
