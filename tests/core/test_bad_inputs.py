@@ -704,7 +704,7 @@ ENGINE_CASES = {
     "unknown correction": (
         lambda: evaluation().grid("is", correction="magic"),
         OffevalError,
-        "unknown correction 'magic'",
+        r"correction must be one of \('bonferroni', .*got 'magic'",
     ),
     "contribute returns a dict": (
         lambda: evaluate(build(), [ColumnPolicy("pi")], [ReturnsADict()]),

@@ -95,7 +95,7 @@ def test_grid_corrections_are_monotone():
     assert holm.n_significant() <= raw.n_significant()
     m = holm.matrix()
     assert (m.to_numpy() == m.to_numpy().T).all() and not np.diag(m.to_numpy()).any()
-    with pytest.raises(OffevalError, match="unknown correction"):
+    with pytest.raises(OffevalError, match="correction must be one of"):
         pairwise_grid(names, values, cov, correction="magic")
 
 

@@ -12,6 +12,7 @@ from statsmodels.stats.multitest import multipletests
 
 from offeval.errors import OffevalError
 from offeval.stats.inference import interval, p_value
+from offeval.validation import check_choice
 
 #: Multiple-comparison corrections accepted by :func:`pairwise_grid` (statsmodels names).
 CORRECTIONS = (
@@ -74,8 +75,8 @@ def adjusted_p_values(p: np.ndarray, alpha: float, correction: str | None) -> np
 
     ``correction`` is a statsmodels ``multipletests`` method, or None for none.
     """
-    if correction is not None and correction not in CORRECTIONS:
-        raise OffevalError(f"unknown correction {correction!r}: one of {CORRECTIONS}")
+    if correction is not None:
+        check_choice(correction, "correction", CORRECTIONS, error=OffevalError)
     p = np.asarray(p, dtype=float)
     adjusted = p.copy()
     known = ~np.isnan(p)
@@ -99,8 +100,8 @@ def pairwise_grid(
     test; with a diagonal covariance (independent A/B cells) it is the
     unpaired one. ``correction`` is a statsmodels ``multipletests`` method.
     """
-    if correction is not None and correction not in CORRECTIONS:
-        raise OffevalError(f"unknown correction {correction!r}: one of {CORRECTIONS}")
+    if correction is not None:
+        check_choice(correction, "correction", CORRECTIONS, error=OffevalError)
     values = np.asarray(values, dtype=float)
     i, j = np.triu_indices(len(values), k=1)
     diff = values[i] - values[j]
@@ -184,13 +185,12 @@ def kendall_tau(x: Sequence[float], y: Sequence[float]) -> Correlation:
 
 def correlation(x: Sequence[float], y: Sequence[float], method: str = "pearson") -> Correlation:
     """Pearson, Spearman or Kendall correlation with a two-sided p-value."""
+    check_choice(method, "method", ("pearson", "spearman", "kendall"), error=OffevalError)
     if method == "kendall":
         return kendall_tau(x, y)
     x, y = np.asarray(x, float), np.asarray(y, float)
     if x.shape != y.shape or x.size < 3:
         raise OffevalError("correlation needs two sequences of the same length (at least 3)")
     funcs = {"pearson": stats.pearsonr, "spearman": stats.spearmanr}
-    if method not in funcs:
-        raise OffevalError(f"method must be pearson, spearman or kendall, got {method!r}")
     res = funcs[method](x, y)
     return Correlation(float(res.statistic), float(res.pvalue), x.size, method)

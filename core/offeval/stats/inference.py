@@ -7,7 +7,11 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from offeval.errors import OffevalError, plain
+from offeval.errors import OffevalError
+from offeval.validation import check_choice, check_level
+
+#: The alternatives :func:`p_value` tests against.
+ALTERNATIVES = ("two-sided", "greater", "less")
 
 
 @dataclass(frozen=True)
@@ -80,17 +84,6 @@ def quadratic_form(gradients: np.ndarray, covariance: np.ndarray) -> np.ndarray:
     return g @ part @ g.T
 
 
-def check_level(level: float) -> float:
-    """A confidence level must lie strictly between 0 and 1 (0.95, not 95)."""
-    if (
-        isinstance(level, bool)
-        or not isinstance(level, (int, float, np.integer, np.floating))
-        or not 0 < level < 1
-    ):
-        raise OffevalError(f"confidence level must lie in (0, 1), e.g. 0.95; got {plain(level)!r}")
-    return float(level)
-
-
 def interval(
     value: float, se: float, level: float = 0.95, df: float | None = None
 ) -> tuple[float, float]:
@@ -103,11 +96,8 @@ def interval(
 
 def p_value(z: float | np.ndarray, alternative: str = "two-sided", df: float | None = None):
     """P-value of a z (or t) statistic; ``alternative`` is two-sided, greater or less."""
+    check_choice(alternative, "alternative", ALTERNATIVES, error=OffevalError)
     dist = stats.norm if df is None else stats.t(df)
     if alternative == "two-sided":
         return 2 * dist.sf(np.abs(z))
-    if alternative == "greater":
-        return dist.sf(z)
-    if alternative == "less":
-        return dist.cdf(z)
-    raise OffevalError(f"alternative must be two-sided, greater or less, got {alternative!r}")
+    return dist.sf(z) if alternative == "greater" else dist.cdf(z)
