@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from offeval.errors import OffevalError
+from offeval.validation import check_number, check_whole
 
 #: Format version of the saved file.
 VERSION = 1
@@ -213,18 +214,20 @@ def covariance_problem(cov: np.ndarray, names: list[str]) -> str | None:
     return None
 
 
+def _field(name: str):
+    """A check's error as the :class:`FieldError` of field ``name`` (``field 'n': must be ...``)."""
+    return lambda message: FieldError(name, message.removeprefix(f"{name} "))
+
+
 def _whole(name: str, value: Any) -> int:
     """A whole number >= 1 (a float with a whole value too)."""
-    whole = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
-    if isinstance(value, bool) or not whole or value < 1:
-        raise FieldError(name, f"must be a whole number >= 1, got {value!r}")
-    return int(value)
+    return check_whole(value, name, low=1, floats=True, error=_field(name))
 
 
 def _level(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
-        raise FieldError("level", f"must be a number in (0, 1), got {value!r}")
-    return float(value)
+    return check_number(
+        value, "level", low=0, high=1, low_open=True, high_open=True, error=_field("level")
+    )
 
 
 def _baseline(value: Any, policies: list[str]) -> str | None:
