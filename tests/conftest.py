@@ -1,34 +1,35 @@
-"""Shared fixtures: a small simulated environment and a two-slot bandit log."""
+"""Shared by every test: the ``slow`` marker and a two-slot bandit log built with numpy.
+
+``pytest -m "not slow"`` is the quick run for daily work: it leaves out the
+tests marked slow and the book's notebooks (nbval items under ``book/``);
+``pytest`` alone runs everything.
+"""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 from oracles import synthetic_log
 
-from offeval_simulation import Environment
+BOOK = Path(__file__).resolve().parents[1] / "book"
 
 
-@pytest.fixture(scope="session")
-def env() -> Environment:
-    """A small position-based environment: 300 users, 5 candidates, 3 positions."""
-    return Environment(seed=11, n_contexts=300, n_items=60, n_candidates=5, n_positions=3)
+def pytest_configure(config: pytest.Config) -> None:
+    """Register the ``slow`` marker (the suite runs with --strict-markers)."""
+    config.addinivalue_line(
+        "markers", "slow: takes seconds; left out by the daily run pytest -m 'not slow'"
+    )
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The book's notebooks (executed cell by cell by nbval) are slow."""
+    for item in items:
+        if BOOK in item.path.parents:
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope="session")
 def bandit():
     """A two-slot bandit log with candidates, its target policy and true value."""
     return synthetic_log(20_000, seed=3)
-
-
-@pytest.fixture()
-def user_log(tmp_path, env):
-    """A CSV log as a user has one: session, stream, mu and pi_p01..pi_p03 columns."""
-    log = env.simulate(env.logging_policy(), 4_000, seed=2)
-    frame = log.frame.rename(
-        columns={"trajectory": "session", "reward": "stream", "propensity": "mu"}
-    )
-    for p in env.candidate_policies(3):
-        frame[f"pi_{p.name}"] = p.probabilities(log.frame)
-    path = tmp_path / "log.csv"
-    frame.to_csv(path, index=False)
-    return path

@@ -19,12 +19,6 @@ def test_the_table_finds_every_candidate_and_nothing_else():
             assert table[ctx, item] == (where[0] if where.size else -1)
 
 
-def test_policies_over_one_candidate_array_share_one_table(env):
-    first, second = env.candidate_policies(2)
-    assert first.candidates is second.candidates
-    assert first._slots is second._slots is ranking.candidate_lookup(env.candidates)
-
-
 def test_no_table_for_ids_it_cannot_index_and_none_kept_for_a_dead_array():
     assert ranking.candidate_lookup(np.array([["a", "b"]])) is None
     assert ranking.candidate_lookup(np.array([[-1, 2]])) is None

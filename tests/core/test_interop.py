@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from reference_estimators import IS, SNIS
 
 from offeval import (
     ColumnError,
@@ -17,7 +18,6 @@ from offeval import (
     from_obp,
     stream_parquet,
 )
-from offeval_ncis import IS, SNIPS
 
 
 def ranking_frame(seed: int = 0, n: int = 3000, items: int = 20, positions: int = 3):
@@ -61,9 +61,9 @@ def test_uniform_logger_in_one_line_and_a_table_target_equal_their_columns():
         spelled = InteractionLog.from_frame(
             frame.assign(propensity=1 / 20, pi=merged["probability"].to_numpy())
         )
-        ours = evaluate(log, [TablePolicy(table, "t")], [IS(), SNIPS()])
-        theirs = evaluate(spelled, [ColumnPolicy("pi", "t")], [IS(), SNIPS()])
-        for estimator in ("is", "snips"):
+        ours = evaluate(log, [TablePolicy(table, "t")], [IS(), SNIS()])
+        theirs = evaluate(spelled, [ColumnPolicy("pi", "t")], [IS(), SNIS()])
+        for estimator in ("is", "snis"):
             a, b = ours.estimate("t", estimator), theirs.estimate("t", estimator)
             assert a.value == pytest.approx(b.value, rel=1e-12)
             assert a.se == pytest.approx(b.se, rel=1e-12)
@@ -147,13 +147,13 @@ def obp_feedback(seed: int = 0, n: int = 2000, n_actions: int = 6, len_list: int
 def test_from_obp_gives_obps_ipw_and_snipw():
     feedback, dists = obp_feedback()
     log, policies = from_obp(feedback, dists, with_candidates=True)
-    ev = evaluate(log, policies, [IS(), SNIPS()])
+    ev = evaluate(log, policies, [IS(), SNIS()])
     rounds, action, position = np.arange(2000), feedback["action"], feedback["position"]
     for name, dist in dists.items():
         w = dist[rounds, action, position] / feedback["pscore"]  # obp's iw
         r = feedback["reward"]
         assert ev.estimate(name, "is").value == pytest.approx(np.mean(r * w), rel=1e-12)
-        assert ev.estimate(name, "snips").value == pytest.approx(
+        assert ev.estimate(name, "snis").value == pytest.approx(
             np.sum(r * w) / np.sum(w), rel=1e-12
         )
         assert ev.estimate(name, "is").se == pytest.approx(

@@ -1,0 +1,134 @@
+"""Core tests run without any plugin: importing an ``offeval_*`` package fails in them.
+
+Every core test module runs with the plugins hidden: the ``offeval_*``
+modules already imported are removed from ``sys.modules`` (set to None, so
+importing one fails), a meta path finder refuses those not yet imported,
+``OFFEVAL_PLUGINS`` is an empty allow-list (the registry, subprocesses
+included, loads no plugin) and the process-wide registry is reset before and
+after. A core test that needs "some estimator" uses
+:mod:`reference_estimators`; a test of the core together with plugins
+belongs under ``tests/plugins``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from oracles import synthetic_log
+from reference_estimators import ReferencePlugin
+
+import offeval.registry.manager as manager
+
+#: Temporary: core test files that still use plugins until helper-E's engine work moves
+#: them onto the reference estimators (issue 20, item 8); not checked for plugin imports.
+USES_PLUGINS_UNTIL_HELPER_E = {
+    "test_engine.py",
+    "test_parallel.py",
+    "test_distributed.py",
+    "test_bootstrap.py",
+}
+
+
+def is_plugin_module(name: str) -> bool:
+    """Whether a module name belongs to an ``offeval_*`` package (a plugin)."""
+    return name.split(".", 1)[0].startswith("offeval_")
+
+
+class NoPlugins:
+    """A meta path finder that refuses every ``offeval_*`` module."""
+
+    def find_spec(self, name, path=None, target=None):
+        """Refuse a plugin's module; leave every other module to the other finders."""
+        if is_plugin_module(name):
+            raise ModuleNotFoundError(
+                f"core tests run without plugins, but this one imports {name!r}: "
+                "use tests/core/reference_estimators.py or move the test under tests/plugins",
+                name=name,
+            )
+        return None
+
+
+@contextmanager
+def hidden_plugins() -> Iterator[None]:
+    """Within the block, no plugin can be imported or loaded (see the module docstring)."""
+    with pytest.MonkeyPatch.context() as patch:
+        for name in [n for n in sys.modules if is_plugin_module(n)]:
+            patch.setitem(sys.modules, name, None)
+        patch.setattr(sys, "meta_path", [NoPlugins(), *sys.meta_path])
+        patch.setenv(manager.ALLOW_ENV, "")
+        manager.reset_registry()
+        try:
+            yield
+        finally:
+            manager.reset_registry()
+
+
+def checked(path: Path) -> bool:
+    """Whether a core test file is held to running without plugins."""
+    return path.name not in USES_PLUGINS_UNTIL_HELPER_E
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector):
+    """A core test module is imported with the plugins hidden: a plugin import fails there."""
+    if isinstance(collector, pytest.Module) and checked(collector.path):
+        with hidden_plugins():
+            return (yield)
+    return (yield)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def no_plugins(request: pytest.FixtureRequest) -> Iterator[None]:
+    """The tests of a core module run with the plugins hidden."""
+    if not checked(request.node.path):
+        yield
+        return
+    with hidden_plugins():
+        yield
+
+
+@pytest.fixture()
+def reference_registry(monkeypatch) -> manager.Registry:
+    """The process-wide registry holding the core and the reference estimators only."""
+    registry = manager.Registry(entry_points=False)
+    registry.add_plugin(ReferencePlugin(), "reference")
+    monkeypatch.setattr(manager, "_default", registry)
+    return registry
+
+
+@pytest.fixture(scope="session")
+def small_bandit():
+    """A small two-slot bandit log (2,000 trajectories), its target policy and true value."""
+    return synthetic_log(2_000, seed=5)
+
+
+@pytest.fixture(scope="module")
+def env():
+    """Temporary, for test_parallel.py (USES_PLUGINS_UNTIL_HELPER_E): the simulated environment
+    of tests/plugins/conftest.py. A core test outside that list cannot use it (no plugins)."""
+    from offeval_simulation import Environment
+
+    return Environment(seed=11, n_contexts=300, n_items=60, n_candidates=5, n_positions=3)
+
+
+@pytest.fixture()
+def user_log(tmp_path, small_bandit):
+    """A CSV log as a user has one: session, stream, mu and pi_p01..pi_p03 columns.
+
+    The two-slot bandit log of :func:`oracles.synthetic_log`: pi_p01 is its
+    target, pi_p02 the logging policy, pi_p03 uniform over the four items.
+    """
+    log, _, _ = small_bandit
+    frame = log.frame[["trajectory", "item", "position", "reward", "propensity"]].rename(
+        columns={"trajectory": "session", "reward": "stream", "propensity": "mu"}
+    )
+    frame["pi_p01"] = log.frame["target"].to_numpy()
+    frame["pi_p02"] = frame["mu"]
+    frame["pi_p03"] = 0.25
+    path = tmp_path / "log.csv"
+    frame.to_csv(path, index=False)
+    return path
