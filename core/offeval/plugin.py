@@ -9,6 +9,7 @@ need belongs here, so that no plugin imports another. The names, by job:
   ``Register`` is the type of the ``register`` callback every hook receives.
 - **Estimators**: :class:`BaseEstimator`, :class:`Contribution`,
   :class:`PolicyView`, :class:`Shared`, :data:`ESTIMANDS`, :data:`GUARANTEES`,
+  what an estimator declares (:class:`Declaration`, read by :func:`declaration_of`),
   :class:`Estimate`, and the statistics they combine into (:class:`Tally`,
   :class:`Moments`, :class:`Linearisation`, :func:`ratio_of_means`, ...).
 - **Logs and policies**: :class:`InteractionLog`, :data:`ROLES`,
@@ -51,6 +52,7 @@ from offeval.data.policy import PROBABILITY_TOLERANCE, RerankPolicy
 from offeval.data.tables import markdown_escape, markdown_table, write_csv
 from offeval.data.trajectories import per_trajectory, trajectory_flags
 from offeval.data.units import hash_ids
+from offeval.engine.declaration import Declaration, declaration_of
 from offeval.engine.estimator import (
     ESTIMANDS,
     GUARANTEES,
@@ -126,6 +128,7 @@ __all__ = [
     "ColumnError",
     "ConfigurationError",
     "Contribution",
+    "Declaration",
     "Estimate",
     "EstimatorSummary",
     "Evaluation",
@@ -160,6 +163,7 @@ __all__ = [
     "check_whole",
     "command_line",
     "correlation",
+    "declaration_of",
     "describe_rows",
     "did_you_mean",
     "ess_units",
