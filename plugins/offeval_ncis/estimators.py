@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from offeval.plugin import (
+    ROWS,
     BaseEstimator,
     ColumnError,
     ConfigurationError,
@@ -21,15 +22,12 @@ from offeval.plugin import (
     Linearisation,
     PolicyView,
     Tally,
-    ratio_of_means,
-)
-from offeval_ncis.weights import (
-    ROWS,
     capped_reward_column,
     capped_rewards,
     capped_weight_column,
     capped_weights,
     check_cap,
+    ratio_of_means,
     weight_diagnostics,
     weight_tally,
 )

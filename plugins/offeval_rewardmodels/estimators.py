@@ -27,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from offeval.plugin import (
+    ROWS,
     BaseEstimator,
     ConfigurationError,
     Contribution,
@@ -35,10 +36,12 @@ from offeval.plugin import (
     PolicyView,
     Shared,
     Tally,
+    capped_weight_column,
     plain,
     ratio_of_means,
+    weight_diagnostics,
+    weight_tally,
 )
-from offeval_ncis.weights import ROWS, capped_weight_column, weight_diagnostics, weight_tally
 from offeval_rewardmodels.columns import (
     DEFAULT_COLUMN,
     check_column,

@@ -2,7 +2,9 @@
 
 The capped columns are :class:`offeval.Shared` definitions: estimators that
 ask for the same cap (CIS and NCIS share their numerator) get the same
-values, computed once per chunk and policy.
+values, computed once per chunk and policy. The ``ncis`` plugin's IS family
+and the ``rewardmodels`` plugin's doubly robust estimators build on them
+(through :mod:`offeval.plugin`).
 """
 
 from __future__ import annotations
@@ -11,24 +13,16 @@ import warnings
 
 import numpy as np
 
-from offeval.plugin import (
-    ConfigurationError,
-    InteractionLog,
-    OffevalWarning,
-    PolicyView,
-    Shared,
-    Tally,
-    plain,
-)
+from offeval.data.log import InteractionLog
+from offeval.engine.estimator import PolicyView, Shared
+from offeval.errors import OffevalWarning
+from offeval.stats.moments import Tally
+from offeval.validation import check_number
 
 
 def check_cap(cap: float) -> float:
     """A cap must be a positive number (``inf`` for none)."""
-    if not isinstance(cap, (int, float, np.integer, np.floating)) or isinstance(cap, bool):
-        raise ConfigurationError(f"cap must be a positive number or inf, got {plain(cap)!r}")
-    if not cap > 0:
-        raise ConfigurationError(f"cap must be a positive number or inf, got {plain(cap)!r}")
-    return float(cap)
+    return check_number(cap, "cap", low=0, low_open=True, finite=False)
 
 
 def weight_summary(view: PolicyView) -> tuple[float, float, float]:
