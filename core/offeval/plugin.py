@@ -12,6 +12,11 @@ need belongs here, so that no plugin imports another. The names, by job:
   what an estimator declares (:class:`Declaration`, read by :func:`declaration_of`),
   :class:`Estimate`, and the statistics they combine into (:class:`Tally`,
   :class:`Moments`, :class:`Linearisation`, :func:`ratio_of_means`, ...).
+- **Shared building blocks** (what several estimator plugins compute alike):
+  importance weights and capping (:func:`check_cap`, :func:`capped_weights`,
+  :func:`capped_rewards`, the shared columns :data:`ROWS`,
+  :func:`capped_weight_column`, :func:`capped_reward_column`) and their
+  diagnostics (:func:`weight_tally`, :func:`weight_diagnostics`).
 - **Logs and policies**: :class:`InteractionLog`, :data:`ROLES`,
   :func:`read_table`, :func:`per_trajectory`, :func:`trajectory_flags`,
   :func:`hash_ids`, :class:`RerankPolicy`, :mod:`ranking` (Plackett-Luce
@@ -71,6 +76,16 @@ from offeval.engine.summary import (
     EstimatorSummary,
     load_summaries,
 )
+from offeval.engine.weights import (
+    ROWS,
+    capped_reward_column,
+    capped_rewards,
+    capped_weight_column,
+    capped_weights,
+    check_cap,
+    weight_diagnostics,
+    weight_tally,
+)
 from offeval.errors import (
     ColumnError,
     ConfigurationError,
@@ -121,6 +136,7 @@ __all__ = [
     "PROBABILITY_TOLERANCE",
     "PSD_TOLERANCE",
     "ROLES",
+    "ROWS",
     "SYMMETRY_TOLERANCE",
     "TEXT_SUFFIXES",
     "UNITS_PER_WORKER",
@@ -156,6 +172,11 @@ __all__ = [
     "adjusted_p_values",
     "at_least",
     "available_cores",
+    "capped_reward_column",
+    "capped_rewards",
+    "capped_weight_column",
+    "capped_weights",
+    "check_cap",
     "check_choice",
     "check_flag",
     "check_level",
@@ -200,5 +221,7 @@ __all__ = [
     "skipped_table",
     "text_records",
     "trajectory_flags",
+    "weight_diagnostics",
+    "weight_tally",
     "write_csv",
 ]
