@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from offeval.plugin import ConfigurationError, OffevalError
+from offeval.plugin import OffevalError, check_whole
 from offeval_ir.conventions import Conventions
 from offeval_ir.judgements import (
     Judgements,
@@ -49,8 +49,7 @@ def compute_frames(
     first appearance in the predictions, then users only the labels have.
     """
     conv = conventions or Conventions()
-    if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, int) or chunk_rows < 1:
-        raise ConfigurationError(f"chunk_rows must be a whole number >= 1, got {chunk_rows!r}")
+    chunk_rows = check_whole(chunk_rows, "chunk_rows", low=1)
     names = role_names(columns)
     pred_users, label_users = (
         _users(predictions, names, "predictions"),

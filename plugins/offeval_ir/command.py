@@ -13,6 +13,7 @@ from offeval.plugin import (
     OffevalError,
     OutputFile,
     active_registry,
+    at_least,
     command_line,
     markdown_table,
     parse_pairs,
@@ -213,7 +214,9 @@ class CompareCommand:
             help="multiple-testing correction over the pairs of each measure",
         )
         parser.add_argument("--alpha", type=float, default=0.05)
-        parser.add_argument("--resamples", type=int, default=10_000, help="randomisation test")
+        parser.add_argument(
+            "--resamples", type=at_least(1), default=10_000, help="randomisation test"
+        )
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--pairs", help="also write every pair's test here (.csv, .md or .tex)")
         parser.add_argument(
@@ -269,8 +272,6 @@ class CompareCommand:
 def _check_resamples(args: argparse.Namespace) -> None:
     """Refuse, before any file is read, a randomisation test too small to decide anything
     (see :func:`check_randomization`); the number of pairs is known from the runs named."""
-    if args.resamples < 1:
-        raise OffevalError(f"--resamples must be at least 1, got {args.resamples}")
     if args.test == "randomization":
         runs = len(args.runs)
         correction = None if args.correction == "none" else args.correction

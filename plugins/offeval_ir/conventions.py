@@ -6,7 +6,7 @@ import difflib
 import math
 from dataclasses import dataclass, fields, replace
 
-from offeval.plugin import ConfigurationError
+from offeval.plugin import ConfigurationError, check_choice, check_number
 
 CHOICES = {
     "precision_denominator": ("k", "min_k_list"),
@@ -96,25 +96,16 @@ class Conventions:
 
     def __post_init__(self):
         for field, choices in CHOICES.items():
-            if getattr(self, field) not in choices:
-                raise ConfigurationError(
-                    f"{field} must be one of {choices}, got {getattr(self, field)!r}"
-                )
-        if not self.log_base > 1:
-            raise ConfigurationError(f"log_base must exceed 1, got {self.log_base}")
-        if not self.relevance_threshold > 0:
-            raise ConfigurationError("relevance_threshold must be positive")
-        if not self.err_max_grade > 0:
-            raise ConfigurationError(f"err_max_grade must be positive, got {self.err_max_grade}")
-        if not 0 < self.rbp_persistence < 1:
-            raise ConfigurationError(
-                f"rbp_persistence must lie in (0, 1), got {self.rbp_persistence}"
-            )
+            check_choice(getattr(self, field), field, choices)
+        check_number(self.log_base, "log_base", low=1, low_open=True)
+        check_number(self.relevance_threshold, "relevance_threshold", low=0, low_open=True)
+        check_number(self.err_max_grade, "err_max_grade", low=0, low_open=True)
+        check_number(
+            self.rbp_persistence, "rbp_persistence", low=0, high=1, low_open=True, high_open=True
+        )
         for metric, switch, value in self.per_metric:
-            if switch not in CHOICES or value not in CHOICES[switch]:
-                raise ConfigurationError(
-                    f"per_metric override {metric}.{switch}={value!r} is invalid"
-                )
+            check_choice(switch, f"per_metric override {metric}", tuple(CHOICES))
+            check_choice(value, f"per_metric override {metric}.{switch}", CHOICES[switch])
 
     def for_metric(self, metric: str) -> Conventions:
         """The conventions one metric uses, after its per-metric overrides."""

@@ -31,8 +31,8 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from offeval.plugin import (
-    ConfigurationError,
     OffevalError,
+    check_choice,
     filled_records,
     header_separator,
     hint,
@@ -114,8 +114,7 @@ def detect_format(path: str | os.PathLike, kind: str) -> str:
     it is a header of names separated by tabs (``tsv``) or by another of
     :data:`offeval.data.log.SEPARATORS` (``csv``).
     """
-    if kind not in KINDS:
-        raise ConfigurationError(f"kind must be one of {KINDS}, got {kind!r}")
+    check_choice(kind, "kind", KINDS)
     name = _check_file(path)
     extension = _extension(path)
     if extension in _EXTENSIONS:
@@ -154,8 +153,8 @@ def _read(
     sep: str | None,
 ) -> pd.DataFrame:
     """Check the path and the format, read the file, refuse an empty result, ids as text."""
-    if format is not None and format not in FORMATS:
-        raise ConfigurationError(f"unknown format {format!r}; formats: {', '.join(FORMATS)}")
+    if format is not None:
+        check_choice(format, "format", FORMATS)
     sep = separator_named(sep)
     names = role_names(columns)
     name = _check_file(path)

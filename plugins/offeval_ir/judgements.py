@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from offeval.plugin import ColumnError, ConfigurationError, OffevalError, hint
+from offeval.plugin import ColumnError, ConfigurationError, OffevalError, check_choice, hint
 from offeval_ir.hints import switch
 
 #: The columns that can order a prediction list (scores: highest first).
@@ -125,12 +125,8 @@ class Judgements:
         the frames' index labels (``lines`` when the index is named ``line``,
         as the file readers name it).
         """
-        if order_by not in ORDER_COLUMNS:
-            raise ConfigurationError(f"order_by must be one of {ORDER_COLUMNS}, got {order_by!r}")
-        if negative_grades not in NEGATIVE_GRADES:
-            raise ConfigurationError(
-                f"negative_grades must be one of {NEGATIVE_GRADES}, got {negative_grades!r}"
-            )
+        check_choice(order_by, "order_by", ORDER_COLUMNS)
+        check_choice(negative_grades, "negative_grades", NEGATIVE_GRADES)
         names = role_names(columns)
         pred = _columns(predictions, names, ("user", "item"), "predictions")
         lab = _columns(labels, names, ("user", "item", "relevance"), "labels")

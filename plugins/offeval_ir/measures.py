@@ -50,7 +50,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from offeval.plugin import ConfigurationError, hint
+from offeval.plugin import ConfigurationError, check_choice, check_number, hint
 
 #: Per offeval metric: whether it takes a cut-off, the parameters it accepts
 #: besides ``cutoff`` (as ir-measures names them), and its name in hints.
@@ -282,17 +282,13 @@ def _parse(text: str) -> list[Measure]:
     if "rel" in raw:
         overrides["relevance_threshold"] = _number(raw["rel"], "rel", label)
     if "dcg" in raw:
-        value = _unquote(raw["dcg"])
-        if value not in _DCG:
-            raise ConfigurationError(
-                f"{label!r}: dcg must be one of {sorted(_DCG)}, got {raw['dcg']!r}"
-            )
+        value = check_choice(_unquote(raw["dcg"]), f"{label!r}: dcg", sorted(_DCG))
         overrides.update(_DCG[value])
     if "p" in raw:
-        p = _number(raw["p"], "p", label)
-        if not p < 1:
-            raise ConfigurationError(f"{label!r}: RBP's persistence p must be in (0, 1), got {p}")
-        params["p"] = p
+        persistence = f"{label!r}: RBP's persistence p"
+        params["p"] = check_number(
+            _number(raw["p"], "p", label), persistence, high=1, high_open=True, rule="in (0, 1)"
+        )
     return [
         Measure(metric, k, tuple(sorted(overrides.items())), label, tuple(sorted(params.items())))
     ]

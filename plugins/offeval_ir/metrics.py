@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
 
-from offeval.plugin import ConfigurationError, plain
+from offeval.plugin import ConfigurationError, check_whole
 from offeval_ir.conventions import Conventions
 from offeval_ir.hints import switch
 from offeval_ir.judgements import Judgements
@@ -265,15 +264,8 @@ def _checked_cutoffs(ks: Sequence[int | None]) -> list[int | None]:
     ks = list(ks)
     if not ks:
         raise ConfigurationError("ks is empty: give at least one cut-off (None: the whole list)")
-    for k in ks:
-        if k is None:
-            continue
-        whole = isinstance(k, (int, float, np.integer, np.floating)) and not isinstance(k, bool)
-        if not (whole and math.isfinite(k) and k == int(k) and k >= 1):
-            raise ConfigurationError(
-                f"ks: each cut-off k must be a whole number >= 1 or None, got {plain(k)!r}"
-            )
-    return list(dict.fromkeys(None if k is None else int(k) for k in ks))
+    name = "ks: each cut-off k"
+    return list(dict.fromkeys(check_whole(k, name, low=1, floats=True, optional=True) for k in ks))
 
 
 def _negative_grades(j: Judgements, conv: Conventions) -> bool:

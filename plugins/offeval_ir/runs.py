@@ -27,12 +27,13 @@ from offeval.plugin import (
     OffevalError,
     PairwiseComparison,
     adjusted_p_values,
+    check_choice,
+    check_whole,
     describe_rows,
     evaluate,
     hint,
     interval,
     pairwise_grid,
-    plain,
     ratio_of_means,
 )
 from offeval_ir.blocks import compute_frames
@@ -59,10 +60,7 @@ def check_randomization(resamples: int, alpha: float, correction: str | None, pa
     ``alpha``, since significant means p < alpha. The message names the
     least count that can.
     """
-    if isinstance(resamples, bool) or not isinstance(resamples, (int, np.integer)):
-        raise ConfigurationError(f"resamples must be a whole number, got {plain(resamples)!r}")
-    if resamples < 1:
-        raise ConfigurationError(f"resamples must be at least 1, got {resamples}")
+    resamples = check_whole(resamples, "resamples", low=1)
 
     def smallest(count: int) -> float:
         return float(adjusted_p_values(np.full(pairs, 1 / (count + 1)), alpha, correction).min())
@@ -336,8 +334,7 @@ class RunEvaluation:
         ``multipletests`` method, None for none). The randomisation test
         flips the signs of the per-user differences (Fisher's sharp null).
         """
-        if test not in TESTS:
-            raise ConfigurationError(f"test must be one of {TESTS}, got {test!r}")
+        check_choice(test, "test", TESTS)
         runs = len(self.evaluation.policies)
         if runs < 2:
             raise ConfigurationError("compare at least two runs")
