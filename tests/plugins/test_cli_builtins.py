@@ -1,0 +1,107 @@
+"""The command line with the built-in plugins: evaluate with their estimators, `offeval
+plugins` listing them, their mistakes as one line, plugin commands that try to take a
+built-in's name."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from cli_checks import one_line_error
+
+import offeval.registry.manager as registry_module
+from offeval import Registry, hookimpl
+from offeval.cli.shell import main
+
+MAPPING = "--map trajectory=session --map reward=stream".split()
+
+
+def test_evaluate_a_csv_with_mapping_and_policy_columns(user_log, tmp_path, capsys):
+    out = tmp_path / "eval"
+    policies = "--policy a=pi_p01 --policy b=pi_p02 --policy c=pi_p03".split()
+    estimators = "--estimator ncis:cap=50 --estimator is --baseline a".split()
+    args = [*MAPPING, "--map", "propensity=mu", *policies, *estimators]
+    assert main(["evaluate", str(user_log), *args, "--out", str(out), "--quiet"]) == 0
+    table = pd.read_csv(out / "estimates.csv")
+    assert len(table) == 6 and set(table["policy"]) == {"a", "b", "c"}
+    assert (table.loc[table["policy"] == "a", "relative_value"] == 1.0).all()
+    assert (table["ess_unit"] == "rows").all()  # ESS counts log rows, not sessions
+    pairs = pd.read_csv(out / "pairs_ncis_cap_50_.csv")
+    assert len(pairs) == 3 and pairs["p_adjusted"].between(0, 1).all()
+    assert (pairs["relative_to"] == "a").all()  # differences of values relative to a
+
+
+def test_plugins_lists_components(capsys):
+    assert main(["plugins"]) == 0
+    out = capsys.readouterr().out
+    assert "estimator    ncis" in out and "environment  default" in out
+    lines = out.splitlines()
+    switch = next(i for i, line in enumerate(lines) if "estimator    switch_dr " in line)
+    assert lines[switch + 1].split("parameters: ")[1] == "tau=10.0, reward_model='reward_model'"
+    for name in ("ips", "snips", "clipped_ips", "dm", "dr", "sndr", "dr_os", "pi", "iips", "rips"):
+        assert f"estimator    {name} " in out, name
+
+
+EVALUATE = ["evaluate", "--quiet", *MAPPING, "--map", "propensity=mu", "--policy", "a=pi_p01"]
+
+
+def test_file_and_command_mistakes_are_one_line(tmp_path, user_log, capsys):
+    one_line_error(capsys, ["evaluate", str(user_log), *MAPPING, "--quiet"], "target policy")
+    (tmp_path / "out").write_text("a file")
+    args = [*EVALUATE[1:], "--out", str(tmp_path / "out")]
+    one_line_error(capsys, ["evaluate", str(user_log), *args], "exists and is not a folder")
+    one_line_error(capsys, ["evaluate", str(tmp_path), "--policy", "a=x"], "is a directory")
+    one_line_error(capsys, ["evalute"], "invalid choice: 'evalute'")
+    one_line_error(capsys, ["metrics", "p.csv", "l.csv"], "p.csv, l.csv: no such file")
+    one_line_error(capsys, ["metrics", "p.csv", str(user_log)], "^offeval: error: p.csv: no such")
+    one_line_error(capsys, ["metrics", str(user_log), str(user_log), "--preset", "x"], "'x'")
+
+
+class Exits:
+    help = "exits with a message"
+
+    def add_arguments(self, parser):
+        """No arguments."""
+
+    def run(self, args):
+        raise SystemExit("fatal: the plugin gave up")
+
+
+class TakesEvaluate(Exits):
+    help = "tries to take the core's evaluate command"
+
+
+class TakesDemo(Exits):
+    help = "tries to take the reports plugin's demo command"
+
+
+class CommandPlugin:
+    @hookimpl
+    def register_commands(self, register):
+        register("exits", Exits)
+        register("evaluate", TakesEvaluate)
+        register("demo", TakesDemo)
+
+
+def test_plugin_commands_cannot_take_core_commands_and_exit_codes_are_kept(capsys, monkeypatch):
+    reg = Registry()
+    reg.add_plugin(CommandPlugin(), "cmds")
+    monkeypatch.setattr(registry_module, "_default", reg)
+    assert reg.get("command", "demo").plugin == "reports"  # a built-in's name stays its own
+    (failure,) = reg.failures
+    assert failure.plugin == "cmds" and "'demo'" in failure.reason
+    one_line_error(capsys, ["exits"], "fatal: the plugin gave up", code=1)
+    assert "the name is the core's" in str(reg.failures[-1])  # evaluate stays the core's
+    assert main(["evaluate", "--help"]) == 0
+    assert "--policy NAME=COLUMN" in capsys.readouterr().out  # the core's evaluate
+
+
+MISTAKES = {
+    "bad estimator parameter": (["--estimator", "ncis:cap=-1"], "cap must be a positive"),
+    "estimator that cannot run here": (["--estimator", "dcg"], r"--estimator dcg: .*exposure"),
+}
+
+
+@pytest.mark.parametrize("case", MISTAKES.values(), ids=list(MISTAKES))
+def test_evaluate_mistakes_are_one_line(user_log, capsys, case):
+    extra, *patterns = case
+    one_line_error(capsys, [*EVALUATE[:1], str(user_log), *EVALUATE[1:], *extra], *patterns)
