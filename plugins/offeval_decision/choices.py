@@ -24,8 +24,10 @@ from offeval.plugin import (
     EstimatorSummary,
     InteractionLog,
     OffevalError,
+    check_choice,
+    check_number,
+    check_whole,
     did_you_mean,
-    plain,
 )
 from offeval_decision.ranks import RankDistribution
 
@@ -83,12 +85,8 @@ def select(dist: RankDistribution, m: int, *, method: str = "top", seed: int = 0
     P(top m) comes from the same draws, tabulated deeper when m exceeds the
     distribution's depth.
     """
-    if method not in METHODS:
-        raise ConfigurationError(f"method must be one of {METHODS}, got {method!r}")
-    if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or not 1 <= m <= len(dist.names):
-        raise ConfigurationError(
-            f"m must be a whole number in 1..{len(dist.names)}, got {plain(m)!r}"
-        )
+    check_choice(method, "method", METHODS)
+    m = check_whole(m, "m", low=1, high=len(dist.names))
     top = dist.top(m)
     if method == "top":
         return list(top.sort_values(ascending=False, kind="stable").index[:m])
@@ -99,22 +97,12 @@ def select(dist: RankDistribution, m: int, *, method: str = "top", seed: int = 0
     return [dist.names[i] for i in order[:m]]
 
 
-def _real(name: str, value, wanted: str, ok) -> float:
-    """``value`` as a float if it is a number for which ``ok`` holds, else a ConfigurationError."""
-    number = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
-        value, (bool, np.bool_)
-    )
-    if not number or not ok(float(value)):
-        raise ConfigurationError(f"{name} must be {wanted}, got {plain(value)!r}")
-    return float(value)
-
-
 def _probability(name: str, value) -> float:
-    return _real(name, value, "a number in (0, 1)", lambda x: 0 < x < 1)
+    return check_number(value, name, low=0, high=1, low_open=True, high_open=True)
 
 
 def _sd(name: str, value) -> float:
-    return _real(name, value, "a finite number >= 0", lambda x: np.isfinite(x) and x >= 0)
+    return check_number(value, name, low=0)
 
 
 def ab_sample_size(
@@ -135,11 +123,11 @@ def ab_sample_size(
     needs infinitely many. Every parameter must be a finite number (NaN,
     text or a boolean is a ConfigurationError naming it).
     """
-    lift = _real("lift", lift, "a finite number", np.isfinite)
+    lift = check_number(lift, "lift")
     sd_a = _sd("sd_a", sd_a)
     sd_b = sd_a if sd_b is None else _sd("sd_b", sd_b)
     alpha, power = _probability("alpha", alpha), _probability("power", power)
-    ratio = _real("ratio", ratio, "a finite number > 0", lambda x: np.isfinite(x) and x > 0)
+    ratio = check_number(ratio, "ratio", low=0, low_open=True)
     if lift == 0:
         return float("inf")
     z = norm.ppf(1 - alpha / 2) + norm.ppf(power)
@@ -190,17 +178,13 @@ def plan_ab_test(
         raise OffevalError(f"unknown systems {unknown}: one of {summary.policies}")
     if summary.baseline is None and baseline_value is not None:
         raise ConfigurationError("baseline_value applies to a relative summary; this one is not")
-    if summary.baseline is not None and not (
-        isinstance(baseline_value, (int, float, np.integer, np.floating))
-        and np.isfinite(baseline_value)
-        and baseline_value > 0
-    ):
-        raise ConfigurationError(
-            f"the summary is relative to {summary.baseline!r}: give baseline_value=, its value "
-            f"in the metric's units (a positive number), so that sd= is in the lifts' units; "
-            f"got {plain(baseline_value)!r}"
+    if summary.baseline is not None:
+        relative = f"the summary is relative to {summary.baseline!r}: baseline_value"
+        rule = (
+            f"the value of {summary.baseline!r} in the metric's units (a finite positive number, "
+            "so that sd= is in the lifts' units)"
         )
-    sd = sd if summary.baseline is None else sd / baseline_value
+        sd = sd / check_number(baseline_value, relative, low=0, low_open=True, rule=rule)
     sign = 1.0 if summary.higher_is_better else -1.0
     z = norm.ppf((1 + level) / 2)
     rows = []

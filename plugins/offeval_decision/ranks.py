@@ -30,7 +30,7 @@ from offeval.plugin import (
     EstimatorSummary,
     Evaluation,
     OffevalError,
-    plain,
+    check_whole,
 )
 
 #: Draw-by-system cells held at once.
@@ -76,7 +76,7 @@ class RankDistribution:
 
     def _first(self, count: int, what: str) -> np.ndarray:
         """The first ``count`` columns of P(rank), drawn deeper when ``count`` exceeds the depth."""
-        count = _whole(what, count, 1, len(self.names))
+        count = check_whole(count, what, low=1, high=len(self.names))
         table = self.probabilities if count <= self.depth else self.deeper(count).probabilities
         return table[:, :count]
 
@@ -162,18 +162,6 @@ def _inputs(source, estimator, baseline, names, covariance):
     return names, mean, cov
 
 
-def _whole(name: str, value, low: int, high: float = np.inf) -> int:
-    """``value`` as an int in ``low..high``, or a ConfigurationError naming ``name``."""
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, np.integer))
-        or not low <= value <= high
-    ):
-        where = f">= {low}" if high == np.inf else f"in {low}..{high}"
-        raise ConfigurationError(f"{name} must be a whole number {where}, got {plain(value)!r}")
-    return int(value)
-
-
 def rank_distribution(
     source,
     estimator: str | None = None,
@@ -201,7 +189,7 @@ def rank_distribution(
         raise OffevalError("values must be finite")
     if not np.all(np.isfinite(cov)):
         raise OffevalError("covariance must be finite")
-    draws, seed = _whole("draws", draws, 1), _whole("seed", seed, 0)
+    draws, seed = check_whole(draws, "draws", low=1), check_whole(seed, "seed", low=0)
     return _draw(names, mean, cov, draws, seed, (k if k <= 20 else 3) if depth is None else depth)
 
 
@@ -209,7 +197,7 @@ def _draw(
     names: list[str], mean: np.ndarray, cov: np.ndarray, draws: int, seed: int, depth: int
 ) -> RankDistribution:
     """Draw one representative of each class of twins; spread each class over its ranks."""
-    depth = _whole("depth", depth, 1, len(names))
+    depth = check_whole(depth, "depth", low=1, high=len(names))
     label, first, size = _twins(mean, cov)
     drawn = cov if len(first) == len(names) else cov[np.ix_(first, first)]
     values, vectors = np.linalg.eigh((drawn + drawn.T) / 2)

@@ -485,7 +485,9 @@ def test_a_relative_summary_plans_the_same_test_in_fractions_of_the_baseline(env
         np.testing.assert_allclose(plain["n_per_cell"], expected)
         np.testing.assert_allclose(scaled["n_per_cell"], expected)
         assert np.isfinite(expected).sum() >= 1
-    with pytest.raises(OffevalError, match=f"relative to '{names[-1]}': give baseline_value="):
+    with pytest.raises(
+        OffevalError, match=f"relative to '{names[-1]}': baseline_value must be the value of"
+    ):
         plan_ab_test(relative, candidates, names[-1], sd)
     with pytest.raises(OffevalError, match="baseline_value applies to a relative summary"):
         plan_ab_test(absolute, candidates, names[-1], sd, baseline_value=value)
