@@ -23,6 +23,8 @@ from offeval.plugin import (
     InteractionLog,
     OffevalError,
     active_registry,
+    check_choice,
+    check_whole,
 )
 from offeval_simulation.rankers import (
     CONTEXT_BLOCK,
@@ -68,10 +70,10 @@ class Environment:
         examination: Any = "exponential",
         examination_params: dict | None = None,
     ):
-        if user_model not in USER_MODELS:
-            raise ConfigurationError(f"user_model must be one of {USER_MODELS}, got {user_model!r}")
-        if not 1 <= n_positions <= n_candidates <= n_items:
-            raise ConfigurationError("need 1 <= n_positions <= n_candidates <= n_items")
+        check_choice(user_model, "user_model", USER_MODELS)
+        n_items = check_whole(n_items, "n_items", low=1)
+        n_candidates = check_whole(n_candidates, "n_candidates", low=1, high=n_items)
+        n_positions = check_whole(n_positions, "n_positions", low=1, high=n_candidates)
         self.seed = seed
         self.n_positions = n_positions
         self.n_groups = n_groups
@@ -181,8 +183,7 @@ class Environment:
         Every trajectory shows ``n_positions`` items, so reward per trajectory
         is ``n_positions`` times reward per impression.
         """
-        if estimand not in ESTIMANDS:
-            raise OffevalError(f"unknown estimand {estimand!r}: one of {list(ESTIMANDS)}")
+        check_choice(estimand, "estimand", tuple(ESTIMANDS), error=OffevalError)
         value = self.online_value(policy)
         return value * self.n_positions if estimand == "reward_per_trajectory" else value
 

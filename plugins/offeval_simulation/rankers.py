@@ -16,7 +16,7 @@ from itertools import permutations
 import numpy as np
 import pandas as pd
 
-from offeval.plugin import ColumnError, ConfigurationError, ranking
+from offeval.plugin import ColumnError, ConfigurationError, check_number, ranking
 
 MAX_PREFIXES = 50_000
 #: Contexts processed at once when enumerating prefixes (bounds memory).
@@ -70,16 +70,14 @@ class RankingPolicy:
         generator_scores: np.ndarray | None = None,
         generator_size: int | None = None,
     ):
-        if temperature is not None and not temperature > 0:
-            raise ConfigurationError(f"temperature must be positive or None, got {temperature}")
-        if not 0 <= mix_uniform <= 1:
-            raise ConfigurationError(f"mix_uniform must lie in [0, 1], got {mix_uniform}")
+        self.temperature = check_number(
+            temperature, "temperature", low=0, low_open=True, finite=False, optional=True
+        )
+        self.mix_uniform = check_number(mix_uniform, "mix_uniform", low=0, high=1)
         self.name = name
         self.score_matrix = np.asarray(scores, dtype=float)
         self.candidates = candidates
         self.n_positions = n_positions
-        self.temperature = temperature
-        self.mix_uniform = mix_uniform
         if (generator_scores is None) != (generator_size is None):
             raise ConfigurationError("a two-stage policy needs generator_scores and generator_size")
         self.generator_scores = generator_scores
