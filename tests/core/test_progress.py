@@ -7,12 +7,10 @@ import sys
 import types
 
 import pytest
+from reference_estimators import IS
 
-from offeval import ConfigurationError, evaluate
+from offeval import ConfigurationError, LoggingPolicy, evaluate
 from offeval.progress import MIN_WORK, VARIABLE, in_notebook, progress_enabled
-from offeval.registry.manager import get_registry
-from offeval_ncis import IS
-from offeval_reports.demo import usable_estimators
 
 
 class ZMQInteractiveShell:
@@ -58,27 +56,23 @@ def test_by_default_only_steps_long_enough_to_watch_show_a_bar(monkeypatch, note
     assert progress_enabled(None, 1)
 
 
-def test_evaluate_shows_a_bar_with_a_total(env, capsys, notebook, monkeypatch):
-    log = env.simulate(env.logging_policy(), 500, seed=1)
+def test_evaluate_shows_a_bar_with_a_total(small_bandit, capsys, notebook, monkeypatch):
+    log, target, _ = small_bandit
+    policies = [target, LoggingPolicy()]
     monkeypatch.delenv(VARIABLE, raising=False)
-    evaluate(log, env.candidate_policies(2), [IS()])  # 4,000 cells: too short to watch
+    evaluate(log, policies, [IS()])  # 8,000 cells: too short to watch
     assert capsys.readouterr().err == ""
     monkeypatch.setenv(VARIABLE, "1")
-    evaluate(log, env.candidate_policies(2), [IS()])
+    evaluate(log, policies, [IS()])
     bar = capsys.readouterr().err
     assert "evaluating: 100%" in bar and f"{log.n_rows / 1000:.2f}k/{log.n_rows / 1000:.2f}k" in bar
-    evaluate(log, env.candidate_policies(2), [IS()], progress=False)
+    evaluate(log, policies, [IS()], progress=False)
     assert capsys.readouterr().err == ""
 
 
-def test_the_demos_probe_evaluations_show_no_bar(env, capsys, notebook, monkeypatch):
-    monkeypatch.setenv(VARIABLE, "1")
-    log = env.simulate(env.logging_policy(), 300, seed=1, with_candidates=True)
-    usable, _ = usable_estimators(get_registry(), log, env.candidate_policies(1)[0], env)
-    assert len(usable) > 5 and capsys.readouterr().err == ""
-
-
-def test_the_command_line_shows_no_bar_when_stderr_is_not_a_terminal(user_log, monkeypatch, capsys):
+def test_the_command_line_shows_no_bar_when_stderr_is_not_a_terminal(
+    user_log, monkeypatch, capsys, reference_registry
+):
     """README: bars show in a terminal or a notebook only (capsys's stderr is no terminal);
     OFFEVAL_PROGRESS=1 still asks for them."""
     from offeval.cli.shell import main
