@@ -17,11 +17,16 @@ from contextlib import contextmanager
 from offeval.cli.evaluate import EvaluateCommand
 from offeval.cli.options import Parser
 from offeval.cli.plugins import PluginsCommand
+from offeval.cli.scaffold import NewPluginCommand
 from offeval.errors import OffevalError, OffevalWarning, command_line
 from offeval.registry.manager import Registry, get_registry
 
 #: The core's own sub-commands: a plugin's command cannot take their names.
-CORE_COMMANDS = {"evaluate": EvaluateCommand, "plugins": PluginsCommand}
+CORE_COMMANDS = {
+    "evaluate": EvaluateCommand,
+    "plugins": PluginsCommand,
+    "new-plugin": NewPluginCommand,
+}
 
 
 def build_parser(registry: Registry | None = None) -> Parser:

@@ -1,0 +1,187 @@
+"""``offeval new-plugin``: what it writes, which names it refuses, and that it writes whole.
+
+Installing the package it writes and running its tests (the kit needs the
+simulation plugin) is tested in tests/plugins/example/test_new_plugin.py.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from offeval.cli import scaffold
+from offeval.cli.shell import CORE_COMMANDS, main
+from offeval.errors import OffevalError
+
+tomllib = pytest.importorskip("tomllib")  # Python 3.11+; the pyproject check needs it
+
+FILES = {
+    "pyproject.toml",
+    "README.md",
+    "offeval_my_ips/__init__.py",
+    "tests/test_my_ips.py",
+    "docs/my_ips.ipynb",
+}
+
+
+@pytest.fixture()
+def written(tmp_path) -> Path:
+    """The package ``offeval new-plugin my_ips`` writes."""
+    return scaffold.scaffold("my_ips", tmp_path / "offeval-my-ips")
+
+
+def files_in(folder: Path) -> set[str]:
+    return {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
+
+
+def offeval_imports(source: str) -> set[str]:
+    """The offeval modules a piece of Python source imports from."""
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return {name for name in found if name == "offeval" or name.startswith("offeval.")}
+
+
+def test_a_core_command():
+    assert CORE_COMMANDS["new-plugin"] is scaffold.NewPluginCommand
+
+
+def test_writes_the_package_and_nothing_else(written):
+    assert files_in(written) == FILES  # no marker of offeval's output folders: the user's now
+
+
+def test_the_entry_point_names_the_package(written):
+    project = tomllib.loads((written / "pyproject.toml").read_text())
+    assert project["build-system"]["build-backend"] == "hatchling.build"
+    assert project["project"]["name"] == "offeval-my-ips"
+    assert project["project"]["entry-points"]["offeval"] == {"my_ips": "offeval_my_ips"}
+    assert any(dep.startswith("offeval>=") for dep in project["project"]["dependencies"])
+    assert project["tool"]["hatch"]["build"]["targets"]["wheel"]["packages"] == ["offeval_my_ips"]
+
+
+def test_the_plugin_imports_the_declared_api_only(written):
+    package = (written / "offeval_my_ips" / "__init__.py").read_text()
+    test = (written / "tests" / "test_my_ips.py").read_text()
+    chapter = nbformat.read(written / "docs" / "my_ips.ipynb", as_version=4)
+    code = "\n".join(c.source for c in chapter.cells if c.cell_type == "code")
+    assert offeval_imports(package) == {"offeval.plugin"}
+    assert offeval_imports(test) == {"offeval.plugin", "offeval.testing"}
+    assert offeval_imports(code) == {"offeval.plugin"}
+
+
+def test_the_chapter_stub_is_a_notebook_to_execute(written):
+    chapter = nbformat.read(written / "docs" / "my_ips.ipynb", as_version=4)
+    nbformat.validate(chapter)
+    kinds = [cell.cell_type for cell in chapter.cells]
+    assert kinds[0] == "markdown" and chapter.cells[0].source.startswith("# The my_ips estimator")
+    assert "code" in kinds
+    assert any("assert" in cell.source for cell in chapter.cells if cell.cell_type == "code")
+
+
+def test_the_estimator_class_is_named_after_the_plugin(written):
+    tree = ast.parse((written / "offeval_my_ips" / "__init__.py").read_text())
+    classes = [node.name for node in tree.body if isinstance(node, ast.ClassDef)]
+    functions = [node.name for node in tree.body if isinstance(node, ast.FunctionDef)]
+    assert classes == ["MyIps"]
+    assert functions == ["register_estimators"]
+
+
+@pytest.mark.slow
+def test_its_values_worked_out_by_hand_pass_without_any_plugin(written):
+    """The generated test's hand-worked values (the kit needs the simulator: not here)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", "by_hand or positive"],
+        cwd=written,
+        env={**os.environ, "PYTHONPATH": str(written)},
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "\n3 passed" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        (
+            "MyIps",
+            "lower-case Python identifier (a-z, digits, _; starting with a letter) (try 'myips')",
+        ),
+        ("my-ips", "(try 'my_ips')"),
+        ("2ips", "lower-case Python identifier"),
+        ("", "lower-case Python identifier"),
+        ("class", "a Python keyword"),
+        ("offeval", "a plugin of that name is installed already"),
+        ("ncis", "a plugin of that name is installed already"),  # installed, even if not loaded
+    ],
+)
+def test_names_refused(tmp_path, name, why):
+    with pytest.raises(OffevalError, match="^" + re.escape(f"new-plugin {name!r}: ")) as caught:
+        scaffold.scaffold(name, tmp_path / "out")
+    assert why in str(caught.value)
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_estimators_name_is_refused(reference_registry):
+    with pytest.raises(OffevalError, match="plugin 'reference' registers an estimator"):
+        scaffold.check_name("snis", reference_registry)
+    assert scaffold.check_name("my_snis", reference_registry) == "my_snis"
+
+
+def test_a_folder_with_files_is_refused_unless_forced(tmp_path):
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("keep me")
+    with pytest.raises(OffevalError, match="not empty: choose another folder, or add --force"):
+        scaffold.scaffold("my_ips", folder)
+    assert files_in(folder) == {"notes.txt"}
+    scaffold.scaffold("my_ips", folder, force=True)
+    assert files_in(folder) == FILES
+
+
+def test_a_rerun_does_not_replace_the_package(written):
+    (written / "offeval_my_ips" / "__init__.py").write_text("# my own estimator\n")
+    with pytest.raises(OffevalError, match="not empty"):
+        scaffold.scaffold("my_ips", written)
+    assert (written / "offeval_my_ips" / "__init__.py").read_text() == "# my own estimator\n"
+
+
+def test_written_whole_or_not_at_all(tmp_path, monkeypatch):
+    monkeypatch.setattr(scaffold, "plugin_files", _failing_after_first(scaffold.plugin_files))
+    with pytest.raises(OSError):
+        scaffold.scaffold("my_ips", tmp_path / "out")
+    assert os.listdir(tmp_path) == []  # neither the folder nor a temporary one
+
+
+def _failing_after_first(plugin_files):
+    """``plugin_files`` whose second file cannot be written (a folder is in its way)."""
+
+    def files(name: str) -> dict[str, str]:
+        first, *_ = plugin_files(name).items()
+        return {first[0]: first[1], f"{first[0]}/below": "cannot: its parent is a file"}
+
+    return files
+
+
+def test_the_command_line(tmp_path, capsys):
+    assert main(["new-plugin", "my_ips", "--dir", str(tmp_path / "p")]) == 0
+    out = capsys.readouterr().out
+    assert f"python -m pip install -e {tmp_path / 'p'}" in out
+    assert files_in(tmp_path / "p") == FILES
+
+
+def test_a_mistake_is_one_line(tmp_path, capsys):
+    assert main(["new-plugin", "My-Ips", "--dir", str(tmp_path / "p")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("offeval: error: new-plugin 'My-Ips': ")
+    assert "(try 'my_ips')" in err
