@@ -26,14 +26,17 @@ then checked against the truth:
   cover it at least 85% of the time;
 - tag ``linear_in_reward``: rewards times 3 give estimate and se times 3.
 
-Estimators declare checks known to fail in ``expected_failed_checks``
-(check name -> reason): :func:`parametrize_with_checks` marks them as
-expected failures, :func:`check_estimator` skips them. ``assumptions``
-(environment parameters, e.g. the users' examination model) set up the
-environment in which the guarantee holds. An estimator that reads columns its
-users compute before evaluating (a reward model's predictions) defines
-``prepare_kit_log(log) -> log``, which adds them to every log the kit draws; it
-sees the log only, never the environment's truth.
+The kit reads what an estimator declares through
+:func:`offeval.engine.declaration.declaration_of`, as the engine and the
+reports do. Estimators declare checks known to fail in
+``expected_failed_checks`` (check name -> reason):
+:func:`parametrize_with_checks` marks them as expected failures,
+:func:`check_estimator` skips them. ``assumptions`` (environment parameters,
+e.g. the users' examination model) set up the environment in which the
+guarantee holds. An estimator that reads columns its users compute before
+evaluating (a reward model's predictions) defines ``prepare_kit_log(log) ->
+log``, which adds them to every log the kit draws; it sees the log only, never
+the environment's truth.
 """
 
 from __future__ import annotations
@@ -44,7 +47,8 @@ from functools import lru_cache
 import numpy as np
 
 from offeval.data.log import InteractionLog
-from offeval.engine.estimator import ESTIMANDS, GUARANTEES, Estimator
+from offeval.engine.declaration import declaration_of
+from offeval.engine.estimator import Estimator
 from offeval.engine.evaluation import evaluate
 from offeval.engine.result import Estimate
 from offeval.errors import OffevalError
@@ -60,14 +64,6 @@ LARGE = 100_000
 REPLICATES = 200
 #: The columns every log has (the rest may be removed to test declared requirements).
 CORE_COLUMNS = ("trajectory", "context", "item", "position", "reward")
-
-
-def _declared(estimator: Estimator, name: str, default=None):
-    return getattr(estimator, name, default)
-
-
-def _assumptions(estimator: Estimator) -> tuple:
-    return tuple(sorted((_declared(estimator, "assumptions", None) or {}).items()))
 
 
 @lru_cache(maxsize=8)
@@ -87,12 +83,12 @@ def kit_setup(estimator: Estimator, n: int = 4_000, seed: int = 0):
     The log has the candidate table when the estimator requires it, and the
     columns its ``prepare_kit_log`` adds.
     """
-    key = _assumptions(estimator)
+    declared = declaration_of(estimator)
+    key = tuple(sorted(declared.assumptions.items()))
     env = _environment(key)
-    candidates = "candidates" in _declared(estimator, "requires", ())
     policies = list(env.candidate_policies(4))
-    log = _log(key, n, seed, candidates)
-    prepare = _declared(estimator, "prepare_kit_log")
+    log = _log(key, n, seed, "candidates" in declared.requires)
+    prepare = declared.prepare_kit_log
     return env, log if prepare is None else prepare(log), [policies[0], policies[-1]]
 
 
@@ -105,19 +101,14 @@ def _close(a: float, b: float, rtol: float = 1e-9) -> bool:
 
 
 def check_protocol(estimator: Estimator) -> None:
-    """Follows the Estimator protocol; declares a known estimand, guarantee and requirements."""
+    """Follows the Estimator protocol; declares what it promises correctly (a known estimand,
+    guarantee, requirements: whatever :func:`declaration_of` checks)."""
     assert isinstance(estimator, Estimator), "does not follow offeval.Estimator"
-    assert isinstance(estimator.name, str) and estimator.name, "needs a non-empty name"
     assert isinstance(estimator.get_params(), dict), "get_params() must return a dict"
-    estimand = _declared(estimator, "estimand")
-    assert estimand is None or estimand in ESTIMANDS, f"estimand {estimand!r} not in ESTIMANDS"
-    guarantee = _declared(estimator, "guarantee")
-    assert guarantee in GUARANTEES, f"guarantee {guarantee!r} not one of {GUARANTEES}"
-    assert guarantee is None or estimand is not None, "a guarantee needs an estimand"
-    requires = _declared(estimator, "requires", ())
-    assert isinstance(requires, tuple) and all(isinstance(r, str) for r in requires), (
-        "requires must be a tuple of strings"
-    )
+    try:
+        declaration_of(estimator)
+    except OffevalError as exc:
+        raise AssertionError(str(exc)) from None
 
 
 def check_params_roundtrip(estimator: Estimator) -> None:
@@ -203,7 +194,7 @@ def _without(log: InteractionLog, requirement: str) -> InteractionLog:
 def check_requirements(estimator: Estimator) -> None:
     """Removing a declared requirement raises an OffevalError naming it; nothing else is needed."""
     _, log, (policy, _) = kit_setup(estimator, 2_000)
-    requires = _declared(estimator, "requires", ())
+    requires = declaration_of(estimator).requires
     for requirement in requires:
         if requirement.endswith("()"):
             log_, policy_ = log, _ProbabilitiesOnly(policy)
@@ -260,7 +251,7 @@ def check_depends_on_data(estimator: Estimator) -> None:
 
 def check_tracks_the_truth(estimator: Estimator) -> None:
     """Declared estimand and guarantee: estimates and their difference match the exact values."""
-    estimand = _declared(estimator, "estimand")
+    estimand = declaration_of(estimator).estimand
     env, log, policies = kit_setup(estimator, LARGE, seed=7)
     evaluation = evaluate(log, policies, [estimator], progress=False)
     truth = [env.true_value(p, estimand) for p in policies]
@@ -279,7 +270,7 @@ def check_tracks_the_truth(estimator: Estimator) -> None:
 
 def check_unbiased(estimator: Estimator) -> None:
     """Guarantee ``unbiased``: over independent small logs, mean on the truth, intervals cover."""
-    estimand = _declared(estimator, "estimand")
+    estimand = declaration_of(estimator).estimand
     env, log, (policy, _) = kit_setup(estimator, LARGE, seed=7)
     truth = env.true_value(policy, estimand)
     size = log.n_units // REPLICATES
@@ -323,19 +314,19 @@ ROLE_CHECKS: tuple[Check, ...] = (
 def checks_for(estimator: Estimator) -> list[Check]:
     """The checks that apply to an estimator, given what it declares."""
     checks = list(ROLE_CHECKS)
-    guarantee = _declared(estimator, "guarantee")
-    if _declared(estimator, "estimand") is not None and guarantee is not None:
+    declared = declaration_of(estimator)
+    if declared.estimand is not None and declared.guarantee is not None:
         checks.append(check_tracks_the_truth)
-    if guarantee == "unbiased":
+    if declared.guarantee == "unbiased":
         checks.append(check_unbiased)
-    if (_declared(estimator, "tags", {}) or {}).get("linear_in_reward"):
+    if declared.linear_in_reward:
         checks.append(check_linear_in_reward)
     return checks
 
 
 def known_failures(estimator: Estimator) -> dict[str, str]:
     """The estimator's declared known failures, checked: applicable checks, with reasons."""
-    known = _declared(estimator, "expected_failed_checks", {}) or {}
+    known = declaration_of(estimator).expected_failed_checks
     applicable = {check.__name__ for check in checks_for(estimator)}
     for name, reason in known.items():
         if name not in applicable:
@@ -343,7 +334,7 @@ def known_failures(estimator: Estimator) -> dict[str, str]:
                 f"expected_failed_checks names {name!r}, which is not a check of this estimator "
                 f"(its checks: {sorted(applicable)})"
             )
-        if not isinstance(reason, str) or not reason.strip():
+        if not reason.strip():
             raise AssertionError(f"expected_failed_checks[{name!r}] needs a reason")
     return dict(known)
 
@@ -374,7 +365,7 @@ def parametrize_with_checks(estimators: Sequence[Estimator]):
             marks = ()
             if check.__name__ in known:
                 marks = pytest.mark.xfail(reason=known[check.__name__], strict=True)
-            label = getattr(estimator, "label", estimator.name)
+            label = declaration_of(estimator).label
             cases.append(
                 pytest.param(estimator, check, id=f"{label}-{check.__name__}", marks=marks)
             )

@@ -17,6 +17,7 @@ from offeval.plugin import (
     ReportContext,
     ReportSection,
     available_cores,
+    declaration_of,
     evaluate,
     fork_available,
     get_registry,
@@ -84,7 +85,7 @@ def usable_estimators(
     candidates, skipped = demo_estimators(registry, environment)
     usable, labels = [], set()
     for estimator in candidates:
-        label = getattr(estimator, "label", estimator.name)
+        label = declaration_of(estimator).label
         if label in labels:
             continue
         try:
@@ -136,16 +137,10 @@ def run_demo(
     rows = []
     # Only estimators of reward per impression are on the truth's scale; for the others
     # (rewards per trajectory, normalised metrics) only their order counts.
-    other_scale = {
-        getattr(e, "label", e.name)
-        for e in estimators
-        if getattr(e, "estimand", None) != "reward_per_impression"
-    }
+    declared = evaluation.declarations
+    other_scale = {d.label for d in declared if d.estimand != "reward_per_impression"}
     # Lower-is-better metrics (disagreement rates) are ranked by their negation.
-    sign = {
-        getattr(e, "label", e.name): 1 if getattr(e, "higher_is_better", True) else -1
-        for e in estimators
-    }
+    sign = {d.label: 1 if d.higher_is_better else -1 for d in declared}
     for label in evaluation.estimators:
         est = [evaluation.estimate(p, label) for p in names]
         values = np.array([e.value for e in est])

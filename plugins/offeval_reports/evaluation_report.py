@@ -36,16 +36,6 @@ from offeval_reports.figures import MIN_FONT, PAGE_WIDTH, figure_text
 
 #: Marker shapes cycled over series, so that no two series look alike in grey print.
 MARKERS = ("o", "s", "D", "^", "v", "P", "X", "<", ">", "p", "h", "*")
-#: Diagnostics shown in the weight table, when an estimator reports them.
-WEIGHT_DIAGNOSTICS = (
-    "ess",
-    "mean_weight",
-    "mean_weight_z",
-    "max_weight",
-    "clipped_share",
-    "support_violations",
-    "unsupported_mass_per_slot",
-)
 #: Width of every figure in inches (readable at page width, 800 px at 100 dpi).
 WIDTH = PAGE_WIDTH
 
@@ -60,11 +50,7 @@ def _colours(n: int) -> list:
 
 def lower_is_better(evaluation: Evaluation) -> set[str]:
     """Labels of the estimators whose lower values are better (disagreement rates, say)."""
-    return {
-        label
-        for label, component in zip(evaluation.estimators, evaluation.components, strict=True)
-        if not getattr(component, "higher_is_better", True)
-    }
+    return {d.label for d in evaluation.declarations if not d.higher_is_better}
 
 
 def better_label(label: str, lower: set[str]) -> str:
@@ -270,14 +256,15 @@ def weight_table(evaluation: Evaluation) -> pd.DataFrame:
     The effective sample size ``(sum w)^2 / sum w^2`` counts what the
     estimator weights: log rows (impressions) unless its tag ``ess_unit``
     says otherwise ("trajectories" for one weight per trajectory); the
-    column ``ess unit`` says which.
+    column ``ess unit`` says which. The diagnostics shown are those the
+    estimator declares as weight diagnostics (its ``weight_diagnostics``).
     """
     units = ess_units(evaluation)
     rows = []
     for policy in evaluation.policies:
-        for estimator in evaluation.estimators:
+        for estimator, declared in zip(evaluation.estimators, evaluation.declarations, strict=True):
             e = evaluation.estimate(policy, estimator)
-            shown = {k: e.diagnostics[k] for k in WEIGHT_DIAGNOSTICS if k in e.diagnostics}
+            shown = {k: e.diagnostics[k] for k in declared.weight_diagnostics if k in e.diagnostics}
             if "ess" in shown:
                 shown = {"ess": shown.pop("ess"), "ess unit": units[estimator], **shown}
             if shown:
@@ -291,14 +278,13 @@ def estimator_legend(evaluation: Evaluation) -> pd.DataFrame:
     ``better`` says which way is better: "higher" or "lower".
     """
     rows = []
-    for label, component in zip(evaluation.estimators, evaluation.components, strict=True):
-        doc = (type(component).__doc__ or "").strip().split("\n\n")[0]
+    for declared in evaluation.declarations:
         rows.append(
             {
-                "estimator": label,
-                "parameters": getattr(component, "full_label", label),
-                "better": "higher" if getattr(component, "higher_is_better", True) else "lower",
-                "what it computes": " ".join(doc.split()),
+                "estimator": declared.label,
+                "parameters": declared.full_label,
+                "better": "higher" if declared.higher_is_better else "lower",
+                "what it computes": declared.description,
             }
         )
     return pd.DataFrame(rows)

@@ -7,7 +7,7 @@ import pytest
 
 from offeval import BaseEstimator, Contribution, get_registry
 from offeval.stats import Linearisation, ratio_of_means
-from offeval.testing import check_estimator, checks_for, parametrize_with_checks
+from offeval.testing import check_estimator, checks_for, kit_setup, parametrize_with_checks
 from offeval_ncis import IS, NCIS
 
 REGISTERED = [get_registry().create("estimator", n) for n in get_registry().names("estimator")]
@@ -191,3 +191,11 @@ def test_known_failure_declarations_are_checked(declared, message):
 def test_a_policy_ignoring_estimator_is_told_so():
     with pytest.raises(AssertionError, match="it ignores the policy"):
         check_estimator(IgnoresPolicy())
+
+
+def test_the_kit_prepares_its_log_as_declared():
+    seen = []
+    estimator = IS()
+    estimator.prepare_kit_log = lambda log: seen.append(log.n_units) or log
+    kit_setup(estimator, 500)
+    assert seen == [500]

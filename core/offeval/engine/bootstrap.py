@@ -18,7 +18,7 @@ import pandas as pd
 from offeval.data.log import InteractionLog
 from offeval.data.policy import Policy
 from offeval.engine.estimator import Estimator
-from offeval.engine.evaluation import Accumulator, _label
+from offeval.engine.evaluation import Accumulator
 from offeval.errors import OffevalError, plain
 from offeval.progress import progress_bar
 from offeval.stats.inference import check_level
@@ -85,7 +85,7 @@ def bootstrap(
     if acc.moments is None:
         raise OffevalError("no data was added")
     covariance = acc.moments.covariance()
-    labels = [_label(e) for e in estimators]
+    labels = [d.label for d in acc.declarations]
     values = np.empty((replicates + 1, len(policies), len(estimators)))
     means = np.vstack([acc.moments.mean, sums / totals[:, None]])
     ns = np.r_[acc.moments.n, totals]

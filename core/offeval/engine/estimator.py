@@ -25,18 +25,11 @@ import numpy as np
 
 from offeval.data.log import InteractionLog
 from offeval.data.policy import Policy
+from offeval.engine.declaration import ESTIMANDS as ESTIMANDS  # re-exported: its home was here
+from offeval.engine.declaration import GUARANTEES as GUARANTEES
 from offeval.errors import ColumnError, ConfigurationError, OffevalError, RowError, hint
 from offeval.stats.inference import Linearisation
 from offeval.stats.moments import Tally
-
-#: What an estimator can declare it estimates (its ``estimand``), with the meaning.
-ESTIMANDS: dict[str, str] = {
-    "reward_per_impression": "expected reward per logged row (slot) under the target policy",
-    "reward_per_trajectory": "expected total reward of a trajectory under the target policy",
-}
-#: What an estimator can promise about its estimand (its ``guarantee``).
-GUARANTEES = ("unbiased", "consistent", None)
-
 
 #: Policy methods a ranking policy (:class:`offeval.data.policy.RerankPolicy`) has.
 RANKING_METHODS = ("exposure", "scores", "ranks", "marginals")
@@ -229,6 +222,38 @@ class Estimator(Protocol):
     ``contribute`` turns one log chunk and one policy into columns;
     ``combine`` maps the accumulated moments of those columns to a value and
     its gradient; ``diagnose`` turns the accumulated tally into diagnostics.
+
+    What it promises is its declaration, read (checked, defaults filled) by
+    :func:`offeval.engine.declaration.declaration_of` as a
+    :class:`~offeval.engine.declaration.Declaration`. It declares, as
+    optional attributes (class attributes, or properties when they depend on
+    the parameters):
+
+    - ``label``: how evaluations name it (default: ``name``); ``full_label``:
+      with every parameter (default: ``label``);
+    - ``higher_is_better``: False for metrics where lower values are better
+      (disagreement rates): decisions and the demo rank by the negated value;
+    - ``estimand``: a key of :data:`ESTIMANDS`, or None (default) when it is
+      not an estimate of online reward (a normalised metric, say);
+    - ``guarantee``: ``"unbiased"``, ``"consistent"`` or None (default:
+      biased); a guarantee needs an estimand;
+    - ``requires``: a tuple of what it needs beyond trajectory, context, item,
+      position and reward: log roles or columns (``"propensity"``,
+      ``"prefix_*"`` for columns by prefix), ``"candidates"`` (the candidate
+      table), or policy methods (``"exposure()"``);
+    - ``assumptions``: environment parameters under which the guarantee holds
+      (the conformance kit builds its environment with them);
+    - ``tags``: ``{"linear_in_reward": True}`` adds the kit's linearity check;
+      ``{"ess_unit": "trajectories"}`` says its effective sample size counts
+      trajectories (default: rows);
+    - ``weight_diagnostics``: which of its diagnostics describe importance
+      weights, shown in reports' weight tables (default:
+      :data:`offeval.engine.declaration.WEIGHT_DIAGNOSTICS`);
+    - ``expected_failed_checks``: kit checks known to fail, each with a reason;
+    - ``prepare_kit_log(log) -> log``: adds the columns it reads that its users
+      compute before evaluating (a reward model's predictions) to the kit's logs;
+    - ``fitted(stats) -> dict``: parameters it fits from the log (a control
+      variate's coefficient, say), shown in its diagnostics as ``fitted_<name>``.
     """
 
     name: str
@@ -245,27 +270,9 @@ class BaseEstimator:
     Subclasses declare ``name`` and keyword ``__init__`` parameters, each with
     a default, assigned unchanged to attributes of the same name (validate
     them there: bad parameters fail at construction). What the estimator
-    promises is declared for the conformance kit (:mod:`offeval.testing`):
-
-    - ``estimand``: a key of :data:`ESTIMANDS`, or None when the estimator is
-      not an estimate of online reward (a normalised metric, say);
-    - ``guarantee``: ``"unbiased"``, ``"consistent"`` or None (biased);
-    - ``requires``: what it needs beyond trajectory, context, item, position
-      and reward: log roles or columns (``"propensity"``, ``"prefix_*"`` for
-      columns by prefix), ``"candidates"`` (the candidate table), or policy
-      methods (``"exposure()"``);
-    - ``assumptions``: environment parameters under which the guarantee holds
-      (the kit builds its environment with them);
-    - ``expected_failed_checks``: kit checks known to fail, each with a reason;
-    - ``tags``: ``{"linear_in_reward": True}`` adds the kit's linearity check;
-    - ``higher_is_better``: False for metrics where lower values are better
-      (disagreement rates); the demo ranks policies by the negated value.
-
-    An estimator that fits parameters from the log (a control variate's
-    coefficient, say) may define ``fitted(stats) -> dict``; the values appear
-    in its estimates' diagnostics as ``fitted_<name>``.
-
-    Each may be a property when it depends on the parameters.
+    promises (``estimand``, ``guarantee``, ``requires``, ``tags``, ...) is
+    declared as the :class:`Estimator` protocol says; each may be a property
+    when it depends on the parameters.
     """
 
     name: ClassVar[str] = ""

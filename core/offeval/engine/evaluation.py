@@ -18,6 +18,7 @@ import pandas as pd
 from offeval.data.log import InteractionLog
 from offeval.data.policy import Policy
 from offeval.data.units import UnitLedger
+from offeval.engine.declaration import Declaration, declaration_of
 from offeval.engine.estimator import Contribution, Estimator, PolicyView, Shared
 from offeval.engine.parallel import fold_in_workers, fork_available, one_blas_thread
 from offeval.engine.result import Estimate
@@ -97,7 +98,8 @@ class Accumulator:
         *,
         covariances: str = "estimator",
     ):
-        _check_components(policies, estimators)
+        #: What each estimator declares (its label, for one).
+        self.declarations = _check_components(policies, estimators)
         if covariances not in COVARIANCES:
             raise OffevalError(f"covariances must be one of {COVARIANCES}, got {covariances!r}")
         self.policies = list(policies)
@@ -161,8 +163,8 @@ class Accumulator:
                 contribution = estimator.contribute(view)
                 if not isinstance(contribution, Contribution):
                     raise OffevalError(
-                        f"{_label(estimator)}.contribute() returned {type(contribution).__name__}, "
-                        "not a Contribution"
+                        f"{self.declarations[e].label}.contribute() returned "
+                        f"{type(contribution).__name__}, not a Contribution"
                     )
                 self._collect(p, e, contribution, view, produced, block)
                 self.tallies[p, e] = self.tallies.get((p, e), Tally()).merge(contribution.tally)
@@ -175,7 +177,7 @@ class Accumulator:
     def _collect(self, p, e, contribution, view, produced, block) -> None:
         """Key one contribution's columns by their owner, computing shared ones once."""
         local = self.local.setdefault((p, e), {})
-        owner = f"estimator {_label(self.estimators[e])!r} on policy {self.policies[p].name!r}"
+        owner = f"estimator {self.declarations[e].label!r} on policy {self.policies[p].name!r}"
         if not isinstance(contribution.tally, Tally) or not isinstance(
             contribution.unit_columns, dict
         ):
@@ -244,8 +246,8 @@ class Accumulator:
     def merge(self, other: Accumulator) -> Accumulator:
         """Combine with an accumulator over other trajectories of the same setup."""
         if [p.name for p in other.policies] != [p.name for p in self.policies] or [
-            _label(e) for e in other.estimators
-        ] != [_label(e) for e in self.estimators]:
+            d.label for d in other.declarations
+        ] != [d.label for d in self.declarations]:
             raise OffevalError("cannot merge accumulators of different policies or estimators")
         if other.moments is None:
             return self
@@ -274,7 +276,7 @@ class Accumulator:
     def stats(self, p: int, e: int, moments: Moments, covariance: np.ndarray) -> _Stats:
         """The columns of one (policy, estimator), as its ``combine`` sees them."""
         keys = {key: self._where[where] for key, where in self.local.get((p, e), {}).items()}
-        owner = f"estimator {_label(self.estimators[e])!r}"
+        owner = f"estimator {self.declarations[e].label!r}"
         return _Stats(moments, keys, covariance, owner)
 
     def result(self, level: float = 0.95) -> Evaluation:
@@ -340,7 +342,10 @@ class _ChunkBlock:
         return self.block[:, : self.used], index
 
 
-def _check_components(policies: Sequence[Policy], estimators: Sequence[Estimator]) -> None:
+def _check_components(
+    policies: Sequence[Policy], estimators: Sequence[Estimator]
+) -> list[Declaration]:
+    """The estimators' declarations, once policies and estimators are checked."""
     if isinstance(policies, (str, bytes)) or not isinstance(policies, Sequence) or not policies:
         raise OffevalError("give at least one target policy (a list of policies)")
     if (
@@ -361,15 +366,17 @@ def _check_components(policies: Sequence[Policy], estimators: Sequence[Estimator
     names = [p.name for p in policies]
     if len(set(names)) != len(names):
         raise OffevalError(f"policy names must be unique, got {names}")
-    labels = [_label(e) for e in estimators]
+    declarations = [declaration_of(e) for e in estimators]
+    labels = [d.label for d in declarations]
     if len(set(labels)) != len(labels):
         raise OffevalError(f"estimators must differ, got {labels}")
+    return declarations
 
 
 def _describe(where: tuple, acc: Accumulator) -> str:
     if len(where) == 3:
         p, e, key = where
-        return f"{key!r} of {_label(acc.estimators[e])} on {acc.policies[p].name}"
+        return f"{key!r} of {acc.declarations[e].label} on {acc.policies[p].name}"
     return f"{where[1].function.__name__}{where[1].args}"
 
 
@@ -382,10 +389,6 @@ def _aligned(moments: Moments, keys: list, target: list) -> Moments:
     mean[idx] = moments.mean
     comoment[np.ix_(idx, idx)] = moments.comoment
     return Moments(moments.n, mean, comoment)
-
-
-def _label(estimator: Estimator) -> str:
-    return getattr(estimator, "label", estimator.name)
 
 
 class Evaluation:
@@ -403,8 +406,9 @@ class Evaluation:
     def __init__(self, acc: Accumulator, level: float):
         self.level = check_level(level)
         self.policies = [p.name for p in acc.policies]
-        self.estimators = [_label(e) for e in acc.estimators]
+        self.estimators = [d.label for d in acc.declarations]
         self.components = list(acc.estimators)
+        self.declarations = list(acc.declarations)
         self.n_units = acc.moments.n
         self._covariance = acc.moments.covariance()
         self._lin: dict[tuple[str, str], Linearisation] = {}
@@ -417,8 +421,8 @@ class Evaluation:
                 self._lin[policy.name, label] = lin
                 tally = acc.tallies.get((p, e), Tally())
                 diagnostics = {**tally.counts, **estimator.diagnose(tally)}
-                fitted = getattr(estimator, "fitted", None)
-                if callable(fitted):  # parameters the estimator fitted from the log
+                fitted = self.declarations[e].fitted
+                if fitted is not None:  # parameters the estimator fitted from the log
                     diagnostics.update({f"fitted_{k}": v for k, v in fitted(stats).items()})
                 excluded = acc.excluded.get((p, e), {})
                 if sum(excluded.values()) > self.n_units:
@@ -552,7 +556,8 @@ class Evaluation:
     ) -> EstimatorSummary:
         """One estimator's values and their covariance, for decisions (and for saving)."""
         est = self._estimator(estimator)
-        component = self.components[self.estimators.index(est)]
+        where = self.estimators.index(est)
+        component, declared = self.components[where], self.declarations[where]
         if baseline is None:
             values = np.array([self._lin[p, est].value for p in self.policies])
         else:
@@ -566,7 +571,7 @@ class Evaluation:
             self.n_units,
             self.level,
             baseline,
-            bool(getattr(component, "higher_is_better", True)),
+            declared.higher_is_better,
             dict(component.get_params()),
         )
 

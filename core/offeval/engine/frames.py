@@ -27,10 +27,7 @@ def pairs_table(
 
 def ess_units(evaluation: Evaluation) -> dict[str, str]:
     """What each estimator's effective sample size counts: its tag ``ess_unit``, else rows."""
-    return {
-        label: getattr(component, "tags", {}).get("ess_unit", "rows")
-        for label, component in zip(evaluation.estimators, evaluation.components, strict=True)
-    }
+    return {d.label: d.ess_unit for d in evaluation.declarations}
 
 
 def skipped_table(skipped: dict[str, str]) -> pd.DataFrame:

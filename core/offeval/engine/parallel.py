@@ -192,6 +192,7 @@ def fold_in_workers(
     template = new_accumulator()
     for acc in accumulators:
         acc.policies, acc.estimators = template.policies, template.estimators
+        acc.declarations = template.declarations
     return reduce(lambda a, b: a.merge(b), accumulators)
 
 
@@ -287,7 +288,8 @@ def _fold_share(bounds: tuple[int, int]):
                     counter.value += chunk.n_rows
     except BaseException:  # noqa: BLE001 - the parent re-runs and raises it itself
         return None
-    acc.policies = acc.estimators = None  # the parent has them: send back only the moments
+    acc.policies = acc.estimators = acc.declarations = None  # the parent has them: send back
+    # only the moments
     acc._buffer = np.empty(0)
     caught = [(w.message, w.category, w.filename, w.lineno) for w in warned]
     return acc, caught

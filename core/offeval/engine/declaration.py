@@ -1,0 +1,176 @@
+"""What an estimator promises, declared once and read through one accessor.
+
+An estimator declares its label, direction, estimand, guarantee,
+requirements and the rest as attributes (class attributes of a
+:class:`~offeval.engine.estimator.BaseEstimator` subclass, or properties when
+they depend on the parameters). :func:`declaration_of` reads them, checks
+them and fills the defaults, all here: the engine, the bootstrap, the tables,
+the reports and the conformance kit (:mod:`offeval.testing`) read an
+estimator's promises only as a :class:`Declaration`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from offeval.errors import ConfigurationError
+from offeval.validation import check_choice, check_flag
+
+#: What an estimator can declare it estimates (its ``estimand``), with the meaning.
+ESTIMANDS: dict[str, str] = {
+    "reward_per_impression": "expected reward per logged row (slot) under the target policy",
+    "reward_per_trajectory": "expected total reward of a trajectory under the target policy",
+}
+#: What an estimator can promise about its estimand (its ``guarantee``).
+GUARANTEES = ("unbiased", "consistent", None)
+#: The tags an estimator may set: the kit's linearity check, what its ESS counts.
+TAGS = ("linear_in_reward", "ess_unit")
+#: What an effective sample size counts unless the tag ``ess_unit`` says otherwise.
+ESS_UNIT = "rows"
+#: Diagnostics of importance weights that reports show in their weight table, when an
+#: estimator reports them (its ``weight_diagnostics``, unless it declares others).
+WEIGHT_DIAGNOSTICS = (
+    "ess",
+    "mean_weight",
+    "mean_weight_z",
+    "max_weight",
+    "clipped_share",
+    "support_violations",
+    "unsupported_mass_per_slot",
+)
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """What one estimator promises, checked, every default filled.
+
+    - ``name``, ``label`` (parameters at their defaults omitted: ``ncis(cap=10)``)
+      and ``full_label`` (every parameter); ``description``: the first paragraph
+      of its class's docstring;
+    - ``higher_is_better``: False for metrics where lower is better;
+    - ``estimand`` (a key of :data:`ESTIMANDS` or None) and ``guarantee`` (one of
+      :data:`GUARANTEES`; a guarantee needs an estimand);
+    - ``requires``: log roles or columns (``"prefix_*"``: columns by prefix),
+      ``"candidates"`` or policy methods (``"exposure()"``) it needs;
+    - ``assumptions``: environment parameters under which its guarantee holds;
+    - ``linear_in_reward`` and ``ess_unit``: its tags;
+    - ``weight_diagnostics``: which of its diagnostics describe importance weights;
+    - ``expected_failed_checks``: kit checks known to fail, with the reasons;
+    - ``prepare_kit_log``: ``log -> log``, adding the columns it reads to the
+      kit's logs (None: nothing to add);
+    - ``fitted``: ``stats -> dict`` of parameters it fits from the log (None: none).
+    """
+
+    name: str
+    label: str
+    full_label: str
+    description: str = ""
+    higher_is_better: bool = True
+    estimand: str | None = None
+    guarantee: str | None = None
+    requires: tuple[str, ...] = ()
+    assumptions: Mapping[str, Any] = field(default_factory=dict)
+    linear_in_reward: bool = False
+    ess_unit: str = ESS_UNIT
+    weight_diagnostics: tuple[str, ...] = WEIGHT_DIAGNOSTICS
+    expected_failed_checks: Mapping[str, str] = field(default_factory=dict)
+    prepare_kit_log: Callable[[Any], Any] | None = None
+    fitted: Callable[[Any], dict[str, float]] | None = None
+
+
+def declaration_of(estimator: Any) -> Declaration:
+    """The estimator's declaration: its attributes, checked, defaults filled.
+
+    A wrong value raises a :class:`~offeval.errors.ConfigurationError` naming
+    the estimator and the attribute.
+    """
+    name = getattr(estimator, "name", None)
+    if not isinstance(name, str) or not name:
+        raise ConfigurationError(
+            f"estimator {type(estimator).__name__}: name must be a non-empty string, got {name!r}"
+        )
+    refuse = _refusal(estimator, name)
+    label = _text(estimator, "label", name, refuse)
+    estimand = check_choice(
+        getattr(estimator, "estimand", None), "estimand", (*ESTIMANDS, None), error=refuse
+    )
+    guarantee = check_choice(
+        getattr(estimator, "guarantee", None), "guarantee", GUARANTEES, error=refuse
+    )
+    if guarantee is not None and estimand is None:
+        raise refuse(f"guarantee {guarantee!r} needs an estimand, and estimand is None")
+    tags = _mapping(estimator, "tags", refuse)
+    unknown = sorted(set(tags) - set(TAGS))
+    if unknown:
+        raise refuse(f"tags {unknown} are unknown: the tags are {list(TAGS)}")
+    return Declaration(
+        name=name,
+        label=label,
+        full_label=_text(estimator, "full_label", label, refuse),
+        description=" ".join((type(estimator).__doc__ or "").strip().split("\n\n")[0].split()),
+        higher_is_better=check_flag(
+            getattr(estimator, "higher_is_better", True), "higher_is_better", error=refuse
+        ),
+        estimand=estimand,
+        guarantee=guarantee,
+        requires=_strings(estimator, "requires", (), refuse),
+        assumptions=_mapping(estimator, "assumptions", refuse),
+        linear_in_reward=check_flag(
+            tags.get("linear_in_reward", False), "tags['linear_in_reward']", error=refuse
+        ),
+        ess_unit=_nonempty(tags.get("ess_unit", ESS_UNIT), "tags['ess_unit']", refuse),
+        weight_diagnostics=_strings(estimator, "weight_diagnostics", WEIGHT_DIAGNOSTICS, refuse),
+        expected_failed_checks=_known_failures(estimator, refuse),
+        prepare_kit_log=_callable(estimator, "prepare_kit_log", refuse),
+        fitted=_callable(estimator, "fitted", refuse),
+    )
+
+
+def _refusal(estimator: Any, name: str) -> Callable[[str], ConfigurationError]:
+    """The error for a wrong declaration, naming the estimator."""
+    owner = f"estimator {name!r} ({type(estimator).__name__})"
+    return lambda message: ConfigurationError(f"{owner}: {message}")
+
+
+def _nonempty(value: Any, attribute: str, refuse: Callable) -> str:
+    if not isinstance(value, str) or not value:
+        raise refuse(f"{attribute} must be a non-empty string, got {value!r}")
+    return value
+
+
+def _text(estimator: Any, attribute: str, default: str, refuse: Callable) -> str:
+    return _nonempty(getattr(estimator, attribute, default), attribute, refuse)
+
+
+def _strings(estimator: Any, attribute: str, default: tuple, refuse: Callable) -> tuple[str, ...]:
+    value = getattr(estimator, attribute, default)
+    if not isinstance(value, tuple) or not all(isinstance(v, str) for v in value):
+        raise refuse(f"{attribute} must be a tuple of strings, got {value!r}")
+    return value
+
+
+def _mapping(estimator: Any, attribute: str, refuse: Callable) -> dict:
+    """A dict attribute with text keys (None: empty)."""
+    value = getattr(estimator, attribute, None)
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+        raise refuse(f"{attribute} must be a dict with text keys, got {value!r}")
+    return dict(value)
+
+
+def _known_failures(estimator: Any, refuse: Callable) -> dict[str, str]:
+    known = _mapping(estimator, "expected_failed_checks", refuse)
+    for check, reason in known.items():
+        if not isinstance(reason, str):
+            raise refuse(f"expected_failed_checks[{check!r}] must be a reason, got {reason!r}")
+    return known
+
+
+def _callable(estimator: Any, attribute: str, refuse: Callable) -> Callable | None:
+    value = getattr(estimator, attribute, None)
+    if value is not None and not callable(value):
+        raise refuse(f"{attribute} must be a method, got {value!r}")
+    return value
