@@ -29,7 +29,6 @@ import numpy as np
 from offeval.plugin import (
     ROWS,
     BaseEstimator,
-    ConfigurationError,
     Contribution,
     InteractionLog,
     Linearisation,
@@ -37,22 +36,19 @@ from offeval.plugin import (
     Shared,
     Tally,
     capped_weight_column,
-    plain,
+    check_number,
     ratio_of_means,
+    rewardmodel,
     weight_diagnostics,
     weight_tally,
 )
 from offeval_rewardmodels.columns import (
-    DEFAULT_COLUMN,
-    check_column,
     correction_column,
     model_column,
     model_side,
-    residuals,
     shrunk_residuals,
     switched_residuals,
 )
-from offeval_rewardmodels.fitting import attach_kit_model
 
 INF = float("inf")
 
@@ -63,23 +59,14 @@ IGNORES_REWARDS = (
 )
 
 
-def check_threshold(value: float, name: str) -> float:
-    """A threshold or shrinkage parameter: a number >= 0, or inf."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ConfigurationError(f"{name} must be a number >= 0 or inf, got {plain(value)!r}")
-    if not value >= 0:  # NaN fails too
-        raise ConfigurationError(f"{name} must be a number >= 0 or inf, got {plain(value)!r}")
-    return float(value)
-
-
 class _RewardModelEstimator(BaseEstimator):
     """Shared parameter, declarations, tallies and the kit's reward model."""
 
     estimand = "reward_per_impression"
-    reward_model: str = DEFAULT_COLUMN
+    reward_model: str = rewardmodel.DEFAULT_COLUMN
 
-    def __init__(self, reward_model: str = DEFAULT_COLUMN):
-        self.reward_model = check_column(reward_model)
+    def __init__(self, reward_model: str = rewardmodel.DEFAULT_COLUMN):
+        self.reward_model = rewardmodel.check_column(reward_model)
 
     @property
     def requires(self) -> tuple[str, ...]:
@@ -92,7 +79,7 @@ class _RewardModelEstimator(BaseEstimator):
         tally.add("target_mass", side.mass)
         tally.add("model_slots", view.log.n_rows)
         if self.reward_model in view.log.frame:
-            tally.add("residual", float(residuals(view.log, self.reward_model).sum()))
+            tally.add("residual", float(rewardmodel.residuals(view.log, self.reward_model).sum()))
         return tally
 
     def diagnose(self, tally: Tally) -> dict[str, float]:
@@ -107,7 +94,7 @@ class _RewardModelEstimator(BaseEstimator):
         scikit-learn-free one of :func:`item_position_means` (cross-fitted by
         trajectory, context-blind, so deliberately imperfect).
         """
-        return attach_kit_model(log, self.reward_model)
+        return rewardmodel.attach_kit_model(log, self.reward_model)
 
 
 def model_diagnostics(tally: Tally) -> dict[str, float]:
@@ -229,9 +216,9 @@ class SwitchDR(_RewardModelEstimator):
 
     name = "switch_dr"
 
-    def __init__(self, tau: float = 10.0, reward_model: str = DEFAULT_COLUMN):
+    def __init__(self, tau: float = 10.0, reward_model: str = rewardmodel.DEFAULT_COLUMN):
         super().__init__(reward_model)
-        check_threshold(tau, "tau")
+        check_number(tau, "tau", low=0, finite=False)
         self.tau = tau
 
     @property
@@ -286,9 +273,9 @@ class DROS(_RewardModelEstimator):
 
     name = "dr_os"
 
-    def __init__(self, lambda_: float = 100.0, reward_model: str = DEFAULT_COLUMN):
+    def __init__(self, lambda_: float = 100.0, reward_model: str = rewardmodel.DEFAULT_COLUMN):
         super().__init__(reward_model)
-        check_threshold(lambda_, "lambda_")
+        check_number(lambda_, "lambda_", low=0, finite=False)
         self.lambda_ = lambda_
 
     @property

@@ -1,17 +1,17 @@
-"""Reward models cross-fitted by trajectory, as columns for the reward-model estimators.
+"""A scikit-learn reward model cross-fitted by trajectory, as columns for the estimators.
 
 :func:`fit_reward_model` cross-fits any scikit-learn regressor (or
-classifier: its expected reward is used) and :func:`item_position_means` is a
-scikit-learn-free baseline. Both split the data by trajectory, so no row's
-prediction comes from a model that saw its own trajectory, and both return
-:class:`RewardPredictions`, which :meth:`RewardPredictions.attach` writes into
-a log (and its candidate table) under the column the estimators read.
+classifier: its expected reward is used). It splits the data by trajectory
+(the plugin API's ``rewardmodel.trajectory_folds``), so no row's prediction
+comes from a model that saw its own trajectory, and returns
+``RewardPredictions``, whose ``attach`` writes them into a log (and its
+candidate table) under the column the estimators read; the plugin API's
+``rewardmodel.item_position_means`` is the scikit-learn-free baseline.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -22,58 +22,12 @@ from offeval.plugin import (
     InteractionLog,
     OffevalError,
     RowError,
-    plain,
+    check_whole,
+    rewardmodel,
 )
-from offeval_rewardmodels.columns import DEFAULT_COLUMN, check_column
 
 #: Features: column names (of the rows and of the candidate rows) or a function of a table.
 Features = Sequence[str] | Callable[[pd.DataFrame], np.ndarray]
-
-
-@dataclass(frozen=True)
-class RewardPredictions:
-    """Out-of-fold predicted rewards.
-
-    ``rows``: one per row of the data (a log's rows in the log's order, a
-    frame's rows in the frame's order); ``candidates``: one per candidate row
-    (the log's candidate table in its order, or the frame given), or None;
-    ``folds``: the fold of each row (trajectories never straddle folds), or
-    None for predictions made elsewhere.
-    """
-
-    rows: np.ndarray
-    candidates: np.ndarray | None
-    folds: np.ndarray | None = None
-
-    def attach(self, log: InteractionLog, column: str = DEFAULT_COLUMN) -> InteractionLog:
-        """The log with the predictions as ``column`` in its rows and its candidate table."""
-        check_column(column)
-        if not isinstance(log, InteractionLog):
-            raise OffevalError(f"attach needs an InteractionLog, got {type(log).__name__}")
-        for what, values in (("rows", self.rows), ("candidates", self.candidates)):
-            if values is not None and np.ndim(values) != 1:
-                raise OffevalError(
-                    f"RewardPredictions.{what} must hold one prediction per {what[:-1]} (a 1-D "
-                    f"array), got shape {np.shape(values)}"
-                )
-        if len(self.rows) != log.n_rows:
-            raise OffevalError(
-                f"{len(self.rows)} row predictions for a log of {log.n_rows} rows: attach them "
-                "to the log they were fitted on"
-            )
-        frame = log.frame.assign(**{column: self.rows})
-        cands = log.candidates
-        if cands is not None:
-            if self.candidates is None or len(self.candidates) != len(cands):
-                given = "none" if self.candidates is None else len(self.candidates)
-                raise OffevalError(
-                    f"the log's candidate table has {len(cands)} rows but the predictions have "
-                    f"{given} for candidates: fit the model on this log"
-                )
-            cands = cands.assign(**{column: self.candidates})
-        return InteractionLog(
-            frame, log.source_rows, log.unit_starts, cands, log.candidate_source_rows
-        )
 
 
 def _sklearn():
@@ -85,45 +39,6 @@ def _sklearn():
             "(or compute the predictions yourself and add them as columns)"
         ) from None
     return sklearn.base
-
-
-def check_folds(folds: int, n_trajectories: int) -> int:
-    """Folds: a whole number from 2 to the number of trajectories."""
-    if isinstance(folds, bool) or not isinstance(folds, (int, np.integer)) or folds < 2:
-        raise ConfigurationError(f"folds must be a whole number >= 2, got {plain(folds)!r}")
-    if folds > n_trajectories:
-        raise ConfigurationError(
-            f"folds={folds} is more than the {n_trajectories} trajectories of the data"
-        )
-    return int(folds)
-
-
-def check_seed(seed: int) -> int:
-    """A random seed: a whole number >= 0."""
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ConfigurationError(f"seed must be a whole number >= 0, got {plain(seed)!r}")
-    return int(seed)
-
-
-def trajectory_folds(
-    trajectories: np.ndarray, folds: int, seed: int, candidates: np.ndarray | None = None
-) -> tuple[np.ndarray, np.ndarray | None]:
-    """A fold for each row, the same for every row of a trajectory (balanced, seeded).
-
-    With ``candidates`` (their trajectory ids), also the fold of each
-    candidate row; -1 where the trajectory is not among the rows'.
-    """
-    check_seed(seed)
-    codes, uniques = pd.factorize(trajectories)
-    check_folds(folds, len(uniques))
-    of_unique = np.empty(len(uniques), dtype=np.int64)
-    of_unique[np.random.default_rng(seed).permutation(len(uniques))] = (
-        np.arange(len(uniques)) % folds
-    )
-    if candidates is None:
-        return of_unique[codes], None
-    where = pd.Index(uniques).get_indexer(candidates)
-    return of_unique[codes], np.where(where >= 0, of_unique[where], -1)
 
 
 def _tables(data, candidates) -> tuple[pd.DataFrame, np.ndarray, pd.DataFrame | None, np.ndarray]:
@@ -220,7 +135,7 @@ def fit_reward_model(
     candidates: pd.DataFrame | None = None,
     folds: int = 5,
     seed: int = 0,
-) -> RewardPredictions:
+) -> rewardmodel.RewardPredictions:
     """Cross-fit a scikit-learn regressor of the reward by trajectory: out-of-fold predictions.
 
     ``data`` is an :class:`offeval.InteractionLog` or a DataFrame with
@@ -246,14 +161,14 @@ def fit_reward_model(
     ):
         raise ConfigurationError(f"regressor must have fit() and predict(), got {regressor!r}")
     _check_features(features)
-    check_seed(seed)
+    check_whole(seed, "seed", low=0)
     rows, labels, cands, cand_labels = _tables(data, candidates)
     reward = pd.to_numeric(rows["reward"], errors="coerce").to_numpy(dtype=float)
     if not np.isfinite(reward).all():
         raise ColumnError("reward", "must be finite numbers", labels[~np.isfinite(reward)])
     x = _matrix(features, rows, labels, "rows")
     x_cands = None if cands is None else _matrix(features, cands, cand_labels, "candidate rows")
-    fold, cand_fold = trajectory_folds(
+    fold, cand_fold = rewardmodel.trajectory_folds(
         rows["trajectory"].to_numpy(),
         folds,
         seed,
@@ -275,59 +190,4 @@ def fit_reward_model(
         out[held] = _predict(base, model, x[held])
         if cand_out is not None and (cand_fold == k).any():
             cand_out[cand_fold == k] = _predict(base, model, x_cands[cand_fold == k])
-    return RewardPredictions(out, cand_out, fold)
-
-
-def item_position_means(
-    log: InteractionLog, *, folds: int = 2, prior: float = 20.0, seed: int = 0
-) -> RewardPredictions:
-    """A reward model without scikit-learn: each (item, position)'s mean reward, cross-fitted.
-
-    On the other folds' rows, q̂(a, k) = (sum of rewards of item a at position
-    k + prior * m_k) / (count + prior), where m_k is position k's mean reward:
-    items seen rarely are shrunk towards their position's mean. It ignores the
-    context, so it is a deliberately rough model (the conformance kit's).
-    """
-    number = (int, float, np.integer, np.floating)
-    if isinstance(prior, bool) or not isinstance(prior, number) or not prior > 0:
-        raise ConfigurationError(f"prior must be a positive number, got {plain(prior)!r}")
-    check_seed(seed)
-    if not isinstance(log, InteractionLog):
-        raise OffevalError(f"item_position_means needs an InteractionLog, got {type(log).__name__}")
-    frame = log.frame
-    n = log.n_rows
-    cands = log.candidates
-    items = frame["item"].to_numpy()
-    positions = frame["position"].to_numpy()
-    if cands is not None:
-        items = np.concatenate([items, cands["item"].to_numpy()])
-        positions = np.concatenate([positions, cands["position"].to_numpy()])
-    item_code, item_values = pd.factorize(items)
-    pos_code, pos_values = pd.factorize(positions)
-    n_pos = len(pos_values)
-    key = item_code.astype(np.int64) * n_pos + pos_code
-    fold, _ = trajectory_folds(frame["trajectory"].to_numpy(), folds, seed)
-    row_fold = fold
-    if cands is not None:
-        row_fold = np.concatenate([fold, fold[cands["slot"].to_numpy()]])
-    reward = log.column("reward")
-    predictions = np.empty(len(key))
-    for k in range(folds):
-        train = np.flatnonzero(fold != k)
-        pos_sum = np.bincount(pos_code[train], reward[train], minlength=n_pos)
-        pos_count = np.bincount(pos_code[train], minlength=n_pos)
-        overall = reward[train].mean()
-        with np.errstate(invalid="ignore", divide="ignore"):
-            pos_mean = np.where(pos_count > 0, pos_sum / pos_count, overall)
-        cells = len(item_values) * n_pos
-        sums = np.bincount(key[train], reward[train], minlength=cells)
-        counts = np.bincount(key[train], minlength=cells)
-        held = row_fold == k
-        pk = pos_mean[pos_code[held]]
-        predictions[held] = (sums[key[held]] + prior * pk) / (counts[key[held]] + prior)
-    return RewardPredictions(predictions[:n], None if cands is None else predictions[n:], fold)
-
-
-def attach_kit_model(log: InteractionLog, column: str) -> InteractionLog:
-    """The conformance kit's reward model (:func:`item_position_means`) attached as ``column``."""
-    return item_position_means(log).attach(log, column)
+    return rewardmodel.RewardPredictions(out, cand_out, fold)

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from offeval.plugin import InteractionLog, OffevalError, RowError, obp_array
-from offeval_rewardmodels.fitting import RewardPredictions
+from offeval.plugin import InteractionLog, OffevalError, RowError, obp_array, rewardmodel
 
 #: The argument's name in obp, used in messages.
 ARGUMENT = "estimated_rewards_by_reg_model"
@@ -29,7 +28,7 @@ def _checked(q, log: InteractionLog) -> np.ndarray:
 
 def from_obp_rewards(
     log: InteractionLog, estimated_rewards_by_reg_model: np.ndarray
-) -> RewardPredictions:
+) -> rewardmodel.RewardPredictions:
     """obp's ``estimated_rewards_by_reg_model`` as predictions for a log from ``offeval.from_obp``.
 
     The array has shape (n_rounds, n_actions, len_list), as obp's
@@ -71,4 +70,4 @@ def from_obp_rewards(
             )
         return q[rounds, items, positions]
 
-    return RewardPredictions(look_up(log.frame), look_up(log.candidates))
+    return rewardmodel.RewardPredictions(look_up(log.frame), look_up(log.candidates))

@@ -4,14 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from offeval.plugin import Contribution, PolicyView, Tally
-from offeval_rewardmodels.columns import (
-    DEFAULT_COLUMN,
-    candidate_predictions,
-    check_column,
-    logged_predictions,
-)
-from offeval_rewardmodels.fitting import attach_kit_model
+from offeval.plugin import Contribution, PolicyView, Tally, rewardmodel
 from offeval_slates.base import SlateEstimator, check_column_name, weight_tally
 from offeval_slates.logger import PL_COLUMNS, logging_log_prefix
 from offeval_slates.plackett_luce import candidate_rows
@@ -24,7 +17,7 @@ class CascadeDR(SlateEstimator):
     sum_k [ w_1:k (r_k - q(a_1..a_k)) + w_1:k-1 sum_c pi(c | a_1..a_k-1) q(a_1..a_k-1, c) ]
     with w_1:k = pi(a_1..a_k) / mu(a_1..a_k) (RIPS's weights) and q a reward
     model of the reward at k given the items down to k. The model enters as
-    columns (the reward-model plugin's convention): ``reward_model`` in the
+    columns (the plugin API's ``rewardmodel`` convention): ``reward_model`` in the
     log holds q of the logged item at its slot, the same column in the
     candidate table q of every candidate of every slot (a slot belongs to a
     trajectory, so its predictions may depend on the logged items above it).
@@ -48,14 +41,14 @@ class CascadeDR(SlateEstimator):
     def __init__(
         self,
         per: str = "impression",
-        reward_model: str = DEFAULT_COLUMN,
+        reward_model: str = rewardmodel.DEFAULT_COLUMN,
         logging_prefix: str | None = None,
     ):
         self.per = per
         self.reward_model = reward_model
         self.logging_prefix = logging_prefix
         self._check()
-        check_column(reward_model)
+        rewardmodel.check_column(reward_model)
         check_column_name("logging_prefix", logging_prefix, optional=True)
 
     @property
@@ -65,9 +58,9 @@ class CascadeDR(SlateEstimator):
         return ("prefix_probabilities()", "candidates", self.reward_model, *logging)
 
     def prepare_kit_log(self, log):
-        """The kit's logs with a reward model: the reward-model plugin's cross-fitted
+        """The kit's logs with a reward model: the plugin API's cross-fitted
         (item, position) means, which ignore the items above (a wrong cascade model)."""
-        return attach_kit_model(log, self.reward_model)
+        return rewardmodel.attach_kit_model(log, self.reward_model)
 
     def contribute(self, view: PolicyView) -> Contribution:
         """Columns: the doubly robust term of each row (per row or per trajectory)."""
@@ -81,12 +74,12 @@ class CascadeDR(SlateEstimator):
         choice = np.exp(extended - above)  # w_1:k-1 pi(c | a_1..a_k-1)
         if logging.included is not None:
             choice = np.where(logging.included[unit], choice, 0.0)
-        q = candidate_predictions(log, self.reward_model, self.name)
+        q = rewardmodel.candidate_predictions(log, self.reward_model, self.name)
         baseline = np.bincount(slot, weights=choice * q, minlength=log.n_rows)
         w = np.exp(target - logging.rows)
         if logging.included is not None:
             w = np.where(logging.included[log.unit_index], w, 0.0)
-        residual = log.column("reward") - logged_predictions(log, self.reward_model)
+        residual = log.column("reward") - rewardmodel.logged_predictions(log, self.reward_model)
         contribution = self.row_columns(view, w, logging.included)
         contribution.columns["y"] = w * residual + baseline
         used = w if logging.included is None else w[logging.included[log.unit_index]]
