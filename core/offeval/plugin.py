@@ -16,7 +16,10 @@ need belongs here, so that no plugin imports another. The names, by job:
   importance weights and capping (:func:`check_cap`, :func:`capped_weights`,
   :func:`capped_rewards`, the shared columns :data:`ROWS`,
   :func:`capped_weight_column`, :func:`capped_reward_column`) and their
-  diagnostics (:func:`weight_tally`, :func:`weight_diagnostics`).
+  diagnostics (:func:`weight_tally`, :func:`weight_diagnostics`);
+  :mod:`rewardmodel`, the reward model as columns of the log and its
+  candidate table, and out-of-fold predictions to fill them
+  (``RewardPredictions``, ``trajectory_folds``, ``item_position_means``).
 - **Logs and policies**: :class:`InteractionLog`, :data:`ROLES`,
   :func:`read_table`, :func:`per_trajectory`, :func:`trajectory_flags`,
   :func:`hash_ids`, :class:`RerankPolicy`, :mod:`ranking` (Plackett-Luce
@@ -39,7 +42,7 @@ need belongs here, so that no plugin imports another. The names, by job:
 
 from offeval.cli.document import DPI, ReportDocument
 from offeval.cli.options import force_option, progress_of
-from offeval.data import ranking
+from offeval.data import ranking, rewardmodel
 from offeval.data.interop import obp_array
 from offeval.data.log import (
     ROLES,
@@ -216,6 +219,7 @@ __all__ = [
     "ratio_of_means",
     "read_table",
     "report_sections",
+    "rewardmodel",
     "separator",
     "separator_named",
     "skipped_table",
