@@ -24,23 +24,15 @@ from offeval.plugin import (
     Linearisation,
     PolicyView,
     Tally,
+    exposure,
     ratio_of_means,
 )
-from offeval_dcg.examination import CutOff, at_ranks, examination_model
-from offeval_dcg.exposure import (
-    SOURCES,
-    SUPPORT_POLICIES,
-    candidate_support,
-    check_support,
-    logging_exposure,
-    model_key,
-    target_exposure,
-)
+from offeval_dcg.examination import CutOff, examination_model
 
 LABELS = ("debiased", "raw")
 PER = ("trajectory", "impression")
 ZERO_IDEAL = ("exclude", "zero")
-SOURCE_CODES = {source: code for code, source in enumerate((*SOURCES[1:], "policy"))}
+SOURCE_CODES = {source: code for code, source in enumerate((*exposure.SOURCES[1:], "policy"))}
 
 
 @dataclass
@@ -71,7 +63,7 @@ _ALL = object()  # marker: every trajectory included
 
 def _logging_side(log, logging, model, cap: float, labels: str) -> LoggingSide:
     """eps0 of every row, its capped inverse and the labels (see :class:`LoggingSide`)."""
-    eps0, source = logging_exposure(log, logging, model)
+    eps0, source = exposure.logging_exposure(log, logging, model)
     exposed = eps0 > 0
     all_exposed = bool(exposed.all())
     if all_exposed:
@@ -125,13 +117,13 @@ class _DCGFamily(BaseEstimator):
         """Validate the shared parameters and resolve the examination model (at construction)."""
         _check_cap(self.cap)
         _choice("labels", self.labels, LABELS)
-        _choice("support", self.support, SUPPORT_POLICIES)
+        _choice("support", self.support, exposure.SUPPORT_POLICIES)
         _depth("cutoff", self.cutoff)
         if isinstance(self.logging, str):
-            _choice("logging", self.logging, SOURCES)
+            _choice("logging", self.logging, exposure.SOURCES)
         elif not callable(getattr(self.logging, "exposure", None)):
             raise ConfigurationError(
-                f"logging must be one of {SOURCES} or a policy with exposure(), "
+                f"logging must be one of {exposure.SOURCES} or a policy with exposure(), "
                 f"got {self.logging!r}"
             )
         self._model = examination_model(self.examination)
@@ -152,7 +144,7 @@ class _DCGFamily(BaseEstimator):
 
     def _logging_key(self) -> tuple:
         logging = self.logging if isinstance(self.logging, str) else id(self.logging)
-        return (logging, model_key(self._model), float(self.cap), self.labels)
+        return (logging, exposure.model_key(self._model), float(self.cap), self.labels)
 
     def _logging_side(self, view: PolicyView) -> LoggingSide:
         """The policy-free half of :meth:`rows`, computed once per chunk for every policy."""
@@ -170,21 +162,21 @@ class _DCGFamily(BaseEstimator):
         log = view.log
         side = self._logging_side(view)
         target_model = self._target_model()
-        eps = target_exposure(view, target_model)
+        eps = exposure.target_exposure(view, target_model)
         unit = log.unit_index
         tally = Tally()
         bad_units = None
         row_count = 0
         if side.unexposed is not None:
             bad_rows = side.unexposed & (eps > 0)
-            row_count = check_support(
+            row_count = exposure.check_support(
                 bad_rows, float(eps[bad_rows].sum()), log.source_rows, self.support
             )
             if row_count:
                 bad_units = np.bincount(unit[bad_rows], minlength=log.n_units)
         if _known_candidates(log) and side.source != "rank":
-            per_unit, mass = candidate_support(view, target_model, self._model)
-            check_support(per_unit > 0, mass, log.unit_ids, self.support)
+            per_unit, mass = exposure.candidate_support(view, target_model, self._model)
+            exposure.check_support(per_unit > 0, mass, log.unit_ids, self.support)
             tally.count("candidate_violations", int(per_unit.sum()))
             tally.add("unsupported_exposure", mass)
             bad_units = per_unit if bad_units is None else bad_units + per_unit
@@ -231,7 +223,7 @@ class DCG(_DCGFamily):
     Parameters: ``examination`` (registered model or spec, e.g.
     ``"exponential(gamma=0.7)"``), ``cap`` m >= 1, ``labels`` (``debiased``
     or ``raw``), ``cutoff`` (the target shows its top n: DCG@n), ``logging``
-    (eps0 source, see :mod:`offeval_dcg.exposure`), ``per`` (``trajectory``
+    (eps0 source, see :mod:`offeval.engine.exposure`), ``per`` (``trajectory``
     or ``impression``) and ``support`` (``fail``, ``drop``, ``warn``).
     """
 
@@ -299,7 +291,7 @@ def _ideal(log, labels: np.ndarray, ideal_model) -> np.ndarray:
     first = np.r_[True, unit[1:] != unit[:-1]] if unit.size else np.zeros(0, bool)
     starts = np.flatnonzero(first)
     rank = np.arange(rows.size) - np.repeat(starts, np.diff(np.r_[starts, rows.size])) + 1
-    gains = labels[rows] * at_ranks(ideal_model, rank)
+    gains = labels[rows] * exposure.at_ranks(ideal_model, rank)
     return np.bincount(unit, weights=gains, minlength=log.n_units)
 
 
@@ -327,7 +319,7 @@ class _Normalised(_DCGFamily):
             _ideal,
             self._logging_side(view).labels,
             model,
-            key=(self._logging_key(), model_key(model)),
+            key=(self._logging_key(), exposure.model_key(model)),
         )
         return r, dcg, ideal
 

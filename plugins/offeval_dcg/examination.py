@@ -152,17 +152,6 @@ def examination_model(spec_or_model: Any) -> Callable[[np.ndarray], np.ndarray]:
     return model
 
 
-def at_ranks(model: Callable[[np.ndarray], np.ndarray], ranks: np.ndarray) -> np.ndarray:
-    """e(rank) for many 1-based ranks, evaluating the model once per distinct rank."""
-    ranks = np.asarray(ranks, dtype=np.int64)
-    if ranks.size == 0:
-        return np.zeros(0)
-    if ranks.min() < 1:
-        raise ConfigurationError("ranks are 1-based: every rank must be >= 1")
-    table = np.asarray(model(np.arange(1, int(ranks.max()) + 1)), dtype=float)
-    return table[ranks - 1]
-
-
 MODELS = {
     "logarithmic": Logarithmic,
     "exponential": Exponential,

@@ -14,24 +14,24 @@ one of:
 - a ranking policy object (anything with ``exposure(rows, examination)``).
 
 ``"auto"`` takes the first of the three columns-based sources the log has.
+An examination model e is a callable on 1-based ranks (:func:`at_ranks`
+evaluates it once per distinct rank). The ``dcg`` plugin's estimators, and
+any exposure-based estimator (``requires = ("exposure()",)``), build on this
+module, through :mod:`offeval.plugin`'s ``exposure``.
 """
 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
 
-from offeval.plugin import (
-    ColumnError,
-    ConfigurationError,
-    InteractionLog,
-    PolicyView,
-    SupportError,
-    describe_rows,
-)
-from offeval_dcg.examination import at_ranks
+from offeval.data.log import InteractionLog
+from offeval.engine.estimator import PolicyView
+from offeval.errors import ColumnError, ConfigurationError, SupportError, describe_rows
+from offeval.validation import check_choice
 
 RANK_PREFIX = "rank_probability_"
 SOURCES = ("auto", "exposure", "rank_probabilities", "rank")
@@ -52,12 +52,22 @@ def rank_probability_columns(log: InteractionLog) -> dict[int, str]:
     return dict(sorted(out.items()))
 
 
+def at_ranks(model: Callable[[np.ndarray], np.ndarray], ranks: np.ndarray) -> np.ndarray:
+    """e(rank) for many 1-based ranks, evaluating the model once per distinct rank."""
+    ranks = np.asarray(ranks, dtype=np.int64)
+    if ranks.size == 0:
+        return np.zeros(0)
+    if ranks.min() < 1:
+        raise ConfigurationError("ranks are 1-based: every rank must be >= 1")
+    table = np.asarray(model(np.arange(1, int(ranks.max()) + 1)), dtype=float)
+    return table[ranks - 1]
+
+
 def logging_source(log: InteractionLog, logging) -> str:
     """Which source gives eps0 on this log (resolving ``"auto"``)."""
     if not isinstance(logging, str):
         return "policy"
-    if logging not in SOURCES:
-        raise ConfigurationError(f"logging must be a policy or one of {SOURCES}, got {logging!r}")
+    check_choice(logging, "logging", SOURCES, rule=f"a policy or one of {SOURCES}")
     if logging != "auto":
         return logging
     if "exposure" in log.frame:
@@ -140,8 +150,7 @@ def check_support(violations: np.ndarray, mass: float, where: np.ndarray, policy
     biased); ``drop`` leaves it to the caller, who excludes and counts the
     trajectories. Returns the number of violations.
     """
-    if policy not in SUPPORT_POLICIES:
-        raise ConfigurationError(f"support must be one of {SUPPORT_POLICIES}, got {policy!r}")
+    check_choice(policy, "support", SUPPORT_POLICIES)
     count = int(np.count_nonzero(violations))
     if count and policy == "fail":
         raise SupportError(
