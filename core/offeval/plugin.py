@@ -19,7 +19,10 @@ need belongs here, so that no plugin imports another. The names, by job:
   diagnostics (:func:`weight_tally`, :func:`weight_diagnostics`);
   :mod:`rewardmodel`, the reward model as columns of the log and its
   candidate table, and out-of-fold predictions to fill them
-  (``RewardPredictions``, ``trajectory_folds``, ``item_position_means``).
+  (``RewardPredictions``, ``trajectory_folds``, ``item_position_means``);
+  :mod:`exposure`, the target's and the logging policy's exposures of the
+  logged items under an examination model (``target_exposure``,
+  ``logging_exposure``, ``at_ranks``) and the support check.
 - **Logs and policies**: :class:`InteractionLog`, :data:`ROLES`,
   :func:`read_table`, :func:`per_trajectory`, :func:`trajectory_flags`,
   :func:`hash_ids`, :class:`RerankPolicy`, :mod:`ranking` (Plackett-Luce
@@ -60,6 +63,7 @@ from offeval.data.policy import PROBABILITY_TOLERANCE, RerankPolicy
 from offeval.data.tables import markdown_escape, markdown_table, write_csv
 from offeval.data.trajectories import per_trajectory, trajectory_flags
 from offeval.data.units import hash_ids
+from offeval.engine import exposure
 from offeval.engine.declaration import Declaration, declaration_of
 from offeval.engine.estimator import (
     ESTIMANDS,
@@ -192,6 +196,7 @@ __all__ = [
     "did_you_mean",
     "ess_units",
     "evaluate",
+    "exposure",
     "filled_records",
     "find_label",
     "force_option",
