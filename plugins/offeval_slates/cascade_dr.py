@@ -6,8 +6,8 @@ import numpy as np
 
 from offeval.plugin import Contribution, PolicyView, Tally, rewardmodel
 from offeval_slates.base import SlateEstimator, check_column_name, weight_tally
+from offeval_slates.candidates import candidate_rows
 from offeval_slates.logger import PL_COLUMNS, logging_log_prefix
-from offeval_slates.plackett_luce import candidate_rows
 from offeval_slates.prefixes import target_log_extended, target_log_prefix
 
 

@@ -13,9 +13,15 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from offeval.plugin import ColumnError, InteractionLog, hint, per_trajectory, trajectory_flags
+from offeval.plugin import (
+    ColumnError,
+    InteractionLog,
+    hint,
+    per_trajectory,
+    ranking,
+    trajectory_flags,
+)
 from offeval_slates.layout import Layout, layout
-from offeval_slates.plackett_luce import NEG_INF, log_prefix
 
 #: What the logging prefix probabilities are read from by default.
 PL_COLUMNS = ("logging_score", "logging_pool", "shuffled")
@@ -87,8 +93,8 @@ def _logging(log: InteractionLog, column: str | None) -> LoggingPrefixes:
         )
     pool = per_trajectory(log, "logging_pool", pool, included)
     scores = np.where(use, log.column("logging_score"), 0.0)
-    hidden = np.where(included, pool, NEG_INF)
-    prefix = lay.rows(log_prefix(lay.padded(scores, NEG_INF), hidden)[0])
+    hidden = np.where(included, pool, ranking.NEG_INF)
+    prefix = lay.rows(ranking.log_prefix(lay.padded(scores, ranking.NEG_INF), hidden)[0])
     excluded = {
         "shuffled": int(shuffled.sum()),
         "deterministic_logging": int((fixed & ~shuffled).sum()),

@@ -31,17 +31,10 @@ from offeval.plugin import (
     PolicyView,
     RerankPolicy,
     per_trajectory,
+    ranking,
 )
+from offeval_slates.candidates import candidate_rows, first_shown
 from offeval_slates.layout import Layout, candidate_index, context_index, layout
-from offeval_slates.plackett_luce import (
-    NEG_INF,
-    candidate_rows,
-    first_shown,
-    log_prefix,
-    log_sum_exp,
-    shifted,
-    uniform_log_prefix,
-)
 
 
 def policy_name(view: PolicyView) -> str:
@@ -80,8 +73,8 @@ def _target(view: PolicyView, estimator: str) -> TargetPrefixes:
     if _is_table_ranker(policy):
         return _table_target(view, lay)
     if isinstance(policy, RerankPolicy) and policy.temperature is not None:
-        logits = lay.padded(view.scores() / policy.temperature, NEG_INF)
-        prefix, left = log_prefix(logits, np.full(lay.n_units, NEG_INF))
+        logits = lay.padded(view.scores() / policy.temperature, ranking.NEG_INF)
+        prefix, left = ranking.log_prefix(logits, np.full(lay.n_units, ranking.NEG_INF))
         return TargetPrefixes(lay.rows(prefix), "rerank", (logits, prefix, left))
     p = view.probabilities()
     fractional = (p > 0) & (p < 1)
@@ -134,18 +127,20 @@ def _table_target(view: PolicyView, lay: Layout) -> TargetPrefixes:
     index[:, length:] = -1
     count = np.full(lay.n_units, cands.shape[1], dtype=float)
     if policy.temperature is None:
-        ranking = np.asarray(policy.deterministic_ranking())[ctx]
+        order = np.asarray(policy.deterministic_ranking())[ctx]
         agree = np.zeros(index.shape, dtype=bool)
-        agree[:, :length] = index[:, :length] == ranking[:, :length]
-        base = np.where(np.cumprod(agree & (index >= 0), axis=1) > 0, 0.0, NEG_INF)
+        agree[:, :length] = index[:, :length] == order[:, :length]
+        base = np.where(np.cumprod(agree & (index >= 0), axis=1) > 0, 0.0, ranking.NEG_INF)
         table = _Table(ctx, index, base, None, None, count)
     else:
         logits = np.asarray(policy.logits)[ctx]
-        shown = np.where(index >= 0, np.take_along_axis(logits, np.maximum(index, 0), 1), NEG_INF)
+        shown = np.where(
+            index >= 0, np.take_along_axis(logits, np.maximum(index, 0), 1), ranking.NEG_INF
+        )
         hidden_logits = logits.copy()
         rows, cols = np.nonzero(index >= 0)
-        hidden_logits[rows, index[rows, cols]] = NEG_INF
-        base, left = log_prefix(shown, log_sum_exp(hidden_logits, axis=1))
+        hidden_logits[rows, index[rows, cols]] = ranking.NEG_INF
+        base, left = ranking.log_prefix(shown, ranking.log_sum_exp(hidden_logits, axis=1))
         table = _Table(ctx, index, base, left, logits, count)
     prefix = _mixed(policy, table.base, lambda: _uniform(table))
     return TargetPrefixes(lay.rows(prefix), "table", table)
@@ -154,7 +149,9 @@ def _table_target(view: PolicyView, lay: Layout) -> TargetPrefixes:
 def _uniform(table: _Table) -> np.ndarray:
     """(U, L) log prefix of a uniform shuffle of the context's candidates."""
     shown = np.cumprod(table.index >= 0, axis=1) > 0
-    return np.where(shown, uniform_log_prefix(table.count, table.index.shape[1]), NEG_INF)
+    return np.where(
+        shown, ranking.uniform_log_prefix(table.count, table.index.shape[1]), ranking.NEG_INF
+    )
 
 
 def _mixed(policy, base: np.ndarray, uniform) -> np.ndarray:
@@ -191,7 +188,7 @@ def _extended(view: PolicyView, estimator: str) -> np.ndarray:
             "only (prefix_probabilities(rows)): give Plackett-Luce logits or a deterministic policy"
         )
     if target.source == "deterministic":
-        above = shifted(np.cumsum(target.state, axis=1))[unit, rank]
+        above = ranking.shifted(np.cumsum(target.state, axis=1))[unit, rank]
         p = view.candidate_probabilities()
         if ((p > 0) & (p < 1)).any():
             raise ConfigurationError(
@@ -199,11 +196,13 @@ def _extended(view: PolicyView, estimator: str) -> np.ndarray:
                 "candidate table, so it is not deterministic"
             )
         with np.errstate(divide="ignore"):
-            return np.where(fresh, above + np.log(p), NEG_INF)
+            return np.where(fresh, above + np.log(p), ranking.NEG_INF)
     if target.source == "rerank":
         logits, prefix, left = target.state
-        own = np.where(shown >= 0, logits[unit, np.maximum(shown, 0)], NEG_INF)
-        return np.where(fresh, shifted(prefix)[unit, rank] + own - left[unit, rank], NEG_INF)
+        own = np.where(shown >= 0, logits[unit, np.maximum(shown, 0)], ranking.NEG_INF)
+        return np.where(
+            fresh, ranking.shifted(prefix)[unit, rank] + own - left[unit, rank], ranking.NEG_INF
+        )
     return _table_extended(view, target.state, unit, rank, fresh)
 
 
@@ -211,18 +210,18 @@ def _table_extended(view, table: _Table, unit, rank, fresh) -> np.ndarray:
     policy, log = view.policy, view.log
     index = candidate_index(policy, table.ctx[unit], log.candidates["item"].to_numpy())
     ok = fresh & (index >= 0) & (rank < int(policy.n_positions))
-    above = shifted(table.base)[unit, rank]
+    above = ranking.shifted(table.base)[unit, rank]
     if table.left is None:  # deterministic ranker: the candidate must be its next item
-        ranking = np.asarray(policy.deterministic_ranking())[table.ctx[unit]]
-        next_item = ranking[np.arange(len(unit)), np.minimum(rank, ranking.shape[1] - 1)]
-        base = np.where(ok & (next_item == index), above, NEG_INF)
+        order = np.asarray(policy.deterministic_ranking())[table.ctx[unit]]
+        next_item = order[np.arange(len(unit)), np.minimum(rank, order.shape[1] - 1)]
+        base = np.where(ok & (next_item == index), above, ranking.NEG_INF)
     else:
         own = table.logits[unit, np.maximum(index, 0)]
-        base = np.where(ok, above + own - table.left[unit, rank], NEG_INF)
+        base = np.where(ok, above + own - table.left[unit, rank], ranking.NEG_INF)
 
     def uniform() -> np.ndarray:
-        above_u = shifted(_uniform(table))[unit, rank]
+        above_u = ranking.shifted(_uniform(table))[unit, rank]
         with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(ok, above_u - np.log(table.count[unit] - rank), NEG_INF)
+            return np.where(ok, above_u - np.log(table.count[unit] - rank), ranking.NEG_INF)
 
     return _mixed(policy, base, uniform)

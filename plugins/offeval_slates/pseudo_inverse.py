@@ -19,9 +19,8 @@ from itertools import permutations
 import numpy as np
 from scipy import sparse
 
-from offeval.plugin import ColumnError, ConfigurationError, InteractionLog, per_trajectory
+from offeval.plugin import ColumnError, ConfigurationError, InteractionLog, per_trajectory, ranking
 from offeval_slates.layout import candidate_index, context_index, layout
-from offeval_slates.plackett_luce import log_prefix
 
 #: Largest number of ordered prefixes enumerated per context.
 MAX_PREFIXES = 50_000
@@ -59,8 +58,8 @@ def _slate_probabilities(logging, ctx: np.ndarray, table: np.ndarray) -> np.ndar
     n, length = len(table), table.shape[1]
     k = np.asarray(logging.candidates).shape[1]
     if logging.temperature is None:
-        ranking = np.asarray(logging.deterministic_ranking())[ctx][:, :length]
-        base = (table[None, :, :] == ranking[:, None, :]).all(axis=2).astype(float)
+        order = np.asarray(logging.deterministic_ranking())[ctx][:, :length]
+        base = (table[None, :, :] == order[:, None, :]).all(axis=2).astype(float)
     else:
         logits = np.asarray(logging.logits)[ctx]  # (C, K)
         shown = logits[:, table]  # (C, N, L)
@@ -69,7 +68,7 @@ def _slate_probabilities(logging, ctx: np.ndarray, table: np.ndarray) -> np.ndar
         top = logits.max(axis=1, keepdims=True)
         with np.errstate(divide="ignore"):
             hidden = np.log(np.exp(logits - top) @ outside.T) + top  # (C, N)
-        prefix = log_prefix(shown.reshape(-1, length), hidden.reshape(-1))[0]
+        prefix = ranking.log_prefix(shown.reshape(-1, length), hidden.reshape(-1))[0]
         base = np.exp(prefix[:, -1]).reshape(len(ctx), n)
     m = float(getattr(logging, "mix_uniform", 0.0) or 0.0)
     return (1 - m) * base + m / n

@@ -1,4 +1,7 @@
-"""Plackett-Luce prefix probabilities in log space, and matching candidates to logged rows."""
+"""Matching the candidate table's rows to the logged rows of their trajectory.
+
+(Plackett-Luce prefix probabilities in log space are the core's: ``ranking.log_prefix``.)
+"""
 
 from __future__ import annotations
 
@@ -6,48 +9,6 @@ import numpy as np
 import pandas as pd
 
 from offeval.plugin import InteractionLog
-
-NEG_INF = -np.inf
-
-
-def log_prefix(logits: np.ndarray, hidden: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """log P(a_1..a_k) and the log mass left before each draw, for displayed logits.
-
-    ``logits`` is (trajectories, longest): the Plackett-Luce logit of the item
-    displayed at each position, ``-inf`` where the policy cannot show it (and
-    beyond the trajectory); ``hidden`` is the log mass of the pool's items that
-    were not displayed (``-inf`` when none). The mass left before the draw at
-    position k is that of the items displayed at k or below plus the hidden
-    mass, summed in log space (no cancellation, no underflow).
-    """
-    below = np.logaddexp.accumulate(logits[:, ::-1], axis=1)[:, ::-1]
-    left = np.logaddexp(below, hidden[:, None])
-    with np.errstate(invalid="ignore"):
-        step = logits - left
-    step[np.isneginf(logits)] = NEG_INF
-    return np.cumsum(step, axis=1), left
-
-
-def log_sum_exp(values: np.ndarray, axis: int = -1) -> np.ndarray:
-    """log sum exp along ``axis``, shifted by the maximum (-inf where every value is -inf)."""
-    top = values.max(axis=axis, keepdims=True)
-    top = np.where(np.isfinite(top), top, 0.0)
-    with np.errstate(divide="ignore"):
-        return np.log(np.exp(values - top).sum(axis=axis)) + np.squeeze(top, axis=axis)
-
-
-def shifted(prefix: np.ndarray) -> np.ndarray:
-    """log P(a_1..a_{k-1}): the prefix above each position (0 above the first)."""
-    return np.concatenate([np.zeros((len(prefix), 1)), prefix[:, :-1]], axis=1)
-
-
-def uniform_log_prefix(count: np.ndarray, longest: int) -> np.ndarray:
-    """log P(a_1..a_k) of a uniform shuffle of ``count`` candidates (trajectories, longest)."""
-    k = np.arange(longest)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        left = np.log(count[:, None] - k[None, :].astype(float))
-    left[~np.isfinite(left)] = np.inf
-    return -np.cumsum(left, axis=1)
 
 
 def first_shown(log: InteractionLog) -> np.ndarray:
