@@ -16,12 +16,20 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from offeval.plugin import correlation, evaluate, trajectory_flags
+from offeval.plugin import (
+    ConfigurationError,
+    active_registry,
+    correlation,
+    evaluate,
+    trajectory_flags,
+)
 from offeval_disagreement.estimators import CounterfactualDisagreement, PairwiseDisagreement
 
 REFERENCE = "pd(banners=shuffled)"
 BIASED = "pd(banners=non_shuffled)"
 COUNTERFACTUAL = "cd(banners=non_shuffled)"
+#: The registered environment figure 3 runs on: the simulation plugin's.
+SIMULATOR = "default"
 
 
 @dataclass(frozen=True)
@@ -50,17 +58,17 @@ class Figure3:
 def close_models(env, logging, n_models: int = 40, seed: int = 0) -> list:
     """Test models of close quality: a * affinity + b * (the logging policy's noise) + c * noise.
 
-    a in [0.7, 1.2], b in [0, 1], c in [0, 0.6]; deterministic rankers.
+    a in [0.7, 1.2], b in [0, 1], c in [0, 0.6]; deterministic rankers of the logging
+    policy's own class (the simulator's ranking policy).
     """
-    from offeval_simulation import RankingPolicy
-
+    ranker = type(logging)
     rng = np.random.default_rng(seed)
     copied = logging.score_matrix - env.affinity
     models = []
     for j in range(n_models):
         a, b, c = rng.uniform(0.7, 1.2), rng.uniform(0.0, 1.0), rng.uniform(0.0, 0.6)
         scores = a * env.affinity + b * copied + c * rng.standard_normal(env.affinity.shape)
-        models.append(RankingPolicy(f"m{j:02d}", scores, env.candidates, env.n_positions, None))
+        models.append(ranker(f"m{j:02d}", scores, env.candidates, env.n_positions, None))
     return models
 
 
@@ -71,11 +79,18 @@ def world(
 
     Users examine rank i with probability gamma^(i - 1); the logging policy
     is Plackett-Luce at ``temperature`` over noisy scores, with
-    ``shuffled_share`` of banners uniformly shuffled.
+    ``shuffled_share`` of banners uniformly shuffled. The environment is the
+    simulation plugin's (``default``), built through the registry.
     """
-    from offeval_simulation import Environment
-
-    env = Environment(
+    registry = active_registry()
+    if SIMULATOR not in registry.names("environment"):
+        raise ConfigurationError(
+            f"figure 3's world is the simulation plugin's environment {SIMULATOR!r}, which is "
+            "not loaded: install offeval's simulation plugin, or add simulation to OFFEVAL_PLUGINS"
+        )
+    env = registry.create(
+        "environment",
+        SIMULATOR,
         seed=seed,
         n_contexts=2_000,
         n_items=300,

@@ -319,6 +319,16 @@ def test_figure3_on_the_simulator_cd_tracks_shuffled_pd_and_pd_does_not():
     assert (result.table["banners"][REFERENCE] < result.banners["shuffled"]).all()  # clicked only
 
 
+def test_figure3_without_the_simulator_names_the_plugin_to_load():
+    """The world is the simulation plugin's environment, asked of the registry, not imported."""
+    from offeval.plugin import Registry
+    from offeval_disagreement.analyses import world
+
+    with Registry(entry_points=False).activated():
+        with pytest.raises(ConfigurationError, match="add simulation to OFFEVAL_PLUGINS"):
+            world()
+
+
 def test_cd_runs_from_the_command_line_on_a_banner_file(tmp_path, capsys):
     from offeval.cli.shell import main
 
