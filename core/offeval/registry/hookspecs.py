@@ -16,9 +16,12 @@ from typing import Any
 import pluggy
 
 PROJECT = "offeval"
+#: Marks the functions of a module or class as hook specifications (``register_hookspecs``).
 hookspec = pluggy.HookspecMarker(PROJECT)
+#: Marks a plugin's functions as its implementations of hooks (matched by name).
 hookimpl = pluggy.HookimplMarker(PROJECT)
 
+#: The ``register`` callback every hook receives: ``register(name, factory)`` for a kind's hook.
 Register = Callable[..., None]
 
 #: What an estimator class must have (see :class:`offeval.Estimator`).
