@@ -38,7 +38,7 @@ _WHERE = {
     "from_obp": "offeval.data.interop",
     "InteractionLog": "offeval.data.log",
     "Log": "offeval.data.log",
-    "read_table": "offeval.data.log",
+    "read_table": "offeval.data.files",
     "stream_parquet": "offeval.data.log",
     "ColumnPolicy": "offeval.data.policy",
     "ExposurePolicy": "offeval.data.policy",
@@ -112,8 +112,9 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
+    from offeval.data.files import read_table
     from offeval.data.interop import ActionDistPolicy, from_obp
-    from offeval.data.log import InteractionLog, Log, read_table, stream_parquet
+    from offeval.data.log import InteractionLog, Log, stream_parquet
     from offeval.data.policy import (
         ColumnPolicy,
         ExposurePolicy,

@@ -46,11 +46,8 @@ need belongs here, so that no plugin imports another. The names, by job:
 from offeval.cli.document import DPI, ReportDocument
 from offeval.cli.options import force_option, progress_of
 from offeval.data import ranking, rewardmodel
-from offeval.data.interop import obp_array
-from offeval.data.log import (
-    ROLES,
+from offeval.data.files import (
     TEXT_SUFFIXES,
-    InteractionLog,
     filled_records,
     header_separator,
     read_table,
@@ -58,6 +55,8 @@ from offeval.data.log import (
     separator_named,
     text_records,
 )
+from offeval.data.interop import obp_array
+from offeval.data.log import ROLES, InteractionLog
 from offeval.data.output import OutputFile, OutputFolder
 from offeval.data.policy import PROBABILITY_TOLERANCE, RerankPolicy
 from offeval.data.tables import markdown_escape, markdown_table, write_csv

@@ -87,7 +87,7 @@ def read_run(
     ``columns`` names the columns of the roles in CSV/TSV and Parquet files
     (as in :func:`~offeval_ir.compute_measures`): the user and item columns
     are read as text. A CSV file's separator is read off its header as for a
-    log (:func:`offeval.data.log.header_separator`), unless ``sep`` is given (one
+    log (:func:`offeval.data.files.header_separator`), unless ``sep`` is given (one
     character, or ``tab``, ``\\t``, ``comma``, ``semicolon``, ``pipe``); a TSV
     file's is a tab.
     """
@@ -112,7 +112,7 @@ def detect_format(path: str | os.PathLike, kind: str) -> str:
     ``.bz2`` or ``.xz``) name their format; any other file is ``trec`` when its
     first non-blank line is a TREC line of that kind, ``tsv`` or ``csv`` when
     it is a header of names separated by tabs (``tsv``) or by another of
-    :data:`offeval.data.log.SEPARATORS` (``csv``).
+    :data:`offeval.data.files.SEPARATORS` (``csv``).
     """
     check_choice(kind, "kind", KINDS)
     name = _check_file(path)

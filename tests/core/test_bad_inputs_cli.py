@@ -18,6 +18,7 @@ from cli_checks import one_line_error
 from oracles import synthetic_log
 from reference_estimators import IS
 
+import offeval.data.files as files_module
 import offeval.data.log as log_module
 import offeval.registry.manager as registry_module
 from offeval import ColumnError, InteractionLog, OffevalError, Registry, hookimpl
@@ -251,7 +252,7 @@ def test_a_mistyped_column_is_refused_from_the_header_with_the_closest_names(
 def test_a_csv_with_another_separator_is_read_as_such(frame, tmp_path, sep):
     path = tmp_path / "log.csv"
     frame.to_csv(path, index=False, sep=sep)
-    read = log_module.read_table(path)
+    read = files_module.read_table(path)
     assert list(read.columns) == list(frame.columns)
     np.testing.assert_allclose(read["mu"], frame["mu"])
 
@@ -260,21 +261,21 @@ def test_a_comma_csv_is_read_with_commas_whatever_its_text_holds(tmp_path):
     path = tmp_path / "log.csv"
     texts = {"t0": ["|'b", ",b..\ta;"], "t1": ["", ".;.'|,"]}  # csv.Sniffer said '|'
     pd.DataFrame({"session": [0, 1], **texts, "reward": [0, 1]}).to_csv(path, index=False)
-    assert log_module.separator(path) == ","
-    assert list(log_module.read_table(path)["t1"].fillna("")) == texts["t1"]
+    assert files_module.separator(path) == ","
+    assert list(files_module.read_table(path)["t1"].fillna("")) == texts["t1"]
 
 
 def test_a_header_decides_between_separators(tmp_path):
     path = tmp_path / "log.csv"
     path.write_text('"a,b";session;reward\n0,5;1;0\n')  # a quoted name holding a comma
-    assert log_module.separator(path) == ";"
+    assert files_module.separator(path) == ";"
     path.write_text("session|reward|note\n1|0|a;b;c\n2|1|d;e\n")
-    assert log_module.separator(path) == "|"
+    assert files_module.separator(path) == "|"
     path.write_text("reward\n1\n0\n")  # one column: the suffix's separator
-    assert log_module.separator(path) == ","
+    assert files_module.separator(path) == ","
     tsv = tmp_path / "log.tsv"
     tsv.write_text("session,reward\n1,0\n")  # a .tsv that holds commas
-    assert log_module.separator(tsv) == ","
+    assert files_module.separator(tsv) == ","
 
 
 def test_a_stray_quote_in_the_text_costs_no_time_to_sniff(tmp_path):
@@ -282,7 +283,7 @@ def test_a_stray_quote_in_the_text_costs_no_time_to_sniff(tmp_path):
     rows = "".join(f'{i},a "b;c,1\n' for i in range(8_000))  # csv.Sniffer: 4 s on 64 KB
     path.write_text("session,title,reward\n" + rows)
     start = time.perf_counter()
-    assert log_module.separator(path) == ","
+    assert files_module.separator(path) == ","
     assert time.perf_counter() - start < 0.5  # about 10 ms
 
 

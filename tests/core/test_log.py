@@ -284,7 +284,7 @@ def _semicolon_file(tmp_path, text: str):
 
 
 def test_a_semicolon_file_with_decimal_commas_reads_as_numbers(tmp_path):
-    from offeval.data.log import read_table
+    from offeval.data.files import read_table
 
     path = _semicolon_file(tmp_path, "t;n;p;w\n1;3;0,5;-2,25\n2;4;1;3,5e-05\n3;;0,25;\n")
     frame = read_table(path)
@@ -303,7 +303,7 @@ def test_a_semicolon_file_with_decimal_commas_reads_as_numbers(tmp_path):
     ids=["mixed marks", "text", "comma separated"],
 )
 def test_decimal_commas_are_read_only_where_the_rule_says(tmp_path, text):
-    from offeval.data.log import read_table
+    from offeval.data.files import read_table
 
     frame = read_table(_semicolon_file(tmp_path, text))
     assert frame["p"].tolist()[0] == "0,5"

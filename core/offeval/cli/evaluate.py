@@ -21,16 +21,8 @@ import pandas as pd
 
 from offeval.cli.document import ReportDocument
 from offeval.cli.options import at_least, force_option, progress_of
-from offeval.data.log import (
-    DECIMALS,
-    PARQUET_SUFFIXES,
-    ROLES,
-    InteractionLog,
-    columns_of,
-    in_lines,
-    separator_named,
-    stream_parquet,
-)
+from offeval.data.files import DECIMALS, PARQUET_SUFFIXES, columns_of, in_lines, separator_named
+from offeval.data.log import ROLES, InteractionLog, stream_parquet
 from offeval.data.output import OutputFolder
 from offeval.data.policy import ColumnPolicy, RerankPolicy
 from offeval.data.tables import write_csv

@@ -1,0 +1,352 @@
+"""Reading data files: Parquet, and delimited text (CSV, TSV: separators, decimal marks,
+the lines its rows start on), whole into a frame or a Parquet file in batches."""
+
+from __future__ import annotations
+
+import gzip
+import re
+import warnings
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from offeval.errors import (
+    DECIMAL_COMMA,
+    ColumnError,
+    OffevalError,
+    OffevalWarning,
+    RowError,
+    hint,
+)
+from offeval.validation import check_choice, check_whole
+
+#: File suffixes read as Parquet, and as delimited text with their default separator.
+PARQUET_SUFFIXES = (".parquet", ".pq")
+TEXT_SUFFIXES = {".csv": ",", ".gz": ",", ".txt": ",", ".tsv": "\t"}
+#: Separators a delimited text file is sniffed for.
+SEPARATORS = ",;\t|"
+#: Separators by name, as a command line may write them (``--sep tab``).
+SEPARATOR_NAMES = {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";", "pipe": "|"}
+#: How much of a text file, and how many of its lines, the separator is read off.
+SNIFF_BYTES, SNIFF_LINES = 64 * 1024, 50
+_QUOTED = re.compile(r'"[^"]*"')
+#: What a delimited text file's numbers may use as decimal mark.
+DECIMALS = (",", ".")
+
+
+def _checked_path(path: str | Path) -> Path:
+    """The path of a readable data file; an OffevalError naming it otherwise."""
+    path = Path(path)
+    if not path.exists():
+        raise OffevalError(f"{path}: no such file")
+    if path.is_dir():
+        raise OffevalError(f"{path}: is a directory, not a data file")
+    if path.suffix.lower() not in (*PARQUET_SUFFIXES, *TEXT_SUFFIXES):
+        raise OffevalError(
+            f"{path}: unsupported file type {path.suffix!r}: use .parquet, .csv or .tsv"
+        )
+    return path
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
+
+
+def separator(path: str | Path) -> str:
+    """The separator of a delimited text file: one of :data:`SEPARATORS`, read off its header.
+
+    The header line (its quoted names left out) decides: the suffix's
+    default (tab for ``.tsv``, comma otherwise) if it holds one, else the
+    separator it holds (a semicolon- or tab-separated ``.csv`` is read as
+    such); of several, the one found as often on the most lines that follow
+    it; none, the default (a single column). The rows' text never outvotes
+    the header, so a comma CSV with a comma in its header is read with commas.
+    (``csv.Sniffer`` misread comma files whose text held ``|``, ``;`` and
+    quotes, and took seconds on a text holding a stray quote.)
+    """
+    path = Path(path)
+    default = TEXT_SUFFIXES[path.suffix.lower()]
+    opener = gzip.open if path.suffix.lower() == ".gz" else open
+    try:
+        with opener(path, "rt", encoding="utf-8", newline="") as file:
+            lines = [line for line in file.read(SNIFF_BYTES).splitlines() if line.strip()]
+    except (OSError, UnicodeDecodeError, EOFError):
+        return default  # the reader then reports what is wrong with the file
+    if not lines:
+        return default
+    return header_separator(lines[0], lines[1:SNIFF_LINES], default) or default
+
+
+def header_separator(header: str, rows: Sequence[str] = (), default: str = ",") -> str | None:
+    """The separator of a delimited file with this header line, by :func:`separator`'s rule.
+
+    Of :data:`SEPARATORS`, those the header holds outside quoted names:
+    ``default`` if it is one of them; else the one found as often on most of
+    the ``rows`` that follow; None if the header holds none (one column, or
+    no header at all).
+    """
+    header = _QUOTED.sub("", header)
+    found = [sep for sep in SEPARATORS if sep in header]
+    if not found or default in found:
+        return default if found else None
+    count = [_QUOTED.sub("", row) for row in rows]
+    return max(found, key=lambda sep: sum(row.count(sep) == header.count(sep) for row in count))
+
+
+def separator_named(sep: str | None) -> str | None:
+    """A separator given by the user: one character or a name of :data:`SEPARATOR_NAMES`
+    (None: found from the file); an OffevalError naming ``sep``/``--sep`` otherwise."""
+    if sep is None:
+        return None
+    sep = SEPARATOR_NAMES.get(sep, sep)
+    if not isinstance(sep, str) or len(sep) != 1 or sep in '"\n\r':
+        option = hint("sep", "--sep")
+        raise OffevalError(
+            f"{option} must be one character other than a quote or a line break, such as "
+            f"',' or ';', or one of {', '.join(SEPARATOR_NAMES)}; got {sep!r}"
+        )
+    return sep
+
+
+def _text_separator(path: Path, sep: str | None) -> str:
+    return separator_named(sep) or separator(path)
+
+
+def columns_of(path: str | Path, sep: str | None = None) -> list:
+    """The column names of a data file, from its header or schema (no row is read)."""
+    path = _checked_path(path)
+    try:
+        if path.suffix.lower() in PARQUET_SUFFIXES:
+            import pyarrow.parquet as pq
+
+            return list(pq.read_schema(path).names)
+        return list(pd.read_csv(path, sep=_text_separator(path, sep), nrows=0).columns)
+    except pd.errors.EmptyDataError:
+        raise OffevalError(f"{path}: the file is empty") from None
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        raise OffevalError(f"{path}: cannot read its columns ({_first_line(exc)})") from None
+
+
+def in_lines(exc: RowError, path: str | Path) -> RowError:
+    """The error naming a delimited text file's rows (labelled by :func:`read_table`) as
+    ``log.csv, lines [...]``: the lines they start on, counting the line breaks in
+    quoted values and the blank lines before them (the file is read again, up to the
+    last row named, only here: an error's cost, not every read's)."""
+    path = Path(path)
+    if path.suffix.lower() in PARQUET_SUFFIXES or exc.table != "rows" or not exc.rows:
+        return exc
+    return exc.in_table(f"{path.name}, lines", _lines_of(path, exc.rows))
+
+
+def _lines_of(path: Path, labels: list) -> list:
+    """The lines on which the rows that :func:`read_table` labelled ``labels`` start."""
+    if not all(isinstance(x, int) and x >= 2 for x in labels):
+        return labels
+    try:
+        starts = _row_starts(path, max(labels) - 1)
+    except (OSError, EOFError):
+        return labels  # the file changed or reads otherwise: the labels as read
+    return [int(starts[x - 2]) if x - 2 < len(starts) else x for x in labels]
+
+
+def _row_starts(path: Path, n: int) -> np.ndarray:
+    """The line each of a text file's first ``n`` rows starts on (1-based; the header
+    and blank lines are not rows, a quoted value's line breaks are counted)."""
+    opener = gzip.open if path.suffix.lower() == ".gz" else open
+    with opener(path, "rb") as file:
+        data = np.frombuffer(file.read(), np.uint8)
+    return filled_records(data, *text_records(data))[1 : n + 1]
+
+
+#: The bytes of a blank line.
+_BLANK = np.frombuffer(b"\t\n\r ", np.uint8)
+
+
+def text_records(data: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where each record of delimited text (bytes; blank records included) starts, and the
+    1-based line it starts on: a line break inside double quotes does not end a record."""
+    newlines = np.flatnonzero(data == ord("\n"))
+    ends = np.r_[True, np.cumsum(data == ord('"'))[newlines] % 2 == 0]  # outside quotes
+    return np.r_[0, newlines + 1][ends], np.arange(1, len(newlines) + 2)[ends]
+
+
+def filled_records(data: np.ndarray, starts: np.ndarray, lines: np.ndarray) -> np.ndarray:
+    """The ``lines`` of the records of ``data`` beginning at ``starts`` that are not blank."""
+    inside = starts < len(data)
+    filled = np.logical_or.reduceat(~np.isin(data, _BLANK), starts[inside])
+    return lines[inside][filled]
+
+
+def read_table(
+    path: str | Path, *, sep: str | None = None, decimal: str | None = None
+) -> pd.DataFrame:
+    """Read a Parquet, CSV or TSV file into a DataFrame; unreadable files are OffevalErrors.
+
+    A delimited text file's separator is ``sep``, else sniffed (:func:`separator`);
+    its decimal mark is ``decimal`` (``","`` or ``"."``), else found by
+    :func:`decimal_commas`. Its rows are labelled by their line numbers as an editor shows them:
+    the header is line 1, the first row line 2, one line per row (where a
+    quoted value holds a line break, or a line is blank, the rows after it
+    start further down: :func:`in_lines` names those lines). A Parquet file's
+    broken pandas metadata is ignored, with a warning (:func:`broken_pandas_metadata`).
+    """
+    path = _checked_path(path)
+    suffix = path.suffix.lower()
+    parquet = suffix in PARQUET_SUFFIXES
+    if parquet and decimal is not None:
+        option = hint("decimal", "--decimal")
+        raise OffevalError(f"{path}: {option} is for CSV and TSV files, not Parquet")
+    if not parquet:
+        sep = _text_separator(path, sep)
+        mark = _decimal(decimal, sep)
+    try:
+        if parquet:
+            frame = _read_parquet(path)
+        else:
+            frame = pd.read_csv(path, sep=sep, decimal=mark)
+            frame.index = pd.RangeIndex(2, len(frame) + 2)
+            if decimal is None and sep == ";":
+                frame = decimal_commas(frame)
+    except pd.errors.EmptyDataError:
+        raise OffevalError(f"{path}: the file is empty") from None
+    except pd.errors.ParserError as exc:
+        detail = str(exc).strip().splitlines()[-1]
+        raise OffevalError(f"{path}: not a well-formed delimited file ({detail})") from None
+    except UnicodeDecodeError:
+        raise OffevalError(f"{path}: not a text file (cannot decode it as UTF-8)") from None
+    except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+        raise OffevalError(f"{path}: cannot read it as {suffix[1:]} ({_first_line(exc)})") from None
+    if len(frame) == 0:
+        raise OffevalError(f"{path}: the file has no rows")
+    return frame
+
+
+def _decimal(decimal: str | None, sep: str) -> str:
+    """The decimal mark to read a text file of separator ``sep`` with (``"."`` unless given)."""
+    if decimal is None:
+        return "."
+    option = hint("decimal", "--decimal")
+    decimal = check_choice(decimal, option, DECIMALS, rule="',' or '.'", error=OffevalError)
+    if decimal == sep:
+        raise OffevalError(
+            f"{option} {decimal!r}: {sep!r} separates the file's columns; if another "
+            "character does, say which with " + hint("sep=';'", "--sep ';'")
+        )
+    return decimal
+
+
+def decimal_commas(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame of a semicolon-separated file, its numbers with decimal commas read as numbers.
+
+    The rule (applied when no decimal mark is given): if no column holds a
+    number with a fractional part read with a decimal point, every text
+    column whose values (the missing ones aside) are all whole numbers or
+    numbers with one decimal comma (``0,5``, ``-12,25``, ``3,2e-05``), at
+    least one of them with a comma, is read as numbers. Anything else is left as read:
+    a file mixing both marks, or with a column of ``1,5`` and ``abc``, keeps
+    its text, and the column's checks then say to give the mark. Ids written
+    like ``12,3`` would be read as numbers too: give ``decimal="."`` (``--decimal .``)
+    to keep them as text.
+    """
+    floats = [c for c in frame if frame[c].dtype.kind == "f"]
+    if any((frame[c].dropna() % 1 != 0).any() for c in floats):
+        return frame
+    converted = {}
+    for column in frame.columns:
+        if not pd.api.types.is_string_dtype(frame[column].dtype):
+            continue
+        text = frame[column].dropna().astype(str)
+        whole = text.str.fullmatch(r"\s*[-+]?\d+(?:[eE][-+]?\d+)?\s*")
+        comma = text.str.fullmatch(DECIMAL_COMMA)
+        if len(text) and (whole | comma).all() and comma.any():
+            numbers = frame[column].astype("string").str.replace(",", ".", regex=False)
+            converted[column] = pd.to_numeric(numbers).astype(float)
+    return frame.assign(**converted) if converted else frame
+
+
+def broken_pandas_metadata(schema) -> str | None:
+    """Why a Parquet schema's pandas metadata cannot be used; None if it can, or if absent.
+
+    Broken metadata (not JSON, keys missing: a file written by hand or cut
+    short) is found by converting an empty table with it.
+    """
+    if b"pandas" not in (schema.metadata or {}):
+        return None
+    try:
+        schema.empty_table().to_pandas()
+    except Exception as exc:  # noqa: BLE001 - whatever pandas makes of it, the metadata is unusable
+        return f"{type(exc).__name__}: {_first_line(exc)}"
+    return None
+
+
+def _warn_broken_metadata(path: Path, why: str, stacklevel: int) -> None:
+    warnings.warn(
+        f"{path}: its pandas metadata is broken ({why}): read without it (the index and "
+        "column types pandas stored there are lost)",
+        OffevalWarning,
+        stacklevel=stacklevel + 1,
+    )
+
+
+def _without_pandas_metadata(data):
+    """A pyarrow table or batch without its pandas metadata."""
+    metadata = {k: v for k, v in (data.schema.metadata or {}).items() if k != b"pandas"}
+    return data.replace_schema_metadata(metadata)
+
+
+def _read_parquet(path: Path) -> pd.DataFrame:
+    """A Parquet file whole; broken pandas metadata ignored, with a warning."""
+    import pyarrow.parquet as pq
+
+    why = broken_pandas_metadata(pq.read_schema(path))
+    if why is None:
+        return pd.read_parquet(path)
+    _warn_broken_metadata(path, why, stacklevel=3)
+    return _without_pandas_metadata(pq.read_table(path)).to_pandas()
+
+
+class ParquetBatches:
+    """A Parquet file's rows as frames of ``batch_rows`` rows: iterable (each pass reads
+    the file again), with the file's row count (``n_rows``). A frame's rows are labelled
+    by their row in the file, unless the file stores an index. ``plain`` reads the
+    batches without the file's (broken) pandas metadata."""
+
+    def __init__(self, source, batch_rows: int, plain: bool = False):
+        self._source, self._batch_rows, self._plain = source, batch_rows, plain
+        self.n_rows = int(source.metadata.num_rows)
+
+    def __iter__(self) -> Iterator[pd.DataFrame]:
+        offset = 0
+        for batch in self._source.iter_batches(batch_size=self._batch_rows):
+            frame = (_without_pandas_metadata(batch) if self._plain else batch).to_pandas()
+            if isinstance(frame.index, pd.RangeIndex):  # no stored index: label rows by file row
+                frame.index = pd.RangeIndex(offset, offset + len(frame))
+            offset += len(frame)
+            yield frame
+
+
+def parquet_batches(path: str | Path, batch_rows: int, trajectory: Sequence[str]) -> ParquetBatches:
+    """A Parquet file to read in batches of ``batch_rows`` (a whole number >= 1), checked
+    first: it exists, opens and holds the columns of ``trajectory``. Broken pandas
+    metadata is ignored, with a warning (:func:`broken_pandas_metadata`)."""
+    import pyarrow.parquet as pq
+
+    path = _checked_path(path)
+    if path.suffix.lower() not in PARQUET_SUFFIXES:
+        raise OffevalError(f"{path}: only Parquet files can be streamed")
+    batch_rows = check_whole(batch_rows, "batch_rows", low=1, error=OffevalError)
+    try:
+        # pre_buffer keeps every row group read until the file closes (apache/arrow#39808)
+        source = pq.ParquetFile(path, pre_buffer=False)
+    except (OSError, ValueError) as exc:
+        raise OffevalError(f"{path}: cannot read it as parquet ({_first_line(exc)})") from None
+    for column in trajectory:
+        if column not in source.schema_arrow.names:
+            raise ColumnError(column, f"the trajectory column is not in {path}")
+    why = broken_pandas_metadata(source.schema_arrow)
+    if why is not None:
+        _warn_broken_metadata(path, why, stacklevel=3)
+    return ParquetBatches(source, batch_rows, plain=why is not None)
