@@ -1,4 +1,7 @@
-"""Example offeval plugin: trimmed importance sampling."""
+"""Example offeval plugin: trimmed importance sampling.
+
+Built on offeval's declared plugin API (:mod:`offeval.plugin`) only.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +9,11 @@ import numpy as np
 
 from offeval.plugin import (
     BaseEstimator,
-    ConfigurationError,
     Contribution,
     Linearisation,
     PolicyView,
     Tally,
+    check_number,
     hookimpl,
 )
 
@@ -29,10 +32,7 @@ class TrimmedIS(BaseEstimator):
     requires = ("propensity",)
 
     def __init__(self, max_weight: float = 50.0):
-        if isinstance(max_weight, bool) or not isinstance(max_weight, (int, float)):
-            raise ConfigurationError(f"max_weight must be a positive number, got {max_weight!r}")
-        if not max_weight > 0:
-            raise ConfigurationError(f"max_weight must be a positive number, got {max_weight!r}")
+        check_number(max_weight, "max_weight", low=0, low_open=True, finite=False)
         self.max_weight = max_weight
 
     @property

@@ -1,10 +1,9 @@
-"""The example third-party plugin installs, is discovered, and passes the kit."""
+"""The example third-party plugin installs, is discovered, uses the declared API only,
+and passes the kit."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
+import ast
 from pathlib import Path
 
 import pytest
@@ -13,59 +12,48 @@ EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "offeval-example-pl
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory) -> Path:
+def site(tmp_path_factory, pip_install) -> Path:
     """The example plugin installed (with its entry point) into a fresh folder."""
-    target = tmp_path_factory.mktemp("site")
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--no-deps",
-            "--no-build-isolation",
-            "--target",
-            str(target),
-            str(EXAMPLE),
-        ],
-        check=True,
+    return pip_install(EXAMPLE, tmp_path_factory.mktemp("site"))
+
+
+def test_discovered_through_its_entry_point_and_conforms(site, python_in):
+    code = (
+        "from offeval.plugin import get_registry\n"
+        "from offeval.testing import check_estimator\n"
+        "reg = get_registry()\n"
+        "comp = reg.get('estimator', 'trimmed_is')\n"
+        "print(comp.plugin, reg.failures)\n"
+        "check_estimator(reg.create('estimator', 'trimmed_is', max_weight=3))\n"
+        "check_estimator(reg.create('estimator', 'trimmed_is', max_weight=float('inf')))\n"
+        "print('conforms')\n"
     )
-    return target
+    assert python_in(site, "-c", code).stdout.split() == ["example", "[]", "conforms"]
 
 
-def run(site: Path, code: str) -> str:
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]),
-    }
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
-
-
-def test_discovered_through_its_entry_point_and_conforms(site):
-    out = run(
-        site,
-        (
-            "from offeval import get_registry\n"
-            "from offeval.testing import check_estimator\n"
-            "reg = get_registry()\n"
-            "comp = reg.get('estimator', 'trimmed_is')\n"
-            "print(comp.plugin, reg.failures)\n"
-            "check_estimator(reg.create('estimator', 'trimmed_is', max_weight=3))\n"
-            "print('conforms')\n"
-        ),
-    )
-    assert out.split() == ["example", "[]", "conforms"]
-
-
-def test_listed_by_offeval_plugins(site):
-    out = run(site, "from offeval.cli.shell import main; main(['plugins'])")
+def test_listed_by_offeval_plugins(site, python_in):
+    out = python_in(site, "-m", "offeval", "plugins").stdout
     assert "trimmed_is" in out and "from example" in out
 
 
+def test_imports_the_declared_api_only():
+    source = (EXAMPLE / "offeval_example" / "__init__.py").read_text()
+    modules = {
+        node.module
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("offeval")
+    }
+    plain = {
+        alias.name
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    }
+    assert modules == {"offeval.plugin"}
+    assert not {name for name in plain if name.split(".")[0] == "offeval"}
+
+
 def test_not_there_without_installing():
-    from offeval import get_registry
+    from offeval.plugin import get_registry
 
     assert "trimmed_is" not in get_registry().names("estimator")

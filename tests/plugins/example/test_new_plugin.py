@@ -1,0 +1,63 @@
+"""A plugin written by ``offeval new-plugin`` installs, is discovered, and passes its own
+tests (the conformance kit among them) and its chapter runs, with nothing edited."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from offeval.cli.scaffold import scaffold
+
+
+@pytest.fixture(scope="module")
+def package(tmp_path_factory) -> Path:
+    """The package ``offeval new-plugin my_ips`` writes."""
+    return scaffold("my_ips", tmp_path_factory.mktemp("new") / "offeval-my-ips")
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory, package, pip_install) -> Path:
+    """That package built and installed into a fresh folder."""
+    return pip_install(package, tmp_path_factory.mktemp("site"))
+
+
+def test_listed_by_offeval_plugins(site, python_in):
+    lines = python_in(site, "-m", "offeval", "plugins").stdout.splitlines()
+    assert "my_ips" in lines[0].removeprefix("plugins:").split(", ")
+    assert any(
+        line.split()[:5] == ["estimator", "my_ips", "from", "my_ips", "Importance"]
+        for line in lines
+    )
+    assert "failed:" not in lines
+
+
+def test_in_the_registry_by_name_and_spec(site, python_in):
+    code = (
+        "from offeval.plugin import get_registry\n"
+        "reg = get_registry()\n"
+        "est = reg.create_from_spec('estimator', 'my_ips:cap=20')\n"
+        "print(reg.get('estimator', 'my_ips').plugin, type(est).__name__, est.cap, est.label,\n"
+        "      est.guarantee, reg.create('estimator', 'my_ips').guarantee, len(reg.failures))\n"
+    )
+    out = python_in(site, "-c", code).stdout.split()
+    assert out == ["my_ips", "MyIps", "20", "my_ips(cap=20)", "None", "unbiased", "0"]
+
+
+@pytest.mark.slow
+def test_its_own_tests_pass(site, package, python_in):
+    done = python_in(site, "-m", "pytest", "-v", "-p", "no:cacheprovider", cwd=package)
+    assert "test_conformance[my_ips-check_unbiased] PASSED" in done.stdout  # the kit ran
+    assert "test_value_worked_out_by_hand[3-1.6666666666666667-1] PASSED" in done.stdout
+
+
+@pytest.mark.slow
+def test_its_chapter_runs(site, package, python_in, tmp_path):
+    chapter = tmp_path / "my_ips.ipynb"
+    chapter.write_text((package / "docs" / "my_ips.ipynb").read_text())
+    python_in(site, "-m", "jupyter", "execute", "--inplace", str(chapter))
+    import nbformat
+
+    cells = nbformat.read(chapter, as_version=4).cells
+    table = cells[1].outputs[0]["data"]["text/plain"]
+    assert "my_ips(cap=10)" in table and "truth" in table
