@@ -4,7 +4,9 @@ Loading goes in stages, each isolating a failing plugin (its failure is
 recorded in :attr:`Registry.failures`; the other plugins still load):
 
 1. plugins are imported from the ``offeval`` entry-point group, the built-in
-   ones (those of the offeval distribution) first;
+   ones (those of the offeval distribution) first; a plugin whose module
+   declares ``REQUIRES`` (the names of the plugins it builds on) stays out,
+   as a failure, unless every one of them is loaded too;
 2. every plugin's ``register_hookspecs`` adds the hook specifications it
    brings (as pytest's ``pytest_addhooks`` does);
 3. every plugin's ``register_component_kinds`` declares the kinds it brings;
@@ -43,6 +45,8 @@ ALLOW_ENV = "OFFEVAL_PLUGINS"
 UNMATCHED = "implements a hook that no plugin specifies"
 #: The distribution whose plugins are built in (their names cannot be taken over).
 BUILTIN_DISTRIBUTION = "offeval"
+#: The attribute of a plugin (module or object) naming the plugins it builds on.
+REQUIRES = "REQUIRES"
 
 
 @dataclass(frozen=True)
@@ -154,9 +158,50 @@ class Registry:
                         self.record_failure(ep.name, "import", _why(exc))
                         continue
                     self._register(plugin, ep.name, builtin=builtin)
-            names = [name for name, _ in self._pm.list_name_plugin()]
-            self._setup(names)
+            self._drop_unmet([name for name, _ in self._pm.list_name_plugin()])
+            self._setup([name for name, _ in self._pm.list_name_plugin()])
         return self
+
+    def _drop_unmet(self, names: Sequence[str]) -> None:
+        """Unregister each plugin that builds on one not loaded, until all that stay are met."""
+        dropped = True
+        while dropped:
+            loaded = {name for name, _ in self._pm.list_name_plugin()}
+            unmet = [n for n in names if n in loaded and self._unmet(self._pm.get_plugin(n), n)]
+            for name in unmet:
+                self._pm.unregister(name=name)
+                self._builtin.discard(name)
+            dropped = bool(unmet)
+
+    def _unmet(self, plugin: object, name: str) -> bool:
+        """Whether ``plugin`` builds on a plugin that is not loaded (recorded as its failure)."""
+        needs = getattr(plugin, REQUIRES, ())
+        if not isinstance(needs, (tuple, list)) or not all(isinstance(n, str) and n for n in needs):
+            self.record_failure(
+                name, "requires", f"{REQUIRES} must be a tuple of plugin names, got {needs!r}"
+            )
+            return True
+        missing = [n for n in needs if not self._pm.has_plugin(n)]
+        for needed in missing:
+            self.record_failure(
+                name,
+                "requires",
+                f"builds on plugin {needed!r}, which is not loaded: {self._enabling(needed)}",
+            )
+        return bool(missing)
+
+    def _enabling(self, plugin: str) -> str:
+        """How to get ``plugin`` loaded, in words."""
+        if any(f.plugin == plugin for f in self._failures):
+            return "it failed to load (see its own failure)"
+        if not self._use_entry_points:
+            return f"register it first (add_plugin(..., name={plugin!r}))"
+        if plugin in {ep.name for ep in entry_points(group=ENTRY_POINT_GROUP)}:
+            return f"add {plugin} to {ALLOW_ENV}"
+        return (
+            f"install the package that provides it (an {ENTRY_POINT_GROUP!r} entry point "
+            f"named {plugin!r})"
+        )
 
     def _entry_points(self) -> list[tuple[EntryPoint, bool]]:
         """Entry points to load, built-ins first; unknown allow-list names are failures."""
@@ -329,12 +374,17 @@ class Registry:
         self._failures.append(PluginFailure(plugin, stage, reason))
 
     def add_plugin(self, plugin: ModuleType | object, name: str) -> None:
-        """Register a plugin object directly (tests, notebooks, embedding apps)."""
+        """Register a plugin object directly (tests, notebooks, embedding apps).
+
+        The plugins it builds on (its ``REQUIRES``) must be registered first;
+        if one is not, the plugin is not registered and the reason is in
+        :attr:`failures`.
+        """
         self.load()
         if self._pm.has_plugin(name):
             raise RegistryError(f"a plugin named {name!r} is already registered")
         with self.activated():
-            if self._register(plugin, name, builtin=False):
+            if not self._unmet(plugin, name) and self._register(plugin, name, builtin=False):
                 self._setup([name])
 
     def remove_plugin(self, name: str) -> None:
