@@ -1,13 +1,15 @@
-"""RerankPolicy against brute force: ranks, exposures and Plackett-Luce marginals."""
+"""RerankPolicy against brute force: ranks, exposures and Plackett-Luce marginals; the
+policies' scalar arguments."""
 
 from itertools import permutations
 
 import numpy as np
 import pandas as pd
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from offeval import RerankPolicy
+from offeval import ConfigurationError, RerankPolicy, TablePolicy
 
 lengths = st.lists(st.integers(1, 5), min_size=1, max_size=6)
 
@@ -71,3 +73,37 @@ def test_plackett_luce_marginals_match_enumeration(sizes, seed):
                 brute[i, place] += p
         np.testing.assert_allclose(table[start : start + k], brute, atol=1e-12)
         start += k
+
+
+# -- scalar arguments -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "positions, message",
+    [
+        (4, r"^positions must be a whole number in 1\.\.3, got 4$"),
+        (0, r"^positions must be a whole number in 1\.\.3, got 0$"),
+        (1.0, r"^positions must be a whole number in 1\.\.3, got 1\.0$"),
+        (True, r"^positions must be a whole number in 1\.\.3, got True$"),
+    ],
+)
+def test_a_uniform_policy_takes_as_many_positions_as_items_at_most(positions, message):
+    with pytest.raises(ConfigurationError, match=message):
+        TablePolicy.uniform(["a", "b", "c"], positions=positions)
+    with pytest.raises(ConfigurationError, match="^a uniform policy needs items, got none$"):
+        TablePolicy.uniform([], positions=1)
+    policy = TablePolicy.uniform(["a", "b", "c"], positions=np.int64(2))
+    shown = pd.DataFrame({"item": ["a", "c", "b"], "position": [2, 1, 3]})
+    np.testing.assert_allclose(policy.probabilities(shown), [1 / 3, 1 / 3, 0.0])
+
+
+@pytest.mark.parametrize("temperature", [0, -1.0, np.nan, "2", True])
+def test_a_rerank_policy_refuses_a_temperature_that_is_not_a_positive_number(temperature):
+    with pytest.raises(ConfigurationError, match="^temperature must be a positive number, inf"):
+        RerankPolicy("score", temperature=temperature)
+
+
+def test_a_rerank_policy_takes_numpy_and_infinite_temperatures_as_floats():
+    assert RerankPolicy("score", temperature=np.float64(0.5)).temperature == 0.5
+    assert RerankPolicy("score", temperature=np.inf).temperature == np.inf
+    assert RerankPolicy("score").temperature is None

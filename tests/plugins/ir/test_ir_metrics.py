@@ -212,6 +212,17 @@ def test_mismatched_users_and_bad_settings():
         compute(j, ["auc"])
     with pytest.raises(ConfigurationError, match="ap_denominator must be one of"):
         Conventions(ap_denominator="queries")
+    with pytest.raises(
+        ConfigurationError, match=r"^log_base must be a finite number > 1, got inf$"
+    ):
+        Conventions(log_base=float("inf"))  # every discount would be infinite
+    with pytest.raises(ConfigurationError, match="^relevance_threshold must be a finite positive"):
+        Conventions(relevance_threshold=0)
+    with pytest.raises(ConfigurationError, match=r"^rbp_persistence must be a number in \(0, 1\)"):
+        Conventions(rbp_persistence=1)
+    override = r"^per_metric override ndcg\.ties must be one of \('expected', "
+    with pytest.raises(ConfigurationError, match=override):
+        Conventions(per_metric=(("ndcg", "ties", "random"),))
     with pytest.raises(ConfigurationError, match="unknown convention switches"):
         PRESETS["blog"](gains="linear")
 

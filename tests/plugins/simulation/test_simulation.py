@@ -164,8 +164,28 @@ def test_the_logged_pool_is_the_mass_the_ranker_drew_from(generator_size):
 def test_environment_rejects_bad_settings():
     with pytest.raises(ConfigurationError, match="user_model"):
         Environment(user_model="dbn")
-    with pytest.raises(ConfigurationError, match="n_positions"):
-        Environment(n_positions=9, n_candidates=8)
+    with pytest.raises(ConfigurationError, match="^mix_uniform must be a number in "):
+        RankingPolicy("r", np.zeros((2, 3)), np.zeros((2, 3), int), 2, mix_uniform=2)
+
+
+@pytest.mark.parametrize(
+    "sizes, message",
+    [
+        (
+            {"n_positions": 9, "n_candidates": 8},
+            r"n_positions must be a whole number in 1\.\.8, got 9",
+        ),
+        (
+            {"n_items": 5, "n_candidates": 6},
+            r"n_candidates must be a whole number in 1\.\.5, got 6",
+        ),
+        ({"n_items": 30.0}, r"n_items must be a whole number >= 1, got 30\.0"),
+    ],
+)
+def test_environment_sizes_are_whole_and_nested(sizes, message):
+    """1 <= n_positions <= n_candidates <= n_items, each named with its own bounds."""
+    with pytest.raises(ConfigurationError, match=f"^{message}$"):
+        Environment(**sizes)
 
 
 def test_ab_cells_are_the_logs_the_policies_would_write(env):
