@@ -27,6 +27,8 @@ from offeval.plugin import (
     capped_weight_column,
     capped_weights,
     check_cap,
+    check_number,
+    check_whole,
     ratio_of_means,
     weight_diagnostics,
     weight_tally,
@@ -174,8 +176,7 @@ class PiecewiseNCIS(_ISFamily):
         check_cap(cap)
         if not isinstance(by, str) or not by:
             raise ConfigurationError(f"by must name a column of the log, got {by!r}")
-        if isinstance(max_groups, bool) or not isinstance(max_groups, int) or max_groups < 1:
-            raise ConfigurationError(f"max_groups must be a whole number >= 1, got {max_groups!r}")
+        check_whole(max_groups, "max_groups", low=1)
         self.cap = cap
         self.by = by
         self.max_groups = max_groups
@@ -293,10 +294,7 @@ class BetaIPS(_ISFamily):
     tags = {"linear_in_reward": True}
 
     def __init__(self, beta: float | None = None):
-        if beta is not None and (
-            isinstance(beta, bool) or not isinstance(beta, (int, float)) or not np.isfinite(beta)
-        ):
-            raise ConfigurationError(f"beta must be a finite number or None, got {beta!r}")
+        check_number(beta, "beta", optional=True)
         self.beta = beta
 
     @property
