@@ -58,12 +58,14 @@ def hidden_plugins() -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
         for name in [n for n in sys.modules if is_plugin_module(n)]:
             patch.setitem(sys.modules, name, None)
-        patch.setattr(sys, "meta_path", [NoPlugins(), *sys.meta_path])
         patch.setenv(manager.ALLOW_ENV, "")
+        finder = NoPlugins()  # in the list itself: a finder added meanwhile stays (dask adds one)
+        sys.meta_path.insert(0, finder)
         manager.reset_registry()
         try:
             yield
         finally:
+            sys.meta_path.remove(finder)
             manager.reset_registry()
 
 

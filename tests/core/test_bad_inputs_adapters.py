@@ -1,11 +1,11 @@
-"""Bad input at the ways into offeval other than a plain log frame (issue 19).
+"""Bad input at the core's ways into offeval other than a plain log frame (issue 19).
 
-obp's ``bandit_feedback`` and ``action_dist`` (:func:`offeval.from_obp`),
-obp's reward-model output (:func:`offeval_rewardmodels.from_obp_rewards`),
-probability tables (:class:`offeval.TablePolicy`) and the reward-model
-estimators' candidate probabilities: each mistake is one line naming the
-argument, key or column and the rows (obp's 0-based rounds, or the user's
-labels).
+obp's ``bandit_feedback`` and ``action_dist`` (:func:`offeval.from_obp`) and
+probability tables (:class:`offeval.TablePolicy`): each mistake is one line
+naming the argument, key or column and the rows (obp's 0-based rounds, or the
+user's labels). The plugins' adapters (obp's reward-model output, the
+reward-model, DCG and NCIS estimators on obp's logs) are tested in
+tests/plugins/<name>/test_bad_inputs_<name>.py.
 """
 
 from __future__ import annotations
@@ -15,30 +15,18 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from reference_estimators import IS
 
 from offeval import (
     ActionDistPolicy,
     ColumnError,
-    ColumnPolicy,
     ConfigurationError,
     InteractionLog,
     OffevalError,
-    RerankPolicy,
     RowError,
     TablePolicy,
     evaluate,
     from_obp,
-)
-from offeval_dcg import DCG
-from offeval_ncis import IS, PointwiseNCIS
-from offeval_rewardmodels import (
-    DM,
-    DR,
-    RewardPredictions,
-    SwitchDR,
-    fit_reward_model,
-    from_obp_rewards,
-    item_position_means,
 )
 
 N, ACTIONS, SLOTS = 12, 4, 2
@@ -243,55 +231,6 @@ def test_a_pi_b_off_the_simplex_is_named_by_round():
         from_obp({**data, "pi_b": pi_b}, with_candidates=True)
 
 
-def test_obd_feedback_without_pi_b_reaches_dm_and_dr():
-    """pi_b feeds only the support diagnostics: without it DM and DR still run, and give
-    the same values as with it; the candidates' propensities are unknown (NaN)."""
-    rng = np.random.default_rng(0)
-    q = rng.random((N, ACTIONS, SLOTS))
-    target = rng.dirichlet(np.ones(ACTIONS), size=(N, SLOTS)).transpose(0, 2, 1)
-    values = {}
-    for with_pi_b in (True, False):
-        log, policies = from_obp(feedback(with_pi_b), target, with_candidates=True)
-        log = from_obp_rewards(log, q).attach(log)
-        ev = evaluate(log, policies, [DM(), DR()])
-        values[with_pi_b] = [ev.estimate("evaluation", e).value for e in ("dm", "dr")]
-        assert np.isnan(log.candidates["propensity"]).all() != with_pi_b
-    rounds, pos = np.arange(N), feedback()["position"]
-    dm = (target[rounds, :, pos] * q[rounds, :, pos]).sum(axis=1).mean()  # obp's DM by hand
-    assert values[False] == pytest.approx(values[True], rel=1e-12)
-    assert values[False][0] == pytest.approx(dm, rel=1e-12)
-
-
-def test_without_pi_b_the_support_diagnostics_are_absent_not_zero():
-    log, policies = from_obp(feedback(False), dist(), with_candidates=True)
-    rng = np.random.default_rng(1)
-    log = from_obp_rewards(log, rng.random((N, ACTIONS, SLOTS))).attach(log)
-    diagnostics = evaluate(log, policies, [DR()]).estimate("evaluation", "dr").diagnostics
-    assert "unsupported_mass_per_slot" not in diagnostics
-    assert "support_violations" not in diagnostics
-    with_pi_b, _ = from_obp(feedback(), dist(), with_candidates=True)
-    with_pi_b = from_obp_rewards(with_pi_b, rng.random((N, ACTIONS, SLOTS))).attach(with_pi_b)
-    diagnostics = evaluate(with_pi_b, policies, [DR()]).estimate("evaluation", "dr").diagnostics
-    assert diagnostics["unsupported_mass_per_slot"] == 0.0
-
-
-def test_without_pi_b_dcg_leaves_out_the_candidate_support_check():
-    values = {}
-    for with_pi_b in (True, False):
-        log, _ = from_obp(feedback(with_pi_b), with_candidates=True)
-        dcg = DCG(logging=RerankPolicy("x1"))  # a logging policy: the candidates are checked
-        values[with_pi_b] = evaluate(log, [RerankPolicy("x0")], [dcg]).estimate("x0", "dcg")
-    assert values[True].diagnostics["unsupported_exposure"] == 0.0
-    assert "unsupported_exposure" not in values[False].diagnostics  # formerly 0: unknown
-    assert values[False].value == pytest.approx(values[True].value, rel=1e-12)
-
-
-def test_without_pi_b_an_estimator_that_needs_candidate_propensities_says_so():
-    log, policies = from_obp(feedback(False), dist(), with_candidates=True)
-    with pytest.raises(ConfigurationError, match=r"pointwise_ncis.*unknown.*pi_b"):
-        evaluate(log, policies, [PointwiseNCIS(cap=2.0)])  # formerly: an estimate of 0
-
-
 def test_candidates_without_pi_b_or_n_actions_say_what_to_give():
     data = feedback(False)
     del data["n_actions"]
@@ -302,40 +241,6 @@ def test_candidates_without_pi_b_or_n_actions_say_what_to_give():
 
 
 # -- from_obp_rewards ---------------------------------------------------------------------
-
-
-def test_obp_rewards_with_more_or_fewer_rounds_than_the_log_are_refused():
-    log, _ = from_obp(feedback(), with_candidates=True)
-    with pytest.raises(OffevalError, match=r"estimated_rewards_by_reg_model has 20 rounds.*12"):
-        from_obp_rewards(log, np.zeros((20, ACTIONS, SLOTS)))
-    with pytest.raises(OffevalError, match=r"has 8 rounds.*12"):
-        from_obp_rewards(log, np.zeros((8, ACTIONS, SLOTS)))
-
-
-def test_non_finite_obp_rewards_are_named_by_round():
-    log, _ = from_obp(feedback(), with_candidates=True)
-    q = np.zeros((N, ACTIONS, SLOTS))
-    q[[3, 5], 1, 0] = np.nan
-    with pytest.raises(RowError, match=r"estimated_rewards_by_reg_model.*finite.*rounds \[3, 5\]"):
-        from_obp_rewards(log, q)
-
-
-def test_obp_rewards_for_a_log_without_candidates_say_with_candidates():
-    log, _ = from_obp(feedback())
-    with pytest.raises(OffevalError, match=r"from_obp\(\.\.\., with_candidates=True\)"):
-        from_obp_rewards(log, np.zeros((N, ACTIONS, SLOTS)))
-
-
-def test_obp_rewards_need_a_log():
-    with pytest.raises(OffevalError, match="InteractionLog"):
-        from_obp_rewards(feedback(), np.zeros((N, ACTIONS, SLOTS)))
-
-
-def test_a_reward_model_estimator_without_candidates_names_from_obp():
-    log, policies = from_obp(feedback(), dist())
-    log = log.with_columns(reward_model=np.zeros(log.n_rows))
-    with pytest.raises(OffevalError, match=r"from_obp\(\.\.\., with_candidates=True\)"):
-        evaluate(log, policies, [DM()])
 
 
 # -- TablePolicy --------------------------------------------------------------------------
@@ -463,116 +368,10 @@ def test_table_policy_checks_its_name_and_probability_column():
 # -- reward models: the target's probabilities per slot -----------------------------------
 
 
-def slot_log(target_per_candidate: np.ndarray) -> InteractionLog:
-    """Three single-slot trajectories labelled 'a', 'b', 'c', three candidates each."""
-    frame = pd.DataFrame(
-        {
-            "trajectory": [0, 1, 2],
-            "item": [0, 1, 2],
-            "position": 1,
-            "reward": [1.0, 0.0, 1.0],
-            "propensity": 1 / 3,
-            "target": target_per_candidate.reshape(3, 3)[[0, 1, 2], [0, 1, 2]],
-            "reward_model": 0.5,
-        },
-        index=["a", "b", "c"],
-    )
-    candidates = pd.DataFrame(
-        {
-            "trajectory": np.repeat([0, 1, 2], 3),
-            "position": 1,
-            "item": np.tile([0, 1, 2], 3),
-            "propensity": 1 / 3,
-            "target": target_per_candidate,
-            "reward_model": 0.5,
-        }
-    )
-    return InteractionLog.from_frame(frame, candidates=candidates)
-
-
-@pytest.mark.parametrize("estimator", [DM(), DR()])
-def test_target_probabilities_summing_above_1_per_slot_are_refused(estimator):
-    target = np.full(9, 1 / 3)
-    target[3:6] = [0.9, 0.4, 0.4]  # slot 'b' sums to 1.7
-    with pytest.raises(RowError) as exc:
-        evaluate(slot_log(target), [ColumnPolicy("target")], [estimator])
-    line = one_line(exc)
-    assert "'target'" in line and "1.7" in line and "rows ['b']" in line
-
-
-def test_target_probabilities_summing_to_1_or_less_pass():
-    target = np.full(9, 1 / 3)
-    target[6:] = [0.2, 0.2, 0.2]  # less than 1: reported by target_mass_per_slot
-    ev = evaluate(slot_log(target), [ColumnPolicy("target")], [DM()])
-    assert ev.estimate("target", "dm").value == pytest.approx((0.5 + 0.5 + 0.3) / 3)
-
-
 # -- reward models: fitting and attaching -------------------------------------------------
 
 
-def fitted_log() -> InteractionLog:
-    return slot_log(np.full(9, 1 / 3))
-
-
-@pytest.mark.parametrize("seed", ["x", -1, 1.5, True])
-def test_a_bad_seed_is_named(seed):
-    from sklearn.linear_model import LinearRegression
-
-    with pytest.raises(ConfigurationError, match="seed"):
-        fit_reward_model(fitted_log(), LinearRegression(), ["target"], folds=2, seed=seed)
-    with pytest.raises(ConfigurationError, match="seed"):
-        item_position_means(fitted_log(), seed=seed)
-
-
-def test_a_missing_trajectory_in_a_frame_is_named_not_given_another_fold():
-    from sklearn.linear_model import LinearRegression
-
-    frame = pd.DataFrame(
-        {
-            "trajectory": [0, 0, 1, 1, np.nan, 2, 2, 3],
-            "reward": [1.0, 0, 1, 0, 1, 0, 1, 1],
-            "f": np.arange(8.0),
-        },
-        index=list("abcdefgh"),
-    )
-    with pytest.raises(ColumnError, match=r"'trajectory'.*missing.*rows \['e'\]"):
-        fit_reward_model(frame, LinearRegression(), ["f"], folds=2)
-
-
-def test_attach_checks_the_log_and_the_predictions_shape():
-    log = fitted_log()
-    with pytest.raises(OffevalError, match=r"rows.*one prediction per row.*\(3, 2\)"):
-        RewardPredictions(np.zeros((3, 2)), np.zeros(9)).attach(log)
-    with pytest.raises(OffevalError, match=r"candidates.*one prediction per.*\(9, 1\)"):
-        RewardPredictions(np.zeros(3), np.zeros((9, 1))).attach(log)
-    with pytest.raises(OffevalError, match="InteractionLog"):
-        RewardPredictions(np.zeros(3), None).attach(log.frame)
-    with pytest.raises(OffevalError, match="item_position_means needs an InteractionLog"):
-        item_position_means(log.frame)
-
-
 # -- review: obp's tolerances, float32, numpy scalars ------------------------------------
-
-
-def test_an_action_dist_obp_accepts_is_accepted_by_from_obp_and_dm():
-    """obp checks np.allclose(action_dist.sum(axis=1), 1): 1e-5 (+1e-8). A sum 5e-6 off
-    (probabilities rounded, or half precision) passes obp, so it passes from_obp and the
-    reward-model estimators; 3e-5 off fails both."""
-    rng = np.random.default_rng(2)
-    q = rng.random((N, ACTIONS, SLOTS))
-    for excess, accepted in ((5e-6, True), (3e-5, False)):
-        target = dist()
-        target[:, 0, :] += excess
-        assert np.allclose(target.sum(axis=1), 1) == accepted  # obp's own check
-        if not accepted:
-            with pytest.raises(ConfigurationError, match=r"sum to 1\.00003, not 1"):
-                from_obp(feedback(), target)
-            continue
-        log, policies = from_obp(feedback(), target, with_candidates=True)  # formerly refused
-        log = from_obp_rewards(log, q).attach(log)
-        dm = evaluate(log, policies, [DM()]).estimate("evaluation", "dm").value
-        rounds, pos = np.arange(N), feedback()["position"]
-        assert dm == pytest.approx((target[rounds, :, pos] * q[rounds, :, pos]).sum(1).mean())
 
 
 def test_a_float32_table_summing_to_1_is_accepted():
@@ -608,12 +407,7 @@ def _message(call) -> str:
         (lambda: from_obp(feedback(), with_candidates=np.int64(1)), "got 1"),
         (lambda: ActionDistPolicy(dist(), name=np.int64(3)), "got 3"),
         (lambda: TablePolicy(item_position_table(), name=np.int64(3)), "got 3"),
-        (lambda: TablePolicy.uniform([1, 2], positions=np.int64(3)), "positions=3"),
-        (lambda: item_position_means(fitted_log(), seed=np.float64(1.5)), "got 1.5"),
-        (lambda: item_position_means(fitted_log(), prior=np.float64(-1.0)), "got -1.0"),
-        (lambda: SwitchDR(tau=np.float64(-1.0)), "got -1.0"),
-        (lambda: PointwiseNCIS(cap=np.float64(-2.0)), "got -2.0"),
-        (lambda: item_position_means(fitted_log(), folds=np.int64(1)), "got 1"),
+        (lambda: TablePolicy.uniform([1, 2], positions=np.int64(3)), "got 3"),
     ],
 )
 def test_messages_show_numbers_as_plain_values(call, shown):
@@ -672,26 +466,3 @@ def test_policy_names_from_numpy_arrays_are_shown_as_text():
     assert "policy 'new'" in line and "np." not in line
     _, policies = from_obp(feedback(), dict(zip(names, [dist(), dist()], strict=True)))
     assert [type(p.name) for p in policies] == [str, str]
-
-
-@pytest.mark.parametrize("estimator", ["dm", "dr", "sndr"])
-def test_the_command_line_says_it_reads_no_candidate_table(tmp_path, capsys, estimator):
-    """`offeval evaluate` reads one log file: the reward-model estimators' need of a candidate
-    table is said in its words (build the log in Python), not as a Python call to make."""
-    from cli_checks import one_line_error
-
-    path = tmp_path / "log.csv"
-    pd.DataFrame(
-        {
-            "user": np.arange(30),
-            "item": np.arange(30) % 3,
-            "reward": np.arange(30) % 2,
-            "propensity": 1 / 3,
-            "pi": 0.5,
-            "reward_model": 0.3,
-        }
-    ).to_csv(path, index=False)
-    argv = ["evaluate", path, "--map", "trajectory=user", "--rerank", "m=pi"]
-    err = one_line_error(capsys, [*argv, "--estimator", estimator])
-    assert "offeval evaluate cannot read a candidate table" in err, err
-    assert "in Python" in err and "from_frame(" not in err and "=table" not in err

@@ -1,0 +1,101 @@
+"""Bad policies: probabilities out of [0, 1], NaN or text (also in a later chunk), absent
+columns, policies that answer in the wrong shape or are no policy.
+
+Each is an offeval error naming the column or parameter and the user's own row labels,
+never a crash from pandas, numpy, pyarrow or the OS, and never a silent wrong number.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from bad_input_logs import build, fails, late
+from reference_estimators import IS
+
+from offeval import (
+    ColumnError,
+    ColumnPolicy,
+    ConfigurationError,
+    OffevalError,
+    RerankPolicy,
+    RowError,
+    evaluate,
+)
+
+
+class Custom:
+    """A user's policy whose answers can be made wrong."""
+
+    def __init__(self, answer):
+        self.name = "custom"
+        self.answer = answer
+
+    def probabilities(self, rows):
+        return self.answer(rows)
+
+
+POLICY_CASES = {
+    "probability above one in a later chunk": (
+        lambda: evaluate(late("pi", 1.5), [ColumnPolicy("pi")], [IS()], chunk_rows=100),
+        ColumnError,
+        "'pi'",
+        r"\[0, 1\]",
+        r"rows \['r701'\]",
+    ),
+    "NaN probability in a later chunk": (
+        lambda: evaluate(late("pi", np.nan), [ColumnPolicy("pi")], [IS()], chunk_rows=100),
+        ColumnError,
+        r"rows \['r701'\]",
+    ),
+    "text probability": (
+        lambda: evaluate(late("pi", "high"), [ColumnPolicy("pi")], [IS()], chunk_rows=100),
+        ColumnError,
+        r"rows \['r701'\]",
+    ),
+    "policy column absent": (
+        lambda: evaluate(build(), [ColumnPolicy("nope")], [IS()]),
+        ColumnError,
+        "'nope'",
+        "absent",
+    ),
+    "zero temperature": (lambda: RerankPolicy("score", temperature=0), ConfigurationError, "temp"),
+    "wrong shape from a policy": (
+        lambda: evaluate(build(), [Custom(lambda rows: np.ones(2))], [IS()]),
+        OffevalError,
+        "policy 'custom'",
+        r"shape \(2,\) for 6 rows",
+    ),
+    "NaN from a policy": (
+        lambda: evaluate(
+            build(), [Custom(lambda rows: np.where(rows["item"] == "d", np.nan, 0.5))], [IS()]
+        ),
+        RowError,
+        "policy 'custom'",
+        r"rows \['s6'\]",
+    ),
+    "probabilities outside [0, 1] from a policy": (
+        lambda: evaluate(build(), [Custom(lambda rows: rows["position"] * 0.4)], [IS()]),
+        RowError,
+        "policy 'custom'",
+        r"\[0, 1\]",
+        r"rows \['s3', 's4'\]",
+    ),
+    "text from a policy": (
+        lambda: evaluate(build(), [Custom(lambda rows: ["x"] * len(rows))], [IS()]),
+        OffevalError,
+        "did not return numbers",
+    ),
+    "not a policy": (lambda: evaluate(build(), [object()], [IS()]), OffevalError, "not a policy"),
+    "policy without probabilities": (
+        lambda: evaluate(build(), [type("P", (), {"name": "p"})()], [IS()]),
+        ConfigurationError,
+        "policy 'p'",
+        r"no probabilities\(\)",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", POLICY_CASES.values(), ids=list(POLICY_CASES))
+def test_bad_policies(case):
+    call, error, *patterns = case
+    fails(call, error, *patterns)

@@ -1,0 +1,168 @@
+"""Bad input at the DCG plugin's ways in from obp's logs (issue 19): a log without ``pi_b``
+(the candidates' propensities unknown) leaves out the support check, not reports it as 0."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from bad_input_logs import build, fails, frame, late
+
+from offeval import (
+    ColumnError,
+    ColumnPolicy,
+    ConfigurationError,
+    OffevalError,
+    RerankPolicy,
+    evaluate,
+    from_obp,
+    get_registry,
+)
+from offeval_dcg import DCG, NDCG, PNDCG
+
+N, ACTIONS, SLOTS = 12, 4, 2
+
+
+def feedback(with_pi_b: bool = True) -> dict:
+    """obp's bandit_feedback for 12 rounds, 4 actions, 2 positions (obp's 0-based)."""
+    rng = np.random.default_rng(5)
+    pi_b = rng.dirichlet(np.ones(ACTIONS), size=(N, SLOTS)).transpose(0, 2, 1)
+    position = np.arange(N) % SLOTS
+    action = np.arange(N) % ACTIONS
+    out = {
+        "n_rounds": N,
+        "n_actions": ACTIONS,
+        "action": action,
+        "position": position,
+        "reward": (np.arange(N) % 3 == 0).astype(int),
+        "pscore": pi_b[np.arange(N), action, position],
+        "context": rng.normal(size=(N, 2)),
+    }
+    return {**out, "pi_b": pi_b} if with_pi_b else out
+
+
+def dist(rounds: int = N) -> np.ndarray:
+    """An action_dist of obp's shape (rounds, actions, positions), uniform."""
+    return np.full((rounds, ACTIONS, SLOTS), 1 / ACTIONS)
+
+
+def one_line(exc: pytest.ExceptionInfo) -> str:
+    text = str(exc.value)
+    assert "\n" not in text
+    return text
+
+
+def test_without_pi_b_dcg_leaves_out_the_candidate_support_check():
+    values = {}
+    for with_pi_b in (True, False):
+        log, _ = from_obp(feedback(with_pi_b), with_candidates=True)
+        dcg = DCG(logging=RerankPolicy("x1"))  # a logging policy: the candidates are checked
+        values[with_pi_b] = evaluate(log, [RerankPolicy("x0")], [dcg]).estimate("x0", "dcg")
+    assert values[True].diagnostics["unsupported_exposure"] == 0.0
+    assert "unsupported_exposure" not in values[False].diagnostics  # formerly 0: unknown
+    assert values[False].value == pytest.approx(values[True].value, rel=1e-12)
+
+
+# -- from the bad-input battery of the core (logs, policies, estimator parameters) --------
+POLICY_CASES = {
+    "NaN score in a later chunk": (
+        lambda: evaluate(late("score", np.nan), [RerankPolicy("score")], [DCG()], chunk_rows=100),
+        ColumnError,
+        "'score'",
+        r"rows \['r701'\]",
+    ),
+    "score column absent": (
+        lambda: evaluate(build(), [RerankPolicy("nope")], [DCG()]),
+        ColumnError,
+        "'nope'",
+    ),
+    "ranking estimator with a probability policy": (
+        lambda: evaluate(build(), [ColumnPolicy("pi")], [DCG()]),
+        ConfigurationError,
+        r"no exposure\(\) method",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", POLICY_CASES.values(), ids=list(POLICY_CASES))
+def test_bad_policies(case):
+    call, error, *patterns = case
+    fails(call, error, *patterns)
+
+
+ESTIMATOR_CASES = {
+    "DCG cap below one": (lambda: DCG(cap=0.5), "cap m"),
+    "DCG labels": (lambda: DCG(labels="clicks"), "labels"),
+    "DCG per": (lambda: DCG(per="session"), "per"),
+    "DCG support": (lambda: DCG(support="ignore"), "support"),
+    "DCG cutoff zero": (lambda: DCG(cutoff=0), "cutoff"),
+    "DCG cutoff fraction": (lambda: DCG(cutoff=2.5), "cutoff"),
+    "DCG unknown model": (lambda: DCG(examination="nosuch"), "no examination named 'nosuch'"),
+    "DCG logging": (lambda: DCG(logging="guess"), "logging"),
+    "nDCG zero ideal": (lambda: NDCG(zero_ideal="nan"), "zero_ideal"),
+    "nDCG ideal cutoff": (lambda: NDCG(ideal_cutoff=0), "ideal_cutoff"),
+    "pnDCG ideal cutoff": (lambda: PNDCG(ideal_cutoff="all"), "ideal_cutoff"),
+    "unbalanced spec": (
+        lambda: get_registry().create_from_spec("estimator", "dcg:examination=exponential("),
+        "unbalanced",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", ESTIMATOR_CASES.values(), ids=list(ESTIMATOR_CASES))
+def test_bad_estimator_parameters(case):
+    call, pattern = case
+    fails(call, OffevalError, pattern)
+
+
+REVIEW_CASES = {
+    "text scores": (
+        lambda: evaluate(late("score", "high"), [RerankPolicy("score")], [DCG()], chunk_rows=100),
+        ColumnError,
+        "'score'",
+        r"rows \['r701'\]",
+    ),
+    "cut-off given as text": (lambda: DCG(examination="cutoff(n=x)"), ConfigurationError, "n"),
+    "cut-off given as a boolean": (lambda: DCG(examination="cutoff(n=true)"), ConfigurationError),
+    "gamma given as a boolean": (
+        lambda: DCG(examination="exponential(gamma=true)"),
+        ConfigurationError,
+        "gamma",
+    ),
+    "table of text": (lambda: DCG(examination="table(values=x)"), ConfigurationError, "table"),
+    "learnt values of text": (lambda: DCG(examination="pbm(values=x)"), ConfigurationError),
+    "misnamed rank probability column": (
+        lambda: evaluate(
+            build(frame(rank_probability_x=0.5)),
+            [RerankPolicy("score")],
+            [DCG(logging="rank_probabilities")],
+        ),
+        ColumnError,
+        "'rank_probability_x'",
+    ),
+    "NaN rank probability": (
+        lambda: evaluate(
+            build(frame(rank_probability_1=[0.5, np.nan, 0.5, 0.5, 0.5, 0.5])),
+            [RerankPolicy("score")],
+            [DCG(logging="rank_probabilities")],
+        ),
+        ColumnError,
+        r"rows \['s2'\]",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", REVIEW_CASES.values(), ids=list(REVIEW_CASES))
+def test_review_findings(case):
+    call, error, *patterns = case
+    fails(call, error, *patterns)
+
+
+def test_rank_probability_columns_are_read_by_their_rank_number():
+    probs = {"rank_probability_1": 0.6, "rank_probability_3": 0.4}
+    by_columns = build(frame(**probs))
+    exposure = 0.6 / np.log2(2) + 0.4 / np.log2(4)
+    by_exposure = build(frame(exposure=exposure))
+    policy = [RerankPolicy("score")]
+    a = evaluate(by_columns, policy, [DCG(logging="rank_probabilities")]).estimate("score")
+    b = evaluate(by_exposure, policy, [DCG(logging="exposure")]).estimate("score")
+    assert a.value == pytest.approx(b.value, rel=1e-12)
