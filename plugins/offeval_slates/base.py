@@ -11,24 +11,14 @@ from offeval.plugin import (
     Linearisation,
     PolicyView,
     Tally,
+    check_choice,
+    check_flag,
     ratio_of_means,
 )
 from offeval_slates.combine import by_position
 from offeval_slates.layout import layout
 
 PER = ("impression", "trajectory")
-
-
-def check_flag(name: str, value) -> None:
-    """A switch must be True or False."""
-    if not isinstance(value, (bool, np.bool_)):
-        raise ConfigurationError(f"{name} must be True or False, got {value!r}")
-
-
-def check_per(per) -> None:
-    """``per`` names the estimand's denominator."""
-    if not isinstance(per, str) or per not in PER:
-        raise ConfigurationError(f"per must be one of {PER}, got {per!r}")
 
 
 def check_column_name(name: str, value, optional: bool = False) -> None:
@@ -59,8 +49,8 @@ class SlateEstimator(BaseEstimator):
     per = "impression"
 
     def _check(self) -> None:
-        check_flag("self_normalized", self.self_normalized)
-        check_per(self.per)
+        check_flag(self.self_normalized, "self_normalized")
+        check_choice(self.per, "per", PER)
 
     @property
     def estimand(self) -> str:
