@@ -503,6 +503,14 @@ def test_randomization_resamples_too_few_for_alpha_are_refused(tmp_path, capsys)
     assert main([str(x) for x in [*base, "--resamples", "20"]]) == 0
     # the t-test decides: the randomisation p-value is only reported, any count is fine
     assert main([str(x) for x in ["compare", qrels, a, b, "-m", "RR", "--resamples", "10"]]) == 0
+    one_line_error(
+        capsys,
+        [*base, "--resamples", "0"],
+        r"^offeval: error: argument --resamples: 0 is not >= 1 ",
+    )
+    one_line_error(
+        capsys, [*base, "--resamples", "1.5"], "--resamples: '1.5' is not a whole number"
+    )
 
 
 def test_comma_between_two_measures_asks_for_one_per_option(tmp_path, capsys):
