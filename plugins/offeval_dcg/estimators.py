@@ -24,6 +24,9 @@ from offeval.plugin import (
     Linearisation,
     PolicyView,
     Tally,
+    check_choice,
+    check_number,
+    check_whole,
     exposure,
     ratio_of_means,
 )
@@ -82,27 +85,6 @@ def _known_candidates(log) -> bool:
     return log.has_candidates and not np.isnan(log.candidates["propensity"].to_numpy()).any()
 
 
-def _check_cap(cap) -> float:
-    if isinstance(cap, bool) or not isinstance(cap, (int, float)) or not cap >= 1:
-        raise ConfigurationError(f"cap m must be a number >= 1 or inf, got {cap!r}")
-    return float(cap)
-
-
-def _choice(name: str, value, options) -> None:
-    if not isinstance(value, str) or value not in options:
-        raise ConfigurationError(f"{name} must be one of {options}, got {value!r}")
-
-
-def _depth(name: str, value) -> None:
-    if value is not None and (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float))
-        or value != int(value)
-        or value < 1
-    ):
-        raise ConfigurationError(f"{name} must be None or a whole number >= 1, got {value!r}")
-
-
 class _DCGFamily(BaseEstimator):
     """Shared configuration and row computations of DCG, nDCG and pnDCG."""
 
@@ -115,12 +97,12 @@ class _DCGFamily(BaseEstimator):
 
     def _check(self) -> None:
         """Validate the shared parameters and resolve the examination model (at construction)."""
-        _check_cap(self.cap)
-        _choice("labels", self.labels, LABELS)
-        _choice("support", self.support, exposure.SUPPORT_POLICIES)
-        _depth("cutoff", self.cutoff)
+        check_number(self.cap, "cap m", low=1, finite=False)
+        check_choice(self.labels, "labels", LABELS)
+        check_choice(self.support, "support", exposure.SUPPORT_POLICIES)
+        check_whole(self.cutoff, "cutoff", low=1, floats=True, optional=True)
         if isinstance(self.logging, str):
-            _choice("logging", self.logging, exposure.SOURCES)
+            check_choice(self.logging, "logging", exposure.SOURCES)
         elif not callable(getattr(self.logging, "exposure", None)):
             raise ConfigurationError(
                 f"logging must be one of {exposure.SOURCES} or a policy with exposure(), "
@@ -248,7 +230,7 @@ class DCG(_DCGFamily):
         self.per = per
         self.support = support
         self._check()
-        _choice("per", per, PER)
+        check_choice(per, "per", PER)
 
     @property
     def estimand(self) -> str:
@@ -303,7 +285,7 @@ class _Normalised(_DCGFamily):
     def _check(self) -> None:
         super()._check()
         if self.ideal_cutoff != "same":
-            _depth("ideal_cutoff", self.ideal_cutoff)
+            check_whole(self.ideal_cutoff, "ideal_cutoff", low=1, floats=True, optional=True)
 
     def _ideal_model(self):
         depth = self.cutoff if self.ideal_cutoff == "same" else self.ideal_cutoff
@@ -354,7 +336,7 @@ class NDCG(_Normalised):
         self.logging = logging
         self.support = support
         self._check()
-        _choice("zero_ideal", zero_ideal, ZERO_IDEAL)
+        check_choice(zero_ideal, "zero_ideal", ZERO_IDEAL)
 
     def contribute(self, view: PolicyView) -> Contribution:
         """Unit columns: each trajectory's nDCG, and whether it counts."""

@@ -13,14 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from offeval.plugin import ConfigurationError, active_registry, plain
-
-
-def _number(name: str, value) -> float:
-    """A parameter that must be a real number (not a boolean, not text)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ConfigurationError(f"{name} must be a number, got {value!r}")
-    return float(value)
+from offeval.plugin import ConfigurationError, active_registry, check_number, check_whole
 
 
 def _ranks(ranks) -> np.ndarray:
@@ -34,8 +27,7 @@ class Logarithmic:
     """e(i) = 1 / log_base(i + 1): the DCG discount."""
 
     def __init__(self, base: float = 2.0):
-        if not _number("log base", base) > 1:
-            raise ConfigurationError(f"log base must exceed 1, got {base}")
+        check_number(base, "log base", low=1, low_open=True, finite=False)
         self.base = base
 
     def __call__(self, ranks) -> np.ndarray:
@@ -54,8 +46,7 @@ class Exponential:
     """e(i) = gamma^(i - 1): the rank-biased (RBP) discount."""
 
     def __init__(self, gamma: float = 0.7):
-        if not 0 < _number("gamma", gamma) <= 1:
-            raise ConfigurationError(f"gamma must lie in (0, 1], got {gamma}")
+        check_number(gamma, "gamma", low=0, high=1, low_open=True)
         self.gamma = gamma
 
     def __call__(self, ranks) -> np.ndarray:
@@ -123,9 +114,7 @@ class CutOff:
     """
 
     def __init__(self, n: int = 10, model: Any = "logarithmic", **params: Any):
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-            raise ConfigurationError(f"cut-off n must be a whole number >= 1, got {plain(n)!r}")
-        self.n = int(n)
+        self.n = check_whole(n, "cut-off n", low=1)
         if isinstance(model, str) and params:
             self.model = active_registry().create("examination", model, **params)
         else:
