@@ -34,8 +34,9 @@ from offeval.plugin import (
     OffevalWarning,
     PolicyView,
     Tally,
+    check_choice,
+    check_whole,
     hash_ids,
-    plain,
     ratio_of_means,
 )
 from offeval_disagreement import streams
@@ -45,16 +46,6 @@ from offeval_disagreement.ordering import LOGGING, SCALES, fixed, ordering
 
 #: Counts of the ordering computation reported in every estimate's diagnostics.
 REPORTED = ("pool_assumed", "monte_carlo_banners")
-
-
-def _choice(name: str, value, options) -> None:
-    if not isinstance(value, str) or value not in options:
-        raise ConfigurationError(f"{name} must be one of {options}, got {value!r}")
-
-
-def _whole(name: str, value, low: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise ConfigurationError(f"{name} must be a whole number >= {low}, got {plain(value)!r}")
 
 
 class _Disagreement(BaseEstimator):
@@ -140,7 +131,7 @@ class PairwiseDisagreement(_Disagreement):
     name = "pd"
 
     def __init__(self, banners: str = "all"):
-        _choice("banners", banners, SUBSETS)
+        check_choice(banners, "banners", SUBSETS)
         self.banners = banners
 
     def _banner(self, view, group, s, c, tally):
@@ -188,16 +179,15 @@ class CounterfactualDisagreement(_Disagreement):
         deterministic: str = "logging_deterministic",
         score_scale: str | None = None,
     ):
-        _choice("banners", banners, SUBSETS)
-        _choice("logging", logging, LOGGING)
-        _choice("method", method, METHODS)
-        if score_scale is not None:
-            _choice("score_scale", score_scale, tuple(SCALES))
+        check_choice(banners, "banners", SUBSETS)
+        check_choice(logging, "logging", LOGGING)
+        check_choice(method, "method", METHODS)
+        check_choice(score_scale, "score_scale", tuple(SCALES))
         for name, value in (("pool", pool), ("prefix", prefix), ("deterministic", deterministic)):
             if not isinstance(value, str) or not value:
                 raise ConfigurationError(f"{name} must name a column, got {value!r}")
-        _whole("samples", samples, 2)
-        _whole("seed", seed, 0)
+        check_whole(samples, "samples", low=2)
+        check_whole(seed, "seed", low=0)
         self.banners = banners
         self.logging = logging
         self.pool = pool
@@ -287,8 +277,8 @@ class SampledPairwiseDisagreement(_Sampled, PairwiseDisagreement):
 
     def __init__(self, banners: str = "all", draws: int = 1, seed: int = 0):
         super().__init__(banners)
-        _whole("draws", draws, 1)
-        _whole("seed", seed, 0)
+        check_whole(draws, "draws", low=1)
+        check_whole(seed, "seed", low=0)
         self.draws = draws
         self.seed = seed
 
@@ -324,7 +314,7 @@ class SampledCounterfactualDisagreement(_Sampled, CounterfactualDisagreement):
             deterministic=deterministic,
             score_scale=score_scale,
         )
-        _whole("draws", draws, 1)
+        check_whole(draws, "draws", low=1)
         self.draws = draws
 
     def _negatives(self, view, group, c, tally) -> np.ndarray:
@@ -345,7 +335,7 @@ class ResampledBannerDisagreement(_Disagreement):
     name = "cd_banner"
 
     def __init__(self, banners: str = "all"):
-        _choice("banners", banners, SUBSETS)
+        check_choice(banners, "banners", SUBSETS)
         self.banners = banners
 
     @property

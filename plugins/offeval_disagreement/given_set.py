@@ -42,7 +42,7 @@ from functools import lru_cache, reduce
 
 import numpy as np
 
-from offeval.plugin import ConfigurationError, plain
+from offeval.plugin import ConfigurationError, check_choice, check_whole
 from offeval_disagreement import streams
 
 #: Largest banner the exact algorithms take (2^MAX_EXACT subsets per banner).
@@ -386,8 +386,7 @@ def monte_carlo(
     mass), so its estimate is the same whatever else is in the call.
     """
     logits, log_rest = _check(logits, rest)
-    if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 2:
-        raise ConfigurationError(f"samples must be a whole number >= 2, got {plain(samples)!r}")
+    check_whole(samples, "samples", low=2)
     banners, n = logits.shape
     state = streams.states(_keys(logits, log_rest) if keys is None else _given(keys, banners), seed)
     w, r = _weights(logits, log_rest)
@@ -486,8 +485,7 @@ def rank_probabilities(
     Returns the (banners, n, n) probabilities and, for Monte Carlo, their
     standard errors (None when exact).
     """
-    if method not in METHODS:
-        raise ConfigurationError(f"method must be one of {METHODS}, got {method!r}")
+    check_choice(method, "method", METHODS)
     n = np.shape(logits)[1] if np.ndim(logits) == 2 else 0
     if method == "exact":
         exact_limit(n, "method='exact'")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from offeval.plugin import ConfigurationError, plain
+from offeval.plugin import check_whole
 
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
@@ -26,8 +26,7 @@ def mix(x: np.ndarray) -> np.ndarray:
 
 def states(keys: np.ndarray, seed: int) -> np.ndarray:
     """Each banner's stream state from its uint64 key and the random seed (a whole number >= 0)."""
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**64:
-        raise ConfigurationError(f"seed must be a whole number in [0, 2^64), got {plain(seed)!r}")
+    seed = check_whole(seed, "seed", low=0, high=2**64 - 1, rule="a whole number in [0, 2^64)")
     with np.errstate(over="ignore"):
         return mix(np.asarray(keys, dtype=np.uint64) ^ mix(np.uint64(seed) + GOLDEN))
 
