@@ -2,8 +2,9 @@
 
 Each unit (trajectory) gets an independent Poisson(1) weight in every
 replicate; a replicate's column means are weighted means, so replicates are
-accumulated chunk by chunk without keeping the data. Estimators' ``combine``
-is then applied to each replicate's means. Nuisance coefficients that
+accumulated chunk by chunk (by the one fold driver, :func:`offeval.engine.fold.fold`,
+over the chunks of :func:`offeval.engine.fold.chunks`) without keeping the
+data. Estimators' ``combine`` is then applied to each replicate's means. Nuisance coefficients that
 ``combine`` reads from the covariance (a control-variate slope, say) are held at their
 full-sample value.
 """
@@ -17,12 +18,13 @@ import pandas as pd
 
 from offeval.data.log import InteractionLog
 from offeval.data.policy import Policy
+from offeval.engine.accumulator import Accumulator
 from offeval.engine.estimator import Estimator
-from offeval.engine.evaluation import Accumulator
-from offeval.errors import OffevalError, plain
+from offeval.engine.fold import chunks, fold
+from offeval.errors import OffevalError
 from offeval.progress import progress_bar
-from offeval.stats.inference import check_level
 from offeval.stats.moments import Moments
+from offeval.validation import check_level, check_whole
 
 #: Largest number of Poisson draws held in memory at once.
 MAX_DRAWS = 4_000_000
@@ -46,21 +48,17 @@ def bootstrap(
     al.'s 2019 tables), each replicate dividing by its own baseline value. Results are
     reproducible for a given ``seed`` and chunking.
     """
-    if (
-        isinstance(replicates, bool)
-        or not isinstance(replicates, (int, np.integer))
-        or replicates < 2
-    ):
-        raise OffevalError(f"replicates must be a whole number >= 2, got {plain(replicates)!r}")
+    replicates = check_whole(replicates, "replicates", low=2, error=OffevalError)
     check_level(level)
     acc = Accumulator(policies, estimators)
     names = [p.name for p in policies]
     if baseline is not None and baseline not in names:
         raise OffevalError(f"baseline {baseline!r} is not among the policies {names}")
     whole = isinstance(log, InteractionLog)
-    chunks = log.chunks(chunk_rows) if whole else log
-    sums = np.zeros((replicates, 0))
-    totals = np.zeros(replicates)
+    if whole:
+        rule = "a whole number of rows >= 1"
+        chunk_rows = check_whole(chunk_rows, "chunk size", low=1, rule=rule, error=OffevalError)
+    draws = _Replicates(replicates, seed)
     total = getattr(log, "n_rows", None)  # rows: a total and an ETA when the size is known
     bar = progress_bar(
         progress,
@@ -70,25 +68,20 @@ def bootstrap(
         unit="row",
         unit_scale=True,
     )
-    for index, chunk in enumerate(chunks):
-        block = acc.fold(chunk, new_units=whole)
+
+    def replicate(index: int, chunk: InteractionLog, block: np.ndarray) -> None:
         bar.update(chunk.n_rows)
-        sums = np.pad(sums, ((0, 0), (0, block.shape[1] - sums.shape[1])))
-        rng = np.random.default_rng([seed, index])
-        step = max(1, MAX_DRAWS // max(len(block), 1))
-        for start in range(0, replicates, step):
-            stop = min(start + step, replicates)
-            weights = rng.poisson(1.0, (stop - start, len(block))).astype(float)
-            sums[start:stop] += weights @ block
-            totals[start:stop] += weights.sum(axis=1)
+        draws.add(index, block)
+
+    fold(acc, chunks(log, chunk_rows) if whole else log, new_units=whole, keep=True, each=replicate)
     bar.close()
     if acc.moments is None:
         raise OffevalError("no data was added")
     covariance = acc.moments.covariance()
     labels = [d.label for d in acc.declarations]
     values = np.empty((replicates + 1, len(policies), len(estimators)))
-    means = np.vstack([acc.moments.mean, sums / totals[:, None]])
-    ns = np.r_[acc.moments.n, totals]
+    means = np.vstack([acc.moments.mean, draws.sums / draws.totals[:, None]])
+    ns = np.r_[acc.moments.n, draws.totals]
     for r in range(replicates + 1):
         moments = Moments(int(ns[r]), means[r], acc.moments.comoment)
         for p in range(len(policies)):
@@ -115,3 +108,24 @@ def bootstrap(
                 }
             )
     return pd.DataFrame(rows)
+
+
+class _Replicates:
+    """Every replicate's Poisson(1)-weighted column sums and total weight, chunk by chunk."""
+
+    def __init__(self, replicates: int, seed: int):
+        self.seed = seed
+        self.sums = np.zeros((replicates, 0))
+        self.totals = np.zeros(replicates)
+
+    def add(self, index: int, block: np.ndarray) -> None:
+        """Add chunk ``index``'s (n_units, k) block of unit sums, drawn from seed (seed, index)."""
+        replicates = len(self.totals)
+        self.sums = np.pad(self.sums, ((0, 0), (0, block.shape[1] - self.sums.shape[1])))
+        rng = np.random.default_rng([self.seed, index])
+        step = max(1, MAX_DRAWS // max(len(block), 1))
+        for start in range(0, replicates, step):
+            stop = min(start + step, replicates)
+            weights = rng.poisson(1.0, (stop - start, len(block))).astype(float)
+            self.sums[start:stop] += weights @ block
+            self.totals[start:stop] += weights.sum(axis=1)

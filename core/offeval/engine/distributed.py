@@ -1,6 +1,8 @@
 """Evaluation on a Dask DataFrame: partitions are folded where they live, then merged.
 
-Because moment accumulators merge exactly, the result equals the in-memory
+Each partition is folded by the one fold driver (:func:`offeval.engine.fold.fold`)
+into a :class:`~offeval.engine.fold.FoldState`, which travels back without
+the policies or the estimators. Because fold states merge exactly, the result equals the in-memory
 evaluation of the same rows (up to floating-point rounding). Every trajectory
 must lie within one partition (for instance, index the frame by trajectory);
 a trajectory split across partitions is an error, not a silent miscount.
@@ -17,10 +19,12 @@ import pandas as pd
 from offeval.data.log import InteractionLog
 from offeval.data.policy import Policy
 from offeval.data.units import hash_ids
+from offeval.engine.accumulator import Accumulator
 from offeval.engine.estimator import Estimator
-from offeval.engine.evaluation import Accumulator, Evaluation
+from offeval.engine.fold import FoldState, chunks, fold
+from offeval.engine.result import Evaluation
 from offeval.errors import OffevalError, SplitUnitError
-from offeval.stats.inference import check_level
+from offeval.validation import check_level, check_whole
 
 #: How to fix a Dask DataFrame whose trajectories span partitions.
 REPARTITION = (
@@ -30,13 +34,11 @@ REPARTITION = (
 
 
 def _fold(frame: pd.DataFrame, mapping, policies, estimators, chunk_rows: int):
-    """Accumulate one partition (its trajectory ids recorded in the accumulator's ledger)."""
+    """The fold state of one partition (its trajectory ids recorded in the state's ledger)."""
     if len(frame) == 0:
         return None
     acc = Accumulator(policies, estimators)
-    for chunk in InteractionLog.from_frame(frame, mapping).chunks(chunk_rows):
-        acc.add(chunk)
-    return acc
+    return fold(acc, chunks(InteractionLog.from_frame(frame, mapping), chunk_rows)).state
 
 
 def evaluate_dask(
@@ -58,7 +60,9 @@ def evaluate_dask(
     except ImportError:  # pragma: no cover - exercised only without the extra
         raise OffevalError("evaluate_dask needs dask: pip install 'offeval[dask]'") from None
     check_level(level)
-    Accumulator(policies, estimators)  # checks the setup before any work is sent out
+    rows = "a whole number of rows >= 1"
+    chunk_rows = check_whole(chunk_rows, "chunk size", low=1, rule=rows, error=OffevalError)
+    acc = Accumulator(policies, estimators)  # checks the setup before any work is sent out
     if not hasattr(frame, "to_delayed"):
         raise OffevalError(f"expected a dask DataFrame, got {type(frame).__name__}")
     fold = dask.delayed(_fold)
@@ -67,11 +71,11 @@ def evaluate_dask(
     if not results:
         raise OffevalError("the Dask DataFrame has no rows")
     try:
-        merged = reduce(Accumulator.merge, results)
+        merged = reduce(FoldState.merge, results)
     except SplitUnitError as err:
         ids = err.ids if err.keys is None else _ids_of(frame, mapping, err.keys)
         raise SplitUnitError(ids, err.count, REPARTITION) from None
-    return merged.result(level)
+    return acc.with_state(merged).result(level)
 
 
 def _ids_of(frame, mapping, keys) -> list:

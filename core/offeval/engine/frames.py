@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from offeval.engine.evaluation import Evaluation
+from offeval.engine.result import Evaluation
 
 
 def pairs_table(

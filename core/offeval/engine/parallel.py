@@ -1,11 +1,13 @@
 """One evaluation on several processes: each folds a share of the trajectories; the results merge.
 
-Accumulators merge exactly, so splitting a log's trajectories into
-contiguous shares, folding each share in a forked worker process and merging
-the workers' accumulators gives the estimates of the one-process pass (up to
+Fold states merge exactly, so splitting a log's trajectories into
+contiguous shares, folding each share in a forked worker process (with the
+one fold driver, :func:`offeval.engine.fold.fold`) and merging the workers'
+fold states gives the estimates of the one-process pass (up to
 floating-point rounding). Workers are forked, so they read the log, the
 policies and the estimators from the parent's memory without copying them;
-only the accumulators (moments over the unit-level columns) come back.
+only their :class:`~offeval.engine.fold.FoldState` (moments over the
+unit-level columns, tallies, the ledger: no policy, no estimator) comes back.
 Where forking is not safe or possible (Windows; macOS, whose system
 libraries may break in forked children; inside a daemonic worker), or when
 a worker fails, dies or returns columns that cannot be matched with the
@@ -53,6 +55,7 @@ from pathlib import Path
 import numpy as np
 
 from offeval.data.log import InteractionLog
+from offeval.engine.fold import FoldState, fold
 from offeval.errors import OffevalWarning
 
 #: In a worker: what it folds (chunker, accumulator factory, shared row counter).
@@ -139,8 +142,8 @@ def fold_in_workers(
     chunker: Callable[[tuple[int, int], object], Iterator[InteractionLog]],
     workers: int,
     on_rows: Callable[[int], None],
-):
-    """The merged accumulator of ``workers`` forked processes, or None to fold here instead.
+) -> FoldState | None:
+    """The merged fold state of ``workers`` forked processes, or None to fold here instead.
 
     ``new_accumulator()`` builds an empty accumulator; ``chunker((lo, hi), acc)``
     yields the chunks of the log's rows lo:hi (slices of the parent's log, so a
@@ -185,15 +188,11 @@ def fold_in_workers(
             return None
     if any(part is None for part in parts):
         return None
-    accumulators = [acc for acc, _ in parts]
-    if any(acc.local != accumulators[0].local for acc in accumulators[1:]):
+    states = [state for state, _ in parts]
+    if any(state.local != states[0].local for state in states[1:]):
         return None  # columns keyed by objects that unpickle unequal: their sums cannot merge
     _raise_again([caught for _, warned in parts for caught in warned])
-    template = new_accumulator()
-    for acc in accumulators:
-        acc.policies, acc.estimators = template.policies, template.estimators
-        acc.declarations = template.declarations
-    return reduce(lambda a, b: a.merge(b), accumulators)
+    return reduce(FoldState.merge, states)
 
 
 def _watch(futures: list, counter, beats: Heartbeats, on_rows: Callable[[int], None]) -> bool:
@@ -273,26 +272,25 @@ def _install(job: tuple) -> None:
 
 
 def _fold_share(bounds: tuple[int, int]):
-    """In a worker: fold one share of the log, with the warnings raised on the way.
+    """In a worker: fold one share of the log; its fold state and the warnings raised.
 
     None if anything fails: the parent then folds the log itself, raising the error.
     """
     chunker, new_accumulator, counter, _ = _JOB
+
+    def count(_, chunk: InteractionLog, __) -> None:
+        with counter.get_lock():
+            counter.value += chunk.n_rows
+
     try:
         with warnings.catch_warnings(record=True) as warned:
             warnings.simplefilter("always")
             acc = new_accumulator()
-            for chunk in chunker(bounds, acc):
-                acc.add(chunk, new_units=True)
-                with counter.get_lock():
-                    counter.value += chunk.n_rows
+            fold(acc, chunker(bounds, acc), new_units=True, each=count)
     except BaseException:  # noqa: BLE001 - the parent re-runs and raises it itself
         return None
-    acc.policies = acc.estimators = acc.declarations = None  # the parent has them: send back
-    # only the moments
-    acc._buffer = np.empty(0)
     caught = [(w.message, w.category, w.filename, w.lineno) for w in warned]
-    return acc, caught
+    return acc.state, caught
 
 
 def _raise_again(caught: list[tuple]) -> None:

@@ -1,11 +1,24 @@
-"""Estimate: the value of one estimator for one policy, with its uncertainty."""
+"""What an evaluation gives: an :class:`Estimate` of one policy by one estimator, with its
+uncertainty, and the :class:`Evaluation` of many, with the covariances between them."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
+
+from offeval.engine.summary import EstimatorSummary
+from offeval.errors import OffevalError, did_you_mean
+from offeval.specs import find_label
+from offeval.stats.compare import PairwiseComparison, pairwise_grid
+from offeval.stats.inference import Linearisation, interval, quadratic_form, variance
+from offeval.stats.moments import Tally
+from offeval.validation import check_level
+
+if TYPE_CHECKING:
+    from offeval.engine.accumulator import Accumulator
 
 
 @dataclass(frozen=True)
@@ -77,3 +90,196 @@ class Estimate:
             )
             lines.append(f"  diagnostics: {diag}")
         return "\n".join(lines)
+
+
+class Evaluation:
+    """Estimates of many policies by many estimators on one log.
+
+    Because every estimate is linearised over the same unit-level columns, any
+    two estimates have a known covariance: paired differences, values relative
+    to a baseline and significance grids are exact delta-method computations.
+    Estimators are named by their label, which omits parameters at their
+    defaults (``"my_est"``, ``"my_est(cap=10)"``), or by their registered name
+    or a spec with any parameters (``"my_est(cap=100)"``, ``"my_est:cap=100"``)
+    when only one of the evaluated estimators matches.
+    """
+
+    def __init__(self, acc: Accumulator, level: float):
+        self.level = check_level(level)
+        self.policies = [p.name for p in acc.policies]
+        self.estimators = [d.label for d in acc.declarations]
+        self.components = list(acc.estimators)
+        self.declarations = list(acc.declarations)
+        self.n_units = acc.moments.n
+        self._covariance = acc.moments.covariance()
+        self._lin: dict[tuple[str, str], Linearisation] = {}
+        self._estimates: dict[tuple[str, str], Estimate] = {}
+        for p, policy in enumerate(acc.policies):
+            for e, estimator in enumerate(acc.estimators):
+                stats = acc.stats(p, e, acc.moments, self._covariance)
+                lin = estimator.combine(stats)
+                label = self.estimators[e]
+                self._lin[policy.name, label] = lin
+                tally = acc.tallies.get((p, e), Tally())
+                diagnostics = {**tally.counts, **estimator.diagnose(tally)}
+                fitted = self.declarations[e].fitted
+                if fitted is not None:  # parameters the estimator fitted from the log
+                    diagnostics.update({f"fitted_{k}": v for k, v in fitted(stats).items()})
+                excluded = acc.excluded.get((p, e), {})
+                if sum(excluded.values()) > self.n_units:
+                    raise OffevalError(
+                        f"estimator {label!r} excluded {sum(excluded.values())} units out of "
+                        f"{self.n_units}: a unit was excluded twice"
+                    )
+                self._estimates[policy.name, label] = self._estimate(
+                    policy.name, label, lin, excluded, diagnostics
+                )
+
+    def _estimate(self, policy, label, lin, excluded=None, diagnostics=None) -> Estimate:
+        se = self.standard_error(lin)
+        low, high = interval(lin.value, se, self.level)
+        excluded = dict(excluded or {})
+        return Estimate(
+            policy,
+            label,
+            lin.value,
+            se,
+            low,
+            high,
+            self.level,
+            self.n_units - sum(excluded.values()),
+            excluded,
+            dict(diagnostics or {}),
+        )
+
+    def estimate(self, policy: str, estimator: str | None = None) -> Estimate:
+        """The estimate of one policy by one estimator (the only one, if omitted)."""
+        return self._estimates[self._policy(policy), self._estimator(estimator)]
+
+    def _policy(self, policy: str) -> str:
+        if policy not in self.policies:
+            close = did_you_mean(policy, self.policies)
+            raise OffevalError(f"unknown policy {policy!r}{close}: one of {self.policies}")
+        return policy
+
+    def _estimator(self, estimator: str | None) -> str:
+        """The label of the estimator named by label, registered name or spec."""
+        if estimator is None:
+            if len(self.estimators) != 1:
+                raise OffevalError(f"name an estimator: one of {self.estimators}")
+            return self.estimators[0]
+        known = {
+            label: (component.name, component.get_params())
+            for label, component in zip(self.estimators, self.components, strict=True)
+        }
+        return find_label(estimator, known)
+
+    def linearisation(self, policy: str, estimator: str | None = None) -> Linearisation:
+        """The value and gradient behind an estimate."""
+        return self._lin[self._policy(policy), self._estimator(estimator)]
+
+    def standard_error(self, lin: Linearisation) -> float:
+        """Standard error of any linearisation of this evaluation's columns.
+
+        For example ``ev.linearisation("p", "is").minus(ev.linearisation("p", "snips"))``:
+        estimates of two estimators can be combined when the evaluation kept
+        the covariances between them (``evaluate(..., covariances="all")``).
+        """
+        return float(np.sqrt(max(variance(lin, self._covariance, self.n_units), 0.0)))
+
+    def difference(self, a: str, b: str, estimator: str | None = None) -> Estimate:
+        """Paired difference V(a) - V(b) on the same log, with its interval.
+
+        Units excluded are those either estimate excluded, by reason (the
+        larger count of the two: exact when exclusions do not depend on the
+        policy, a lower bound otherwise).
+        """
+        est = self._estimator(estimator)
+        lin = self._lin[self._policy(a), est].minus(self._lin[self._policy(b), est])
+        return self._estimate(f"{a} - {b}", est, lin, self._excluded_by_either(a, b, est))
+
+    def relative(self, baseline: str, estimator: str | None = None) -> list[Estimate]:
+        """Every policy's value divided by the baseline's (baseline = 1, se 0).
+
+        Units excluded count as in :meth:`difference`, for the policy and the baseline.
+        """
+        est = self._estimator(estimator)
+        base = self._baseline(baseline, est)
+        return [
+            self._estimate(
+                p, est, self._lin[p, est].ratio(base), self._excluded_by_either(p, baseline, est)
+            )
+            for p in self.policies
+        ]
+
+    def _excluded_by_either(self, a: str, b: str, est: str) -> dict[str, int]:
+        first, second = self._estimates[a, est].excluded, self._estimates[b, est].excluded
+        return {r: max(first.get(r, 0), second.get(r, 0)) for r in {*first, *second}}
+
+    def _baseline(self, baseline: str, est: str) -> Linearisation:
+        base = self._lin[self._policy(baseline), est]
+        if not np.isfinite(base.value) or base.value == 0:
+            raise OffevalError(
+                f"baseline {baseline!r} has value {base.value} under {est}: values relative "
+                "to it are undefined; choose another baseline"
+            )
+        return base
+
+    def covariance(self, estimator: str | None = None, baseline: str | None = None) -> np.ndarray:
+        """Covariance matrix of the policies' estimates (already divided by n)."""
+        est = self._estimator(estimator)
+        lins = [self._lin[p, est] for p in self.policies]
+        if baseline is not None:
+            base = self._baseline(baseline, est)
+            lins = [lin.ratio(base) for lin in lins]
+        k = self._covariance.shape[0]
+        grads = np.stack([lin.dense(k) for lin in lins])
+        return quadratic_form(grads, self._covariance) / self.n_units
+
+    def grid(
+        self,
+        estimator: str | None = None,
+        correction: str | None = None,
+        alpha: float = 0.05,
+        baseline: str | None = None,
+    ) -> PairwiseComparison:
+        """Paired significance tests between every pair of policies."""
+        est = self._estimator(estimator)
+        if baseline is None:
+            values = np.array([self._lin[p, est].value for p in self.policies])
+        else:
+            values = np.array([e.value for e in self.relative(baseline, est)])
+        cov = self.covariance(est, baseline)
+        return pairwise_grid(self.policies, values, cov, correction=correction, alpha=alpha)
+
+    def summary(
+        self, estimator: str | None = None, baseline: str | None = None
+    ) -> EstimatorSummary:
+        """One estimator's values and their covariance, for decisions (and for saving)."""
+        est = self._estimator(estimator)
+        where = self.estimators.index(est)
+        component, declared = self.components[where], self.declarations[where]
+        if baseline is None:
+            values = np.array([self._lin[p, est].value for p in self.policies])
+        else:
+            values = np.array([e.value for e in self.relative(baseline, est)])
+        return EstimatorSummary(
+            est,
+            component.name,
+            list(self.policies),
+            values,
+            self.covariance(est, baseline),
+            self.n_units,
+            self.level,
+            baseline,
+            declared.higher_is_better,
+            dict(component.get_params()),
+        )
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per (policy, estimator)."""
+        return pd.DataFrame([e.to_dict() for e in self._estimates.values()])
+
+    def __repr__(self) -> str:
+        frame = self.to_frame()[["policy", "estimator", "value", "se", "ci_low", "ci_high"]]
+        return f"Evaluation on {self.n_units:,} units\n{frame.to_string(index=False)}"

@@ -1,0 +1,365 @@
+"""What one pass folds chunks with: the set-up (policies, estimators) and its fold state.
+
+Estimators emit columns per row or per unit for every (policy, estimator)
+pair; the accumulator sums row columns over each trajectory (the unit), keys
+every column by its owner, and folds all of them into the moments of its
+:class:`~offeval.engine.fold.FoldState`, whose cross-covariances give paired
+comparisons between policies for free.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from offeval.data.log import InteractionLog
+from offeval.data.policy import Policy
+from offeval.data.units import UnitLedger
+from offeval.engine.declaration import Declaration, declaration_of
+from offeval.engine.estimator import Contribution, Estimator, PolicyView, Shared
+from offeval.engine.fold import SPLIT_ADVICE, FoldState
+from offeval.engine.result import Evaluation
+from offeval.errors import OffevalError
+from offeval.stats.moments import Moments, Tally
+from offeval.validation import check_choice
+
+#: Which cross-products of columns are kept: those within each estimator's columns
+#: (every comparison between policies, the default) or all of them (estimates of
+#: different estimators compared with each other too).
+COVARIANCES = ("estimator", "all")
+
+
+@dataclass
+class _Stats:
+    """Moments of one (policy, estimator)'s columns, addressed by the estimator's keys."""
+
+    moments: Moments
+    keys: dict[Hashable, int]
+    cov_matrix: np.ndarray
+    owner: str
+
+    @property
+    def n(self) -> int:
+        return self.moments.n
+
+    def index(self, key: Hashable) -> int:
+        if key not in self.keys:
+            raise OffevalError(
+                f"{self.owner} reads column {key!r}, which it never emitted "
+                f"(its columns: {list(self.keys)})"
+            )
+        return self.keys[key]
+
+    def mean(self, key: Hashable) -> float:
+        return float(self.moments.mean[self.index(key)])
+
+    def cov(self, a: Hashable, b: Hashable) -> float:
+        return float(self.cov_matrix[self.index(a), self.index(b)])
+
+
+class Accumulator:
+    """Folds log chunks into a :class:`FoldState` for a fixed set of policies and estimators.
+
+    The set-up (policies, estimators, their declarations, which covariances
+    to keep) is this object's; what it has folded is its ``state``, which
+    holds neither policies nor estimators: it pickles, and merges with the
+    state of another pass over other trajectories. So chunks may be folded
+    anywhere (in a loop, from a Parquet stream, on workers, on Dask) and
+    combined: the result does not depend on the chunking. A trajectory that
+    arrives in two chunks is an error naming it, never a second unit.
+    """
+
+    def __init__(
+        self,
+        policies: Sequence[Policy],
+        estimators: Sequence[Estimator],
+        *,
+        covariances: str = "estimator",
+    ):
+        #: What each estimator declares (its label, for one).
+        self.declarations = _check_components(policies, estimators)
+        self.covariances = check_choice(covariances, "covariances", COVARIANCES, error=OffevalError)
+        self.policies = list(policies)
+        self.estimators = list(estimators)
+        self.state = FoldState()
+        self._buffer = np.empty(0)
+
+    @property
+    def keys(self) -> list[tuple]:
+        """Global column keys: (p, e, key) owned, (p, Shared) per policy, (None, Shared) shared."""
+        return self.state.keys
+
+    @property
+    def local(self) -> dict[tuple[int, int], dict[Hashable, tuple]]:
+        """Per (p, e): the estimator's own column key -> global column key."""
+        return self.state.local
+
+    @property
+    def moments(self) -> Moments | None:
+        """Moments of every column over the units folded (None before any)."""
+        return self.state.moments
+
+    @property
+    def tallies(self) -> dict[tuple[int, int], Tally]:
+        """Per (p, e): the estimator's tally."""
+        return self.state.tallies
+
+    @property
+    def excluded(self) -> dict[tuple[int, int], dict[str, int]]:
+        """Per (p, e): units the estimator left out, by reason."""
+        return self.state.excluded
+
+    @property
+    def ledger(self) -> UnitLedger:
+        """The units folded so far."""
+        return self.state.ledger
+
+    def with_state(self, state: FoldState) -> Accumulator:
+        """A new accumulator of this set-up that has folded ``state`` (a worker's, say)."""
+        out = object.__new__(Accumulator)
+        out.declarations, out.covariances = self.declarations, self.covariances
+        out.policies, out.estimators = self.policies, self.estimators
+        out.state, out._buffer = state, np.empty(0)
+        return out
+
+    def add(self, log: InteractionLog, *, new_units: bool = False) -> Accumulator:
+        """Fold one chunk of whole trajectories.
+
+        ``new_units=True`` vouches that no trajectory of the chunk was added
+        before (chunks of one :class:`InteractionLog`), which skips the check.
+        """
+        self.fold(log, new_units=new_units, keep=False)
+        return self
+
+    def fold(
+        self, log: InteractionLog, *, new_units: bool = False, keep: bool = True
+    ) -> np.ndarray:
+        """Fold one chunk and return its (n_units, k) block of unit sums.
+
+        With ``keep=False`` the block is centred in place (saving a copy) and
+        must not be used afterwards.
+        """
+        if not new_units:
+            self.state.ledger.add(log.unit_ids, SPLIT_ADVICE)
+        block, index = self.unit_block(log)
+        groups = self._groups(index) if self.covariances == "estimator" else None
+        chunk = Moments.from_array(block, overwrite=not keep, groups=groups).gathered(index)
+        state = self.state
+        state.moments = chunk if state.moments is None else state.moments.merge(chunk)
+        if not keep:
+            return block
+        full = np.zeros((block.shape[0], index.size))
+        full[:, index >= 0] = block[:, index[index >= 0]]
+        return full
+
+    def unit_block(self, log: InteractionLog) -> tuple[np.ndarray, np.ndarray]:
+        """Column sums of one chunk over its distinct columns; tallies and exclusions recorded.
+
+        Returns the (n_units, u) block of distinct columns and, for each of
+        the k global columns, its index in the block (-1: absent, all zero).
+        Each policy's columns are summed per unit as soon as its estimators
+        have contributed, so memory holds one policy's row columns at a time.
+        Columns that are the same array (a cap that never binds returns the
+        uncapped column itself) are summed and cross-multiplied once.
+        """
+        block = _ChunkBlock(log, self)
+        for p, policy in enumerate(self.policies):
+            view = PolicyView(policy, log)
+            produced: dict[tuple, tuple[np.ndarray, bool]] = {}
+            for e, estimator in enumerate(self.estimators):
+                contribution = estimator.contribute(view)
+                if not isinstance(contribution, Contribution):
+                    raise OffevalError(
+                        f"{self.declarations[e].label}.contribute() returned "
+                        f"{type(contribution).__name__}, not a Contribution"
+                    )
+                self._collect(p, e, contribution, view, produced, block)
+                self.state.record((p, e), contribution.tally, contribution.excluded)
+            block.add(produced)
+        return block.finish()
+
+    def _collect(self, p, e, contribution, view, produced, block) -> None:
+        """Key one contribution's columns by their owner, computing shared ones once."""
+        state = self.state
+        local = state.local.setdefault((p, e), {})
+        owner = f"estimator {self.declarations[e].label!r} on policy {self.policies[p].name!r}"
+        if not isinstance(contribution.tally, Tally) or not isinstance(
+            contribution.unit_columns, dict
+        ):
+            raise OffevalError(
+                f"{owner}: build the contribution as Contribution(columns, unit_columns, "
+                "tally=..., excluded=...)"
+            )
+        both = set(contribution.columns) & set(contribution.unit_columns)
+        if both:
+            raise OffevalError(
+                f"{owner}: keys {sorted(map(str, both))} are both row and unit columns"
+            )
+        items = [(k, v, False) for k, v in contribution.columns.items()]
+        items += [(k, v, True) for k, v in contribution.unit_columns.items()]
+        for key, column, per_unit in items:
+            if isinstance(column, Shared):
+                if per_unit:
+                    raise OffevalError(f"{owner}: Shared columns are per row, not unit columns")
+                where = (None, column) if column.policy_free else (p, column)
+                if where not in produced and not block.has(where):
+                    produced[where] = (column.compute(view), False)
+            else:
+                where = (p, e, key)
+                produced[where] = (column, per_unit)
+            if local.setdefault(key, where) != where:
+                raise OffevalError(f"{owner}: column {key!r} changed between chunks")
+            if where not in state.where:
+                state.new_column(where)
+
+    def _groups(self, index: np.ndarray) -> list[np.ndarray]:
+        """Per estimator, the distinct block columns it reads (for ``covariances='estimator'``)."""
+        groups = []
+        for e in range(len(self.estimators)):
+            used = {
+                self.state.where[where]
+                for (_, e2), keys in self.state.local.items()
+                if e2 == e
+                for where in keys.values()
+            }
+            present = index[sorted(used)] if used else np.zeros(0, dtype=np.int64)
+            groups.append(np.unique(present[present >= 0]))
+        return groups
+
+    def _scratch(self, rows: int, columns: int, keep: np.ndarray | None = None) -> np.ndarray:
+        """A (rows, columns) Fortran-ordered block on memory reused from chunk to chunk.
+
+        Fresh chunk-sized arrays cost page faults on every chunk; this buffer
+        only grows. Its contents are overwritten by the next chunk, except the
+        columns of ``keep`` (a smaller block on the old buffer), copied over.
+        """
+        if self._buffer.size < rows * columns:
+            buffer = np.empty(rows * columns)
+            if keep is not None:
+                view = np.ndarray(keep.shape, dtype=float, buffer=buffer, order="F")
+                view[...] = keep
+            self._buffer = buffer
+        return np.ndarray((rows, columns), dtype=float, buffer=self._buffer, order="F")
+
+    def merge(self, other: Accumulator) -> Accumulator:
+        """Combine with an accumulator over other trajectories of the same setup."""
+        if [p.name for p in other.policies] != [p.name for p in self.policies] or [
+            d.label for d in other.declarations
+        ] != [d.label for d in self.declarations]:
+            raise OffevalError("cannot merge accumulators of different policies or estimators")
+        if other.moments is None:
+            return self
+        if self.moments is None:
+            return other
+        if other.covariances != self.covariances:
+            raise OffevalError("cannot merge accumulators that keep different covariances")
+        return self.with_state(self.state.merge(other.state))
+
+    def stats(self, p: int, e: int, moments: Moments, covariance: np.ndarray) -> _Stats:
+        """The columns of one (policy, estimator), as its ``combine`` sees them."""
+        where = self.state.where
+        keys = {key: where[glob] for key, glob in self.state.local.get((p, e), {}).items()}
+        owner = f"estimator {self.declarations[e].label!r}"
+        return _Stats(moments, keys, covariance, owner)
+
+    def result(self, level: float = 0.95) -> Evaluation:
+        """Values, standard errors and intervals of every (policy, estimator)."""
+        if self.moments is None:
+            raise OffevalError("no data was added")
+        return Evaluation(self, level)
+
+
+class _ChunkBlock:
+    """The distinct unit-level columns of one chunk, filled policy by policy.
+
+    Row columns are summed per unit into a Fortran-ordered buffer reused
+    from chunk to chunk (it grows by doubling on the first chunks); arrays
+    produced twice within one policy (the same object) take one column.
+    """
+
+    def __init__(self, log: InteractionLog, acc: Accumulator):
+        self.log, self.acc = log, acc
+        self.slot: dict[tuple, int] = {}
+        self.used = 0
+        self.block = acc._scratch(log.n_units, max(16, len(acc.keys)))
+
+    def has(self, where: tuple) -> bool:
+        """Whether the column is already in the block (policy-free shared columns)."""
+        return where in self.slot
+
+    def add(self, produced: dict[tuple, tuple[np.ndarray, bool]]) -> None:
+        """Sum one policy's columns per unit into the block."""
+        distinct: dict[tuple[int, bool], int] = {}
+        log = self.log
+        one_row_units = log.n_units == log.n_rows
+        for where, (values, per_unit) in produced.items():
+            identity = (id(values), per_unit)
+            if identity in distinct:
+                self.slot[where] = distinct[identity]
+                continue
+            column = np.asarray(values, dtype=float)
+            size = log.n_units if per_unit else log.n_rows
+            if column.shape != (size,):
+                kind = "units" if per_unit else "rows"
+                raise OffevalError(
+                    f"column {_describe(where, self.acc)} has shape {column.shape}, expected one "
+                    f"value per {kind[:-1]} ({size} {kind})"
+                )
+            j = self._next()
+            if per_unit or one_row_units:
+                self.block[:, j] = column
+            else:
+                np.add.reduceat(column, log.unit_starts, out=self.block[:, j])
+            distinct[identity] = self.slot[where] = j
+
+    def _next(self) -> int:
+        if self.used == self.block.shape[1]:
+            grown = self.acc._scratch(self.block.shape[0], 2 * self.used, keep=self.block)
+            self.block = grown
+        self.used += 1
+        return self.used - 1
+
+    def finish(self) -> tuple[np.ndarray, np.ndarray]:
+        """The (n_units, u) block and each global column's index in it (-1: absent)."""
+        index = np.array([self.slot.get(where, -1) for where in self.acc.keys], dtype=np.int64)
+        return self.block[:, : self.used], index
+
+
+def _check_components(
+    policies: Sequence[Policy], estimators: Sequence[Estimator]
+) -> list[Declaration]:
+    """The estimators' declarations, once policies and estimators are checked."""
+    if isinstance(policies, (str, bytes)) or not isinstance(policies, Sequence) or not policies:
+        raise OffevalError("give at least one target policy (a list of policies)")
+    if (
+        isinstance(estimators, (str, bytes))
+        or not isinstance(estimators, Sequence)
+        or not estimators
+    ):
+        raise OffevalError("give at least one estimator (a list of estimators)")
+    for policy in policies:
+        if not isinstance(getattr(policy, "name", None), str):
+            raise OffevalError(f"{policy!r} is not a policy: it needs a name and probabilities()")
+    for estimator in estimators:
+        if not isinstance(estimator, Estimator):
+            raise OffevalError(
+                f"{estimator!r} is not an estimator (contribute, combine, diagnose, get_params); "
+                "build one with get_registry().create_from_spec('estimator', spec)"
+            )
+    names = [p.name for p in policies]
+    if len(set(names)) != len(names):
+        raise OffevalError(f"policy names must be unique, got {names}")
+    declarations = [declaration_of(e) for e in estimators]
+    labels = [d.label for d in declarations]
+    if len(set(labels)) != len(labels):
+        raise OffevalError(f"estimators must differ, got {labels}")
+    return declarations
+
+
+def _describe(where: tuple, acc: Accumulator) -> str:
+    if len(where) == 3:
+        p, e, key = where
+        return f"{key!r} of {acc.declarations[e].label} on {acc.policies[p].name}"
+    return f"{where[1].function.__name__}{where[1].args}"

@@ -1,0 +1,180 @@
+"""The fold: log chunks into mergeable state, one driver for every way of running a pass.
+
+What a pass over a log keeps is a :class:`FoldState`: the columns seen (each
+keyed by its owner), their moments over units, the estimators' tallies and
+exclusions, and the ledger of units folded. It holds no policy and no
+estimator, so it pickles (workers and Dask send it back) and two states over
+different trajectories merge exactly. :func:`chunks` is the one chunker and
+:func:`fold` the one driver: in memory, in worker processes, on Dask
+partitions and in the bootstrap, chunks are folded by them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from offeval.data.log import InteractionLog
+from offeval.data.units import UnitLedger
+from offeval.errors import OffevalError
+from offeval.stats.moments import Moments, Tally
+from offeval.validation import check_whole
+
+if TYPE_CHECKING:
+    from offeval.engine.accumulator import Accumulator
+
+#: Largest block of unit sums (units x columns) one chunk may fill: 32 MB of floats.
+BLOCK_CELLS = 1 << 22
+#: Rows of the first chunk of a log, which tells how many columns the estimators emit.
+FIRST_CHUNK_ROWS = 20_000
+
+#: How to fix input whose trajectories arrive in several chunks.
+SPLIT_ADVICE = (
+    "sort the input by trajectory first (a Parquet file: "
+    "pq.write_table(pq.read_table(path).sort_by(trajectory_column), sorted_path)), "
+    "or read it whole with InteractionLog.from_file, which sorts it"
+)
+
+
+@dataclass
+class FoldState:
+    """What a pass has folded so far: picklable, and mergeable with another's.
+
+    ``keys`` are the global column keys, in the order of the moments'
+    columns: ``(p, e, key)`` owned by estimator ``e`` on policy ``p``,
+    ``(p, Shared)`` shared per policy, ``(None, Shared)`` shared by all;
+    ``where`` maps each to its index. ``local[p, e]`` maps the estimator's own
+    column keys to global keys. ``tallies`` and ``excluded`` are per (p, e).
+    """
+
+    keys: list[tuple] = field(default_factory=list)
+    where: dict[tuple, int] = field(default_factory=dict)
+    local: dict[tuple[int, int], dict[Hashable, tuple]] = field(default_factory=dict)
+    moments: Moments | None = None
+    tallies: dict[tuple[int, int], Tally] = field(default_factory=dict)
+    excluded: dict[tuple[int, int], dict[str, int]] = field(default_factory=dict)
+    ledger: UnitLedger = field(default_factory=UnitLedger)
+
+    def new_column(self, where: tuple) -> None:
+        """A column first seen now: it was zero for the units folded before."""
+        self.where[where] = len(self.keys)
+        self.keys.append(where)
+        if self.moments is not None:
+            self.moments = self.moments.extended(1)
+
+    def record(self, pe: tuple[int, int], tally: Tally, excluded: dict[str, int]) -> None:
+        """Add one contribution's tally and exclusions (by reason) to those of ``pe``."""
+        self.tallies[pe] = self.tallies.get(pe, Tally()).merge(tally)
+        counts = self.excluded.setdefault(pe, {})
+        for reason, count in excluded.items():
+            counts[reason] = counts.get(reason, 0) + int(count)
+
+    def merge(self, other: FoldState) -> FoldState:
+        """The state of both passes (over different trajectories: a shared one is an error)."""
+        if other.moments is None:
+            return self
+        if self.moments is None:
+            return other
+        out = FoldState(ledger=self.ledger.merge(other.ledger, SPLIT_ADVICE))
+        for where in [*self.keys, *other.keys]:
+            if where not in out.where:
+                out.new_column(where)
+        for pe in set(self.local) | set(other.local):
+            out.local[pe] = {**other.local.get(pe, {}), **self.local.get(pe, {})}
+        out.moments = _aligned(self.moments, self.keys, out.keys).merge(
+            _aligned(other.moments, other.keys, out.keys)
+        )
+        for pe in set(self.tallies) | set(other.tallies):
+            out.tallies[pe] = self.tallies.get(pe, Tally()).merge(other.tallies.get(pe, Tally()))
+            merged = dict(self.excluded.get(pe, {}))
+            for reason, count in other.excluded.get(pe, {}).items():
+                merged[reason] = merged.get(reason, 0) + count
+            out.excluded[pe] = merged
+        return out
+
+
+def _aligned(moments: Moments, keys: list, target: list) -> Moments:
+    """Moments re-indexed onto ``target`` keys (absent columns are all zero)."""
+    where = {key: i for i, key in enumerate(target)}
+    idx = np.array([where[key] for key in keys], dtype=np.int64)
+    mean = np.zeros(len(target))
+    comoment = np.zeros((len(target), len(target)))
+    mean[idx] = moments.mean
+    comoment[np.ix_(idx, idx)] = moments.comoment
+    return Moments(moments.n, mean, comoment)
+
+
+def chunks(
+    log: InteractionLog,
+    size: int | Callable[[], int],
+    rows: tuple[int, int] | None = None,
+) -> Iterator[InteractionLog]:
+    """The log's consecutive chunks of whole trajectories: the one chunker of the engine.
+
+    ``rows`` (lo, hi at trajectory boundaries) restricts the chunks to those
+    rows. Each chunk ends at the first trajectory start at or after the next
+    multiple of ``size`` rows past ``lo``: with a fixed size, the chunks of
+    :meth:`InteractionLog.chunks`. ``size`` may be a callable, asked before
+    each chunk (a size that follows the columns folded so far).
+    """
+    starts = log.unit_starts
+    first, stop = rows or (0, log.n_rows)
+    lo = first
+    while lo < stop:
+        step = size() if callable(size) else size
+        at = np.searchsorted(starts, first + ((lo - first) // step + 1) * step)
+        hi = min(int(starts[at]) if at < starts.size else log.n_rows, stop)
+        yield log.slice_rows(lo, hi)
+        lo = hi
+
+
+def bounded_chunks(
+    log: InteractionLog,
+    acc: Accumulator,
+    chunk_rows: int,
+    rows: tuple[int, int] | None = None,
+) -> Iterator[InteractionLog]:
+    """:func:`chunks` of at most ``chunk_rows`` rows whose unit-sum block stays within
+    :data:`BLOCK_CELLS`, as ``acc`` has seen columns so far.
+
+    The first chunk is small (:data:`FIRST_CHUNK_ROWS`) and tells how many
+    columns the estimators emit; the next ones are as long as the block allows.
+    """
+    rule = "a whole number of rows >= 1"
+    chunk_rows = check_whole(chunk_rows, "chunk size", low=1, rule=rule, error=OffevalError)
+    rows_per_unit = log.n_rows / max(log.n_units, 1)
+
+    def size() -> int:
+        if not acc.keys:
+            return min(chunk_rows, FIRST_CHUNK_ROWS)
+        units = BLOCK_CELLS // len(acc.keys)
+        return max(1, min(chunk_rows, int(units * rows_per_unit)))
+
+    return chunks(log, size, rows)
+
+
+def fold(
+    acc: Accumulator,
+    logs: Iterable[InteractionLog],
+    *,
+    new_units: bool = False,
+    keep: bool = False,
+    each: Callable[[int, InteractionLog, np.ndarray], None] | None = None,
+) -> Accumulator:
+    """Fold every chunk of ``logs`` into ``acc``: the one loop of every pass.
+
+    ``new_units=True`` vouches that no trajectory arrives twice (chunks of one
+    log). ``each(index, chunk, block)`` is told of every chunk folded, with
+    its (n_units, k) block of unit sums when ``keep`` (else the block was
+    centred in place and must not be read).
+    """
+    for index, chunk in enumerate(logs):
+        if not isinstance(chunk, InteractionLog):
+            raise OffevalError(f"expected InteractionLog chunks, got {type(chunk).__name__}")
+        block = acc.fold(chunk, new_units=new_units, keep=keep)
+        if each is not None:
+            each(index, chunk, block)
+    return acc
