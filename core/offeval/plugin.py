@@ -27,7 +27,8 @@ need belongs here, so that no plugin imports another. The names, by job:
   :func:`read_table`, :func:`per_trajectory`, :func:`trajectory_flags`,
   :func:`hash_ids`, :class:`RerankPolicy`, :mod:`ranking` (Plackett-Luce
   rankings), and the file helpers a command reading text files needs.
-- **Evaluations**: :func:`evaluate`, :class:`Evaluation`,
+- **Evaluations**: :func:`evaluate`, :func:`probe` (which estimators run on a log),
+  :class:`Evaluation`,
   :class:`EstimatorSummary` (what ``summaries.json`` holds), paired tests.
 - **Errors and arguments**: the exception classes, :func:`describe_rows`
   (the user's row labels), :func:`hint`, :func:`did_you_mean`, :func:`plain`,
@@ -72,7 +73,7 @@ from offeval.engine.estimator import (
     PolicyView,
     Shared,
 )
-from offeval.engine.evaluation import Evaluation, evaluate
+from offeval.engine.evaluation import Evaluation, evaluate, probe
 from offeval.engine.frames import ess_units, pairs_table, skipped_table
 from offeval.engine.parallel import UNITS_PER_WORKER, available_cores, fork_available
 from offeval.engine.result import Estimate
@@ -217,6 +218,7 @@ __all__ = [
     "parse_pairs",
     "per_trajectory",
     "plain",
+    "probe",
     "progress_bar",
     "progress_of",
     "ranking",
