@@ -23,6 +23,7 @@ from offeval.plugin import (
     get_registry,
     interval,
     kendall_tau,
+    probe,
     report_sections,
 )
 
@@ -80,21 +81,19 @@ def demo_estimators(registry: Registry, environment) -> tuple[list, dict[str, st
 def usable_estimators(
     registry: Registry, log: InteractionLog, policy, environment
 ) -> tuple[list, dict[str, str]]:
-    """The demo's estimators that run on this log and policy; the others with the reason."""
-    probe = next(log.chunks(2_000))
+    """The demo's estimators that run on this log and policy (:func:`probe`); the others
+    with the reason."""
     candidates, skipped = demo_estimators(registry, environment)
-    usable, labels = [], set()
+    first: dict[str, Any] = {}  # of the estimators with one label, the first
     for estimator in candidates:
-        label = declaration_of(estimator).label
-        if label in labels:
-            continue
-        try:
-            evaluate(probe, [policy], [estimator], progress=False)
-        except OffevalError as exc:
-            skipped[label] = str(exc)
-            continue
-        usable.append(estimator)
-        labels.add(label)
+        first.setdefault(declaration_of(estimator).label, estimator)
+    usable = []
+    errors = probe(log, [policy], list(first.values()))
+    for (label, estimator), error in zip(first.items(), errors, strict=True):
+        if error is None:
+            usable.append(estimator)
+        else:
+            skipped[label] = str(error)
     return usable, skipped
 
 

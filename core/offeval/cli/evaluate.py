@@ -20,14 +20,13 @@ from pathlib import Path
 import pandas as pd
 
 from offeval.cli.document import ReportDocument
-from offeval.cli.options import at_least, force_option, progress_of
+from offeval.cli.options import force_option, progress_of
 from offeval.data.files import DECIMALS, PARQUET_SUFFIXES, columns_of, in_lines, separator_named
 from offeval.data.log import ROLES, InteractionLog, stream_parquet
 from offeval.data.output import OutputFolder
 from offeval.data.policy import ColumnPolicy, RerankPolicy
 from offeval.data.tables import write_csv
-from offeval.engine.estimator import PolicyView
-from offeval.engine.evaluation import evaluate
+from offeval.engine.evaluation import PROBE_ROWS, evaluate, probe
 from offeval.engine.frames import ess_units, pairs_table, skipped_table
 from offeval.engine.summary import save_summaries
 from offeval.errors import (
@@ -42,10 +41,8 @@ from offeval.registry.manager import Registry, get_registry
 from offeval.registry.sections import EvaluationReport, ReportContext, report_sections
 from offeval.specs import parse_pairs
 from offeval.stats.compare import CORRECTIONS
-from offeval.stats.inference import check_level
+from offeval.validation import at_least, check_level
 
-#: Rows of the log the estimators are tried on before the full run.
-PROBE_ROWS = 2_000
 #: Why a streamed evaluation's report has no histogram of importance weights.
 STREAMED_WEIGHTS = (
     "Not drawn: --stream reads the log in batches and keeps none of its rows, which the "
@@ -150,37 +147,32 @@ def _users_words(path: str, mapping: dict) -> Iterator[None]:
 def _usable(
     registry: Registry,
     specs: list[str] | None,
-    probe,
+    log: InteractionLog,
     policies,
     words: Callable[[OffevalError], OffevalError],
 ) -> tuple[list, dict[str, str]]:
-    """The estimators to run, each tried on a probe of the log first, and those skipped (why).
+    """The estimators to run, each tried on a small chunk of the log first
+    (:func:`offeval.engine.evaluation.probe`, which queries the policies first), and those
+    skipped (why).
 
-    The policies are queried on the probe first, so a policy's mistake is
-    reported as such. Named estimators must run (an error otherwise, in the
-    user's ``words``); by default every registered estimator runs at its
-    defaults (an alias's original only), and those that cannot run on this
-    log and these policies are skipped, with a note (and in ``--out`` and
+    Named estimators must run (an error otherwise, in the user's ``words``);
+    by default every registered estimator runs at its defaults (an alias's
+    original only), and those that cannot run on this log and these policies
+    are skipped, with a note (and in ``--out`` and
     ``--report``).
     """
-    from offeval.engine.evaluation import evaluate
-
-    for policy in policies:
-        PolicyView(policy, probe).probabilities()
     chosen = specs or registry.distinct("estimator")
     estimators = [registry.create_from_spec("estimator", spec) for spec in chosen]
     usable, skipped = [], {}
-    for spec, estimator in zip(chosen, estimators, strict=True):
-        try:
-            with warnings.catch_warnings():  # the full evaluation says what the probe would
-                warnings.simplefilter("ignore", OffevalWarning)
-                evaluate(probe, policies, [estimator], progress=False)
-        except OffevalError as exc:
-            if specs:
-                raise OffevalError(f"--estimator {spec}: {words(exc)}") from None
-            skipped[spec] = str(exc)
-            continue
-        usable.append(estimator)
+    for spec, estimator, error in zip(
+        chosen, estimators, probe(log, policies, estimators), strict=True
+    ):
+        if error is None:
+            usable.append(estimator)
+        elif specs:
+            raise OffevalError(f"--estimator {spec}: {words(error)}") from None
+        else:
+            skipped[spec] = str(error)
     if not usable:
         reasons = "; ".join(f"{spec}: {why}" for spec, why in skipped.items())
         raise OffevalError(f"no registered estimator runs on this log ({reasons})")
@@ -308,14 +300,14 @@ def _evaluate(args: argparse.Namespace) -> int:
             with warnings.catch_warnings():  # the file's warnings: said once, just above
                 warnings.simplefilter("ignore", OffevalWarning)
                 first = stream_parquet(args.log, mapping, batch_rows=PROBE_ROWS)
-            probe = next(iter(first))
+            batch = next(iter(first))
         else:
             log = InteractionLog.from_file(args.log, mapping, sep=sep, decimal=args.decimal)
-            probe = next(log.chunks(PROBE_ROWS))
+            batch = log
         estimators, skipped = _usable(
             registry,
             args.estimator,
-            probe,
+            batch,
             policies,
             lambda exc: _in_users_words(exc, args.log, mapping),
         )
