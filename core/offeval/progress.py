@@ -17,7 +17,7 @@ import sys
 
 from tqdm import tqdm
 
-from offeval.errors import ConfigurationError
+from offeval.validation import check_choice
 
 #: The environment variable that overrides the default.
 VARIABLE = "OFFEVAL_PROGRESS"
@@ -38,9 +38,7 @@ def progress_enabled(progress: bool | None, work: float | None = None) -> bool:
         return bool(progress)
     setting = os.environ.get(VARIABLE, "").strip()
     if setting:
-        if setting not in {"0", "1"}:
-            raise ConfigurationError(f"{VARIABLE} must be 0 or 1, got {setting!r}")
-        return setting == "1"
+        return check_choice(setting, VARIABLE, ("0", "1"), rule="0 or 1") == "1"
     watched = in_notebook() or bool(sys.stderr and sys.stderr.isatty())
     return watched and (work is None or work >= MIN_WORK)
 
