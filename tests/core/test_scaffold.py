@@ -96,11 +96,28 @@ def test_the_estimator_class_is_named_after_the_plugin(written):
     assert functions == ["register_estimators"]
 
 
+@pytest.mark.parametrize(
+    ("name", "cls"),
+    [("my_ips", "MyIps"), ("x2", "X2"), ("tally", "TallyEstimator"), ("half", "HalfEstimator")],
+)
+def test_the_class_name_is_free_in_the_package_and_its_test(name, cls):
+    assert scaffold.class_name(name) == cls  # Tally is imported, Half is the test's policy
+
+
 @pytest.mark.slow
 def test_its_values_worked_out_by_hand_pass_without_any_plugin(written):
     """The generated test's hand-worked values (the kit needs the simulator: not here)."""
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", "by_hand or positive"],
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-k",
+            "by_hand or positive",
+        ],
         cwd=written,
         env={**os.environ, "PYTHONPATH": str(written)},
         capture_output=True,

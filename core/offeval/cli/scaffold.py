@@ -130,11 +130,19 @@ def scaffold(name: str, folder: str | Path | None = None, *, force: bool = False
     return out.path
 
 
+def class_name(name: str) -> str:
+    """The estimator's class: ``my_ips`` -> ``MyIps``, or ``TallyEstimator`` for ``tally``
+    (a name the package or its test uses already)."""
+    camel = "".join(part.capitalize() for part in name.split("_"))
+    taken = PACKAGE.split("\nclass ")[0] + TEST
+    return f"{camel}Estimator" if re.search(rf"\b{camel}\b", taken) else camel
+
+
 def plugin_files(name: str) -> dict[str, str]:
     """The package's files (relative path -> text) for the plugin ``name``."""
     fields = {
         "name": name,
-        "cls": "".join(part.capitalize() for part in name.split("_") if part),
+        "cls": class_name(name),
         "dist": f"offeval-{name.replace('_', '-')}",
         "api": ".".join(version("offeval").split(".")[:2]),
     }
