@@ -36,6 +36,7 @@ def test_every_chapter_is_stored_executed():
         assert code and all(c.execution_count for c in code), f"{path.name} has unexecuted cells"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("jupyter-book") is None, reason="jupyter-book not installed")
 def test_html_build_has_no_warnings(tmp_path):
     config = yaml.safe_load((BOOK / "_config.yml").read_text())

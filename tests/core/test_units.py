@@ -76,6 +76,7 @@ def test_consecutive_ids_cost_a_few_intervals_whatever_their_number():
         ledger.add(np.array([10_000_000, 9_999_999]))
 
 
+@pytest.mark.slow
 def test_naming_a_clash_between_long_runs_costs_the_ids_named_not_the_runs():
     a, b = UnitLedger(), UnitLedger()
     a.add(np.arange(0, 30_000_000))

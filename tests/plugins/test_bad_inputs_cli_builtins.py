@@ -111,6 +111,7 @@ def test_out_and_report_may_share_a_folder_but_not_nest(user_log, tmp_path, caps
     one_line_error(capsys, argv, "one is inside the other")
 
 
+@pytest.mark.slow
 def test_a_demo_rerun_replaces_its_report_folder(tmp_path, capsys):
     out = tmp_path / "report"
     argv = ["demo", "--out", str(out), "--quiet", "--trajectories", "2000"]
@@ -180,6 +181,7 @@ def test_a_streamed_report_says_why_it_has_no_weight_histogram(frame, tmp_path):
     assert "--stream" in section and not (report / "weights.png").exists()
 
 
+@pytest.mark.slow
 def test_a_warning_during_a_command_is_one_line_on_stderr(frame, tmp_path):
     """Run as a user runs it (pytest records warnings itself, so a process of its own)."""
     path = tmp_path / "log.parquet"
@@ -230,6 +232,7 @@ def test_one_policy_gets_no_pairwise_files_or_grids_and_a_sentence_saying_why(
     assert list(two.glob("grid_*.png"))
 
 
+@pytest.mark.slow
 def test_a_default_run_says_in_its_outputs_which_estimators_it_skipped(user_log, tmp_path, capsys):
     """Without --estimator, the estimators that cannot run here are skipped: the printed note,
     --out (skipped_estimators.csv) and --report (a section) all say which, and why."""

@@ -3,6 +3,7 @@ matplotlib left as the user set it."""
 
 from __future__ import annotations
 
+import pytest
 import os
 import re
 import subprocess
@@ -15,6 +16,7 @@ import pandas as pd
 from offeval.cli.shell import main
 
 
+@pytest.mark.slow
 def test_demo_writes_a_report_with_table_and_plots(tmp_path, capsys):
     out = tmp_path / "report"
     code = main(
@@ -54,6 +56,7 @@ def test_demo_writes_a_report_with_table_and_plots(tmp_path, capsys):
     assert not re.findall(r'(?:src|href)="(?:https?:)?//', page)
 
 
+@pytest.mark.slow
 def test_the_demo_leaves_no_figure_for_a_notebook_to_show_unasked():
     from offeval_reports.demo import run_demo
 
@@ -65,6 +68,7 @@ def test_the_demo_leaves_no_figure_for_a_notebook_to_show_unasked():
 MAPPING = "--map trajectory=session --map reward=stream".split()
 
 
+@pytest.mark.slow
 def test_importing_the_report_code_leaves_the_users_matplotlib_backend_alone():
     code = (
         "import matplotlib, offeval_reports.demo_report, offeval.cli.shell; "
