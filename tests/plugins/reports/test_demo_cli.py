@@ -3,7 +3,6 @@ matplotlib left as the user set it."""
 
 from __future__ import annotations
 
-import pytest
 import os
 import re
 import subprocess
@@ -12,6 +11,7 @@ import sys
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+import pytest
 
 from offeval.cli.shell import main
 
