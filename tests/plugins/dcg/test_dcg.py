@@ -159,6 +159,7 @@ def world():
     return env, targets, logging, frame
 
 
+@pytest.mark.slow
 def test_unbiased_dcg_matches_the_exact_online_value(world):
     """Per target: mean over 150 replications within 3 standard errors of the truth."""
     env, targets, _, runs = world
@@ -169,6 +170,7 @@ def test_unbiased_dcg_matches_the_exact_online_value(world):
         assert abs(values.mean() - truth) < 3 * se_of_mean, (p.name, values.mean(), truth)
 
 
+@pytest.mark.slow
 def test_unbiased_dcg_intervals_cover(world):
     env, targets, _, runs = world
     unbiased = runs[np.isinf(runs["cap"])]
@@ -177,6 +179,7 @@ def test_unbiased_dcg_intervals_cover(world):
     assert 0.92 <= coverage <= 0.98, coverage
 
 
+@pytest.mark.slow
 def test_clipping_bias_has_the_predicted_sign_and_size(world):
     """E[clipped] = mean_x sum_a Q eps0 eps min(m, 1/eps0): below the truth, and matched."""
     env, targets, logging, runs = world
@@ -276,6 +279,7 @@ def test_pbm_from_shuffled_traffic_recovers_the_truth():
     assert model.table().shape == (4, 5)
 
 
+@pytest.mark.slow
 def test_pbm_by_em_recovers_the_truth():
     env = Environment(seed=9, n_contexts=300, click_scale=2.0)
     log = env.simulate(env.logging_policy(), 40_000, seed=5)
