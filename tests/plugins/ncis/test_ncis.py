@@ -182,6 +182,7 @@ def replications(env):
     return replicate(env, policies, [IS(), BetaIPS(), CIS(cap=3)], n=10_000, reps=400)
 
 
+@pytest.mark.slow
 def test_is_is_unbiased_on_the_simulator(replications):
     truth, values, _ = replications
     for i in range(len(truth)):
@@ -190,12 +191,14 @@ def test_is_is_unbiased_on_the_simulator(replications):
         assert abs(reps.mean() - truth[i]) < 3 * se
 
 
+@pytest.mark.slow
 def test_95_percent_intervals_cover_the_truth(replications):
     _, _, covered = replications
     coverage = covered[:, :, :2].mean(axis=0)
     assert ((coverage >= 0.92) & (coverage <= 0.98)).all(), coverage
 
 
+@pytest.mark.slow
 def test_capping_biases_cis_downwards(replications):
     truth, values, _ = replications
     for i in range(len(truth)):
