@@ -477,6 +477,7 @@ def z_scores(pairs) -> np.ndarray:
     return np.array([(v.mean() - t) / (v.std(ddof=1) / np.sqrt(v.size)) for v, t in pairs])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("model", "estimator"),
     [
@@ -492,11 +493,13 @@ def test_unbiased_where_the_assumption_holds(replications, model, estimator):
     assert np.all(np.abs(z_scores(replications[model][estimator])) < 4)
 
 
+@pytest.mark.slow
 def test_iips_is_biased_under_cascade_users(replications):
     z = z_scores(replications["cascade"]["iips"])
     assert np.all(z > 3) and z.max() > 5  # clicks below a click are not lost to IIPS
 
 
+@pytest.mark.slow
 def test_cascade_dr_varies_less_than_rips_even_with_a_rough_model(replications):
     for rips, cdr in zip(
         *(replications["cascade"][e] for e in ("rips", "cascade_dr")), strict=True
@@ -504,6 +507,7 @@ def test_cascade_dr_varies_less_than_rips_even_with_a_rough_model(replications):
         assert cdr[0].std() < rips[0].std()
 
 
+@pytest.mark.slow
 def test_slot_level_pi_is_biased_on_rankings(replications):
     assert z_scores(replications["position_based"]["pi"]).min() < -3
 
@@ -513,6 +517,7 @@ def test_slot_level_pi_is_biased_on_rankings(replications):
 KIT_LOGGER = kit_setup(PseudoInverse())[0].logging_policy()
 
 
+@pytest.mark.slow
 @parametrize_with_checks(
     [RIPS(self_normalized=True, per="trajectory"), PseudoInverse(logging=KIT_LOGGER)]
 )
