@@ -112,6 +112,7 @@ def test_trec_eval_preset_matches_ir_measures_means(dataset):
         assert result.mean[name] == pytest.approx(theirs[measure], abs=1e-12), name
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dataset", DATASETS)
 def test_ranx_preset_matches_ranx(dataset):
     ranx = pytest.importorskip("ranx")
