@@ -280,6 +280,7 @@ def _long_frames(predictions, labels, rnd=None):
     return pred, lab
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None)
 @given(judgement_lists(), st.randoms(), st.integers(1, 12), st.sampled_from(sorted(PRESETS)))
 def test_grouped_shuffled_and_blocked_frames_give_the_same_values(data, rnd, chunk, preset):
