@@ -125,6 +125,7 @@ def test_report_paragraphs_in_html_show_escaped_user_text_without_backslashes():
     assert "relative to &lt;i&gt;a_b|c*&lt;/i&gt;; see <code>x&lt;y</code>" in page
 
 
+@pytest.mark.slow
 def test_a_policy_name_with_dollars_does_not_break_the_figures(user_log, tmp_path):
     # matplotlib reads $...$ as mathematics: "$\frac$" made savefig raise
     md, _ = _evaluate_report(user_log, tmp_path)
@@ -321,6 +322,7 @@ def test_a_report_without_the_weight_histogram_says_why(evaluation, tmp_path):
     assert re.search(r"## Importance weights\n\nnot drawn: .*--stream", md)
 
 
+@pytest.mark.slow
 def test_demo_estimates_csv_says_what_its_ess_counts(tmp_path):
     from offeval_reports.demo import run_demo
     from offeval_reports.demo_report import write_demo_report
@@ -338,6 +340,7 @@ def test_demo_estimates_csv_says_what_its_ess_counts(tmp_path):
 INTERNAL_NAMES = re.compile(r"\bthe seed\b|\bseed(?:'s| paper| blog| 0\d\d)\b", re.IGNORECASE)
 
 
+@pytest.mark.slow
 def test_plugins_listing_and_reports_cite_authors_not_seeds(tmp_path, capsys):
     from offeval_reports.demo import run_demo
     from offeval_reports.demo_report import write_demo_report
