@@ -256,6 +256,7 @@ def test_evaluate_writes_summaries_that_decide_reads(tmp_path, env, capsys):
     assert main(["decide", str(tmp_path / "out"), "--estimator", "ncis:cap=10"]) == 0
 
 
+@pytest.mark.slow
 def test_on_simulated_worlds_good_estimators_choose_well_and_are_calibrated():
     from offeval_decision.studies import decision_study, reliability
 
