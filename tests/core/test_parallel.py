@@ -315,6 +315,7 @@ def hung_workers_killed():
     signal.signal(signal.SIGALRM, previous)
 
 
+@pytest.mark.slow
 def test_a_stopped_worker_is_detected_and_the_evaluation_runs_here(
     setup, monkeypatch, hung_workers_killed
 ):
@@ -327,6 +328,7 @@ def test_a_stopped_worker_is_detected_and_the_evaluation_runs_here(
     assert multiprocessing.active_children() == []  # the stopped workers were killed
 
 
+@pytest.mark.slow
 def test_a_worker_stopped_before_its_first_beat_is_detected_too(
     setup, monkeypatch, hung_workers_killed
 ):
