@@ -93,12 +93,18 @@ def check_name(name: str, registry: Registry | None = None) -> str:
             f"new-plugin {name!r}: plugin {owner!r} registers an estimator of that name "
             "already: choose another name"
         )
-    if _importable(f"offeval_{name}"):
+    if _importable(package_of(name)):
         raise OffevalError(
-            f"new-plugin {name!r}: a package offeval_{name} is installed already: "
+            f"new-plugin {name!r}: a package {package_of(name)} is installed already: "
             "choose another name"
         )
     return name
+
+
+def package_of(name: str) -> str:
+    """The plugin's package, named as the built-in ones are: the entry-point group, then the
+    plugin's name (``my_ips`` -> ``offeval_my_ips``)."""
+    return f"{ENTRY_POINT_GROUP}_{name}"
 
 
 def _importable(module: str) -> bool:
@@ -142,6 +148,7 @@ def plugin_files(name: str) -> dict[str, str]:
     """The package's files (relative path -> text) for the plugin ``name``."""
     fields = {
         "name": name,
+        "package": package_of(name),
         "cls": class_name(name),
         "dist": f"offeval-{name.replace('_', '-')}",
         "api": ".".join(version("offeval").split(".")[:2]),
@@ -149,7 +156,7 @@ def plugin_files(name: str) -> dict[str, str]:
     files = {
         "pyproject.toml": PYPROJECT,
         "README.md": README,
-        f"offeval_{name}/__init__.py": PACKAGE,
+        f"{package_of(name)}/__init__.py": PACKAGE,
         f"tests/test_{name}.py": TEST,
     }
     written = {path: Template(text).substitute(fields) for path, text in files.items()}
@@ -206,10 +213,10 @@ test = ["pytest", "pandas"]
 
 # offeval finds the plugin through this entry point; its name is the plugin's.
 [project.entry-points.offeval]
-$name = "offeval_$name"
+$name = "$package"
 
 [tool.hatch.build.targets.wheel]
-packages = ["offeval_$name"]
+packages = ["$package"]
 
 [tool.pytest.ini_options]
 testpaths = ["tests"]
@@ -228,7 +235,7 @@ starting point to replace with your own.
     python -m pytest tests               # the conformance kit and hand-worked values
     offeval evaluate log.parquet --policy new=new_probability --estimator $name:cap=20
 
-- `offeval_$name/__init__.py`: the estimator (`contribute` computes columns
+- `$package/__init__.py`: the estimator (`contribute` computes columns
   from the log and the target policy, `combine` gives the value as a function
   of their means) and the hook `register_estimators`. It imports from
   `offeval.plugin`, offeval's declared plugin API, and nothing else of offeval.
@@ -321,7 +328,7 @@ import pytest
 
 from offeval.plugin import ConfigurationError, InteractionLog, evaluate, get_registry
 from offeval.testing import parametrize_with_checks
-from offeval_$name import $cls
+from $package import $cls
 
 
 @parametrize_with_checks([$cls(), $cls(cap=10)])
@@ -387,7 +394,7 @@ uses, whose exact values are known.
 
 CHAPTER_EXAMPLE = """\
 from offeval.plugin import evaluate, get_registry
-from offeval_$name import $cls
+from $package import $cls
 
 env = get_registry().create("environment", "default", seed=0)
 policies = env.candidate_policies(4)
