@@ -52,6 +52,12 @@ def with_site(site: Path) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
+def site_environment() -> Callable[[Path], dict[str, str]]:
+    """``site_environment(site)``: the environment of a subprocess that sees ``site``."""
+    return with_site
+
+
+@pytest.fixture(scope="module")
 def python_in() -> Callable[..., subprocess.CompletedProcess]:
     """``python_in(site, *args, cwd=None)``: Python run with ``site`` on its path; must succeed."""
 

@@ -3,11 +3,15 @@ tests (the conformance kit among them) and its chapter runs, with nothing edited
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from offeval.cli.scaffold import scaffold
+
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture(scope="module")
@@ -61,3 +65,29 @@ def test_its_chapter_runs(site, package, python_in, tmp_path):
     cells = nbformat.read(chapter, as_version=4).cells
     table = cells[1].outputs[0]["data"]["text/plain"]
     assert "my_ips(cap=10)" in table and "truth" in table
+
+
+def test_its_package_keeps_the_plugin_api_contract(site, site_environment, tmp_path):
+    """import-linter's contract for the built-in plugins, applied to the written package."""
+    tomllib = pytest.importorskip("tomllib")
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    (contract,) = [c for c in contracts["contracts"] if c["id"] == "plugin-api"]
+    config = tmp_path / "contracts.toml"
+    forbidden = ", ".join(f'"{module}"' for module in contract["forbidden_modules"])
+    config.write_text(
+        '[tool.importlinter]\nroot_packages = ["offeval", "offeval_my_ips"]\n\n'
+        "[[tool.importlinter.contracts]]\n"
+        'name = "The plugin uses the declared plugin API only"\ntype = "forbidden"\n'
+        f'source_modules = ["offeval_my_ips"]\nforbidden_modules = [{forbidden}]\n'
+        "allow_indirect_imports = true\n"
+    )
+    linter = Path(sys.executable).parent / "lint-imports"
+    done = subprocess.run(
+        [str(linter), "--no-cache", str(config)],
+        env=site_environment(site),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 kept, 0 broken" in done.stdout
