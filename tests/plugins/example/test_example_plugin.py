@@ -17,6 +17,7 @@ def site(tmp_path_factory, pip_install) -> Path:
     return pip_install(EXAMPLE, tmp_path_factory.mktemp("site"))
 
 
+@pytest.mark.slow
 def test_discovered_through_its_entry_point_and_conforms(site, python_in):
     code = (
         "from offeval.plugin import get_registry\n"
@@ -31,6 +32,7 @@ def test_discovered_through_its_entry_point_and_conforms(site, python_in):
     assert python_in(site, "-c", code).stdout.split() == ["example", "[]", "conforms"]
 
 
+@pytest.mark.slow
 def test_listed_by_offeval_plugins(site, python_in):
     out = python_in(site, "-m", "offeval", "plugins").stdout
     assert "trimmed_is" in out and "from example" in out
