@@ -26,6 +26,7 @@ def site(tmp_path_factory, package, pip_install) -> Path:
     return pip_install(package, tmp_path_factory.mktemp("site"))
 
 
+@pytest.mark.slow
 def test_listed_by_offeval_plugins(site, python_in):
     lines = python_in(site, "-m", "offeval", "plugins").stdout.splitlines()
     assert "my_ips" in lines[0].removeprefix("plugins:").split(", ")
@@ -36,6 +37,7 @@ def test_listed_by_offeval_plugins(site, python_in):
     assert "failed:" not in lines
 
 
+@pytest.mark.slow
 def test_in_the_registry_by_name_and_spec(site, python_in):
     code = (
         "from offeval.plugin import get_registry\n"
@@ -67,6 +69,7 @@ def test_its_chapter_runs(site, package, python_in, tmp_path):
     assert "my_ips(cap=10)" in table and "truth" in table
 
 
+@pytest.mark.slow
 def test_its_package_keeps_the_plugin_api_contract(site, site_environment, tmp_path):
     """import-linter's contract for the built-in plugins, applied to the written package."""
     tomllib = pytest.importorskip("tomllib")
