@@ -328,6 +328,7 @@ def z_of_mean(values: pd.Series, truth: float) -> float:
     return (values.mean() - truth) / (values.std(ddof=1) / np.sqrt(values.size))
 
 
+@pytest.mark.slow
 def test_dr_is_unbiased_with_a_wrong_model_and_dm_is_not(replications):
     truth, values = replications
     assert abs(z_of_mean(values["dr(reward_model=wrong)"], truth)) < 4
@@ -344,6 +345,7 @@ def variance_ratio(a: pd.Series, b: pd.Series) -> tuple[float, float]:
     return delta_se(lambda m: m[0] / m[1], np.c_[da, db])
 
 
+@pytest.mark.slow
 def test_dr_with_a_good_model_has_less_variance_than_is(replications):
     _, values = replications
     ratio, se = variance_ratio(values["dr(reward_model=good)"], values["is"])
