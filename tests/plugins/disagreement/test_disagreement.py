@@ -156,6 +156,7 @@ def test_exact_methods_past_the_limit_are_an_error_and_auto_samples():
     assert auto.diagnostics["monte_carlo_banners"] == 6 and auto.n_units == 6
 
 
+@pytest.mark.slow
 def test_exact_blocks_bound_memory():
     """A block's arrays hold at most 2^21 cells (16 MB) or one banner; the passes keep ~5."""
     import tracemalloc
@@ -287,6 +288,7 @@ def test_the_sampling_algorithms_converge_to_the_exact_values():
         assert again.estimate("model", name).value == pytest.approx(value, rel=1e-12, abs=0)
 
 
+@pytest.mark.slow
 def test_figure3_on_the_simulator_cd_tracks_shuffled_pd_and_pd_does_not():
     from offeval_disagreement.analyses import (
         BIASED,
