@@ -174,7 +174,8 @@ def fold(
     for index, chunk in enumerate(logs):
         if not isinstance(chunk, InteractionLog):
             raise OffevalError(f"expected InteractionLog chunks, got {type(chunk).__name__}")
-        block = acc.fold(chunk, new_units=new_units, keep=keep)
-        if each is not None:
-            each(index, chunk, block)
+        if each is None:
+            acc.fold(chunk, new_units=new_units, keep=keep)
+        else:  # the block is not held past the call: the next chunk may need its memory
+            each(index, chunk, acc.fold(chunk, new_units=new_units, keep=keep))
     return acc
