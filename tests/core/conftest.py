@@ -1,8 +1,8 @@
 """Core tests run without any plugin: importing an ``offeval_*`` package fails in them.
 
 Every core test module runs with the plugins hidden: the ``offeval_*``
-modules already imported are removed from ``sys.modules`` (set to None, so
-importing one fails), a meta path finder refuses those not yet imported,
+modules already imported are taken out of ``sys.modules`` (put back after),
+a meta path finder refuses to import any of them,
 ``OFFEVAL_PLUGINS`` is an empty allow-list (the registry, subprocesses
 included, loads no plugin) and the process-wide registry is reset before and
 after. A core test that needs "some estimator" uses
@@ -57,7 +57,7 @@ def hidden_plugins() -> Iterator[None]:
     """Within the block, no plugin can be imported or loaded (see the module docstring)."""
     with pytest.MonkeyPatch.context() as patch:
         for name in [n for n in sys.modules if is_plugin_module(n)]:
-            patch.setitem(sys.modules, name, None)
+            patch.delitem(sys.modules, name)  # imported again: the finder refuses it
         patch.setenv(manager.ALLOW_ENV, "")
         finder = NoPlugins()  # in the list itself: a finder added meanwhile stays (dask adds one)
         sys.meta_path.insert(0, finder)
