@@ -10,6 +10,7 @@ import pytest
 from oracles import synthetic_log
 from reference_estimators import IS, SNIS
 
+import offeval.engine.fold as fold_module
 from offeval.data.log import InteractionLog
 from offeval.data.policy import ColumnPolicy
 from offeval.engine.accumulator import Accumulator
@@ -48,14 +49,16 @@ def test_chunks_of_a_share_of_rows_start_at_its_first_row():
     assert cut == [(5, 1), (8, 3), (2, 2)]  # rows 4-8, 9-16, 17-18: cuts past 4 + 5k
 
 
-def test_the_chunk_size_may_follow_the_columns_seen(bandit):
+def test_chunks_start_small_then_keep_the_unit_block_within_its_cells(bandit, monkeypatch):
     log, target, _ = bandit
-    acc = Accumulator([target], [IS()])
-    sizes = []
-    for chunk in bounded_chunks(log, acc, 15_000):
-        sizes.append(chunk.n_rows)
+    monkeypatch.setattr(fold_module, "BLOCK_CELLS", 4_000)
+    acc = Accumulator([target], [IS(), SNIS()])
+    units = []
+    for chunk in bounded_chunks(log, acc, 250_000):
+        units.append(chunk.n_units)
         acc.add(chunk, new_units=True)
-    assert sizes[0] == 15_000 and sum(sizes) == log.n_rows
+    assert units[0] == fold_module.FIRST_CHUNK_ROWS // 2  # two rows per trajectory
+    assert max(units[1:]) * len(acc.keys) <= 4_000 and sum(units) == log.n_units
     with pytest.raises(OffevalError, match="chunk size must be a whole number of rows >= 1"):
         bounded_chunks(log, acc, 0)
 

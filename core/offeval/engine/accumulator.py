@@ -9,6 +9,7 @@ comparisons between policies for free.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
@@ -118,9 +119,7 @@ class Accumulator:
 
     def with_state(self, state: FoldState) -> Accumulator:
         """A new accumulator of this set-up that has folded ``state`` (a worker's, say)."""
-        out = object.__new__(Accumulator)
-        out.declarations, out.covariances = self.declarations, self.covariances
-        out.policies, out.estimators = self.policies, self.estimators
+        out = copy.copy(self)
         out.state, out._buffer = state, np.empty(0)
         return out
 
