@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from bad_input_logs import MAP, build, candidates, fails, frame, long_frame
+from obp_inputs import dist, feedback, one_line
 
 from offeval import (
     ColumnError,
@@ -18,37 +19,6 @@ from offeval import (
     get_registry,
 )
 from offeval_ncis import CIS, IS, NCIS, BetaIPS, PiecewiseNCIS, PointwiseNCIS
-
-N, ACTIONS, SLOTS = 12, 4, 2
-
-
-def feedback(with_pi_b: bool = True) -> dict:
-    """obp's bandit_feedback for 12 rounds, 4 actions, 2 positions (obp's 0-based)."""
-    rng = np.random.default_rng(5)
-    pi_b = rng.dirichlet(np.ones(ACTIONS), size=(N, SLOTS)).transpose(0, 2, 1)
-    position = np.arange(N) % SLOTS
-    action = np.arange(N) % ACTIONS
-    out = {
-        "n_rounds": N,
-        "n_actions": ACTIONS,
-        "action": action,
-        "position": position,
-        "reward": (np.arange(N) % 3 == 0).astype(int),
-        "pscore": pi_b[np.arange(N), action, position],
-        "context": rng.normal(size=(N, 2)),
-    }
-    return {**out, "pi_b": pi_b} if with_pi_b else out
-
-
-def dist(rounds: int = N) -> np.ndarray:
-    """An action_dist of obp's shape (rounds, actions, positions), uniform."""
-    return np.full((rounds, ACTIONS, SLOTS), 1 / ACTIONS)
-
-
-def one_line(exc: pytest.ExceptionInfo) -> str:
-    text = str(exc.value)
-    assert "\n" not in text
-    return text
 
 
 def test_without_pi_b_an_estimator_that_needs_candidate_propensities_says_so():
