@@ -6,6 +6,10 @@ import re
 
 from offeval.cli.shell import main
 
+#: The columns of the CSV log the CLI tests write (``user_log``), as options.
+MAPPING = ["--map", "trajectory=session", "--map", "reward=stream", "--map", "propensity=mu"]
+POLICIES = ["--policy", "a=pi_p01", "--policy", "b=pi_p02"]
+
 
 def one_line_error(capsys, argv, *patterns, code=2):
     """The command fails with ``code`` and exactly one line on stderr, no traceback; the line.
@@ -20,3 +24,8 @@ def one_line_error(capsys, argv, *patterns, code=2):
     for pattern in patterns:
         assert re.search(pattern, lines[0]), (pattern, lines[0])
     return lines[0]
+
+
+def evaluate_args(path, *extra) -> list:
+    """``offeval evaluate`` of the CSV log at ``path`` with two policies, quiet, and ``extra``."""
+    return ["evaluate", str(path), "--quiet", *MAPPING, *POLICIES, *extra]

@@ -1,4 +1,5 @@
-"""Shared by every test: the ``slow`` marker and a two-slot bandit log built with numpy.
+"""Shared by every test: the ``slow`` marker, a two-slot bandit log built with numpy, and
+``no_reading`` (a command must find its mistake before it reads the log).
 
 ``pytest -m "not slow"`` is the quick run for daily work: it leaves out the
 tests marked slow and the book's notebooks (nbval items under ``book/``);
@@ -11,6 +12,10 @@ from pathlib import Path
 
 import pytest
 from oracles import synthetic_log
+
+import offeval.cli.evaluate as evaluate_module
+import offeval.data.files as files_module
+import offeval.data.log as log_module
 
 BOOK = Path(__file__).resolve().parents[1] / "book"
 
@@ -33,3 +38,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def bandit():
     """A two-slot bandit log with candidates, its target policy and true value."""
     return synthetic_log(20_000, seed=3)
+
+
+@pytest.fixture()
+def no_reading(monkeypatch):
+    """Reading the log (or its header) fails the test: the mistake must be found before."""
+
+    def fail(*args, **kwargs):
+        pytest.fail("the log was read")
+
+    for module in (evaluate_module, files_module, log_module):
+        for name in ("read_table", "columns_of", "stream_parquet"):
+            monkeypatch.setattr(module, name, fail, raising=False)
+    monkeypatch.setattr(log_module.InteractionLog, "from_file", fail)

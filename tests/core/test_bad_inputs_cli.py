@@ -14,7 +14,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from cli_checks import one_line_error
+from cli_checks import MAPPING, evaluate_args, one_line_error
 from oracles import synthetic_log
 from reference_estimators import IS
 
@@ -25,6 +25,13 @@ from offeval import ColumnError, InteractionLog, OffevalError, Registry, hookimp
 from offeval.cli.shell import main
 from offeval.data import output as output_module
 from offeval.data.output import MARKER, OutputFile, OutputFolder
+
+
+@pytest.fixture()
+def user_log(tmp_path, frame):
+    path = tmp_path / "log.csv"
+    frame.to_csv(path, index=False)
+    return path
 
 
 @pytest.fixture(scope="module")
@@ -43,33 +50,6 @@ def frame():
 @pytest.fixture(autouse=True)
 def estimators(reference_registry):
     """The command line finds the reference estimators (``is``, ``snis``) only."""
-
-
-@pytest.fixture()
-def user_log(tmp_path, frame):
-    path = tmp_path / "log.csv"
-    frame.to_csv(path, index=False)
-    return path
-
-
-MAPPING = ["--map", "trajectory=session", "--map", "reward=stream", "--map", "propensity=mu"]
-POLICIES = ["--policy", "a=pi_p01", "--policy", "b=pi_p02"]
-
-
-def evaluate_args(path, *extra):
-    return ["evaluate", str(path), "--quiet", *MAPPING, *POLICIES, *extra]
-
-
-@pytest.fixture()
-def no_reading(monkeypatch):
-    """Reading the log (or its header) fails the test: the mistake must be found before."""
-
-    def fail(*args, **kwargs):
-        pytest.fail("the log was read")
-
-    for name in ("read_table", "columns_of", "stream_parquet"):
-        monkeypatch.setattr(log_module, name, fail, raising=False)
-    monkeypatch.setattr(log_module.InteractionLog, "from_file", fail)
 
 
 # -- output folders ---------------------------------------------------------------------------

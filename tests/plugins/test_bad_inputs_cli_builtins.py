@@ -13,10 +13,16 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from cli_checks import one_line_error
+from cli_checks import MAPPING, POLICIES, evaluate_args, one_line_error
 
-import offeval.data.log as log_module
 from offeval.cli.shell import main
+
+
+@pytest.fixture()
+def user_log(tmp_path, frame):
+    path = tmp_path / "log.csv"
+    frame.to_csv(path, index=False)
+    return path
 
 
 @pytest.fixture(scope="module")
@@ -28,35 +34,6 @@ def frame(env):
     for p in env.candidate_policies(2):
         out[f"pi_{p.name}"] = p.probabilities(log.frame)
     return out
-
-
-@pytest.fixture()
-def user_log(tmp_path, frame):
-    path = tmp_path / "log.csv"
-    frame.to_csv(path, index=False)
-    return path
-
-
-MAPPING = ["--map", "trajectory=session", "--map", "reward=stream", "--map", "propensity=mu"]
-
-
-POLICIES = ["--policy", "a=pi_p01", "--policy", "b=pi_p02"]
-
-
-def evaluate_args(path, *extra):
-    return ["evaluate", str(path), "--quiet", *MAPPING, *POLICIES, *extra]
-
-
-@pytest.fixture()
-def no_reading(monkeypatch):
-    """Reading the log (or its header) fails the test: the mistake must be found before."""
-
-    def fail(*args, **kwargs):
-        pytest.fail("the log was read")
-
-    for name in ("read_table", "columns_of", "stream_parquet"):
-        monkeypatch.setattr(log_module, name, fail, raising=False)
-    monkeypatch.setattr(log_module.InteractionLog, "from_file", fail)
 
 
 def test_a_rerun_into_the_same_folder_leaves_no_file_of_the_earlier_run(user_log, tmp_path, capsys):
