@@ -118,14 +118,17 @@ def chunks(
     rows. Each chunk ends at the first trajectory start at or after the next
     multiple of ``size`` rows past ``lo``: with a fixed size, the chunks of
     :meth:`InteractionLog.chunks`. ``size`` may be a callable, asked before
-    each chunk (a size that follows the columns folded so far).
+    each chunk (a size that follows the columns folded so far); when it
+    changes, its multiples count from the current chunk's first row.
     """
     starts = log.unit_starts
-    first, stop = rows or (0, log.n_rows)
-    lo = first
+    lo, stop = rows or (0, log.n_rows)
+    origin, step = lo, None
     while lo < stop:
-        step = size() if callable(size) else size
-        at = np.searchsorted(starts, first + ((lo - first) // step + 1) * step)
+        now = size() if callable(size) else size
+        if now != step:
+            origin, step = lo, now
+        at = np.searchsorted(starts, origin + ((lo - origin) // step + 1) * step)
         hi = min(int(starts[at]) if at < starts.size else log.n_rows, stop)
         yield log.slice_rows(lo, hi)
         lo = hi
