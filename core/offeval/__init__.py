@@ -37,7 +37,6 @@ _WHERE = {
     "ActionDistPolicy": "offeval.data.interop",
     "from_obp": "offeval.data.interop",
     "InteractionLog": "offeval.data.log",
-    "Log": "offeval.data.log",
     "read_table": "offeval.data.files",
     "stream_parquet": "offeval.data.log",
     "ColumnPolicy": "offeval.data.policy",
@@ -70,7 +69,6 @@ __all__ = [
     "Evaluation",
     "ExposurePolicy",
     "InteractionLog",
-    "Log",
     "LoggingPolicy",
     "OffevalError",
     "OffevalWarning",
@@ -114,7 +112,7 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:
     from offeval.data.files import read_table
     from offeval.data.interop import ActionDistPolicy, from_obp
-    from offeval.data.log import InteractionLog, Log, stream_parquet
+    from offeval.data.log import InteractionLog, stream_parquet
     from offeval.data.policy import (
         ColumnPolicy,
         ExposurePolicy,

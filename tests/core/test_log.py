@@ -75,12 +75,6 @@ def test_positions_are_whole_and_one_based(bad):
         InteractionLog.from_frame(frame(rank=[2, 1, 1, 3, bad]), MAPPING)
 
 
-def test_interaction_log_follows_the_log_protocol(bandit):
-    from offeval import Log
-
-    assert isinstance(bandit[0], Log)
-
-
 def test_errors_are_value_errors():
     assert issubclass(ColumnError, OffevalError) and issubclass(OffevalError, ValueError)
 

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -283,28 +283,6 @@ def _order_and_positions(
             pos = np.arange(len(frame)) - np.repeat(starts, counts) + 1
     frame["position"] = pos
     return frame, labels, starts
-
-
-@runtime_checkable
-class Log(Protocol):
-    """What the engine needs from a log: rows grouped into units, chunkable.
-
-    Rows are sorted so that each unit (trajectory) is contiguous and
-    ``unit_starts`` gives the first row of each unit.
-    """
-
-    frame: pd.DataFrame
-    unit_starts: np.ndarray
-
-    @property
-    def n_rows(self) -> int: ...
-
-    @property
-    def n_units(self) -> int: ...
-
-    def column(self, role: str) -> np.ndarray: ...
-
-    def chunks(self, max_rows: int) -> Iterator[Log]: ...
 
 
 @dataclass(frozen=True, repr=False)
