@@ -179,3 +179,19 @@ def test_the_evaluation_the_tables_and_the_kit_see_the_same_declaration(bandit):
     assert "check_tracks_the_truth" in names and "check_linear_in_reward" in names
     assert "check_unbiased" not in names  # consistent, not unbiased
     assert known_failures(Mean()) == {}
+
+
+def test_the_base_class_defaults_are_the_declarations():
+    """BaseEstimator keeps class defaults (subclasses extend them: ``super().requires``);
+    they must be the declaration's own, so an estimator reads the same either way."""
+    import dataclasses
+
+    from offeval.plugin import BaseEstimator, Declaration
+
+    defaults = {f.name: f for f in dataclasses.fields(Declaration)}
+    for name in ("estimand", "guarantee", "requires", "higher_is_better", "expected_failed_checks"):
+        field = defaults[name]
+        default = (
+            field.default if field.default is not dataclasses.MISSING else field.default_factory()  # type: ignore[misc]
+        )
+        assert getattr(BaseEstimator, name) == default, name
