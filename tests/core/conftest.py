@@ -28,8 +28,6 @@ import offeval.registry.manager as manager
 USES_PLUGINS_UNTIL_HELPER_E = {
     "test_engine.py",
     "test_parallel.py",
-    "test_distributed.py",
-    "test_bootstrap.py",
 }
 
 

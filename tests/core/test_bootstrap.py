@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from reference_estimators import IS, SNIS
 
 from offeval import LoggingPolicy, OffevalError, evaluate
 from offeval.engine.bootstrap import bootstrap
-from offeval_ncis import IS, NCIS, BetaIPS
 
 
 def test_bootstrap_se_agrees_with_delta_method(bandit):
     log, target, _ = bandit
-    ests = [IS(), NCIS(cap=2), BetaIPS()]
+    ests = [IS(), SNIS()]
     delta = evaluate(log, [target], ests).to_frame()
     boot = bootstrap(log, [target], ests, replicates=800, seed=1)
     # the bootstrap se of 800 replicates has relative error about 1/sqrt(1600) = 2.5%

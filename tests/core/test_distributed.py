@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from reference_estimators import IS, SNIS
 
 from offeval import LoggingPolicy, OffevalError, evaluate
 from offeval.engine.distributed import evaluate_dask
-from offeval_ncis import IS, NCIS, BetaIPS
 
 dd = pytest.importorskip("dask.dataframe")
 
@@ -18,7 +18,7 @@ def test_dask_partitions_give_the_in_memory_numbers(bandit):
     frame.index.name = None
     ddf = dd.from_pandas(frame, npartitions=7, sort=True)
     assert ddf.npartitions == 7
-    estimators = [IS(), NCIS(cap=3), BetaIPS()]
+    estimators = [IS(), SNIS()]
     policies = [target, LoggingPolicy()]
     local = evaluate(log, policies, estimators).to_frame()
     distributed = evaluate_dask(ddf, policies, estimators, chunk_rows=1_000).to_frame()
