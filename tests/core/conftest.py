@@ -26,7 +26,6 @@ import offeval.registry.manager as manager
 #: Temporary: core test files that still use plugins until helper-E's engine work moves
 #: them onto the reference estimators (issue 20, item 8); not checked for plugin imports.
 USES_PLUGINS_UNTIL_HELPER_E = {
-    "test_engine.py",
     "test_parallel.py",
 }
 

@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracles import unit_sums
+from reference_estimators import IS, SNIS
 
 from offeval import (
     Accumulator,
@@ -18,7 +19,6 @@ from offeval import (
     evaluate,
 )
 from offeval.stats import Tally, pairwise_grid, ratio_of_means
-from offeval_ncis import IS, NCIS
 
 
 @pytest.fixture(scope="module")
@@ -27,9 +27,9 @@ def two_policies(bandit):
     return log, [target, LoggingPolicy()]
 
 
-def influence_ncis(log, policy_p, cap):
-    """Per-unit influence values of NCIS: (Y - R D) / mean(D)."""
-    w = np.minimum(policy_p / log.column("propensity"), cap)
+def influence_snis(log, policy_p):
+    """Per-unit influence values of SNIS: (Y - R D) / mean(D)."""
+    w = policy_p / log.column("propensity")
     y = unit_sums(log, log.column("reward") * w)
     d = unit_sums(log, w)
     ratio = y.sum() / d.sum()
@@ -38,17 +38,17 @@ def influence_ncis(log, policy_p, cap):
 
 def test_ratio_se_matches_influence_function(two_policies):
     log, (target, _) = two_policies
-    ratio, psi = influence_ncis(log, target.probabilities(log.frame), 5.0)
-    est = evaluate(log, [target], [NCIS(cap=5)]).estimate("target")
+    ratio, psi = influence_snis(log, target.probabilities(log.frame))
+    est = evaluate(log, [target], [SNIS()]).estimate("target")
     assert est.value == pytest.approx(ratio, rel=1e-12)
     assert est.se == pytest.approx(psi.std(ddof=1) / np.sqrt(len(psi)), rel=1e-9)
 
 
 def test_paired_difference_uses_the_cross_covariance(two_policies):
     log, (target, logging) = two_policies
-    r1, psi1 = influence_ncis(log, target.probabilities(log.frame), 5.0)
-    r2, psi2 = influence_ncis(log, logging.probabilities(log.frame), 5.0)
-    ev = evaluate(log, [target, logging], [NCIS(cap=5)])
+    r1, psi1 = influence_snis(log, target.probabilities(log.frame))
+    r2, psi2 = influence_snis(log, logging.probabilities(log.frame))
+    ev = evaluate(log, [target, logging], [SNIS()])
     diff = ev.difference("target", "logging")
     assert diff.value == pytest.approx(r1 - r2, rel=1e-12)
     expected = (psi1 - psi2).std(ddof=1) / np.sqrt(len(psi1))
@@ -104,8 +104,8 @@ def test_grid_corrections_are_monotone():
 def test_any_chunking_gives_the_same_numbers(bandit, chunk_rows):
     log, target, _ = bandit
     policies = [target, LoggingPolicy()]
-    whole = evaluate(log, policies, [IS(), NCIS(cap=3)], chunk_rows=log.n_rows).to_frame()
-    chunked = evaluate(log, policies, [IS(), NCIS(cap=3)], chunk_rows=chunk_rows).to_frame()
+    whole = evaluate(log, policies, [IS(), SNIS()], chunk_rows=log.n_rows).to_frame()
+    chunked = evaluate(log, policies, [IS(), SNIS()], chunk_rows=chunk_rows).to_frame()
     for col in ("value", "se", "ci_low", "ci_high"):
         np.testing.assert_allclose(chunked[col], whole[col], rtol=1e-9)
 
@@ -113,15 +113,18 @@ def test_any_chunking_gives_the_same_numbers(bandit, chunk_rows):
 def test_accumulators_merge_like_one_pass(bandit):
     log, target, _ = bandit
     chunks = list(log.chunks(7_000))
-    parts = [Accumulator([target], [NCIS(cap=3)]).add(c) for c in chunks]
+    parts = [Accumulator([target], [IS(), SNIS()]).add(c) for c in chunks]
     merged = parts[0]
     for p in parts[1:]:
         merged = merged.merge(p)
-    one = evaluate(log, [target], [NCIS(cap=3)]).estimate("target")
-    est = merged.result().estimate("target")
-    assert est.value == pytest.approx(one.value, rel=1e-12)
-    assert est.se == pytest.approx(one.se, rel=1e-9)
-    assert est.diagnostics == pytest.approx(one.diagnostics)
+    for label in ("is", "snis"):
+        one = evaluate(log, [target], [IS(), SNIS()]).estimate("target", label)
+        est = merged.result().estimate("target", label)
+        assert est.value == pytest.approx(one.value, rel=1e-12)
+        assert est.se == pytest.approx(one.se, rel=1e-9)
+        assert est.diagnostics == pytest.approx(one.diagnostics)
+    assert est.diagnostics == {} and one.diagnostics == {}  # snis tallies nothing
+    assert merged.result().estimate("target", "is").diagnostics == {"rows": log.n_rows}
 
 
 def test_duplicate_names_and_unknown_estimator(bandit):
@@ -130,7 +133,7 @@ def test_duplicate_names_and_unknown_estimator(bandit):
         evaluate(log, [target, target], [IS()])
     with pytest.raises(OffevalError, match="estimators must differ"):
         evaluate(log, [target], [IS(), IS()])
-    ev = evaluate(log, [target], [IS(), NCIS()])
+    ev = evaluate(log, [target], [IS(), SNIS()])
     with pytest.raises(OffevalError, match="name an estimator"):
         ev.estimate("target")
     with pytest.raises(OffevalError, match="unknown estimator"):
@@ -139,11 +142,14 @@ def test_duplicate_names_and_unknown_estimator(bandit):
 
 def test_estimate_repr_and_frame(bandit):
     log, target, _ = bandit
-    est = evaluate(log, [target], [NCIS(cap=2)]).estimate("target")
+    est = evaluate(log, [target], [RewardedShare(scale=2)]).estimate("target")
     text = repr(est)
-    assert "ncis(cap=2) of 'target'" in text and "95% CI" in text and "clipped_share" in text
+    assert "rewarded_share(scale=2) of 'target'" in text and "95% CI" in text
+    assert "rewarded_rows" in text
     frame = est.to_frame()
-    assert frame.loc[0, "n_units"] == log.n_units and 0 < frame.loc[0, "diag_clipped_share"] < 1
+    share = (log.column("reward") > 0).mean()
+    assert frame.loc[0, "n_units"] == log.n_units and 0 < share < 1
+    assert frame.loc[0, "diag_rewarded_rows"] == pytest.approx(share)
 
 
 def test_unpaired_difference_is_welchs_test():
@@ -208,6 +214,23 @@ class EmitsX(BaseEstimator):
 
     def combine(self, stats):
         return ratio_of_means(stats, "x", "n")
+
+
+class RewardedShare(EmitsX):
+    """EmitsX with a diagnostic: the share of rows with a reward."""
+
+    name = "rewarded_share"
+
+    def contribute(self, view):
+        tally = Tally()
+        tally.add("rewarded", float((view.log.column("reward") > 0).sum()))
+        tally.add("rows", view.log.n_rows)
+        return Contribution(
+            {"x": self.scale * view.log.column("reward"), "n": view.log.ones}, tally=tally
+        )
+
+    def diagnose(self, tally):
+        return {"rewarded_rows": tally.sums["rewarded"] / tally.sums["rows"]}
 
 
 def test_two_estimators_with_the_same_column_key_get_their_own_values(bandit):
@@ -332,7 +355,7 @@ def test_covariances_within_estimators_give_the_same_estimates_and_grids(bandit)
     """Keeping only each estimator's cross-products changes no estimate, interval or grid."""
     log, target, _ = bandit
     policies = [target, LoggingPolicy()]
-    estimators = [IS(), NCIS(cap=3), EmitsX(2.0)]
+    estimators = [IS(), SNIS(), EmitsX(2.0)]
     full = evaluate(log, policies, estimators, chunk_rows=3_000, covariances="all")
     kept = evaluate(log, policies, estimators, chunk_rows=3_000)
     cols = ["value", "se", "ci_low", "ci_high"]
@@ -341,18 +364,18 @@ def test_covariances_within_estimators_give_the_same_estimates_and_grids(bandit)
         np.testing.assert_allclose(kept.covariance(label), full.covariance(label), rtol=1e-12)
         a, b = full.grid(label).table, kept.grid(label).table
         np.testing.assert_allclose(b["p_value"], a["p_value"], rtol=1e-9)
-    across = full.linearisation("target", "is").minus(full.linearisation("target", "ncis"))
+    across = full.linearisation("target", "is").minus(full.linearisation("target", "snis"))
     r = log.column("reward")
     w = target.probabilities(log.frame) / log.column("propensity")
-    columns = (w * r, np.ones(log.n_rows), np.minimum(w, 3) * r, np.minimum(w, 3))
+    columns = (w * r, np.ones(log.n_rows), w * r, w)
     per_unit = np.column_stack([unit_sums(log, x) for x in columns])
-    y, n, yc, wc = per_unit.mean(axis=0)
-    grad = np.array([1 / n, -y / n**2, -1 / wc, yc / wc**2])  # IS - NCIS (both ratios of means)
+    y, n, ys, ws = per_unit.mean(axis=0)
+    grad = np.array([1 / n, -y / n**2, -1 / ws, ys / ws**2])  # IS - SNIS (both ratios of means)
     oracle = np.sqrt(grad @ np.cov(per_unit, rowvar=False) @ grad / len(per_unit))
     assert full.standard_error(across) == pytest.approx(oracle, rel=1e-6)
     with pytest.raises(OffevalError, match="covariances='all'"):
         kept.standard_error(
-            kept.linearisation("target", "is").minus(kept.linearisation("target", "ncis"))
+            kept.linearisation("target", "is").minus(kept.linearisation("target", "snis"))
         )
     with pytest.raises(OffevalError, match="covariances must be one of"):
         evaluate(log, policies, estimators, covariances="some")
