@@ -15,19 +15,12 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 import pytest
 from oracles import synthetic_log
 from reference_estimators import ReferencePlugin
 
 import offeval.registry.manager as manager
-
-#: Temporary: core test files that still use plugins until helper-E's engine work moves
-#: them onto the reference estimators (issue 20, item 8); not checked for plugin imports.
-USES_PLUGINS_UNTIL_HELPER_E = {
-    "test_parallel.py",
-}
 
 
 def is_plugin_module(name: str) -> bool:
@@ -66,26 +59,18 @@ def hidden_plugins() -> Iterator[None]:
             manager.reset_registry()
 
 
-def checked(path: Path) -> bool:
-    """Whether a core test file is held to running without plugins."""
-    return path.name not in USES_PLUGINS_UNTIL_HELPER_E
-
-
 @pytest.hookimpl(wrapper=True)
 def pytest_make_collect_report(collector: pytest.Collector):
     """A core test module is imported with the plugins hidden: a plugin import fails there."""
-    if isinstance(collector, pytest.Module) and checked(collector.path):
+    if isinstance(collector, pytest.Module):
         with hidden_plugins():
             return (yield)
     return (yield)
 
 
 @pytest.fixture(scope="module", autouse=True)
-def no_plugins(request: pytest.FixtureRequest) -> Iterator[None]:
+def no_plugins() -> Iterator[None]:
     """The tests of a core module run with the plugins hidden."""
-    if not checked(request.node.path):
-        yield
-        return
     with hidden_plugins():
         yield
 
@@ -103,15 +88,6 @@ def reference_registry(monkeypatch) -> manager.Registry:
 def small_bandit():
     """A small two-slot bandit log (2,000 trajectories), its target policy and true value."""
     return synthetic_log(2_000, seed=5)
-
-
-@pytest.fixture(scope="module")
-def env():
-    """Temporary, for test_parallel.py (USES_PLUGINS_UNTIL_HELPER_E): the simulated environment
-    of tests/plugins/conftest.py. A core test outside that list cannot use it (no plugins)."""
-    from offeval_simulation import Environment
-
-    return Environment(seed=11, n_contexts=300, n_items=60, n_candidates=5, n_positions=3)
 
 
 @pytest.fixture()

@@ -13,31 +13,31 @@ from functools import partial
 import numpy as np
 import pandas as pd
 import pytest
+from oracles import synthetic_log
+from reference_estimators import IS, SNIS
 
-from offeval import ColumnError, Contribution, OffevalError, OffevalWarning, evaluate
+from offeval import (
+    ColumnError,
+    Contribution,
+    LoggingPolicy,
+    OffevalError,
+    OffevalWarning,
+    evaluate,
+)
 from offeval.engine import evaluation as evaluation_module
 from offeval.engine import parallel as parallel_module
 from offeval.engine.estimator import BaseEstimator, Shared
 from offeval.engine.parallel import fold_in_workers, fork_available, shares
 from offeval.stats import ratio_of_means
-from offeval_dcg import DCG
-from offeval_ncis import IS, NCIS, BetaIPS, PiecewiseNCIS, PointwiseNCIS
 
 pytestmark = pytest.mark.skipif(not fork_available(), reason="workers are forked processes")
 
 
 @pytest.fixture(scope="module")
-def setup(env):
-    log = env.simulate(env.logging_policy(), 6_000, seed=4, with_candidates=True)
-    estimators = [
-        IS(),
-        NCIS(cap=2),
-        BetaIPS(),
-        PiecewiseNCIS(cap=3),
-        PointwiseNCIS(cap=3),
-        DCG(per="impression"),
-    ]
-    return log, env.candidate_policies(4), estimators
+def setup():
+    """A two-slot bandit log of 6,000 trajectories with candidates, two policies, IS and SNIS."""
+    log, target, _ = synthetic_log(6_000, seed=4)
+    return log, [target, LoggingPolicy()], [IS(), SNIS()]
 
 
 def frame(evaluation) -> pd.DataFrame:
@@ -148,14 +148,15 @@ def test_a_log_too_small_to_share_is_evaluated_here(setup, monkeypatch):
     np.testing.assert_allclose(many["value"], one["value"], rtol=1e-12)
 
 
-def test_evaluations_in_threads_each_get_their_own_log(env):
-    logs = [env.simulate(env.logging_policy(), 3_000, seed=s) for s in (21, 22)]
-    policies = env.candidate_policies(3)
-    alone = [evaluate(log, policies, [NCIS(cap=3)]).to_frame()["value"].to_numpy() for log in logs]
+def test_evaluations_in_threads_each_get_their_own_log():
+    logs, targets, _ = zip(*(synthetic_log(3_000, seed=s) for s in (21, 22)), strict=True)
+    policies = [targets[0], LoggingPolicy()]
+    alone = [evaluate(log, policies, [SNIS()]).to_frame()["value"].to_numpy() for log in logs]
+    assert not np.allclose(alone[0], alone[1])  # a thread given the other's log would show
     for _ in range(3):
         with ThreadPoolExecutor(2) as threads:
             together = list(
-                threads.map(lambda log: evaluate(log, policies, [NCIS(cap=3)], workers=2), logs)
+                threads.map(lambda log: evaluate(log, policies, [SNIS()], workers=2), logs)
             )
         for got, want in zip(together, alone, strict=True):
             np.testing.assert_allclose(got.to_frame()["value"], want, rtol=1e-12)
