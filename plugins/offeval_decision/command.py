@@ -13,6 +13,7 @@ from offeval.plugin import (
     OutputFolder,
     at_least,
     find_label,
+    force_option,
     load_summaries,
     read_table,
     separator,
@@ -66,11 +67,7 @@ class DecideCommand:
             help="folder for the tables printed (CSV: ranks, selection, components), "
             "written whole: an earlier run's files are replaced",
         )
-        parser.add_argument(
-            "--force",
-            action="store_true",
-            help="replace an output folder that offeval did not write (its files are deleted)",
-        )
+        force_option(parser)
 
     def run(self, args: argparse.Namespace) -> int:
         """Print, per estimator, the rank probabilities, the selection and the components.
