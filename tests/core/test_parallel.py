@@ -11,9 +11,9 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 
 import numpy as np
-import pandas as pd
 import pytest
 from oracles import synthetic_log
+from parallel_checks import workers_give_the_one_process_estimates
 from reference_estimators import IS, SNIS
 
 from offeval import (
@@ -40,32 +40,9 @@ def setup():
     return log, [target, LoggingPolicy()], [IS(), SNIS()]
 
 
-def frame(evaluation) -> pd.DataFrame:
-    return evaluation.to_frame().set_index(["policy", "estimator"]).sort_index()
-
-
 @pytest.mark.parametrize("workers", [2, 3])
 def test_workers_give_the_one_process_estimates(setup, workers, monkeypatch):
-    log, policies, estimators = setup
-    monkeypatch.setattr(parallel_module, "available_cores", lambda: 8)  # 3 shares on 2 cores
-    merged = []
-
-    def recorded(*args):
-        merged.append(fold_in_workers(*args))
-        return merged[-1]
-
-    monkeypatch.setattr(evaluation_module, "fold_in_workers", recorded)
-    one = evaluate(log, policies, estimators, chunk_rows=2_000)
-    many = evaluate(log, policies, estimators, chunk_rows=2_000, workers=workers)
-    assert len(merged) == 1 and merged[0] is not None  # the workers' result, not a re-run
-    a, b = frame(one), frame(many)
-    pd.testing.assert_index_equal(a.index, b.index)
-    numbers = a.select_dtypes("number").columns
-    np.testing.assert_allclose(b[numbers], a[numbers], rtol=1e-10, atol=1e-15)  # summing order
-    for label in one.estimators:
-        np.testing.assert_allclose(many.covariance(label), one.covariance(label), atol=1e-18)
-        grid_one, grid_many = one.grid(label).table, many.grid(label).table
-        np.testing.assert_allclose(grid_many["p_value"], grid_one["p_value"], atol=1e-12)
+    workers_give_the_one_process_estimates(monkeypatch, *setup, workers)
 
 
 def test_shares_cut_at_trajectory_boundaries_and_cover_every_row(setup):
