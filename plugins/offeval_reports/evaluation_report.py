@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import sys
 import textwrap
+from dataclasses import fields
 from pathlib import Path
 
 import numpy as np
@@ -416,15 +417,5 @@ class EvaluationReportWriter:
     def write(self, out: Path, report: EvaluationReport) -> Path:
         """Write the report of one evaluation into folder ``out``; the path of report.html."""
         return write_evaluation_report(
-            out,
-            report.evaluation,
-            report.table,
-            baseline=report.baseline,
-            correction=report.correction,
-            sections=report.sections,
-            log=report.log,
-            policies=report.policies,
-            argv=report.argv,
-            weights_note=report.weights_note,
-            skipped=report.skipped,
+            out, **{f.name: getattr(report, f.name) for f in fields(report)}
         )
