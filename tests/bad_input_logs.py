@@ -1,6 +1,10 @@
 """The small logs and the check the bad-input tests share (tests/core/test_bad_inputs_*.py and
 tests/plugins/<name>/test_bad_inputs_<name>.py): a frame of two trajectories labelled by
-strings, a long one whose bad row comes in a later chunk, and ``fails``."""
+strings, a long one whose bad row comes in a later chunk, ``fails`` and ``cases``.
+
+Each bad input is an offeval error naming the column or parameter and the user's own row
+labels, never a crash from pandas, numpy, pyarrow or the OS, and never a silent wrong number.
+"""
 
 from __future__ import annotations
 
@@ -46,6 +50,11 @@ def fails(call, error, *patterns):
         assert re.search(pattern, message), f"{pattern!r} not in {message!r}"
     assert issubclass(error, OffevalError) and isinstance(info.value, ValueError)
     return info.value
+
+
+def cases(table: dict):
+    """Runs a test once per entry of ``table`` (a case by its name): ``case`` is the value."""
+    return pytest.mark.parametrize("case", table.values(), ids=list(table))
 
 
 def candidates(**overrides) -> pd.DataFrame:

@@ -1,16 +1,12 @@
 """Bad calls of the engine: evaluate's arguments, estimators that emit the wrong columns,
 results asked for what they do not hold, bootstrap, trajectories split across chunks or
-Dask partitions, numpy numbers in messages.
-
-Each is an offeval error naming the column or parameter and the user's own row labels,
-never a crash from pandas, numpy, pyarrow or the OS, and never a silent wrong number.
-"""
+Dask partitions, numpy numbers in messages."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from bad_input_logs import MAP, build, fails, frame, long_frame
+from bad_input_logs import MAP, build, cases, fails, frame, long_frame
 from reference_estimators import IS, SNIS
 
 from offeval import (
@@ -189,10 +185,9 @@ ENGINE_CASES = {
 }
 
 
-@pytest.mark.parametrize("case", ENGINE_CASES.values(), ids=list(ENGINE_CASES))
+@cases(ENGINE_CASES)
 def test_bad_engine_calls(case):
-    call, error, *patterns = case
-    fails(call, error, *patterns)
+    fails(*case)
 
 
 def test_a_zero_baseline_is_refused():

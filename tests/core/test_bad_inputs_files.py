@@ -1,15 +1,10 @@
 """Bad files: missing, empty, ragged, binary, garbage Parquet, and streams that are not
-Parquet or lose the file's own row labels.
-
-Each is an offeval error naming the column or parameter and the user's own row labels,
-never a crash from pandas, numpy, pyarrow or the OS, and never a silent wrong number.
-"""
+Parquet or lose the file's own row labels."""
 
 from __future__ import annotations
 
 import numpy as np
-import pytest
-from bad_input_logs import MAP, fails, frame, long_frame
+from bad_input_logs import MAP, cases, fails, frame, long_frame
 
 from offeval import (
     ColumnError,
@@ -48,7 +43,7 @@ FILE_CASES = {
 }
 
 
-@pytest.mark.parametrize("case", FILE_CASES.values(), ids=list(FILE_CASES))
+@cases(FILE_CASES)
 def test_bad_files(tmp_path, case):
     make, pattern = case
     path = make(tmp_path)

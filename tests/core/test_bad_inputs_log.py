@@ -1,16 +1,12 @@
 """Bad logs (InteractionLog.from_frame): columns, roles, values and candidate tables, with
-string, MultiIndex and datetime row labels.
-
-Each is an offeval error naming the column or parameter and the user's own row labels,
-never a crash from pandas, numpy, pyarrow or the OS, and never a silent wrong number.
-"""
+string, MultiIndex and datetime row labels."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 import pytest
-from bad_input_logs import MAP, build, candidates, fails, frame
+from bad_input_logs import MAP, build, candidates, cases, fails, frame
 
 from offeval import (
     ColumnError,
@@ -257,8 +253,7 @@ CANDIDATE_CASES = {
     "case", [*LOG_CASES.values(), *CANDIDATE_CASES.values()], ids=[*LOG_CASES, *CANDIDATE_CASES]
 )
 def test_bad_logs(case):
-    call, error, *patterns = case
-    fails(call, error, *patterns)
+    fails(*case)
 
 
 def test_booleans_mean_booleans():
@@ -293,10 +288,9 @@ REVIEW_CASES = {
 }
 
 
-@pytest.mark.parametrize("case", REVIEW_CASES.values(), ids=list(REVIEW_CASES))
+@cases(REVIEW_CASES)
 def test_review_findings(case):
-    call, error, *patterns = case
-    fails(call, error, *patterns)
+    fails(*case)
 
 
 def test_a_column_error_names_a_numpy_string_column_as_text():

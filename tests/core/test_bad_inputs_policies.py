@@ -1,15 +1,10 @@
 """Bad policies: probabilities out of [0, 1], NaN or text (also in a later chunk), absent
-columns, policies that answer in the wrong shape or are no policy.
-
-Each is an offeval error naming the column or parameter and the user's own row labels,
-never a crash from pandas, numpy, pyarrow or the OS, and never a silent wrong number.
-"""
+columns, policies that answer in the wrong shape or are no policy."""
 
 from __future__ import annotations
 
 import numpy as np
-import pytest
-from bad_input_logs import build, fails, late
+from bad_input_logs import build, cases, fails, late
 from reference_estimators import IS
 
 from offeval import (
@@ -95,7 +90,6 @@ POLICY_CASES = {
 }
 
 
-@pytest.mark.parametrize("case", POLICY_CASES.values(), ids=list(POLICY_CASES))
+@cases(POLICY_CASES)
 def test_bad_policies(case):
-    call, error, *patterns = case
-    fails(call, error, *patterns)
+    fails(*case)

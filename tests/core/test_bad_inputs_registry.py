@@ -1,14 +1,9 @@
 """Bad estimator specs, refused by the registry without any plugin: unbalanced brackets,
-parameters given twice, unknown names, empty specs.
-
-Each is an offeval error naming the column or parameter and the user's own row labels,
-never a crash from pandas, numpy, pyarrow or the OS, and never a silent wrong number.
-"""
+parameters given twice, unknown names, empty specs."""
 
 from __future__ import annotations
 
-import pytest
-from bad_input_logs import fails
+from bad_input_logs import cases, fails
 
 from offeval import (
     OffevalError,
@@ -29,7 +24,7 @@ ESTIMATOR_CASES = {
 }
 
 
-@pytest.mark.parametrize("case", ESTIMATOR_CASES.values(), ids=list(ESTIMATOR_CASES))
+@cases(ESTIMATOR_CASES)
 def test_bad_estimator_parameters(case):
     call, pattern = case
     fails(call, OffevalError, pattern)
@@ -44,7 +39,6 @@ REVIEW_CASES = {
 }
 
 
-@pytest.mark.parametrize("case", REVIEW_CASES.values(), ids=list(REVIEW_CASES))
+@cases(REVIEW_CASES)
 def test_review_findings(case):
-    call, error, *patterns = case
-    fails(call, error, *patterns)
+    fails(*case)

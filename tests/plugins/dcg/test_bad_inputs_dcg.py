@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from bad_input_logs import build, fails, frame, late
+from bad_input_logs import build, cases, fails, frame, late
 from obp_inputs import feedback
 
 from offeval import (
@@ -53,10 +53,9 @@ POLICY_CASES = {
 }
 
 
-@pytest.mark.parametrize("case", POLICY_CASES.values(), ids=list(POLICY_CASES))
+@cases(POLICY_CASES)
 def test_bad_policies(case):
-    call, error, *patterns = case
-    fails(call, error, *patterns)
+    fails(*case)
 
 
 ESTIMATOR_CASES = {
@@ -78,7 +77,7 @@ ESTIMATOR_CASES = {
 }
 
 
-@pytest.mark.parametrize("case", ESTIMATOR_CASES.values(), ids=list(ESTIMATOR_CASES))
+@cases(ESTIMATOR_CASES)
 def test_bad_estimator_parameters(case):
     call, pattern = case
     fails(call, OffevalError, pattern)
@@ -121,10 +120,9 @@ REVIEW_CASES = {
 }
 
 
-@pytest.mark.parametrize("case", REVIEW_CASES.values(), ids=list(REVIEW_CASES))
+@cases(REVIEW_CASES)
 def test_review_findings(case):
-    call, error, *patterns = case
-    fails(call, error, *patterns)
+    fails(*case)
 
 
 def test_rank_probability_columns_are_read_by_their_rank_number():

@@ -1,17 +1,13 @@
 """Bad banners (the disagreement plugin): ranks missing, logging scores absent, a pool mass
 that changes within a banner, ordering probabilities that do not sum to one, scores that
-are not numbers; explicit ordering probabilities are used.
-
-Each is an offeval error naming the column or parameter and the user's own row labels,
-never a crash from pandas, numpy, pyarrow or the OS, and never a silent wrong number.
-"""
+are not numbers; explicit ordering probabilities are used."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 import pytest
-from bad_input_logs import fails
+from bad_input_logs import cases, fails
 
 from offeval import (
     ColumnError,
@@ -89,10 +85,9 @@ BANNER_CASES = {
 }
 
 
-@pytest.mark.parametrize("case", BANNER_CASES.values(), ids=list(BANNER_CASES))
+@cases(BANNER_CASES)
 def test_bad_banners(case):
-    call, error, *patterns = case
-    fails(call, error, *patterns)
+    fails(*case)
 
 
 def test_explicit_ordering_probabilities_are_used():

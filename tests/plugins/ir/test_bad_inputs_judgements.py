@@ -1,15 +1,10 @@
 """Bad IR judgements (the IR plugin's Judgements, Conventions and compute): negative or
-text grades, duplicate predictions, missing ids, unknown roles, cut-offs and metrics.
-
-Each is an offeval error naming the column or parameter and the user's own row labels,
-never a crash from pandas, numpy, pyarrow or the OS, and never a silent wrong number.
-"""
+text grades, duplicate predictions, missing ids, unknown roles, cut-offs and metrics."""
 
 from __future__ import annotations
 
 import pandas as pd
-import pytest
-from bad_input_logs import fails
+from bad_input_logs import cases, fails
 
 from offeval import (
     OffevalError,
@@ -89,7 +84,7 @@ IR_CASES = {
 }
 
 
-@pytest.mark.parametrize("case", IR_CASES.values(), ids=list(IR_CASES))
+@cases(IR_CASES)
 def test_bad_judgements(case):
     call, *patterns = case
     fails(call, OffevalError, *patterns)

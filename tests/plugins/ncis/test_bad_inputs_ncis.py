@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from bad_input_logs import MAP, build, candidates, fails, frame, long_frame
+from bad_input_logs import MAP, build, candidates, cases, fails, frame, long_frame
 from obp_inputs import dist, feedback, one_line
 
 from offeval import (
@@ -58,10 +58,9 @@ POLICY_CASES = {
 }
 
 
-@pytest.mark.parametrize("case", POLICY_CASES.values(), ids=list(POLICY_CASES))
+@cases(POLICY_CASES)
 def test_bad_policies(case):
-    call, error, *patterns = case
-    fails(call, error, *patterns)
+    fails(*case)
 
 
 ESTIMATOR_CASES = {
@@ -85,7 +84,7 @@ ESTIMATOR_CASES = {
 }
 
 
-@pytest.mark.parametrize("case", ESTIMATOR_CASES.values(), ids=list(ESTIMATOR_CASES))
+@cases(ESTIMATOR_CASES)
 def test_bad_estimator_parameters(case):
     call, pattern = case
     fails(call, OffevalError, pattern)
@@ -144,10 +143,9 @@ REVIEW_CASES = {
 }
 
 
-@pytest.mark.parametrize("case", REVIEW_CASES.values(), ids=list(REVIEW_CASES))
+@cases(REVIEW_CASES)
 def test_review_findings(case):
-    call, error, *patterns = case
-    fails(call, error, *patterns)
+    fails(*case)
 
 
 def test_an_estimator_needing_candidates_names_both_ways_to_give_them():
