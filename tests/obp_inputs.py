@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from offeval import OffevalError
+
 N, ACTIONS, SLOTS = 12, 4, 2
 
 
@@ -36,3 +38,10 @@ def one_line(exc: pytest.ExceptionInfo) -> str:
     text = str(exc.value)
     assert "\n" not in text
     return text
+
+
+def message(call) -> str:
+    """The one-line message of the offeval error that ``call()`` raises."""
+    with pytest.raises(OffevalError) as exc:
+        call()
+    return one_line(exc)

@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from obp_inputs import ACTIONS, SLOTS, N, dist, feedback, one_line
+from obp_inputs import ACTIONS, SLOTS, N, dist, feedback, message, one_line
 from reference_estimators import IS
 
 from offeval import (
@@ -364,12 +364,6 @@ def test_with_candidates_may_be_a_numpy_bool():
     assert log.candidates is None
 
 
-def _message(call) -> str:
-    with pytest.raises(OffevalError) as exc:
-        call()
-    return one_line(exc)
-
-
 @pytest.mark.parametrize(
     ("call", "shown"),
     [
@@ -381,12 +375,12 @@ def _message(call) -> str:
     ],
 )
 def test_messages_show_numbers_as_plain_values(call, shown):
-    line = _message(call)
+    line = message(call)
     assert "np." not in line and shown in line
 
 
 def test_text_in_a_numeric_array_is_named_in_user_words():
-    line = _message(lambda: from_obp({**feedback(), "reward": np.array(["click"] * N)}))
+    line = message(lambda: from_obp({**feedback(), "reward": np.array(["click"] * N)}))
     assert "'reward'" in line and "'click'" in line
     assert "<U" not in line  # formerly: 'got <U5 values'
 
@@ -429,10 +423,10 @@ def test_policy_names_from_numpy_arrays_are_shown_as_text():
     names = np.array(["new", "old"])
     bad = dist()
     bad[1, 0, 0] = np.nan
-    line = _message(lambda: from_obp(feedback(), dict(zip(names, [bad, dist()], strict=True))))
+    line = message(lambda: from_obp(feedback(), dict(zip(names, [bad, dist()], strict=True))))
     assert "action_dist of 'new'" in line and "np." not in line
     table = pd.DataFrame({"item": [1, 2], "probability": [0.7, 0.7]})
-    line = _message(lambda: TablePolicy(table, name=names[0]))
+    line = message(lambda: TablePolicy(table, name=names[0]))
     assert "policy 'new'" in line and "np." not in line
     _, policies = from_obp(feedback(), dict(zip(names, [dist(), dist()], strict=True)))
     assert [type(p.name) for p in policies] == [str, str]

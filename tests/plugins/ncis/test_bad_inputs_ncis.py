@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from bad_input_logs import MAP, build, candidates, cases, fails, frame, long_frame
-from obp_inputs import dist, feedback, one_line
+from obp_inputs import dist, feedback, message
 
 from offeval import (
     ColumnError,
@@ -27,12 +27,6 @@ def test_without_pi_b_an_estimator_that_needs_candidate_propensities_says_so():
         evaluate(log, policies, [PointwiseNCIS(cap=2.0)])  # formerly: an estimate of 0
 
 
-def _message(call) -> str:
-    with pytest.raises(OffevalError) as exc:
-        call()
-    return one_line(exc)
-
-
 @pytest.mark.parametrize(
     ("call", "shown"),
     [
@@ -40,7 +34,7 @@ def _message(call) -> str:
     ],
 )
 def test_messages_show_numbers_as_plain_values(call, shown):
-    line = _message(call)
+    line = message(call)
     assert "np." not in line and shown in line
 
 
