@@ -6,8 +6,10 @@ import re
 
 from offeval.cli.shell import main
 
-#: The columns of the CSV log the CLI tests write (``user_log``), as options.
-MAPPING = ["--map", "trajectory=session", "--map", "reward=stream", "--map", "propensity=mu"]
+#: The user's names of the roles in the CSV log the CLI tests write (``user_log``).
+USER_NAMES = {"trajectory": "session", "reward": "stream", "propensity": "mu"}
+#: The same, as options.
+MAPPING = [arg for role, column in USER_NAMES.items() for arg in ("--map", f"{role}={column}")]
 POLICIES = ["--policy", "a=pi_p01", "--policy", "b=pi_p02"]
 
 
@@ -29,3 +31,9 @@ def one_line_error(capsys, argv, *patterns, code=2):
 def evaluate_args(path, *extra) -> list:
     """``offeval evaluate`` of the CSV log at ``path`` with two policies, quiet, and ``extra``."""
     return ["evaluate", str(path), "--quiet", *MAPPING, *POLICIES, *extra]
+
+
+def write_csv(frame, path):
+    """``frame`` written at ``path`` as CSV, without its row labels; the path."""
+    frame.to_csv(path, index=False)
+    return path

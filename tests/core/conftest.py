@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pytest
+from cli_checks import USER_NAMES, write_csv
 from oracles import synthetic_log
 from reference_estimators import ReferencePlugin
 
@@ -99,11 +100,9 @@ def user_log(tmp_path, small_bandit):
     """
     log, _, _ = small_bandit
     frame = log.frame[["trajectory", "item", "position", "reward", "propensity"]].rename(
-        columns={"trajectory": "session", "reward": "stream", "propensity": "mu"}
+        columns=USER_NAMES
     )
     frame["pi_p01"] = log.frame["target"].to_numpy()
     frame["pi_p02"] = frame["mu"]
     frame["pi_p03"] = 0.25
-    path = tmp_path / "log.csv"
-    frame.to_csv(path, index=False)
-    return path
+    return write_csv(frame, tmp_path / "log.csv")

@@ -14,7 +14,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from cli_checks import MAPPING, evaluate_args, one_line_error
+from cli_checks import MAPPING, USER_NAMES, evaluate_args, one_line_error, write_csv
 from oracles import synthetic_log
 from reference_estimators import IS
 
@@ -29,9 +29,7 @@ from offeval.data.output import MARKER, OutputFile, OutputFolder
 
 @pytest.fixture()
 def user_log(tmp_path, frame):
-    path = tmp_path / "log.csv"
-    frame.to_csv(path, index=False)
-    return path
+    return write_csv(frame, tmp_path / "log.csv")
 
 
 @pytest.fixture(scope="module")
@@ -39,9 +37,7 @@ def frame():
     """The two-slot bandit log of :func:`oracles.synthetic_log` as a user's table: session,
     stream, mu, and pi_p01 (the target) and pi_p02 (uniform) policy columns."""
     log, _, _ = synthetic_log(3_000, seed=2)
-    out = log.frame.drop(columns=["target", "target_score"]).rename(
-        columns={"trajectory": "session", "reward": "stream", "propensity": "mu"}
-    )
+    out = log.frame.drop(columns=["target", "target_score"]).rename(columns=USER_NAMES)
     out["pi_p01"] = log.frame["target"].to_numpy()
     out["pi_p02"] = 0.25
     return out

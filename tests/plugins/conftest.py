@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from cli_checks import USER_NAMES, write_csv
 
 from offeval_simulation import Environment
 
@@ -17,11 +18,7 @@ def env() -> Environment:
 def user_log(tmp_path, env):
     """A CSV log as a user has one: session, stream, mu and pi_p01..pi_p03 columns."""
     log = env.simulate(env.logging_policy(), 4_000, seed=2)
-    frame = log.frame.rename(
-        columns={"trajectory": "session", "reward": "stream", "propensity": "mu"}
-    )
+    frame = log.frame.rename(columns=USER_NAMES)
     for p in env.candidate_policies(3):
         frame[f"pi_{p.name}"] = p.probabilities(log.frame)
-    path = tmp_path / "log.csv"
-    frame.to_csv(path, index=False)
-    return path
+    return write_csv(frame, tmp_path / "log.csv")

@@ -13,24 +13,20 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from cli_checks import MAPPING, POLICIES, evaluate_args, one_line_error
+from cli_checks import MAPPING, POLICIES, USER_NAMES, evaluate_args, one_line_error, write_csv
 
 from offeval.cli.shell import main
 
 
 @pytest.fixture()
 def user_log(tmp_path, frame):
-    path = tmp_path / "log.csv"
-    frame.to_csv(path, index=False)
-    return path
+    return write_csv(frame, tmp_path / "log.csv")
 
 
 @pytest.fixture(scope="module")
 def frame(env):
     log = env.simulate(env.logging_policy(), 3_000, seed=2)
-    out = log.frame.rename(
-        columns={"trajectory": "session", "reward": "stream", "propensity": "mu"}
-    )
+    out = log.frame.rename(columns=USER_NAMES)
     for p in env.candidate_policies(2):
         out[f"pi_{p.name}"] = p.probabilities(log.frame)
     return out
