@@ -1,5 +1,5 @@
-"""Shared by every test: the ``slow`` marker, a two-slot bandit log built with numpy, and
-``no_reading`` (a command must find its mistake before it reads the log).
+"""Shared by every test: the ``slow`` marker, a two-slot bandit log built with numpy,
+``no_reading`` (a command must find its mistake before it reads the log) and ``notebook``.
 
 ``pytest -m "not slow"`` is the quick run for daily work: it leaves out the
 tests marked slow and the book's notebooks (nbval items under ``book/``);
@@ -8,6 +8,8 @@ tests marked slow and the book's notebooks (nbval items under ``book/``);
 
 from __future__ import annotations
 
+import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -51,3 +53,15 @@ def no_reading(monkeypatch):
         for name in ("read_table", "columns_of", "stream_parquet"):
             monkeypatch.setattr(module, name, fail, raising=False)
     monkeypatch.setattr(log_module.InteractionLog, "from_file", fail)
+
+
+class ZMQInteractiveShell:
+    """Stands in for the shell of a Jupyter kernel (only its class name is looked at)."""
+
+
+@pytest.fixture()
+def notebook(monkeypatch):
+    """The code runs as in a Jupyter notebook (IPython's ``get_ipython`` gives a kernel's shell)."""
+    fake = types.ModuleType("IPython")
+    fake.get_ipython = ZMQInteractiveShell
+    monkeypatch.setitem(sys.modules, "IPython", fake)

@@ -13,17 +13,6 @@ from offeval import ConfigurationError, LoggingPolicy, evaluate
 from offeval.progress import MIN_WORK, VARIABLE, in_notebook, progress_enabled
 
 
-class ZMQInteractiveShell:
-    """Stands in for the shell of a Jupyter kernel (only its class name is looked at)."""
-
-
-@pytest.fixture()
-def notebook(monkeypatch):
-    fake = types.ModuleType("IPython")
-    fake.get_ipython = ZMQInteractiveShell
-    monkeypatch.setitem(sys.modules, "IPython", fake)
-
-
 def test_explicit_choice_wins(monkeypatch, notebook):
     monkeypatch.setenv(VARIABLE, "1")
     assert progress_enabled(False) is False
