@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol, TypeVar
 
 import numpy as np
 
@@ -23,8 +23,20 @@ from offeval.errors import OffevalError
 from offeval.stats.moments import Moments, Tally
 from offeval.validation import check_whole
 
-if TYPE_CHECKING:
-    from offeval.engine.accumulator import Accumulator
+
+class Folding(Protocol):
+    """What the driver folds chunks into (an :class:`offeval.engine.accumulator.Accumulator`):
+    the columns seen so far, and the fold of one chunk returning its block of unit sums."""
+
+    @property
+    def keys(self) -> list[tuple]:
+        """The columns seen so far, by owner."""
+
+    def fold(self, log: InteractionLog, *, new_units: bool, keep: bool) -> np.ndarray:
+        """Fold one chunk; its (n_units, k) block of unit sums."""
+
+
+Folds = TypeVar("Folds", bound=Folding)
 
 #: Largest block of unit sums (units x columns) one chunk may fill: 32 MB of floats.
 BLOCK_CELLS = 1 << 22
@@ -136,7 +148,7 @@ def chunks(
 
 def bounded_chunks(
     log: InteractionLog,
-    acc: Accumulator,
+    acc: Folding,
     chunk_rows: int,
     rows: tuple[int, int] | None = None,
 ) -> Iterator[InteractionLog]:
@@ -160,13 +172,13 @@ def bounded_chunks(
 
 
 def fold(
-    acc: Accumulator,
+    acc: Folds,
     logs: Iterable[InteractionLog],
     *,
     new_units: bool = False,
     keep: bool = False,
     each: Callable[[int, InteractionLog, np.ndarray], None] | None = None,
-) -> Accumulator:
+) -> Folds:
     """Fold every chunk of ``logs`` into ``acc``: the one loop of every pass.
 
     ``new_units=True`` vouches that no trajectory arrives twice (chunks of one

@@ -4,7 +4,7 @@ uncertainty, and the :class:`Evaluation` of many, with the covariances between t
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
@@ -17,8 +17,25 @@ from offeval.stats.inference import Linearisation, interval, quadratic_form, var
 from offeval.stats.moments import Tally
 from offeval.validation import check_level
 
-if TYPE_CHECKING:
-    from offeval.engine.accumulator import Accumulator
+
+class Folded(Protocol):
+    """What an :class:`Evaluation` is computed from (an
+    :class:`offeval.engine.accumulator.Accumulator` that has folded a log): the policies,
+    estimators and their declarations, the moments and tallies, the units excluded, and
+    each (policy, estimator)'s columns as its ``combine`` sees them."""
+
+    policies: list
+    estimators: list
+    declarations: list
+    tallies: dict
+    excluded: dict
+
+    @property
+    def moments(self) -> Any:
+        """The moments of every column over the units folded."""
+
+    def stats(self, p: int, e: int, moments: Any, covariance: np.ndarray) -> Any:
+        """The columns of policy ``p`` and estimator ``e``."""
 
 
 @dataclass(frozen=True)
@@ -104,7 +121,7 @@ class Evaluation:
     when only one of the evaluated estimators matches.
     """
 
-    def __init__(self, acc: Accumulator, level: float):
+    def __init__(self, acc: Folded, level: float):
         self.level = check_level(level)
         self.policies = [p.name for p in acc.policies]
         self.estimators = [d.label for d in acc.declarations]
