@@ -15,15 +15,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from offeval import validation
 from offeval.errors import ConfigurationError, OffevalError
-from offeval.validation import (
-    at_least,
-    check_choice,
-    check_flag,
-    check_level,
-    check_number,
-    check_whole,
-)
 
 NUMPY_INTS = (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64)
 booleans = st.sampled_from([True, False, np.True_, np.False_])
@@ -48,7 +41,7 @@ def refusal(call, *args, **kwargs) -> Exception:
 
 @given(booleans, st.sampled_from([None, 0, 1]))
 def test_a_boolean_is_never_a_whole_number(flag, low):
-    message = str(refusal(check_whole, flag, "draws", low=low, floats=True))
+    message = str(refusal(validation.check_whole, flag, "draws", low=low, floats=True))
     assert (
         message
         == f"draws must be a whole number{'' if low is None else f' >= {low}'}, got {bool(flag)!r}"
@@ -57,43 +50,43 @@ def test_a_boolean_is_never_a_whole_number(flag, low):
 
 @given(numpy_ints())
 def test_numpy_integers_are_whole_numbers_returned_as_python_ints(value):
-    out = check_whole(value, "seed")
+    out = validation.check_whole(value, "seed")
     assert type(out) is int and out == int(value)
 
 
 @given(st.integers(-(2**70), 2**70), st.integers(0, 5))
 def test_whole_bounds_are_inclusive_at_both_edges(low, width):
     high = low + width
-    assert check_whole(low, "n", low=low, high=high) == low
-    assert check_whole(high, "n", low=low, high=high) == high
+    assert validation.check_whole(low, "n", low=low, high=high) == low
+    assert validation.check_whole(high, "n", low=low, high=high) == high
     for outside in (low - 1, high + 1):
-        message = str(refusal(check_whole, outside, "n", low=low, high=high))
+        message = str(refusal(validation.check_whole, outside, "n", low=low, high=high))
         assert message == f"n must be a whole number in {low}..{high}, got {outside}"
 
 
 @given(numpy_ints(), st.integers(-5, 5))
 def test_a_refused_numpy_integer_is_shown_as_a_plain_number(value, shift):
     low = int(value) + 1 + abs(shift)
-    message = str(refusal(check_whole, value, "max_groups", low=low))
+    message = str(refusal(validation.check_whole, value, "max_groups", low=low))
     assert message == f"max_groups must be a whole number >= {low}, got {int(value)}"
 
 
 @given(st.floats(allow_nan=True, allow_infinity=True))
 def test_floats_are_whole_numbers_only_when_asked_and_whole_and_finite(value):
     with pytest.raises(ConfigurationError):
-        check_whole(value, "k")
+        validation.check_whole(value, "k")
     whole = math.isfinite(value) and value.is_integer()
     if whole:
-        assert check_whole(np.float64(value), "k", floats=True) == int(value)
+        assert validation.check_whole(np.float64(value), "k", floats=True) == int(value)
     else:
-        message = str(refusal(check_whole, np.float64(value), "k", floats=True))
+        message = str(refusal(validation.check_whole, np.float64(value), "k", floats=True))
         assert message == f"k must be a whole number, got {value!r}"
 
 
 def test_none_is_a_value_only_when_optional():
-    assert check_whole(None, "cutoff", low=1, optional=True) is None
-    assert check_number(None, "beta", optional=True) is None
-    assert str(refusal(check_whole, None, "cutoff", low=1)) == (
+    assert validation.check_whole(None, "cutoff", low=1, optional=True) is None
+    assert validation.check_number(None, "beta", optional=True) is None
+    assert str(refusal(validation.check_whole, None, "cutoff", low=1)) == (
         "cutoff must be a whole number >= 1, got None"
     )
 
@@ -103,14 +96,14 @@ def test_none_is_a_value_only_when_optional():
 
 @given(booleans)
 def test_a_boolean_is_never_a_number(flag):
-    message = str(refusal(check_number, flag, "cap", low=0, finite=False))
+    message = str(refusal(validation.check_number, flag, "cap", low=0, finite=False))
     assert message == f"cap must be a number >= 0 or inf, got {bool(flag)!r}"
 
 
 @given(st.sampled_from(["0.5", b"1", None, [1.0], 1 + 0j, np.array(0.5)]))
 def test_text_and_containers_are_not_numbers(value):
     with pytest.raises(ConfigurationError, match="^lift must be a finite number, got "):
-        check_number(value, "lift")
+        validation.check_number(value, "lift")
 
 
 @given(st.floats(-1e6, 1e6), st.floats(1, 1e6), st.booleans(), st.booleans())
@@ -119,43 +112,45 @@ def test_number_bounds_are_inclusive_unless_open(low, width, low_open, high_open
     bounds = {"low": low, "high": high, "low_open": low_open, "high_open": high_open}
     for edge, is_open in ((low, low_open), (high, high_open)):
         if is_open:
-            assert "must be a number in " in str(refusal(check_number, edge, "x", **bounds))
+            assert "must be a number in " in str(
+                refusal(validation.check_number, edge, "x", **bounds)
+            )
         else:
-            assert check_number(np.float64(edge), "x", **bounds) == edge
+            assert validation.check_number(np.float64(edge), "x", **bounds) == edge
     outside = (np.nextafter(low, -np.inf), np.nextafter(high, np.inf))
     for value in outside:
-        message = str(refusal(check_number, value, "x", **bounds))
+        message = str(refusal(validation.check_number, value, "x", **bounds))
         interval = f"{'(' if low_open else '['}{low}, {high}{')' if high_open else ']'}"
         assert message == f"x must be a number in {interval}, got {float(value)!r}"
 
 
 @given(st.sampled_from([math.nan, math.inf, -math.inf, np.float32("nan"), np.float64("inf")]))
 def test_nan_and_inf_are_refused_by_default(value):
-    message = str(refusal(check_number, value, "sd", low=0))
+    message = str(refusal(validation.check_number, value, "sd", low=0))
     assert message.startswith("sd must be a finite number >= 0, got ") and "np." not in message
 
 
 def test_inf_passes_the_bounds_when_allowed_and_nan_never():
-    assert check_number(math.inf, "cap", low=0, low_open=True, finite=False) == math.inf
-    assert str(refusal(check_number, -math.inf, "cap", low=0, low_open=True, finite=False)) == (
-        "cap must be a positive number or inf, got -inf"
-    )
-    assert str(refusal(check_number, math.nan, "cap", low=0, low_open=True, finite=False)) == (
-        "cap must be a positive number or inf, got nan"
-    )
-    assert check_number(-math.inf, "shift", finite=False) == -math.inf
+    assert validation.check_number(math.inf, "cap", low=0, low_open=True, finite=False) == math.inf
+    assert str(
+        refusal(validation.check_number, -math.inf, "cap", low=0, low_open=True, finite=False)
+    ) == ("cap must be a positive number or inf, got -inf")
+    assert str(
+        refusal(validation.check_number, math.nan, "cap", low=0, low_open=True, finite=False)
+    ) == ("cap must be a positive number or inf, got nan")
+    assert validation.check_number(-math.inf, "shift", finite=False) == -math.inf
 
 
 def test_an_int_too_large_for_a_float_is_beyond_any_finite_bound():
-    assert check_number(10**400, "cap", low=1, finite=False) == math.inf
-    assert str(refusal(check_number, 10**400, "ratio", low=0, low_open=True)).startswith(
+    assert validation.check_number(10**400, "cap", low=1, finite=False) == math.inf
+    assert str(refusal(validation.check_number, 10**400, "ratio", low=0, low_open=True)).startswith(
         "ratio must be a finite positive number, got 1000"
     )
 
 
 @given(numpy_ints() | st.floats(-1e9, 1e9).map(np.float64))
 def test_numpy_numbers_are_numbers_returned_as_python_floats(value):
-    out = check_number(value, "lift")
+    out = validation.check_number(value, "lift")
     assert type(out) is float and out == float(value)
 
 
@@ -164,46 +159,46 @@ def test_numpy_numbers_are_numbers_returned_as_python_floats(value):
 
 @given(st.sampled_from(["all", "shuffled", "non_shuffled"]))
 def test_a_choice_is_returned_as_the_choice_itself(word):
-    out = check_choice(np.str_(word), "banners", ("all", "shuffled", "non_shuffled"))
+    out = validation.check_choice(np.str_(word), "banners", ("all", "shuffled", "non_shuffled"))
     assert type(out) is str and out == word
 
 
 @given(st.sampled_from([1, None, True, b"all", ["all"], np.array(["all"])]))
 def test_only_a_value_of_the_choices_type_is_a_choice(value):
     with pytest.raises(ConfigurationError, match=r"^banners must be one of \('all', 'some'\)"):
-        check_choice(value, "banners", ("all", "some"))
+        validation.check_choice(value, "banners", ("all", "some"))
 
 
 def test_a_mistyped_choice_suggests_the_closest():
-    assert str(refusal(check_choice, "Shufled", "banners", ("all", "shuffled"))) == (
+    assert str(refusal(validation.check_choice, "Shufled", "banners", ("all", "shuffled"))) == (
         "banners must be one of ('all', 'shuffled'), got 'Shufled' (did you mean shuffled?)"
     )
-    assert str(refusal(check_choice, "x", "method", {"top": 1, "sample": 2})) == (
+    assert str(refusal(validation.check_choice, "x", "method", {"top": 1, "sample": 2})) == (
         "method must be one of ('top', 'sample'), got 'x'"
     )
 
 
 @given(booleans)
 def test_flags_are_python_or_numpy_booleans(flag):
-    out = check_flag(flag, "self_normalized")
+    out = validation.check_flag(flag, "self_normalized")
     assert type(out) is bool and out == bool(flag)
 
 
 @given(st.sampled_from([0, 1, np.int64(1), "True", None, 1.0]))
 def test_a_number_or_text_is_not_a_flag(value):
-    message = str(refusal(check_flag, value, "self_normalized"))
+    message = str(refusal(validation.check_flag, value, "self_normalized"))
     assert message.startswith("self_normalized must be True or False, got ")
     assert "np." not in message
 
 
 @given(st.floats(0, 1, exclude_min=True, exclude_max=True))
 def test_a_level_strictly_between_0_and_1_is_accepted(level):
-    assert check_level(np.float64(level)) == level
+    assert validation.check_level(np.float64(level)) == level
 
 
 @given(st.sampled_from([0, 1, 0.0, 1.0, 95, -0.5, math.nan, math.inf, True, "0.95", None]))
 def test_a_level_outside_0_1_is_refused_naming_the_rule(level):
-    exc = refusal(check_level, level)
+    exc = refusal(validation.check_level, level)
     assert type(exc) is OffevalError
     assert str(exc).startswith("confidence level must lie in (0, 1), e.g. 0.95; got ")
 
@@ -213,7 +208,7 @@ def test_a_level_outside_0_1_is_refused_naming_the_rule(level):
 
 @given(st.integers(-(10**6), 10**6), st.integers(-5, 5))
 def test_at_least_reads_whole_numbers_and_refuses_those_below(value, low):
-    whole = at_least(low)
+    whole = validation.at_least(low)
     assert whole.__name__ == f"whole number >= {low}"
     if value >= low:
         assert whole(str(value)) == value
@@ -225,7 +220,7 @@ def test_at_least_reads_whole_numbers_and_refuses_those_below(value, low):
 @pytest.mark.parametrize("text", ["1.5", "abc", "", "1e3"])
 def test_at_least_refuses_text_that_is_not_a_whole_number(text):
     with pytest.raises(argparse.ArgumentTypeError) as caught:
-        at_least(1)(text)
+        validation.at_least(1)(text)
     assert str(caught.value) == f"{text!r} is not a whole number"
 
 
@@ -235,13 +230,13 @@ ir_ties = ("expected", "item_desc", "item_asc", "input_order")
 SITES = {
     # engine/evaluation.py evaluate: f"workers must be a whole number >= 1, got {plain(workers)!r}"
     "evaluate workers": (
-        lambda: check_whole(np.int64(0), "workers", low=1, error=OffevalError),
+        lambda: validation.check_whole(np.int64(0), "workers", low=1, error=OffevalError),
         OffevalError,
         "workers must be a whole number >= 1, got 0",
     ),
     # engine/evaluation.py _chunks: "chunk size must be a whole number of rows >= 1, got ..."
     "evaluate chunk size": (
-        lambda: check_whole(
+        lambda: validation.check_whole(
             0, "chunk size", low=1, rule="a whole number of rows >= 1", error=OffevalError
         ),
         OffevalError,
@@ -249,62 +244,66 @@ SITES = {
     ),
     # engine/bootstrap.py: f"replicates must be a whole number >= 2, got {plain(replicates)!r}"
     "bootstrap replicates": (
-        lambda: check_whole(np.int32(1), "replicates", low=2, error=OffevalError),
+        lambda: validation.check_whole(np.int32(1), "replicates", low=2, error=OffevalError),
         OffevalError,
         "replicates must be a whole number >= 2, got 1",
     ),
     # data/log.py stream_parquet: f"batch_rows must be a whole number >= 1, got {shown!r}"
     "stream_parquet batch_rows": (
-        lambda: check_whole(True, "batch_rows", low=1, error=OffevalError),
+        lambda: validation.check_whole(True, "batch_rows", low=1, error=OffevalError),
         OffevalError,
         "batch_rows must be a whole number >= 1, got True",
     ),
     # data/interop.py _count: f"{_key(key)} must be a whole number >= 1, got {plain(value)!r}"
     "from_obp n_rounds": (
-        lambda: check_whole(2.0, "bandit_feedback['n_rounds']", low=1, error=OffevalError),
+        lambda: validation.check_whole(
+            2.0, "bandit_feedback['n_rounds']", low=1, error=OffevalError
+        ),
         OffevalError,
         "bandit_feedback['n_rounds'] must be a whole number >= 1, got 2.0",
     ),
     # stats/inference.py check_level
     "confidence level": (
-        lambda: check_level(np.float64(95.0)),
+        lambda: validation.check_level(np.float64(95.0)),
         OffevalError,
         "confidence level must lie in (0, 1), e.g. 0.95; got 95.0",
     ),
     # evaluation.py Accumulator: f"covariances must be one of {COVARIANCES}, got {covariances!r}"
     "covariances": (
-        lambda: check_choice("none", "covariances", ("estimator", "all"), error=OffevalError),
+        lambda: validation.check_choice(
+            "none", "covariances", ("estimator", "all"), error=OffevalError
+        ),
         OffevalError,
         "covariances must be one of ('estimator', 'all'), got 'none'",
     ),
     # progress.py progress_enabled: f"{VARIABLE} must be 0 or 1, got {setting!r}"
     "OFFEVAL_PROGRESS": (
-        lambda: check_choice("yes", "OFFEVAL_PROGRESS", ("0", "1"), rule="0 or 1"),
+        lambda: validation.check_choice("yes", "OFFEVAL_PROGRESS", ("0", "1"), rule="0 or 1"),
         ConfigurationError,
         "OFFEVAL_PROGRESS must be 0 or 1, got 'yes'",
     ),
     # data/interop.py from_obp: "with_candidates must be True or False, got {plain(...)!r}"
     "from_obp with_candidates": (
-        lambda: check_flag("no", "with_candidates"),
+        lambda: validation.check_flag("no", "with_candidates"),
         ConfigurationError,
         "with_candidates must be True or False, got 'no'",
     ),
     # offeval_slates/base.py check_flag: f"{name} must be True or False, got {value!r}"
     "slates self_normalized": (
-        lambda: check_flag(None, "self_normalized"),
+        lambda: validation.check_flag(None, "self_normalized"),
         ConfigurationError,
         "self_normalized must be True or False, got None",
     ),
     # offeval_ir/blocks.py: f"chunk_rows must be a whole number >= 1, got {chunk_rows!r}"
     "ir chunk_rows": (
-        lambda: check_whole(0, "chunk_rows", low=1),
+        lambda: validation.check_whole(0, "chunk_rows", low=1),
         ConfigurationError,
         "chunk_rows must be a whole number >= 1, got 0",
     ),
     # offeval_ir/metrics.py _checked_cutoffs: "ks: each cut-off k must be a whole number >= 1
     # or None, got {plain(k)!r}"
     "ir ks": (
-        lambda: check_whole(
+        lambda: validation.check_whole(
             np.float64(2.5), "ks: each cut-off k", low=1, floats=True, optional=True
         ),
         ConfigurationError,
@@ -312,13 +311,13 @@ SITES = {
     ),
     # offeval_ir/conventions.py: f"{field} must be one of {choices}, got {getattr(self, field)!r}"
     "ir ties": (
-        lambda: check_choice("random", "ties", ir_ties),
+        lambda: validation.check_choice("random", "ties", ir_ties),
         ConfigurationError,
         "ties must be one of ('expected', 'item_desc', 'item_asc', 'input_order'), got 'random'",
     ),
     # offeval_ir/measures.py: f"{label!r}: RBP's persistence p must be in (0, 1), got {p}"
     "ir RBP p": (
-        lambda: check_number(
+        lambda: validation.check_number(
             1.5, "'RBP(p=1.5)': RBP's persistence p", high=1, high_open=True, rule="in (0, 1)"
         ),
         ConfigurationError,
@@ -326,7 +325,7 @@ SITES = {
     ),
     # offeval_disagreement/streams.py: "seed must be a whole number in [0, 2^64), got ..."
     "disagreement stream seed": (
-        lambda: check_whole(
+        lambda: validation.check_whole(
             np.int64(-1), "seed", low=0, high=2**64 - 1, rule="a whole number in [0, 2^64)"
         ),
         ConfigurationError,
@@ -334,37 +333,37 @@ SITES = {
     ),
     # offeval_disagreement/given_set.py: f"samples must be a whole number >= 2, got ..."
     "disagreement samples": (
-        lambda: check_whole(np.int64(1), "samples", low=2),
+        lambda: validation.check_whole(np.int64(1), "samples", low=2),
         ConfigurationError,
         "samples must be a whole number >= 2, got 1",
     ),
     # offeval_disagreement/estimators.py _choice: f"{name} must be one of {options}, got {value!r}"
     "disagreement banners": (
-        lambda: check_choice(3, "banners", ("all", "shuffled", "non_shuffled")),
+        lambda: validation.check_choice(3, "banners", ("all", "shuffled", "non_shuffled")),
         ConfigurationError,
         "banners must be one of ('all', 'shuffled', 'non_shuffled'), got 3",
     ),
     # offeval_decision/ranks.py _whole: f"{name} must be a whole number {where}, got ..."
     "decision depth": (
-        lambda: check_whole(3, "depth", low=1, high=2),
+        lambda: validation.check_whole(3, "depth", low=1, high=2),
         ConfigurationError,
         "depth must be a whole number in 1..2, got 3",
     ),
     # offeval_decision/choices.py select: f"m must be a whole number in 1..{len(dist.names)}, ..."
     "decision m": (
-        lambda: check_whole(np.int64(0), "m", low=1, high=4),
+        lambda: validation.check_whole(np.int64(0), "m", low=1, high=4),
         ConfigurationError,
         "m must be a whole number in 1..4, got 0",
     ),
     # offeval_decision/choices.py _sd: "a finite number >= 0"
     "decision sd": (
-        lambda: check_number("0.3", "sd", low=0),
+        lambda: validation.check_number("0.3", "sd", low=0),
         ConfigurationError,
         "sd must be a finite number >= 0, got '0.3'",
     ),
     # offeval_decision/choices.py _probability: "a number in (0, 1)"
     "decision alpha": (
-        lambda: check_number(
+        lambda: validation.check_number(
             np.float64(1.5), "alpha", low=0, high=1, low_open=True, high_open=True
         ),
         ConfigurationError,
@@ -372,48 +371,48 @@ SITES = {
     ),
     # offeval_decision/choices.py ab_sample_size: _real("lift", lift, "a finite number", ...)
     "decision lift": (
-        lambda: check_number(math.nan, "lift"),
+        lambda: validation.check_number(math.nan, "lift"),
         ConfigurationError,
         "lift must be a finite number, got nan",
     ),
     # offeval_dcg/estimators.py _check_cap: f"cap m must be a number >= 1 or inf, got {cap!r}"
     "dcg cap": (
-        lambda: check_number(0.5, "cap m", low=1, finite=False),
+        lambda: validation.check_number(0.5, "cap m", low=1, finite=False),
         ConfigurationError,
         "cap m must be a number >= 1 or inf, got 0.5",
     ),
     # offeval_dcg/examination.py CutOff: f"cut-off n must be a whole number >= 1, got {plain(n)!r}"
     "dcg cut-off n": (
-        lambda: check_whole(np.int64(0), "cut-off n", low=1),
+        lambda: validation.check_whole(np.int64(0), "cut-off n", low=1),
         ConfigurationError,
         "cut-off n must be a whole number >= 1, got 0",
     ),
     # offeval_ncis/weights.py check_cap: f"cap must be a positive number or inf, got {plain(cap)!r}"
     "ncis cap": (
-        lambda: check_number(np.int64(-1), "cap", low=0, low_open=True, finite=False),
+        lambda: validation.check_number(np.int64(-1), "cap", low=0, low_open=True, finite=False),
         ConfigurationError,
         "cap must be a positive number or inf, got -1",
     ),
     # offeval_ncis/estimators.py BetaIPS: f"beta must be a finite number or None, got {beta!r}"
     "ncis beta": (
-        lambda: check_number(math.inf, "beta", optional=True),
+        lambda: validation.check_number(math.inf, "beta", optional=True),
         ConfigurationError,
         "beta must be a finite number or None, got inf",
     ),
     # offeval_rewardmodels/estimators.py check_threshold: "a number >= 0 or inf"
     "rewardmodels threshold": (
-        lambda: check_number(np.float64(-0.5), "shrinkage", low=0, finite=False),
+        lambda: validation.check_number(np.float64(-0.5), "shrinkage", low=0, finite=False),
         ConfigurationError,
         "shrinkage must be a number >= 0 or inf, got -0.5",
     ),
     # offeval_rewardmodels/fitting.py check_folds / check_seed
     "rewardmodels folds": (
-        lambda: check_whole(1, "folds", low=2),
+        lambda: validation.check_whole(1, "folds", low=2),
         ConfigurationError,
         "folds must be a whole number >= 2, got 1",
     ),
     "rewardmodels seed": (
-        lambda: check_whole(np.int64(-3), "seed", low=0),
+        lambda: validation.check_whole(np.int64(-3), "seed", low=0),
         ConfigurationError,
         "seed must be a whole number >= 0, got -3",
     ),
