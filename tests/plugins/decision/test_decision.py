@@ -29,6 +29,11 @@ def within(estimate, exact, dist, width=4.5):
     return np.all(np.abs(np.asarray(estimate) - np.asarray(exact)) <= width * se)
 
 
+def summary_of(label, names, values, covariance, n=100, **options) -> EstimatorSummary:
+    """A saved summary whose name is its estimator's label, of the policies ``names``."""
+    return EstimatorSummary(label, label, names, np.array(values), covariance, n, **options)
+
+
 def test_two_systems_match_the_normal_cdf_of_their_difference():
     mean = np.array([0.100, 0.104])
     cov = np.array([[4e-6, 2.5e-6], [2.5e-6, 6e-6]])
@@ -99,14 +104,8 @@ def test_the_exact_expected_rank_is_the_mean_of_the_simulated_ranks():
 
 
 def test_lower_is_better_metrics_are_ranked_by_their_negation():
-    summary = EstimatorSummary(
-        "pd",
-        "pd",
-        ["good", "bad"],
-        np.array([0.2, 0.4]),
-        np.eye(2) * 1e-6,
-        100,
-        higher_is_better=False,
+    summary = summary_of(
+        "pd", ["good", "bad"], [0.2, 0.4], np.eye(2) * 1e-6, higher_is_better=False
     )
     assert rank_distribution(summary, draws=1_000).best["good"] == 1.0
 
@@ -195,14 +194,8 @@ def test_ab_sample_size_is_the_two_sample_power_calculation():
 
 
 def test_plan_uses_the_paired_interval_of_the_lift():
-    summary = EstimatorSummary(
-        "is",
-        "is",
-        ["base", "new"],
-        np.array([0.10, 0.11]),
-        np.array([[1e-6, 0.5e-6], [0.5e-6, 2e-6]]),
-        1_000,
-    )
+    cov = np.array([[1e-6, 0.5e-6], [0.5e-6, 2e-6]])
+    summary = summary_of("is", ["base", "new"], [0.10, 0.11], cov, 1_000)
     plan = plan_ab_test(summary, ["new"], "base", sd=0.3)
     row = plan.loc["new"]
     assert row["lift"] == pytest.approx(0.01) and row["lift_se"] == pytest.approx(np.sqrt(2e-6))
@@ -688,24 +681,8 @@ def test_decide_says_when_lower_is_better_and_what_values_are_relative_to(tmp_pa
     save_summaries(
         tmp_path / "summaries.json",
         [
-            EstimatorSummary(
-                "pd",
-                "pd",
-                ["a", "b"],
-                np.array([0.2, 0.4]),
-                np.eye(2) * 1e-8,
-                10,
-                higher_is_better=False,
-            ),
-            EstimatorSummary(
-                "is",
-                "is",
-                ["a", "b"],
-                np.array([1.0, 1.1]),
-                np.diag([0, 1e-8]),
-                10,
-                baseline="a",
-            ),
+            summary_of("pd", ["a", "b"], [0.2, 0.4], np.eye(2) * 1e-8, 10, higher_is_better=False),
+            summary_of("is", ["a", "b"], [1.0, 1.1], np.diag([0, 1e-8]), 10, baseline="a"),
         ],
     )
     assert main(["decide", str(tmp_path), "--draws", "100", "--seed", "4"]) == 0
