@@ -52,9 +52,12 @@ def fails(call, error, *patterns):
     return info.value
 
 
-def cases(table: dict):
-    """Runs a test once per entry of ``table`` (a case by its name): ``case`` is the value."""
-    return pytest.mark.parametrize("case", table.values(), ids=list(table))
+def cases(table: dict, error: type[OffevalError] | None = None):
+    """Runs a test once per entry of ``table``, named by its key: ``case`` is the entry,
+    ``(call, error, *patterns)`` for ``fails``; ``error``, if given, is every entry's error
+    (the entries then leave it out)."""
+    entries = table.values() if error is None else [(c, error, *p) for c, *p in table.values()]
+    return pytest.mark.parametrize("case", entries, ids=list(table))
 
 
 def candidates(**overrides) -> pd.DataFrame:

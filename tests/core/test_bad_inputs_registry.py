@@ -24,10 +24,9 @@ ESTIMATOR_CASES = {
 }
 
 
-@cases(ESTIMATOR_CASES)
+@cases(ESTIMATOR_CASES, error=OffevalError)
 def test_bad_estimator_parameters(case):
-    call, pattern = case
-    fails(call, OffevalError, pattern)
+    fails(*case)
 
 
 REVIEW_CASES = {

@@ -84,7 +84,6 @@ IR_CASES = {
 }
 
 
-@cases(IR_CASES)
+@cases(IR_CASES, error=OffevalError)
 def test_bad_judgements(case):
-    call, *patterns = case
-    fails(call, OffevalError, *patterns)
+    fails(*case)

@@ -78,10 +78,9 @@ ESTIMATOR_CASES = {
 }
 
 
-@cases(ESTIMATOR_CASES)
+@cases(ESTIMATOR_CASES, error=OffevalError)
 def test_bad_estimator_parameters(case):
-    call, pattern = case
-    fails(call, OffevalError, pattern)
+    fails(*case)
 
 
 def test_estimator_needs_named_when_missing():
