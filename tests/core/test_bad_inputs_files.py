@@ -6,13 +6,7 @@ from __future__ import annotations
 import numpy as np
 from bad_input_logs import MAP, cases, fails, frame, long_frame
 
-from offeval import (
-    ColumnError,
-    InteractionLog,
-    OffevalError,
-    read_table,
-    stream_parquet,
-)
+from offeval import ColumnError, InteractionLog, OffevalError, read_table, stream_parquet
 
 
 # -- files ------------------------------------------------------------------------------

@@ -8,11 +8,7 @@ import pandas as pd
 import pytest
 from bad_input_logs import MAP, build, candidates, cases, fails, frame
 
-from offeval import (
-    ColumnError,
-    InteractionLog,
-    OffevalError,
-)
+from offeval import ColumnError, InteractionLog, OffevalError
 
 LOG_CASES = {
     "missing reward role": (

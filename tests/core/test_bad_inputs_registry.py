@@ -5,11 +5,7 @@ from __future__ import annotations
 
 from bad_input_logs import cases, fails
 
-from offeval import (
-    OffevalError,
-    RegistryError,
-    get_registry,
-)
+from offeval import OffevalError, RegistryError, get_registry
 
 ESTIMATOR_CASES = {
     "parameter given twice": (

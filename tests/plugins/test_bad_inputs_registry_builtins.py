@@ -9,10 +9,7 @@ from __future__ import annotations
 
 from bad_input_logs import fails
 
-from offeval import (
-    RegistryError,
-    get_registry,
-)
+from offeval import RegistryError, get_registry
 from offeval_ncis import IS
 
 

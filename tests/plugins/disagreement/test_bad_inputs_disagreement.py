@@ -9,12 +9,7 @@ import pandas as pd
 import pytest
 from bad_input_logs import cases, fails
 
-from offeval import (
-    ColumnError,
-    InteractionLog,
-    RerankPolicy,
-    evaluate,
-)
+from offeval import ColumnError, InteractionLog, RerankPolicy, evaluate
 
 
 # -- banners (the disagreement plugin) ----------------------------------------------------

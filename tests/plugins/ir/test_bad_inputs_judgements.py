@@ -6,9 +6,7 @@ from __future__ import annotations
 import pandas as pd
 from bad_input_logs import cases, fails
 
-from offeval import (
-    OffevalError,
-)
+from offeval import OffevalError
 from offeval_ir import Conventions, Judgements, compute
 
 
