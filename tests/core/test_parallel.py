@@ -170,17 +170,27 @@ def test_columns_keyed_by_objects_that_do_not_travel_are_summed_here(setup):
     np.testing.assert_allclose(one, 2 * log.column("reward").mean(), rtol=1e-12)
 
 
-class DiesInAWorker(FailsLate):
-    """Kills its own process when it runs in a worker (as the out-of-memory killer would)."""
+class MisbehavesInAWorker(FailsLate):
+    """Sums the rewards, after ``misbehave()`` when it runs in a worker (not in this process)."""
 
-    name = "dies_in_a_worker"
     parent = os.getpid()
+
+    def misbehave(self):
+        raise NotImplementedError
 
     def contribute(self, view):
         if os.getpid() != self.parent:
-            os._exit(9)
-        reward = view.log.column("reward")
-        return Contribution({"x": reward, "n": view.log.ones})
+            self.misbehave()
+        return Contribution({"x": view.log.column("reward"), "n": view.log.ones})
+
+
+class DiesInAWorker(MisbehavesInAWorker):
+    """Kills its own process when it runs in a worker (as the out-of-memory killer would)."""
+
+    name = "dies_in_a_worker"
+
+    def misbehave(self):
+        os._exit(9)
 
 
 def test_a_worker_that_dies_does_not_hang_the_evaluation(setup):
@@ -265,16 +275,13 @@ def test_workers_are_capped_at_the_cores_and_the_trajectories(
     np.testing.assert_allclose(many["value"], one["value"], rtol=1e-12)
 
 
-class StopsInAWorker(FailsLate):
+class StopsInAWorker(MisbehavesInAWorker):
     """Stops its own process (SIGSTOP) in a worker: a hung worker, not a dead one."""
 
     name = "stops_in_a_worker"
-    parent = os.getpid()
 
-    def contribute(self, view):
-        if os.getpid() != self.parent:
-            os.kill(os.getpid(), signal.SIGSTOP)
-        return Contribution({"x": view.log.column("reward"), "n": view.log.ones})
+    def misbehave(self):
+        os.kill(os.getpid(), signal.SIGSTOP)
 
 
 @pytest.fixture()
@@ -351,16 +358,13 @@ def test_heartbeats_find_a_worker_that_never_beat():
     assert beats.stalled(now=parallel_module.STALL_SECONDS + 0.2)
 
 
-class SlowInAWorker(FailsLate):
+class SlowInAWorker(MisbehavesInAWorker):
     """Takes 20 s in a worker: long enough to be interrupted."""
 
     name = "slow_in_a_worker"
-    parent = os.getpid()
 
-    def contribute(self, view):
-        if os.getpid() != self.parent:
-            time.sleep(20)
-        return Contribution({"x": view.log.column("reward"), "n": view.log.ones})
+    def misbehave(self):
+        time.sleep(20)
 
 
 def test_an_interrupt_stops_the_workers_at_once(setup):
