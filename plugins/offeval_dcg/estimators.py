@@ -282,6 +282,25 @@ class _Normalised(_DCGFamily):
 
     ideal_cutoff = "same"
 
+    def __init__(
+        self,
+        examination="logarithmic",
+        cap: float = float("inf"),
+        labels: str = "debiased",
+        cutoff: int | None = None,
+        ideal_cutoff="same",
+        logging="auto",
+        support: str = "fail",
+    ):
+        self.examination = examination
+        self.cap = cap
+        self.labels = labels
+        self.cutoff = cutoff
+        self.ideal_cutoff = ideal_cutoff
+        self.logging = logging
+        self.support = support
+        self._check()
+
     def _check(self) -> None:
         super()._check()
         if self.ideal_cutoff != "same":
@@ -327,15 +346,8 @@ class NDCG(_Normalised):
         logging="auto",
         support: str = "fail",
     ):
-        self.examination = examination
-        self.cap = cap
-        self.labels = labels
-        self.cutoff = cutoff
-        self.ideal_cutoff = ideal_cutoff
         self.zero_ideal = zero_ideal
-        self.logging = logging
-        self.support = support
-        self._check()
+        super().__init__(examination, cap, labels, cutoff, ideal_cutoff, logging, support)
         check_choice(zero_ideal, "zero_ideal", ZERO_IDEAL)
 
     def contribute(self, view: PolicyView) -> Contribution:
@@ -361,25 +373,6 @@ class PNDCG(_Normalised):
     """Post-normalised DCG: mean DCG / mean ideal DCG. Orders policies as DCG does."""
 
     name = "pndcg"
-
-    def __init__(
-        self,
-        examination="logarithmic",
-        cap: float = float("inf"),
-        labels: str = "debiased",
-        cutoff: int | None = None,
-        ideal_cutoff="same",
-        logging="auto",
-        support: str = "fail",
-    ):
-        self.examination = examination
-        self.cap = cap
-        self.labels = labels
-        self.cutoff = cutoff
-        self.ideal_cutoff = ideal_cutoff
-        self.logging = logging
-        self.support = support
-        self._check()
 
     def contribute(self, view: PolicyView) -> Contribution:
         """Columns: DCG per row, and each trajectory's ideal DCG as a unit column."""
