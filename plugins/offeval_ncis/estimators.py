@@ -49,14 +49,15 @@ class _ISFamily(BaseEstimator):
         return weight_diagnostics(tally)
 
 
-class CIS(_ISFamily):
-    """Capped importance sampling: mean of r * min(cap, pi/mu).
+class _Capped(_ISFamily):
+    """An estimator of the family with one parameter, the cap on the weights (>= 0 or inf).
 
-    Biased downwards where weights are capped; ``cap=inf`` is plain IS.
+    Without a cap it keeps the guarantee ``uncapped`` names; where the cap
+    binds it is biased, and promises nothing.
     """
 
-    name = "cis"
     tags = {"linear_in_reward": True}
+    uncapped: str = "unbiased"
 
     def __init__(self, cap: float = 100.0):
         check_cap(cap)
@@ -64,8 +65,28 @@ class CIS(_ISFamily):
 
     @property
     def guarantee(self) -> str | None:
-        """Unbiased without a cap; biased (downwards) where the cap binds."""
-        return "unbiased" if self.cap == INF else None
+        """``uncapped`` without a cap; none where the cap binds."""
+        return self.uncapped if self.cap == INF else None
+
+
+class _Uncapped:
+    """The uncapped form of a capped estimator: no parameter, the cap at infinity."""
+
+    def __init__(self):
+        self.cap = INF
+
+    def get_params(self) -> dict:
+        """No parameters."""
+        return {}
+
+
+class CIS(_Capped):
+    """Capped importance sampling: mean of r * min(cap, pi/mu).
+
+    Biased downwards where weights are capped; ``cap=inf`` is plain IS (unbiased).
+    """
+
+    name = "cis"
 
     def contribute(self, view: PolicyView) -> Contribution:
         """Columns: r * min(cap, w) (shared with NCIS), and 1 per row."""
@@ -79,17 +100,10 @@ class CIS(_ISFamily):
         return ratio_of_means(stats, "rw", "rows")
 
 
-class IS(CIS):
+class IS(_Uncapped, CIS):
     """Importance sampling (inverse propensity scoring): mean of r * pi/mu. Unbiased."""
 
     name = "is"
-
-    def __init__(self):
-        self.cap = INF
-
-    def get_params(self) -> dict:
-        """IS has no parameters."""
-        return {}
 
 
 class IPS(IS):
@@ -112,23 +126,14 @@ class ClippedIPS(CIS):
     name = "clipped_ips"
 
 
-class NCIS(_ISFamily):
+class NCIS(_Capped):
     """Normalised capped IS: sum r*min(cap, w) / sum min(cap, w).
 
-    The self-normalised (SNIPS) estimator when ``cap=inf``.
+    The self-normalised (SNIPS) estimator when ``cap=inf``: consistent.
     """
 
     name = "ncis"
-    tags = {"linear_in_reward": True}
-
-    def __init__(self, cap: float = 100.0):
-        check_cap(cap)
-        self.cap = cap
-
-    @property
-    def guarantee(self) -> str | None:
-        """Consistent without a cap (SNIPS); biased where the cap binds."""
-        return "consistent" if self.cap == INF else None
+    uncapped = "consistent"
 
     def contribute(self, view: PolicyView) -> Contribution:
         """Columns: r * min(cap, w) and min(cap, w), both shared with other estimators."""
@@ -141,7 +146,7 @@ class NCIS(_ISFamily):
         return ratio_of_means(stats, "rw", "w")
 
 
-class SNIPS(NCIS):
+class SNIPS(_Uncapped, NCIS):
     """Self-normalised IPS (Swaminathan and Joachims 2015; obp's SNIPW):
     sum r * pi/mu / sum pi/mu.
 
@@ -150,13 +155,6 @@ class SNIPS(NCIS):
     """
 
     name = "snips"
-
-    def __init__(self):
-        self.cap = INF
-
-    def get_params(self) -> dict:
-        """SNIPS has no parameters."""
-        return {}
 
 
 class PiecewiseNCIS(_ISFamily):
@@ -232,27 +230,17 @@ class PiecewiseNCIS(_ISFamily):
         return Linearisation(value, np.array(cols), grad)
 
 
-class PointwiseNCIS(_ISFamily):
+class PointwiseNCIS(_Capped):
     """Pointwise NCIS (Gilotte et al. 2018): capping corrected slot by slot.
 
     Each row's capped weight is divided by its slot's expected capped weight
     under the logging policy, E_mu[min(cap, w) | x] = sum_a min(cap*mu(a|x),
     pi(a|x)), computed exactly from the log's candidate sets. Without capping
-    this normaliser is 1 and the estimator is IS.
+    this normaliser is 1 and the estimator is IS (unbiased).
     """
 
     name = "pointwise_ncis"
-    tags = {"linear_in_reward": True}
     requires = ("propensity", "candidates")
-
-    def __init__(self, cap: float = 100.0):
-        check_cap(cap)
-        self.cap = cap
-
-    @property
-    def guarantee(self) -> str | None:
-        """Unbiased without a cap (it is IS then); biased where the cap binds."""
-        return "unbiased" if self.cap == INF else None
 
     def contribute(self, view: PolicyView) -> Contribution:
         """Columns: r * min(cap, w) / normaliser(slot), and 1 per row."""
