@@ -95,6 +95,16 @@ class _DCGFamily(BaseEstimator):
     logging = "auto"
     support = "fail"
 
+    def __init__(self, examination, cap: float, labels: str, cutoff, logging, support: str):
+        """Keep the family's parameters and check them (a subclass sets its own first)."""
+        self.examination = examination
+        self.cap = cap
+        self.labels = labels
+        self.cutoff = cutoff
+        self.logging = logging
+        self.support = support
+        self._check()
+
     def _check(self) -> None:
         """Validate the shared parameters and resolve the examination model (at construction)."""
         check_number(self.cap, "cap m", low=1, finite=False)
@@ -222,14 +232,8 @@ class DCG(_DCGFamily):
         per: str = "trajectory",
         support: str = "fail",
     ):
-        self.examination = examination
-        self.cap = cap
-        self.labels = labels
-        self.cutoff = cutoff
-        self.logging = logging
         self.per = per
-        self.support = support
-        self._check()
+        super().__init__(examination, cap, labels, cutoff, logging, support)
         check_choice(per, "per", PER)
 
     @property
@@ -292,14 +296,8 @@ class _Normalised(_DCGFamily):
         logging="auto",
         support: str = "fail",
     ):
-        self.examination = examination
-        self.cap = cap
-        self.labels = labels
-        self.cutoff = cutoff
         self.ideal_cutoff = ideal_cutoff
-        self.logging = logging
-        self.support = support
-        self._check()
+        super().__init__(examination, cap, labels, cutoff, logging, support)
 
     def _check(self) -> None:
         super()._check()
