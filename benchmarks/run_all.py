@@ -49,6 +49,11 @@ class Job:
     runs: list[dict] = field(default_factory=list)
 
 
+def ours(row: str, tool: str, module: str, call: str, compare_to: str) -> Job:
+    """An offeval job of ``row``, measured against the job ``compare_to`` of the same row."""
+    return Job(row, tool, module, call, compare_to=compare_to, offeval=True)
+
+
 def jobs(quick: bool) -> list[Job]:
     """The table's rows at full size (or a tenth of it with ``quick``)."""
     scale = 10 if quick else 1
@@ -76,57 +81,39 @@ def jobs(quick: bool) -> list[Job]:
         ),
         Job("offpolicy", "same-output floor", "floors", f"run_dsyrk_floor({rows}, {chunk})"),
         Job("offpolicy", "moments floor", "floors", f"run_moments_floor({rows})"),
-        Job(
+        ours(
             "one_policy_is",
             "offeval",
             "ncis_benchmark",
             f"run_offeval_one({rows}, {chunk})",
-            compare_to="moments floor",
-            offeval=True,
+            "moments floor",
         ),
         Job("one_policy_is", "moments floor", "floors", f"run_moments_floor({rows}, 1)"),
-        Job(
+        ours(
             "log_build",
             "offeval, grouped",
             "dcg_benchmark",
             f"run_build({traj}, 10, False)",
-            compare_to="read floor",
-            offeval=True,
+            "read floor",
         ),
-        Job(
+        ours(
             "log_build",
             "offeval, shuffled",
             "dcg_benchmark",
             f"run_build({traj}, 10, True)",
-            compare_to="read floor",
-            offeval=True,
+            "read floor",
         ),
         Job("log_build", "read floor", "floors", f"run_read_floor({traj}, 10)"),
-        Job(
-            "dcg",
-            "offeval",
-            "dcg_benchmark",
-            f"run_offeval({traj}, 10)",
-            compare_to="numpy floor",
-            offeval=True,
-        ),
-        Job(
+        ours("dcg", "offeval", "dcg_benchmark", f"run_offeval({traj}, 10)", "numpy floor"),
+        ours(
             "dcg",
             "offeval, 2 workers",
             "dcg_benchmark",
             f"run_offeval({traj}, 10, 2)",
-            compare_to="numpy floor",
-            offeval=True,
+            "numpy floor",
         ),
         Job("dcg", "numpy floor", "floors", f"run_dcg_floor({traj}, 10)"),
-        Job(
-            "ir_100k",
-            "offeval",
-            "ir_benchmark",
-            f"run_offeval({users})",
-            compare_to="fastest peer",
-            offeval=True,
-        ),
+        ours("ir_100k", "offeval", "ir_benchmark", f"run_offeval({users})", "fastest peer"),
         Job(
             "ir_100k",
             "pytrec_eval",
@@ -142,33 +129,24 @@ def jobs(quick: bool) -> list[Job]:
             f"run_ir_measures({users})",
             needs="ir_measures",
         ),
-        Job(
-            "ir_1m",
-            "offeval",
-            "ir_benchmark",
-            f"run_offeval({big_users})",
-            compare_to="offeval 100k x 10",
-            offeval=True,
-        ),
+        ours("ir_1m", "offeval", "ir_benchmark", f"run_offeval({big_users})", "offeval 100k x 10"),
         Job("demo", "offeval demo", "run_all", "run_demo()", offeval=True),
-        Job(
+        ours(
             "disagreement",
             "offeval",
             "disagreement_benchmark",
             f"run_cd({banners}, 8)",
-            compare_to="rank-rows floor",
-            offeval=True,
+            "rank-rows floor",
         ),
         Job(
             "disagreement", "rank-rows floor", "disagreement_benchmark", f"run_floor({banners}, 8)"
         ),
-        Job(
+        ours(
             "decision",
             "offeval",
             "decision_benchmark",
             f"run('rank_distribution', 1000, {100_000 // scale})",
-            compare_to="numpy floor",
-            offeval=True,
+            "numpy floor",
         ),
         Job(
             "decision",

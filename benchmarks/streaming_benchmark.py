@@ -97,8 +97,7 @@ def run(rows: int, batch_rows: int, seed: int = 0) -> dict:
     import pyarrow.parquet  # noqa: F401  (imported by stream_parquet; an import, not data)
     from measure import reset_peak
 
-    from offeval import ColumnPolicy, evaluate
-    from offeval import stream_parquet
+    from offeval import ColumnPolicy, evaluate, stream_parquet
     from offeval_ncis import CIS, IS, NCIS
 
     after_imports = reset_peak()
