@@ -4,14 +4,18 @@ A plugin (built in or third party) imports from this module only; a test
 fails when a plugin imports any other part of offeval. What several plugins
 need belongs here, so that no plugin imports another. The names, by job:
 
-- **Hooks**: :data:`hookimpl` marks a plugin's hook implementations,
-  :data:`hookspec` the specifications a plugin adds (``register_hookspecs``);
-  ``Register`` is the type of the ``register`` callback every hook receives.
+- **Hooks and the registry**: :data:`hookimpl` marks a plugin's hook
+  implementations, :data:`hookspec` the specifications a plugin adds
+  (``register_hookspecs``); ``Register`` is the type of the ``register``
+  callback every hook receives; :class:`Registry`, :func:`get_registry` (the
+  process-wide one) and :func:`active_registry` (the one building components
+  now) find components by name.
 - **Estimators**: :class:`BaseEstimator`, :class:`Contribution`,
   :class:`PolicyView`, :class:`Shared`, :data:`ESTIMANDS`, :data:`GUARANTEES`,
   what an estimator declares (:class:`Declaration`, read by :func:`declaration_of`),
   :class:`Estimate`, and the statistics they combine into (:class:`Tally`,
-  :class:`Moments`, :class:`Linearisation`, :func:`ratio_of_means`, ...).
+  :class:`Moments`, :class:`Linearisation`, :func:`ratio_of_means`,
+  :func:`interval`).
 - **Shared building blocks** (what several estimator plugins compute alike):
   importance weights and capping (:func:`check_cap`, :func:`capped_weights`,
   :func:`capped_rewards`, the shared columns :data:`ROWS`,
@@ -24,24 +28,39 @@ need belongs here, so that no plugin imports another. The names, by job:
   logged items under an examination model (``target_exposure``,
   ``logging_exposure``, ``at_ranks``) and the support check.
 - **Logs and policies**: :class:`InteractionLog`, :data:`ROLES`,
-  :func:`read_table`, :func:`per_trajectory`, :func:`trajectory_flags`,
-  :func:`hash_ids`, :class:`RerankPolicy`, :mod:`ranking` (Plackett-Luce
-  rankings), and the file helpers a command reading text files needs.
-- **Evaluations**: :func:`evaluate`, :func:`probe` (which estimators run on a log),
-  :class:`Evaluation`,
-  :class:`EstimatorSummary` (what ``summaries.json`` holds), paired tests.
-- **Errors and arguments**: the exception classes, :func:`describe_rows`
-  (the user's row labels), :func:`hint`, :func:`did_you_mean`, :func:`plain`,
-  the scalar checks of :mod:`offeval.validation` (:func:`check_whole`,
+  :func:`per_trajectory`, :func:`trajectory_flags`, :func:`hash_ids`,
+  :class:`RerankPolicy`, :data:`PROBABILITY_TOLERANCE`, :mod:`ranking`
+  (Plackett-Luce rankings), obp's arrays (:func:`obp_array`), and what a
+  command reading text files needs: :func:`read_table`,
+  :data:`TEXT_SUFFIXES`, :func:`separator`, :func:`header_separator`,
+  :func:`separator_named`, and the lines records start on
+  (:func:`text_records`, :func:`filled_records`).
+- **Evaluations**: :func:`evaluate`, :func:`probe` (which estimators run on a
+  log), :class:`Evaluation` and its tables (:func:`pairs_table`,
+  :func:`ess_units`, :func:`skipped_table`), paired tests
+  (:func:`pairwise_grid`, :class:`PairwiseComparison`,
+  :func:`adjusted_p_values`, :data:`CORRECTIONS`), :func:`correlation` and
+  :func:`kendall_tau` between orders; :class:`EstimatorSummary` (what
+  ``summaries.json`` holds, :func:`load_summaries`, checked to
+  :data:`SYMMETRY_TOLERANCE` and :data:`PSD_TOLERANCE`); workers
+  (:func:`available_cores`, :func:`fork_available`, :data:`UNITS_PER_WORKER`).
+- **Errors and arguments**: :class:`OffevalError` (a ``ValueError``) and its
+  kinds :class:`ColumnError`, :class:`RowError`, :class:`ConfigurationError`,
+  :class:`SupportError`; :class:`OffevalWarning`; :func:`describe_rows` (the
+  user's row labels), :func:`hint`, :func:`command_line` (hints in the
+  command line's words), :func:`did_you_mean`, :func:`plain`; the scalar
+  checks of :mod:`offeval.validation` (:func:`check_whole`,
   :func:`check_number`, :func:`check_choice`, :func:`check_flag`,
-  :func:`check_level`) and the command line's :func:`at_least`, :func:`force_option`,
-  :func:`progress_of`, and the spec grammar (:func:`parse_pairs`,
-  :func:`find_label`).
+  :func:`check_level`); the command line's :func:`at_least`,
+  :func:`force_option`, :func:`progress_of`; and the spec grammar
+  (:func:`parse_pairs`, :func:`find_label`).
 - **Output**: :class:`OutputFolder`, :class:`OutputFile` (written whole or
   not at all), :func:`write_csv`, :func:`markdown_table`,
-  :func:`markdown_escape`, :func:`progress_bar`, report sections
-  (:class:`ReportSection`, :class:`ReportContext`) and documents
-  (:class:`ReportDocument`).
+  :func:`markdown_escape`, :func:`progress_bar`; report sections
+  (:class:`ReportSection`, :class:`ReportContext`, gathered by
+  :func:`report_sections`), what a report writer is given
+  (:class:`EvaluationReport`) and documents (:class:`ReportDocument`,
+  figures at :data:`DPI`).
 """
 
 from offeval.cli.document import DPI, ReportDocument
