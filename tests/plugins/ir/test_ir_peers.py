@@ -3,7 +3,7 @@
 scikit-learn, ranx, ir-measures and pytrec_eval run live (test dependencies).
 torchmetrics, RecBole, Spark MLlib and recommenders need torch, a JVM or a long
 dependency chain: their values were computed by those libraries with
-``tests/ir_reference/generate.py`` and are pinned in ``pinned.json`` with the
+``tests/plugins/ir/ir_reference/generate.py`` and are pinned in ``pinned.json`` with the
 library versions.
 """
 

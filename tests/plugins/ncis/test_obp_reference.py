@@ -1,5 +1,5 @@
-"""obp's own numbers (pinned from obp 0.5.7, see tests/obp_reference): offeval's IPS family
-on a log and policies read with from_obp gives the same values."""
+"""obp's own numbers (pinned from obp 0.5.7, see tests/plugins/ncis/obp_reference): offeval's
+IPS family on a log and policies read with from_obp gives the same values."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ torchmetrics and RecBole need torch, Spark MLlib a JVM, recommenders a long
 dependency chain: run this in an environment that has them, e.g.
 
     pip install torch==2.13.0 torchmetrics recbole pyspark recommenders
-    python tests/ir_reference/generate.py
+    python tests/plugins/ir/ir_reference/generate.py
 
 It writes ``pinned.json`` (values and library versions), which the tests
 compare offeval's presets against. Each library gets the input its users would

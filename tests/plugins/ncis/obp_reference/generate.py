@@ -17,8 +17,8 @@ its own virtual environment outside the repository (never the project's venv):
     /tmp/obp-env/bin/pip install torch==2.13.0 obp==0.4.1
 
     # inputs and obp 0.5.7's values (rewrites pinned.json), then 0.4.1's on the same inputs
-    /tmp/obp57-env/bin/python tests/obp_reference/generate.py
-    /tmp/obp-env/bin/python tests/obp_reference/generate.py --add-estimates
+    /tmp/obp57-env/bin/python tests/plugins/ncis/obp_reference/generate.py
+    /tmp/obp-env/bin/python tests/plugins/ncis/obp_reference/generate.py --add-estimates
 
 Without ``--add-estimates`` the inputs are drawn afresh with the running obp's
 ``SyntheticBanditDataset`` (this needs obp >= 0.5, whose behavior policy is
@@ -303,7 +303,7 @@ def main() -> None:
         synthetic["estimates"] = {ver: synthetic_estimates(synthetic)}
         obd["estimates"] = {ver: obd_estimates(obd)}
         result = {
-            "generator": "tests/obp_reference/generate.py",
+            "generator": "tests/plugins/ncis/obp_reference/generate.py",
             "inputs_from_obp": ver,
             "reference_obp": ver,
             "environments": {ver: environment()},
