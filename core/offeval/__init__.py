@@ -8,6 +8,7 @@ The names below are the user's API; they are imported on first use (so
 from __future__ import annotations
 
 from importlib import import_module
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
@@ -106,7 +107,10 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_WHERE])
+    """The public names (imported yet or not), each once, with the dunders and the loaded
+    subpackages: not the names this module imports for itself (``import_module``, ...)."""
+    own = (n for n, v in globals().items() if n.startswith("__") or isinstance(v, ModuleType))
+    return sorted({*_WHERE, *own})
 
 
 if TYPE_CHECKING:
