@@ -1,5 +1,5 @@
-"""What every command's arguments share: one-line usage errors, whole-number types, ``--force``
-and ``--quiet``."""
+"""What every command's arguments share: one-line usage errors, ``--force`` and ``--quiet``
+(whole-number types are :func:`offeval.validation.at_least`)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,8 @@ import argparse
 from typing import NoReturn
 
 from offeval.errors import OffevalError
-from offeval.validation import at_least
 
-__all__ = ["Parser", "UsageError", "at_least", "force_option", "progress_of"]
+__all__ = ["Parser", "UsageError", "force_option", "progress_of"]
 
 
 class UsageError(OffevalError):
