@@ -160,15 +160,17 @@ def check_choice(
     rule: str | None = None,
     error: ErrorFactory = ConfigurationError,
 ) -> Choice:
-    """The one of ``choices`` that ``value`` is (same type and equal; ``np.str_`` is text).
+    """The one of ``choices`` that ``value`` is (same type and equal; a numpy scalar is the
+    Python value it stands for, and a boolean is no whole number).
 
     The message lists the choices as given (``one of ('a', 'b')``) and, for
     text, suggests the closest (:func:`offeval.errors.did_you_mean`).
     """
+    scalar = value.item() if isinstance(value, np.generic) else value
     for choice in choices:
-        if isinstance(value, type(choice)) and not isinstance(value, np.ndarray):
-            if value == choice:
-                return choice
+        same_type = isinstance(scalar, type(choice)) and not isinstance(scalar, np.ndarray)
+        if same_type and isinstance(scalar, bool) == isinstance(choice, bool) and scalar == choice:
+            return choice
     shown = choices if isinstance(choices, (tuple, list)) else tuple(choices)
     close = did_you_mean(value, map(str, choices)) if isinstance(value, str) else ""
     raise error(f"{name} must be {rule or f'one of {shown}'}, got {plain(value)!r}{close}")

@@ -169,6 +169,22 @@ def test_only_a_value_of_the_choices_type_is_a_choice(value):
         validation.check_choice(value, "banners", ("all", "some"))
 
 
+@given(st.sampled_from(NUMPY_INTS).flatmap(lambda kind: st.sampled_from([kind(0), kind(5)])))
+def test_a_numpy_integer_is_the_whole_number_choice_it_stands_for(value):
+    out = validation.check_choice(value, "depth", (0, 5))
+    assert type(out) is int and out == value
+
+
+@given(booleans)
+def test_a_boolean_is_never_a_whole_number_choice(flag):
+    with pytest.raises(ConfigurationError, match=r"^depth must be one of \(0, 1\), got "):
+        validation.check_choice(flag, "depth", (0, 1))
+
+
+def test_a_numpy_boolean_is_the_flag_choice_it_stands_for():
+    assert validation.check_choice(np.True_, "keep", (True, "auto")) is True
+
+
 def test_a_mistyped_choice_suggests_the_closest():
     assert str(refusal(validation.check_choice, "Shufled", "banners", ("all", "shuffled"))) == (
         "banners must be one of ('all', 'shuffled'), got 'Shufled' (did you mean shuffled?)"
