@@ -120,6 +120,39 @@ def test_a_plugin_command_that_fails_to_build_is_isolated(capsys, monkeypatch):
     one_line_error(capsys, ["broken"], "invalid choice: 'broken'")
 
 
+class HelloCommand:
+    """Say hello."""
+
+    help = "say hello"
+
+    def add_arguments(self, parser):
+        """No arguments."""
+
+    def run(self, args):
+        """Nothing to do."""
+
+
+class HelloPlugin:
+    @hookimpl
+    def register_commands(self, register):
+        register("hello", HelloCommand)
+
+
+def test_offeval_plugins_lists_the_cores_commands_among_the_plugins(capsys, monkeypatch):
+    reg = Registry(entry_points=False)
+    reg.add_plugin(HelloPlugin(), "greet")
+    monkeypatch.setattr(registry_module, "_default", reg)
+    assert main(["plugins"]) == 0
+    lines = [line.split() for line in capsys.readouterr().out.splitlines()]
+    commands = [words[1:4] for words in lines if words[:1] == ["command"]]
+    assert commands == [
+        ["evaluate", "from", "offeval"],
+        ["hello", "from", "greet"],
+        ["new-plugin", "from", "offeval"],
+        ["plugins", "from", "offeval"],
+    ]
+
+
 def test_section_files_are_safe_names_and_never_overwrite_each_other(tmp_path):
     from matplotlib.figure import Figure
 

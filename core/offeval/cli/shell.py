@@ -55,6 +55,8 @@ def build_parser(registry: Registry | None = None) -> Parser:
     for name, factory, plugin in commands:
         try:
             command = factory()
+            if isinstance(command, PluginsCommand):  # it lists them among the plugins' commands
+                command.core_commands = CORE_COMMANDS
             arguments = Parser(prog=f"offeval {name}")
             command.add_arguments(arguments)
             summary = str(command.help)
