@@ -131,3 +131,10 @@ def test_a_log_of_synthetic_trajectories_is_probed_on_its_first_rows_only():
 
     assert probe(log, [target], [Counts()], rows=500) == [None]
     assert seen == [500]
+
+
+@pytest.mark.parametrize("rows", [0, -3, 2.5, True])
+def test_the_probe_refuses_a_number_of_rows_that_is_not_a_whole_number_above_zero(bandit, rows):
+    log, target, _ = bandit
+    with pytest.raises(OffevalError, match=r"^rows must be a whole number >= 1, got "):
+        probe(log, [target], [IS()], rows=rows)

@@ -114,6 +114,7 @@ def probe(
     policy's mistake raises as such rather than counting against every
     estimator. Warnings are silenced: the full evaluation says what the probe would.
     """
+    rows = check_whole(rows, "rows", low=1, error=OffevalError)
     chunk = next(chunks(log, rows))
     for policy in policies:
         PolicyView(policy, chunk).probabilities()
