@@ -185,3 +185,26 @@ def test_evaluate_a_csv_gives_the_brute_force_values(user_log, tmp_path, referen
     assert table.loc["b", "value"] == pytest.approx(log["stream"].mean(), rel=1e-12)  # on-policy
     relative = table.loc["a", "value"] / table.loc["b", "value"]
     assert table.loc["a", "relative_value"] == pytest.approx(relative, rel=1e-12)
+
+
+def test_report_without_a_writer_names_the_allow_list_that_left_it_out(
+    user_log, tmp_path, capsys, monkeypatch
+):
+    argv = [*EVALUATE[:1], str(user_log), *EVALUATE[1:], "--report", tmp_path / "report"]
+    monkeypatch.setenv("OFFEVAL_PLUGINS", "ncis")
+    registry_module.reset_registry()
+    one_line_error(
+        capsys,
+        argv,
+        "--report .*: no report writer is loaded "
+        r"\(OFFEVAL_PLUGINS='ncis' loads only the plugins it names; offeval plugins lists",
+    )
+    monkeypatch.delenv("OFFEVAL_PLUGINS")
+    monkeypatch.setattr(registry_module, "_default", Registry(entry_points=False))
+    one_line_error(
+        capsys,
+        argv,
+        r"--report .*: no report writer is installed \(a plugin registers one with the hook "
+        "register_reports; offeval plugins lists what is installed",
+    )
+    assert not (tmp_path / "report").exists()

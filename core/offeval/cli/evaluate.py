@@ -12,6 +12,7 @@ first installed report writer (hook ``register_reports``).
 from __future__ import annotations
 
 import argparse
+import os
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -37,7 +38,7 @@ from offeval.errors import (
     SplitUnitError,
     did_you_mean,
 )
-from offeval.registry.manager import Registry, get_registry
+from offeval.registry.manager import ALLOW_ENV, Registry, get_registry
 from offeval.registry.sections import EvaluationReport, ReportContext, report_sections
 from offeval.specs import parse_pairs
 from offeval.stats.compare import CORRECTIONS
@@ -288,10 +289,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         registry.create_from_spec("estimator", spec)
     out, report = _folders(args)
     if report is not None and not registry.components("report"):
-        raise OffevalError(
-            f"--report {args.report}: no report writer is installed (a plugin registers one "
-            "with the hook register_reports; offeval plugins lists what is installed)"
-        )
+        raise OffevalError(f"--report {args.report}: {_no_report_writer()}")
     sep = separator_named(args.sep)
     _check_columns(args, mapping, columns_of(args.log, sep))
     with _users_words(args.log, mapping):
@@ -410,6 +408,20 @@ def _write_tables(
     doc = ReportDocument("offeval evaluate: the plugins' sections")
     doc.sections(sections, out)
     (out / "sections.md").write_text(doc.markdown())
+
+
+def _no_report_writer() -> str:
+    """Why no report writer is there: none installed, or the plugins' allow-list left it out."""
+    allowed = os.environ.get(ALLOW_ENV)
+    if allowed is None:
+        return (
+            "no report writer is installed (a plugin registers one with the hook "
+            "register_reports; offeval plugins lists what is installed)"
+        )
+    return (
+        f"no report writer is loaded ({ALLOW_ENV}={allowed!r} loads only the plugins it "
+        "names; offeval plugins lists what is loaded)"
+    )
 
 
 def _write_report(
