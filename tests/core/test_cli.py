@@ -208,3 +208,18 @@ def test_report_without_a_writer_names_the_allow_list_that_left_it_out(
         "register_reports; offeval plugins lists what is installed",
     )
     assert not (tmp_path / "report").exists()
+
+
+def test_an_unknown_command_names_the_allow_list_that_may_leave_its_plugin_out(capsys, monkeypatch):
+    monkeypatch.setenv("OFFEVAL_PLUGINS", "ncis,simulation")
+    registry_module.reset_registry()
+    one_line_error(
+        capsys,
+        ["demo"],
+        r"invalid choice: 'demo' \(choose from .*\); OFFEVAL_PLUGINS='ncis,simulation' loads "
+        r"only the plugins it names \(see offeval --help\)$",
+    )
+    monkeypatch.delenv("OFFEVAL_PLUGINS")
+    monkeypatch.setattr(registry_module, "_default", Registry(entry_points=False))
+    line = one_line_error(capsys, ["demo"], r"invalid choice: 'demo' \(choose from .*\)")
+    assert "OFFEVAL_PLUGINS" not in line

@@ -13,13 +13,14 @@ import sys
 import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from typing import NoReturn
 
 from offeval.cli.evaluate import EvaluateCommand
 from offeval.cli.options import Parser
 from offeval.cli.plugins import PluginsCommand
 from offeval.cli.scaffold import NewPluginCommand
 from offeval.errors import OffevalError, OffevalWarning, command_line
-from offeval.registry.manager import Registry, get_registry
+from offeval.registry.manager import ALLOW_ENV, Registry, get_registry
 
 #: The core's own sub-commands: a plugin's command cannot take their names.
 CORE_COMMANDS = {
@@ -29,6 +30,17 @@ CORE_COMMANDS = {
 }
 
 
+class _Shell(Parser):
+    """The ``offeval`` parser: an unknown command may be a plugin's that the allow-list left out."""
+
+    def error(self, message: str) -> NoReturn:
+        """Raise the usage error, naming ``OFFEVAL_PLUGINS`` after an unknown command when set."""
+        allowed = os.environ.get(ALLOW_ENV)
+        if allowed is not None and "invalid choice" in message:
+            message += f"; {ALLOW_ENV}={allowed!r} loads only the plugins it names"
+        super().error(message)
+
+
 def build_parser(registry: Registry | None = None) -> Parser:
     """The argument parser of every sub-command, the plugins' commands included.
 
@@ -36,7 +48,7 @@ def build_parser(registry: Registry | None = None) -> Parser:
     registry's failures (``offeval plugins`` lists them).
     """
     registry = registry or get_registry()
-    parser = Parser(
+    parser = _Shell(
         prog="offeval",
         description="Offline evaluation of recommendation and ranking policies.",
         epilog="Mistakes are reported in one line; --debug shows the traceback.",
