@@ -13,7 +13,7 @@ from offeval.engine.evaluation import evaluate
 from offeval.engine.frames import ess_units
 from offeval.errors import ConfigurationError
 from offeval.stats.inference import ratio_of_means
-from offeval.testing import checks_for, known_failures
+from offeval.testing import check_estimator, checks_for, known_failures, parametrize_with_checks
 
 
 class Mean(BaseEstimator):
@@ -195,3 +195,16 @@ def test_the_base_class_defaults_are_the_declarations():
             field.default if field.default is not dataclasses.MISSING else field.default_factory()  # type: ignore[misc]
         )
         assert getattr(BaseEstimator, name) == default, name
+
+
+def test_the_kit_reports_a_wrong_declaration_as_its_protocol_check_failing():
+    """As any failing check: an AssertionError from check_estimator, one failing case (not a
+    collection error) from parametrize_with_checks."""
+    estimator = Mean()
+    estimator.estimand = "reward"
+    with pytest.raises(AssertionError, match="check_protocol failed .*estimand must be one of"):
+        check_estimator(estimator)
+    (cases,) = parametrize_with_checks([estimator]).args[1:2]
+    assert [case.id for case in cases] == ["mean-check_protocol"]
+    with pytest.raises(AssertionError, match="estimand must be one of"):
+        cases[0].values[1](estimator)
