@@ -72,7 +72,7 @@ def _logged_predictions(log: InteractionLog, column: str) -> np.ndarray:
             column,
             "the log needs the reward model's prediction for each logged item in this column "
             + hint(
-                "(see offeval_rewardmodels.fit_reward_model)",
+                "(attach a fitted reward model's predictions with RewardPredictions.attach)",
                 "(a column of the log file; --estimator NAME:reward_model=COLUMN names another)",
             ),
         )

@@ -9,7 +9,7 @@ only ever gain arguments.
 
 A plugin that builds on another (uses the hooks, kinds or components it
 brings) declares it at module level, by entry-point name:
-``REQUIRES = ("dcg",)``. The registry loads it only when every plugin it
+``REQUIRES = ("other_plugin",)``. The registry loads it only when every plugin it
 names is loaded; otherwise it stays out, and :attr:`Registry.failures`
 (and ``offeval plugins``) say which plugin is missing and how to load it
 (install it, add it to ``OFFEVAL_PLUGINS``, or ``add_plugin`` it first).
