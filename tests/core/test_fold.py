@@ -15,7 +15,7 @@ from offeval.data.log import InteractionLog
 from offeval.data.policy import ColumnPolicy
 from offeval.engine.accumulator import Accumulator
 from offeval.engine.evaluation import evaluate, probe
-from offeval.engine.fold import FoldState, bounded_chunks, chunks, fold
+from offeval.engine.fold import FoldState, bounded_chunks, fold
 from offeval.errors import OffevalError
 
 
@@ -38,14 +38,13 @@ def test_a_fixed_size_cuts_at_the_first_trajectory_start_past_each_multiple(size
     log = _log_of_lengths([3, 1, 5, 2, 2, 4, 1, 1, 6])  # starts 0 3 4 9 11 13 17 18 19; 25 rows
     starts = [0, 3, 4, 9, 11, 13, 17, 18, 19]
     expected = sorted({next(s for s in starts if s >= m) for m in range(0, 20, size)})
-    cut = [c.n_rows for c in chunks(log, size)]
+    cut = [c.n_rows for c in log.chunks(size)]
     assert np.cumsum([0, *cut])[:-1].tolist() == expected
-    assert cut == [c.n_rows for c in log.chunks(size)]  # the log's own chunks, the same
 
 
 def test_chunks_of_a_share_of_rows_start_at_its_first_row():
     log = _log_of_lengths([3, 1, 5, 2, 2, 4, 1, 1, 6])
-    cut = [(c.n_rows, c.n_units) for c in chunks(log, 5, rows=(4, 19))]
+    cut = [(c.n_rows, c.n_units) for c in log.chunks(5, rows=(4, 19))]
     assert cut == [(5, 1), (8, 3), (2, 2)]  # rows 4-8, 9-16, 17-18: cuts past 4 + 5k
 
 

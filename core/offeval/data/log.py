@@ -3,7 +3,7 @@ whole or streamed, through :mod:`offeval.data.files`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -450,15 +450,32 @@ class InteractionLog:
             raise ColumnError(role, f"this estimator needs it but the log has no such column{how}")
         return self.frame[role].to_numpy()
 
-    def chunks(self, max_rows: int) -> Iterator[InteractionLog]:
-        """Split into consecutive logs of whole trajectories, about ``max_rows`` each."""
-        rows = "a whole number of rows >= 1"
-        max_rows = check_whole(max_rows, "chunk size", low=1, rule=rows, error=OffevalError)
-        bounds = np.r_[self.unit_starts, self.n_rows]
-        cut_units = np.unique(np.searchsorted(bounds, np.arange(0, self.n_rows, max_rows)))
-        edges = np.r_[bounds[cut_units[cut_units < self.n_units]], self.n_rows]
-        for lo, hi in zip(edges[:-1], edges[1:], strict=True):
-            yield self.slice_rows(int(lo), int(hi))
+    def chunks(
+        self, max_rows: int | Callable[[], int], rows: tuple[int, int] | None = None
+    ) -> Iterator[InteractionLog]:
+        """Consecutive logs of whole trajectories, about ``max_rows`` each: the one chunker.
+
+        Each chunk ends at the first trajectory start at or after the next
+        multiple of ``max_rows`` rows. ``rows`` (lo, hi at trajectory
+        boundaries) restricts the chunks to those rows, the multiples counting
+        from lo. ``max_rows`` may be a callable, asked before each chunk (the
+        engine's size, which follows the columns folded so far); when its
+        answer changes, its multiples count from the current chunk's first row.
+        """
+        if not callable(max_rows):
+            rule = "a whole number of rows >= 1"
+            max_rows = check_whole(max_rows, "chunk size", low=1, rule=rule, error=OffevalError)
+        starts = self.unit_starts
+        lo, stop = rows or (0, self.n_rows)
+        origin, step = lo, None
+        while lo < stop:
+            now = max_rows() if callable(max_rows) else max_rows
+            if now != step:
+                origin, step = lo, now
+            at = np.searchsorted(starts, origin + ((lo - origin) // step + 1) * step)
+            hi = min(int(starts[at]) if at < starts.size else self.n_rows, stop)
+            yield self.slice_rows(lo, hi)
+            lo = hi
 
     def slice_rows(self, lo: int, hi: int) -> InteractionLog:
         """Rows ``lo:hi``, which must start and end at trajectory boundaries."""

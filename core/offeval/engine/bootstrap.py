@@ -3,7 +3,7 @@
 Each unit (trajectory) gets an independent Poisson(1) weight in every
 replicate; a replicate's column means are weighted means, so replicates are
 accumulated chunk by chunk (by the one fold driver, :func:`offeval.engine.fold.fold`,
-over the chunks of :func:`offeval.engine.fold.chunks`) without keeping the
+over the chunks of :meth:`offeval.InteractionLog.chunks`) without keeping the
 data. Estimators' ``combine`` is then applied to each replicate's means. Nuisance coefficients that
 ``combine`` reads from the covariance (a control-variate slope, say) are held at their
 full-sample value.
@@ -20,7 +20,7 @@ from offeval.data.log import InteractionLog
 from offeval.data.policy import Policy
 from offeval.engine.accumulator import Accumulator
 from offeval.engine.estimator import Estimator
-from offeval.engine.fold import chunks, fold
+from offeval.engine.fold import fold
 from offeval.errors import OffevalError
 from offeval.progress import progress_bar
 from offeval.stats.moments import Moments
@@ -73,7 +73,7 @@ def bootstrap(
         bar.update(chunk.n_rows)
         draws.add(index, block)
 
-    fold(acc, chunks(log, chunk_rows) if whole else log, new_units=whole, keep=True, each=replicate)
+    fold(acc, log.chunks(chunk_rows) if whole else log, new_units=whole, keep=True, each=replicate)
     bar.close()
     if acc.moments is None:
         raise OffevalError("no data was added")

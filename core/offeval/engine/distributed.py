@@ -21,7 +21,7 @@ from offeval.data.policy import Policy
 from offeval.data.units import hash_ids
 from offeval.engine.accumulator import Accumulator
 from offeval.engine.estimator import Estimator
-from offeval.engine.fold import FoldState, chunks, fold
+from offeval.engine.fold import FoldState, fold
 from offeval.engine.result import Evaluation
 from offeval.errors import OffevalError, SplitUnitError
 from offeval.validation import check_level, check_whole
@@ -38,7 +38,7 @@ def _fold(frame: pd.DataFrame, mapping, policies, estimators, chunk_rows: int):
     if len(frame) == 0:
         return None
     acc = Accumulator(policies, estimators)
-    return fold(acc, chunks(InteractionLog.from_frame(frame, mapping), chunk_rows)).state
+    return fold(acc, InteractionLog.from_frame(frame, mapping).chunks(chunk_rows)).state
 
 
 def evaluate_dask(

@@ -17,7 +17,7 @@ from offeval.data.log import InteractionLog
 from offeval.data.policy import Policy
 from offeval.engine.accumulator import COVARIANCES, Accumulator
 from offeval.engine.estimator import Estimator, PolicyView
-from offeval.engine.fold import bounded_chunks, chunks, fold
+from offeval.engine.fold import bounded_chunks, fold
 from offeval.engine.parallel import fold_in_workers, fork_available, one_blas_thread
 from offeval.engine.result import Evaluation
 from offeval.errors import OffevalError, OffevalWarning
@@ -115,7 +115,7 @@ def probe(
     estimator. Warnings are silenced: the full evaluation says what the probe would.
     """
     rows = check_whole(rows, "rows", low=1, error=OffevalError)
-    chunk = next(chunks(log, rows))
+    chunk = next(log.chunks(rows))
     for policy in policies:
         PolicyView(policy, chunk).probabilities()
     errors: list[OffevalError | None] = []

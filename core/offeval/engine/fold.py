@@ -4,7 +4,7 @@ What a pass over a log keeps is a :class:`FoldState`: the columns seen (each
 keyed by its owner), their moments over units, the estimators' tallies and
 exclusions, and the ledger of units folded. It holds no policy and no
 estimator, so it pickles (workers and Dask send it back) and two states over
-different trajectories merge exactly. :func:`chunks` is the one chunker and
+different trajectories merge exactly. :meth:`InteractionLog.chunks` is the one chunker and
 :func:`fold` the one driver: in memory, in worker processes, on Dask
 partitions and in the bootstrap, chunks are folded by them.
 """
@@ -119,41 +119,14 @@ def _aligned(moments: Moments, keys: list, target: list) -> Moments:
     return Moments(moments.n, mean, comoment)
 
 
-def chunks(
-    log: InteractionLog,
-    size: int | Callable[[], int],
-    rows: tuple[int, int] | None = None,
-) -> Iterator[InteractionLog]:
-    """The log's consecutive chunks of whole trajectories: the one chunker of the engine.
-
-    ``rows`` (lo, hi at trajectory boundaries) restricts the chunks to those
-    rows. Each chunk ends at the first trajectory start at or after the next
-    multiple of ``size`` rows past ``lo``: with a fixed size, the chunks of
-    :meth:`InteractionLog.chunks`. ``size`` may be a callable, asked before
-    each chunk (a size that follows the columns folded so far); when it
-    changes, its multiples count from the current chunk's first row.
-    """
-    starts = log.unit_starts
-    lo, stop = rows or (0, log.n_rows)
-    origin, step = lo, None
-    while lo < stop:
-        now = size() if callable(size) else size
-        if now != step:
-            origin, step = lo, now
-        at = np.searchsorted(starts, origin + ((lo - origin) // step + 1) * step)
-        hi = min(int(starts[at]) if at < starts.size else log.n_rows, stop)
-        yield log.slice_rows(lo, hi)
-        lo = hi
-
-
 def bounded_chunks(
     log: InteractionLog,
     acc: Folding,
     chunk_rows: int,
     rows: tuple[int, int] | None = None,
 ) -> Iterator[InteractionLog]:
-    """:func:`chunks` of at most ``chunk_rows`` rows whose unit-sum block stays within
-    :data:`BLOCK_CELLS`, as ``acc`` has seen columns so far.
+    """The log's chunks of at most ``chunk_rows`` rows whose unit-sum block stays
+    within :data:`BLOCK_CELLS`, as ``acc`` has seen columns so far.
 
     The first chunk is small (:data:`FIRST_CHUNK_ROWS`) and tells how many
     columns the estimators emit; the next ones are as long as the block allows.
@@ -168,7 +141,7 @@ def bounded_chunks(
         units = BLOCK_CELLS // len(acc.keys)
         return max(1, min(chunk_rows, int(units * rows_per_unit)))
 
-    return chunks(log, size, rows)
+    return log.chunks(size, rows)
 
 
 def fold(
