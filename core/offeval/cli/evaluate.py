@@ -12,7 +12,6 @@ first installed report writer (hook ``register_reports``).
 from __future__ import annotations
 
 import argparse
-import os
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -38,7 +37,7 @@ from offeval.errors import (
     SplitUnitError,
     did_you_mean,
 )
-from offeval.registry.manager import ALLOW_ENV, Registry, get_registry
+from offeval.registry.manager import Registry, allow_list_note, get_registry
 from offeval.registry.sections import EvaluationReport, ReportContext, report_sections
 from offeval.specs import parse_pairs
 from offeval.stats.compare import CORRECTIONS
@@ -412,16 +411,13 @@ def _write_tables(
 
 def _no_report_writer() -> str:
     """Why no report writer is there: none installed, or the plugins' allow-list left it out."""
-    allowed = os.environ.get(ALLOW_ENV)
-    if allowed is None:
+    note = allow_list_note()
+    if note is None:
         return (
             "no report writer is installed (a plugin registers one with the hook "
             "register_reports; offeval plugins lists what is installed)"
         )
-    return (
-        f"no report writer is loaded ({ALLOW_ENV}={allowed!r} loads only the plugins it "
-        "names; offeval plugins lists what is loaded)"
-    )
+    return f"no report writer is loaded ({note}; offeval plugins lists what is loaded)"
 
 
 def _write_report(

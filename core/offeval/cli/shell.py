@@ -20,7 +20,7 @@ from offeval.cli.options import Parser
 from offeval.cli.plugins import PluginsCommand
 from offeval.cli.scaffold import NewPluginCommand
 from offeval.errors import OffevalError, OffevalWarning, command_line
-from offeval.registry.manager import ALLOW_ENV, Registry, get_registry
+from offeval.registry.manager import Registry, allow_list_note, get_registry
 
 #: The core's own sub-commands: a plugin's command cannot take their names.
 CORE_COMMANDS = {
@@ -35,9 +35,9 @@ class _Shell(Parser):
 
     def error(self, message: str) -> NoReturn:
         """Raise the usage error, naming ``OFFEVAL_PLUGINS`` after an unknown command when set."""
-        allowed = os.environ.get(ALLOW_ENV)
-        if allowed is not None and "invalid choice" in message:
-            message += f"; {ALLOW_ENV}={allowed!r} loads only the plugins it names"
+        note = allow_list_note()
+        if note and "invalid choice" in message:
+            message += f"; {note}"
         super().error(message)
 
 

@@ -618,6 +618,13 @@ def _why(exc: BaseException) -> str:
 _default: Registry | None = None
 
 
+def allow_list_note() -> str | None:
+    """``OFFEVAL_PLUGINS='a,b' loads only the plugins it names`` when that allow-list is set:
+    why a plugin's command or component may be missing though installed."""
+    allowed = os.environ.get(ALLOW_ENV)
+    return None if allowed is None else f"{ALLOW_ENV}={allowed!r} loads only the plugins it names"
+
+
 def get_registry() -> Registry:
     """The process-wide registry, loaded lazily on first use."""
     global _default
