@@ -4,6 +4,10 @@ Everything is held as dense per-user matrices so that metrics are computed
 for all users at once: ``grades[u, j]`` is the label grade of the item user
 ``u`` got at rank ``j + 1`` (0 when unlabelled or past the list's end) and
 ``label_grades[u]`` lists the user's label grades sorted in decreasing order.
+
+A negative grade (trec_eval's qrels use -1) is kept as it is: it is an item
+in the pool but not judged (see :class:`Judgements`), and the conventions'
+``negative_grades`` says whether metrics read it or refuse it.
 """
 
 from __future__ import annotations
@@ -36,10 +40,39 @@ class Judgements:
     cell's item code, in item order), so that the conventions' tie policy
     decides their order when metrics are computed. Both are None when no
     list has a tie. ``judged`` marks cells whose item has a label (of any
-    grade, 0 included) and ``n_judged`` counts each user's labels.
+    grade: 0 and negative included) and ``n_judged`` counts each user's labels.
     ``positive`` (score input only) marks ranks whose score is above 0.
     ``order_column`` is the column that ordered the lists, and
     ``both_orders`` says whether the input also had the other one.
+
+    **Negative grades: in the pool, not judged.** trec_eval reads a label of
+    negative grade (qrels lines with ``-1``) as an item in the pool that was
+    not judged (form_res_rels.c's ``RELVALUE_UNJUDGED``; infAP samples the
+    pool so). Judgements keep such a grade as it is (-1 stays -1, any
+    negative value is the same state), so a cell of a prediction list is in
+    one of four states, told apart by ``judged`` and ``grades`` together
+    (trec_eval's relevance value of the rank in brackets):
+
+    - judged relevant: ``judged``, grade >= the relevance threshold (rel >= level);
+    - judged non-relevant: ``judged``, 0 <= grade < threshold (0 <= rel < level);
+    - in the pool, not judged: ``judged``, grade < 0 (``RELVALUE_UNJUDGED``, -2);
+    - not in the pool (no label): not ``judged``, grade 0 (``RELVALUE_NONPOOL``, -1).
+
+    :attr:`unjudged_in_pool` is the mask of the third state; the counts per
+    user are :attr:`n_judged` (every label), :attr:`n_unjudged_in_pool`
+    (negative labels) and :attr:`n_graded` (labels of grade >= 0: judged
+    relevant or non-relevant, trec_eval's judged documents, as bpref and
+    num_nonrel_judged_ret count them). ``label_grades[u]`` holds the negative
+    grades at the end of its row (after the padding zeros), so
+    :meth:`n_relevant` and :meth:`has_labels` never count them. Under
+    ``negative_grades='zero'`` (the trec_eval preset) the metrics read such
+    an item as trec_eval does: gain 0 and never relevant (DCG, ERR, the
+    ideal ranking, hits), not a judged non-relevant item for bpref; its
+    label still puts the query among the judged (``empty_labels='judged'``)
+    and counts as judged for Judged@k and RBP's residual, as ir-measures
+    does. Under ``negative_grades='error'`` (every other preset) metrics
+    refuse such judgements, and :meth:`from_frames` refuses negative grades
+    unless asked to keep them.
     """
 
     users: pd.Index
@@ -63,6 +96,22 @@ class Judgements:
     def max_length(self) -> int:
         """Longest prediction list."""
         return self.grades.shape[1]
+
+    @property
+    def unjudged_in_pool(self) -> np.ndarray:
+        """(U, max_length) mask of the ranks whose item is in the pool, not judged: a
+        label of negative grade (trec_eval's ``RELVALUE_UNJUDGED``)."""
+        return self.judged & (self.grades < 0)
+
+    @property
+    def n_unjudged_in_pool(self) -> np.ndarray:
+        """Number of labels of negative grade (in the pool, not judged), per user."""
+        return (self.label_grades < 0).sum(axis=1)
+
+    @property
+    def n_graded(self) -> np.ndarray:
+        """Number of labels of grade >= 0 (judged relevant or non-relevant), per user."""
+        return self.n_judged - self.n_unjudged_in_pool
 
     def n_relevant(self, threshold: float) -> np.ndarray:
         """Number of labels with grade >= threshold, per user."""
