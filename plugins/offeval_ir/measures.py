@@ -16,7 +16,10 @@ Three spellings are understood, and may be mixed in one list:
   cut-off (labelled as trec_eval prints them, ``ndcg_cut_10``, ``ndcg_cut_20``).
 - **offeval's own metric names** with an optional ``@k`` (no cut-off: the whole
   list): ``precision@5``, ``hit_rate@10``, ``ap@100``, ``ndcg@10``, ``f1@5``,
-  ``rr``, and the same parameters as above (``precision(rel=2)@5``).
+  ``rr``, and the same parameters as above (``precision(rel=2)@5``); also
+  ``iDCG@k`` (``idcg@k``: the ideal DCG that nDCG@k divides by) and
+  ``pnDCG@k`` (post-normalised nDCG: mean DCG@k over mean iDCG@k, see
+  :attr:`Measure.aggregate`).
 
 Names are matched exactly first; a name of two letters or more also matches
 whatever its case (``ndcg@10``, ``Map_Cut_100``, ``DCG@10``), resolving to
@@ -63,6 +66,7 @@ _METRICS: dict[str, tuple[bool, tuple[str, ...], str]] = {
     "rr": (True, ("rel",), "RR"),
     "dcg": (True, ("dcg",), "dcg"),
     "ndcg": (True, ("dcg",), "nDCG"),
+    "idcg": (True, ("dcg",), "iDCG"),
     "rprec": (False, ("rel",), "Rprec"),
     "bpref": (False, ("rel",), "Bpref"),
     "err": (True, (), "ERR"),
@@ -114,9 +118,16 @@ _TREC_CUTS = {
     "map_cut": "ap",
     "ndcg_cut": "ndcg",
 }
-_SPELLINGS = {**_TREC_EVAL, **_IR_MEASURES, **_OWN}
+#: offeval's names for measures no peer spells: the ideal DCG and post-normalised nDCG.
+_EXTRA = {
+    "iDCG": ("idcg", "optional"),
+    "pnDCG": ("ndcg", "optional"),
+}
+#: Spellings (lower case) whose per-user values aggregate otherwise than by their mean.
+_AGGREGATES = {"pndcg": "ratio"}
+_SPELLINGS = {**_TREC_EVAL, **_IR_MEASURES, **_EXTRA, **_OWN}
 _ANY_CASE: dict[str, tuple[str, str]] = {}
-for _table in (_OWN, _IR_MEASURES, _TREC_EVAL):  # offeval's own spelling wins a case clash
+for _table in (_OWN, _IR_MEASURES, _EXTRA, _TREC_EVAL):  # offeval's own spelling wins a case clash
     for _name, _entry in _table.items():
         if len(_name) > 1:
             _ANY_CASE.setdefault(_name.lower(), _entry)
@@ -134,8 +145,8 @@ KNOWN = (
     "RBP[@k], Success@k, Judged[@k], SetP, SetR, SetF, with parameters as in P(rel=2)@5; "
     "trec_eval: P_k, recall_k, success_k, map, map_cut_k, ndcg, ndcg_cut_k, recip_rank, "
     "Rprec, bpref, set_P, set_recall, set_F (k may be a list: ndcg_cut.10,20); offeval: "
-    "precision, recall, f1, hit_rate, ap, rr, dcg, ndcg, err, rbp, success, judged, each "
-    "[@k], rprec, bpref"
+    "precision, recall, f1, hit_rate, ap, rr, dcg, ndcg, idcg (iDCG), pnDCG, err, rbp, "
+    "success, judged, each [@k], rprec, bpref"
 )
 """The accepted names, as error messages list them."""
 
@@ -153,6 +164,17 @@ class Measure:
     in outputs); for a trec_eval list such as ``ndcg_cut.10,20`` it is the
     label trec_eval prints for each cut-off (``ndcg_cut_10``). ``overrides``
     and ``params`` are sorted by name.
+
+    ``aggregate`` says how the per-user values aggregate into the reported
+    value (see :data:`offeval_ir.metrics.AGGREGATIONS`): ``mean`` for most
+    measures; ``sum`` for trec_eval's counts (``num_ret``, ``num_rel``, ...),
+    whose ``all`` line sums them; ``geometric`` for trec_eval's ``gm_map`` and
+    ``gm_bpref`` (exp(mean(log(max(v, 1e-5))))); ``ratio`` for ``pnDCG@k``
+    (post-normalised nDCG, Jeunen et al., KDD 2024: the mean over users of
+    DCG@k over the mean of the ideal DCG@k), whose per-user value is the
+    user's nDCG@k and whose numerator (``dcg``) and denominator (``idcg``)
+    come per user in :attr:`MetricResult.parts
+    <offeval_ir.metrics.MetricResult.parts>` from ``compute_measures``.
     """
 
     metric: str
@@ -160,6 +182,7 @@ class Measure:
     overrides: tuple[tuple[str, object], ...]
     name: str
     params: tuple[tuple[str, object], ...] = ()
+    aggregate: str = "mean"
 
     def __str__(self) -> str:
         return self.name
@@ -289,8 +312,16 @@ def _parse(text: str) -> list[Measure]:
         params["p"] = check_number(
             _number(raw["p"], "p", label), persistence, high=1, high_open=True, rule="in (0, 1)"
         )
+    aggregate = _AGGREGATES.get(spelling.lower(), "mean")
     return [
-        Measure(metric, k, tuple(sorted(overrides.items())), label, tuple(sorted(params.items())))
+        Measure(
+            metric,
+            k,
+            tuple(sorted(overrides.items())),
+            label,
+            tuple(sorted(params.items())),
+            aggregate,
+        )
     ]
 
 
@@ -342,7 +373,7 @@ def _unknown(label: str) -> str:
 
 #: Every spelling, one per lower-case form (ir-measures' first, then trec_eval's, then own).
 _SUGGESTED: dict[str, str] = {}
-for _table in (_IR_MEASURES, _TREC_EVAL, _TREC_CUTS, _OWN):
+for _table in (_IR_MEASURES, _TREC_EVAL, _TREC_CUTS, _EXTRA, _OWN):
     for _name in _table:
         _SUGGESTED.setdefault(_name.lower(), _name)
 del _table, _name

@@ -18,9 +18,12 @@ DEFAULT_METRICS = ("precision", "recall", "f1", "hit_rate", "ap", "rr", "dcg", "
 #: Every metric: the defaults, R-precision, bpref (trec_eval's), Success@k (a relevant
 #: item in the top k; hit_rate under its IR name), Judged@k (share of the top k judged),
 #: ERR@k (Chapelle et al. 2009), RBP (Moffat and Zobel 2008) and RBP's residual (the
-#: weight of unjudged ranks and of the ranks past the list: the most RBP could rise).
+#: weight of unjudged ranks and of the ranks past the list: the most RBP could rise),
+#: and ``idcg``, the ideal DCG that ``ndcg`` divides by (under the same conventions, at
+#: the same cut-off; post-normalised nDCG is mean dcg over mean idcg).
 METRICS = (
     *DEFAULT_METRICS,
+    "idcg",
     "rprec",
     "bpref",
     "success",
@@ -30,7 +33,7 @@ METRICS = (
     "rbp_residual",
 )
 #: Metrics whose expected value under random tie order is the average of per-rank values.
-TIE_LINEAR = ("precision", "recall", "dcg", "ndcg", "judged")
+TIE_LINEAR = ("precision", "recall", "dcg", "ndcg", "judged", "idcg")
 
 
 #: Why a user has no value (codes of :attr:`MetricResult.reasons`; 0: the user is
@@ -38,6 +41,41 @@ TIE_LINEAR = ("precision", "recall", "dcg", "ndcg", "judged")
 #: ``not_in_every_run``: averaged by this run, left out of a comparison because
 #: another run does not average it).
 EXCLUSION_REASONS = ("", "no_labels", "no_predictions", "no_value", "not_in_every_run")
+
+
+#: How per-user values aggregate into a reported value: ``mean`` (most measures),
+#: ``sum`` (trec_eval's counts num_ret, num_rel, ... in its ``all`` line),
+#: ``geometric`` (trec_eval's gm_map and gm_bpref: exp(mean(log(max(v, 1e-5)))), as
+#: its meas_avg.c), ``ratio`` (sum of a numerator over sum of a denominator over the
+#: users, as post-normalised nDCG: mean DCG over mean ideal DCG).
+AGGREGATIONS = ("mean", "sum", "geometric", "ratio")
+#: trec_eval's floor of a value before its log in a geometric mean (MIN_GEO_MEAN).
+MIN_GEO_MEAN = 1e-5
+
+
+def aggregate(values: np.ndarray, how: str, parts: pd.DataFrame | None = None) -> float:
+    """The reported value of per-user ``values`` (NaN: left out) aggregated ``how``.
+
+    ``ratio`` reads ``parts`` (columns ``numerator`` and ``denominator``, one row
+    per value) and sums each over the users whose value is not NaN. No user with
+    a value gives NaN (0 for ``sum``).
+    """
+    used = ~np.isnan(values)
+    if how == "sum":
+        return float(values[used].sum())
+    if not used.any():
+        return float("nan")
+    if how == "mean":
+        return float(values[used].mean())
+    if how == "geometric":
+        return float(np.exp(np.log(np.maximum(values[used], MIN_GEO_MEAN)).mean()))
+    if how == "ratio":
+        if parts is None:
+            raise ConfigurationError("a ratio aggregation needs its numerator and denominator")
+        den = float(parts["denominator"].to_numpy(dtype=float)[used].sum())
+        num = float(parts["numerator"].to_numpy(dtype=float)[used].sum())
+        return num / den if den > 0 else 0.0
+    raise ConfigurationError(f"aggregation must be one of {AGGREGATIONS}, got {how!r}")
 
 
 @dataclass
@@ -53,11 +91,31 @@ class MetricResult:
     conventions: Conventions
     counts: pd.DataFrame = field(default_factory=pd.DataFrame)
     reasons: pd.DataFrame = field(default_factory=pd.DataFrame)
+    #: Per column, how its per-user values aggregate into the reported value (one of
+    #: :data:`AGGREGATIONS`; a column not named here is a mean).
+    aggregation: dict[str, str] = field(default_factory=dict)
+    #: Per column aggregated as a ``ratio``: a frame (index: the users of ``per_user``)
+    #: with the columns ``numerator`` and ``denominator`` whose sums over the averaged
+    #: users divide into the reported value (for pnDCG@k: dcg@k and idcg@k).
+    parts: dict[str, pd.DataFrame] = field(default_factory=dict)
 
     @property
     def mean(self) -> pd.Series:
         """Mean over the users with a value (NaN users excluded)."""
         return self.per_user.mean(axis=0, skipna=True)
+
+    @property
+    def value(self) -> pd.Series:
+        """The reported value of each column, aggregated as :attr:`aggregation` says
+        over the users with a value (see :data:`AGGREGATIONS`)."""
+        out = self.mean
+        for column, how in self.aggregation.items():
+            out[column] = aggregate(
+                self.per_user[column].to_numpy(dtype=float),
+                how,
+                self.parts.get(column),
+            )
+        return out
 
     def summary(self) -> pd.DataFrame:
         """One row per metric@k: mean, users used, users left out by reason."""
@@ -157,7 +215,7 @@ def compute(
     gains_of = (lambda g: g) if conv.gain == "linear" else (lambda g: np.expm1(g * np.log(2)))
     graded = grades if conv.dcg_relevance == "graded" else rel
     wanted = set(metrics)
-    gain = gains_of(graded) if wanted & {"dcg", "ndcg"} else None
+    gain = gains_of(graded) if wanted & {"dcg", "ndcg", "idcg"} else None
     judged = (
         j.judged[:, :width].astype(float) if wanted & {"judged", "bpref", "rbp_residual"} else None
     )
@@ -188,7 +246,9 @@ def compute(
             f"({switch('ties', 'item_desc')}), or {switch('ideal', 'labels')}"
         )
     ideal = (
-        _ideal_labels(j, conv, gains_of) if conv.ideal == "labels" and "ndcg" in wanted else None
+        _ideal_labels(j, conv, gains_of)
+        if conv.ideal == "labels" and wanted & {"ndcg", "idcg"}
+        else None
     )
     ideal_discounts = _discounts(ideal.shape[1], conv.log_base) if ideal is not None else None
 
@@ -246,6 +306,7 @@ def compute(
                 else:
                     idcg = _ideal_of_top_k(graded, kk, conv, gains_of)
                 values["dcg"] = _upto(gain, kk, discounts)
+                values["idcg"] = idcg
                 values["ndcg"] = np.where(idcg > 0, values["dcg"] / idcg, 0.0)
         for name in metrics:
             columns[f"{name}{suffix}"] = np.nan_to_num(values[name], nan=0.0, posinf=0.0)

@@ -125,7 +125,10 @@ def compute_measures(
     syntax (see :mod:`offeval_ir.measures`); what a string states (``rel=2``,
     ``dcg=exp-log2``, RBP's ``p``) overrides ``conventions`` (default: the
     ``trec_eval`` preset) for that measure only. Other arguments as
-    :func:`~offeval_ir.blocks.compute_frames`.
+    :func:`~offeval_ir.blocks.compute_frames`. Measures not aggregated by a
+    mean (:attr:`Measure.aggregate <offeval_ir.measures.Measure.aggregate>`)
+    are named in the result's ``aggregation``; a ``ratio`` measure (pnDCG@k)
+    has its per-user numerator and denominator in the result's ``parts``.
     """
     conv = conventions or PRESETS["trec_eval"]()
     if isinstance(measures, str):
@@ -138,9 +141,12 @@ def compute_measures(
     for measure in parsed:
         groups.setdefault(_switches(measure), []).append(measure)
     parts: dict[str, tuple[pd.Series, pd.Series, pd.Series]] = {}
+    ratio_parts: dict[str, pd.DataFrame] = {}
     for switches, group in groups.items():
         group_conv = conv.with_(**dict(switches), name=conv.name) if switches else conv
         metrics = list(dict.fromkeys(m.metric for m in group))
+        if any(m.aggregate == "ratio" for m in group):  # pnDCG: dcg over idcg, per user
+            metrics = list(dict.fromkeys([*metrics, "dcg", "idcg"]))
         ks = list(dict.fromkeys(m.k for m in group))
         result = compute_frames(
             predictions,
@@ -159,10 +165,19 @@ def compute_measures(
                 result.counts.loc[column].rename(m.name),
                 result.reasons[column].rename(m.name),
             )
+            if m.aggregate == "ratio":
+                suffix = "" if m.k is None else f"@{m.k}"
+                ratio_parts[m.name] = pd.DataFrame(
+                    {
+                        "numerator": result.per_user[f"dcg{suffix}"],
+                        "denominator": result.per_user[f"idcg{suffix}"],
+                    }
+                )
     per_user = pd.concat([parts[n][0] for n in names], axis=1)
     counts = pd.DataFrame([parts[n][1] for n in names])
     reasons = pd.concat([parts[n][2] for n in names], axis=1)
-    return MetricResult(per_user, conv, counts, reasons)
+    aggregation = {m.name: m.aggregate for m in parsed if m.aggregate != "mean"}
+    return MetricResult(per_user, conv, counts, reasons, aggregation, ratio_parts)
 
 
 class RunValues:
