@@ -40,7 +40,9 @@ need belongs here, so that no plugin imports another. The names, by job:
   :func:`ess_units`, :func:`skipped_table`), paired tests
   (:func:`pairwise_grid`, :class:`PairwiseComparison`,
   :func:`adjusted_p_values`, :data:`CORRECTIONS`), :func:`correlation` and
-  :func:`kendall_tau` between orders; :class:`EstimatorSummary` (what
+  :func:`kendall_tau` between orders, :func:`agreement` of two measures over
+  many models (:class:`Agreement`: Pearson, Kendall, inverted pairs, bootstrap
+  intervals over users); :class:`EstimatorSummary` (what
   ``summaries.json`` holds, :func:`load_summaries`, checked to
   :data:`SYMMETRY_TOLERANCE` and :data:`PSD_TOLERANCE`); workers
   (:func:`available_cores`, :func:`fork_available`, :data:`UNITS_PER_WORKER`).
@@ -135,6 +137,7 @@ from offeval.registry.sections import (
     report_sections,
 )
 from offeval.specs import find_label, parse_pairs
+from offeval.stats.agreement import Agreement, agreement
 from offeval.stats.compare import (
     CORRECTIONS,
     PairwiseComparison,
@@ -166,6 +169,7 @@ __all__ = [
     "SYMMETRY_TOLERANCE",
     "TEXT_SUFFIXES",
     "UNITS_PER_WORKER",
+    "Agreement",
     "BaseEstimator",
     "ColumnError",
     "ConfigurationError",
@@ -196,6 +200,7 @@ __all__ = [
     "Tally",
     "active_registry",
     "adjusted_p_values",
+    "agreement",
     "at_least",
     "available_cores",
     "capped_reward_column",
