@@ -23,7 +23,13 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from offeval.plugin import ColumnError, ConfigurationError, InteractionLog, evaluate
+from offeval.plugin import (
+    ColumnError,
+    ConfigurationError,
+    InteractionLog,
+    agreement,
+    evaluate,
+)
 
 #: The clipping grid of Jeunen et al. (2024)'s sensitivity study: m in {1, 2, 4, ..., 4096, inf}.
 CLIPPING_GRID = tuple(float(2**j) for j in range(13)) + (float("inf"),)
@@ -44,24 +50,21 @@ class Consistency:
 def consistency(first: Sequence[float], second: Sequence[float]) -> Consistency:
     """Share of model pairs that ``second`` orders opposite to ``first``; correlations.
 
-    Pairs tied under ``first`` are left out of the share.
+    Pairs tied under ``first`` are left out of the share (NaN when every pair
+    is tied). The numbers are :func:`offeval.plugin.agreement`'s on the
+    per-model values; give it users x models values for bootstrap intervals.
     """
     a, b = np.asarray(first, dtype=float), np.asarray(second, dtype=float)
     if a.shape != b.shape or a.ndim != 1 or a.size < 3:
         raise ConfigurationError("consistency needs two equal-length vectors of >= 3 models")
-    i, j = np.triu_indices(a.size, k=1)
-    da, db = np.sign(a[i] - a[j]), np.sign(b[i] - b[j])
-    ordered = da != 0
-    inversions = np.count_nonzero((da * db < 0) & ordered)
-    r = stats.pearsonr(a, b)
-    tau = stats.kendalltau(a, b)
+    found = agreement(a, b)
     return Consistency(
-        inversions / max(int(ordered.sum()), 1),
-        int(ordered.sum()),
-        float(r.statistic),
-        float(r.pvalue),
-        float(tau.statistic),
-        float(tau.pvalue),
+        found.inverted_share,
+        found.ordered_pairs,
+        found.pearson,
+        found.pearson_p,
+        found.kendall,
+        found.kendall_p,
     )
 
 

@@ -78,8 +78,9 @@ def quantile(sorted_values: list[float], q: float) -> float:
     return sorted_values[low] + (h - low) * (sorted_values[high] - sorted_values[low])
 
 
-def plain_bootstrap(first, second, resamples, seed, level):
-    """Resample users with Python loops; each model's mean over the users with a value."""
+def plain_bootstrap(first, second, resamples, seed, level, denominator=None):
+    """Resample users with Python loops; each model's mean over the users with a value (or,
+    with ``denominator`` for the second measure, its sum of numerators over denominators)."""
     rng = np.random.default_rng(seed)
     n, m = len(first), len(first[0])
     draws = {"pearson": [], "kendall": [], "inverted_share": []}
@@ -89,6 +90,10 @@ def plain_bootstrap(first, second, resamples, seed, level):
         for matrix in (first, second):
             column_means = []
             for j in range(m):
+                if denominator is not None and matrix is second:
+                    top = sum(matrix[u][j] * denominator[u][j] for u in rows)
+                    column_means.append(top / sum(denominator[u][j] for u in rows))
+                    continue
                 cells = [matrix[u][j] for u in rows if not math.isnan(matrix[u][j])]
                 column_means.append(sum(cells) / len(cells))
             means.append(column_means)
@@ -113,6 +118,17 @@ def test_the_bootstrap_is_a_plain_bootstrap_over_users():
         assert got.intervals.loc[name, "low"] == pytest.approx(low, abs=1e-12)
         assert got.intervals.loc[name, "high"] == pytest.approx(high, abs=1e-12)
     assert got.means.iloc[1, 0] == pytest.approx(np.mean(np.delete(first[:, 1], 3)))
+
+
+def test_a_ratio_of_sums_is_its_ratio_weighted_by_the_denominator():
+    first, second = values(users=13, models=5, seed=5)
+    denominator = np.random.default_rng(1).uniform(0.5, 3.0, second.shape)
+    got = agreement(first, second, weights=(None, denominator), resamples=40, seed=3)
+    ratio = (second * denominator).sum(axis=0) / denominator.sum(axis=0)
+    np.testing.assert_allclose(got.means["second"], ratio, rtol=1e-12)
+    want = plain_bootstrap(first.tolist(), second.tolist(), 40, 3, 0.95, denominator.tolist())
+    for name, (low, high) in want.items():
+        assert got.intervals.loc[name].tolist() == pytest.approx([low, high], abs=1e-12)
 
 
 def test_blocks_do_not_change_the_resamples(monkeypatch):
@@ -181,5 +197,7 @@ def test_bad_inputs_name_the_argument():
         agreement(gaps, a)
     with pytest.raises(ConfigurationError, match="resamples must be a whole number >= 0"):
         agreement(first, second, resamples=-1)
+    with pytest.raises(ConfigurationError, match=r"weights of second: models \['m2'\] have neg"):
+        agreement(a, a, weights=(None, a.assign(m2=-1.0)))
     with pytest.raises(ConfigurationError, match="confidence level"):
         agreement(first, second, level=95)

@@ -216,7 +216,7 @@ def _aligned(first, second, models):
             raise ConfigurationError(
                 f"{name}: models {describe_rows(list(names[bad]))} have {what}"
             )
-    return a, b, pd.Index(names)
+    return a, b, pd.Index(names), (users_a, models_a)
 
 
 def agreement(
@@ -225,6 +225,7 @@ def agreement(
     *,
     measures: tuple[str, str] = ("first", "second"),
     models=None,
+    weights=None,
     resamples: int | None = None,
     level: float = 0.95,
     seed: int = 0,
@@ -236,7 +237,11 @@ def agreement(
     models arrays or frames, NaN where a model has no value for a user: a
     model's mean is over the users with a value). Frames are aligned on their
     labels (columns: models, index: users); ``models`` names the models of
-    plain arrays. With per-user values, ``resamples`` bootstrap resamples of
+    plain arrays. ``weights``, a pair (first's, second's; either None for 1),
+    gives each user's weight in a model's mean as users x models values: a
+    ratio of sums over users, such as post-normalised nDCG (sum of DCG over sum
+    of ideal DCG), is its per-user ratio weighted by the denominator. With
+    per-user values, ``resamples`` bootstrap resamples of
     users (default :data:`DEFAULT_RESAMPLES`; 0 for none) give percentile
     intervals at ``level``; ``seed`` fixes them.
     """
@@ -248,16 +253,28 @@ def agreement(
         raise ConfigurationError(f"measures must be two names, got {measures!r}")
     if measures[0] == measures[1]:
         raise ConfigurationError(f"measures must be two different names, got {measures!r}")
-    a, b, names = _aligned(first, second, models)
+    a, b, names, labels = _aligned(first, second, models)
     if a.ndim == 1:
         if resamples:
             raise ConfigurationError(
                 "resamples: per-model means give no interval; give users x models values "
                 "to bootstrap over users"
             )
+        if weights is not None:
+            raise ConfigurationError("weights: per-model means take no weights")
         means_a, means_b, users, resamples = a, b, None, 0
     else:
-        means_a, means_b = np.nanmean(a, axis=0), np.nanmean(b, axis=0)
+        wa, wb = _weights(weights, a, b, labels, names)
+        a, b = np.where(wa > 0, a, 0.0), np.where(wb > 0, b, 0.0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means_a = (wa * a).sum(axis=0) / wa.sum(axis=0)
+            means_b = (wb * b).sum(axis=0) / wb.sum(axis=0)
+        for mean, name in ((means_a, "first"), (means_b, "second")):
+            if np.isnan(mean).any():
+                raise ConfigurationError(
+                    f"{name}: models {describe_rows(list(names[np.isnan(mean)]))} have no user "
+                    "with a positive weight"
+                )
         users = a.shape[0]
         resamples = DEFAULT_RESAMPLES if resamples is None else resamples
     point = pair_statistics(means_a, means_b)
@@ -270,7 +287,7 @@ def agreement(
         kendall_p = stats.kendalltau(means_a, means_b).pvalue
     intervals = undefined = None
     if resamples:
-        draws = _bootstrap(a, b, resamples, seed)
+        draws = _bootstrap(a, b, wa, wb, resamples, seed)
         tail = (1 - level) / 2
         rows = {}
         undefined = {}
@@ -299,13 +316,45 @@ def agreement(
     )
 
 
-def _bootstrap(a: np.ndarray, b: np.ndarray, resamples: int, seed: int) -> dict[str, np.ndarray]:
-    """The three statistics on each of ``resamples`` resamples of the users (rows)."""
+def _weights(weights, a: np.ndarray, b: np.ndarray, labels, names: pd.Index):
+    """Each user's weight in each model's mean under both measures: the given weights
+    (aligned like the values), 1 by default, and 0 where the value is NaN."""
+    given = (None, None) if weights is None else weights
+    if not (isinstance(given, tuple | list) and len(given) == 2):
+        raise ConfigurationError("weights must be a pair (first's, second's), each may be None")
+    users, models = labels
+    out = []
+    for w, values, name in zip(given, (a, b), ("first", "second"), strict=True):
+        if w is None:
+            w = np.ones_like(values)
+        elif isinstance(w, pd.DataFrame) and users is not None and models is not None:
+            w = w.reindex(index=users, columns=models).to_numpy(dtype=float)
+        else:
+            w = np.asarray(w, dtype=float)
+        if w.shape != values.shape:
+            raise ConfigurationError(
+                f"weights of {name}: shape {w.shape} differs from the values' {values.shape}"
+            )
+        known = ~np.isnan(values)
+        bad = known & ~(np.isfinite(w) & (w >= 0))
+        if bad.any():
+            raise ConfigurationError(
+                f"weights of {name}: models {describe_rows(list(names[bad.any(axis=0)]))} "
+                "have negative, infinite or missing weights for users with a value"
+            )
+        out.append(np.where(known, w, 0.0))
+    return out[0], out[1]
+
+
+def _bootstrap(
+    a: np.ndarray, b: np.ndarray, wa: np.ndarray, wb: np.ndarray, resamples: int, seed: int
+) -> dict[str, np.ndarray]:
+    """The three statistics on each of ``resamples`` resamples of the users (rows):
+    each model's mean is sum(count * weight * value) / sum(count * weight)."""
     n, m = a.shape
     rng = np.random.default_rng(seed)
-    known_a, known_b = ~np.isnan(a), ~np.isnan(b)
-    filled_a, filled_b = np.where(known_a, a, 0.0), np.where(known_b, b, 0.0)
-    weights_a, weights_b = known_a.astype(float), known_b.astype(float)
+    filled_a, filled_b = wa * a, wb * b
+    weights_a, weights_b = wa, wb
     block = max(1, BLOCK_CELLS // max(n, m * (m - 1) // 2, 1))
     out = {name: np.empty(resamples) for name in STATISTICS}
     for start in range(0, resamples, block):
