@@ -1,0 +1,124 @@
+"""measure_agreement: runs judged by two measures, against DCG computed by hand and scipy."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from offeval.plugin import ConfigurationError, agreement
+from offeval_ir.agreement import measure_agreement, topn_frame
+
+K = 5
+
+
+def collection(n_users=25, n_items=15, n_models=6, seed=0):
+    """Qrels with 1 to 6 graded items per user; each model a top-K list per user."""
+    rng = np.random.default_rng(seed)
+    users = [f"u{u:02d}" for u in range(n_users)]
+    rows = []
+    for u in users:
+        for i in rng.choice(n_items, rng.integers(1, 7), replace=False):
+            rows.append((u, f"d{i}", int(rng.integers(1, 4))))
+    qrels = pd.DataFrame(rows, columns=["user", "item", "relevance"])
+    runs = {}
+    for m in range(n_models):
+        taste = rng.normal(size=n_items)
+        top = np.array([np.argsort(-(taste + rng.normal(0, 1.5, n_items)))[:K] for _ in users])
+        runs[f"model{m}"] = np.array([[f"d{i}" for i in row] for row in top], dtype=object)
+    return users, qrels, runs
+
+
+def dcg_by_hand(users, qrels, topn):
+    """Per user: DCG@K (linear gain, 1/log2(rank+1)) and the ideal DCG@K of the user's
+    labels, as trec_eval's ndcg_cut."""
+    grade = {(u, d): r for u, d, r in qrels.itertuples(index=False)}
+    dcg, ideal = [], []
+    for u, row in zip(users, topn, strict=True):
+        dcg.append(sum(grade.get((u, d), 0) / math.log2(r + 2) for r, d in enumerate(row)))
+        best = sorted((r for (v, _), r in grade.items() if v == u), reverse=True)[:K]
+        ideal.append(sum(g / math.log2(r + 2) for r, g in enumerate(best)))
+    return np.array(dcg), np.array(ideal)
+
+
+def by_hand(users, qrels, runs):
+    dcg, ndcg, ideal = {}, {}, {}
+    for name, topn in runs.items():
+        d, i = dcg_by_hand(users, qrels, topn)
+        dcg[name], ndcg[name], ideal[name] = d, d / i, i
+    frame = lambda values: pd.DataFrame(values, index=users)  # noqa: E731
+    return frame(ndcg), frame(dcg), frame(ideal)
+
+
+def inversions(a, b):
+    ordered = inverted = 0
+    for i in range(len(a)):
+        for j in range(i + 1, len(a)):
+            if a[i] != a[j]:
+                ordered += 1
+                inverted += (a[i] - a[j]) * (b[i] - b[j]) < 0
+    return ordered, inverted
+
+
+def test_means_and_statistics_are_those_of_dcg_by_hand():
+    users, qrels, runs = collection()
+    got = measure_agreement(qrels, runs, f"nDCG@{K}", f"DCG@{K}", resamples=100, seed=4)
+    ndcg, dcg, _ = by_hand(users, qrels, runs)
+    a, b = ndcg.mean().to_numpy(), dcg.mean().to_numpy()
+    np.testing.assert_allclose(got.means[f"nDCG@{K}"], a, rtol=1e-12)
+    np.testing.assert_allclose(got.means[f"DCG@{K}"], b, rtol=1e-12)
+    assert got.models == list(runs)
+    assert got.pearson == pytest.approx(stats.pearsonr(a, b).statistic)
+    assert got.kendall == pytest.approx(stats.kendalltau(a, b).statistic)
+    ordered, inverted = inversions(a, b)
+    assert got.inverted_share == pytest.approx(inverted / ordered)
+    same = agreement(ndcg, dcg, measures=("x", "y"), resamples=100, seed=4)
+    pd.testing.assert_frame_equal(got.intervals, same.intervals, rtol=1e-12)
+    assert got.users == len(users) and got.resamples == 100
+
+
+def test_post_normalised_dcg_is_the_ratio_of_sums_and_agrees_with_dcg():
+    users, qrels, runs = collection(seed=1)
+    got = measure_agreement(qrels, runs, f"pnDCG@{K}", f"DCG@{K}", resamples=50)
+    ndcg, dcg, ideal = by_hand(users, qrels, runs)
+    np.testing.assert_allclose(
+        got.means[f"pnDCG@{K}"], dcg.sum().to_numpy() / ideal.sum().to_numpy(), rtol=1e-12
+    )
+    # every model is judged on the same users: pnDCG is DCG over one constant
+    assert got.kendall == pytest.approx(1.0) and got.inverted_share == 0
+    same = agreement(ndcg, dcg, measures=("x", "y"), weights=(ideal, None), resamples=50)
+    pd.testing.assert_frame_equal(got.intervals, same.intervals, rtol=1e-12)
+
+
+def test_frames_and_top_n_matrices_give_the_same_agreement():
+    users, qrels, runs = collection(seed=2)
+    frames = {name: topn_frame(topn, users) for name, topn in runs.items()}
+    scored = {
+        name: frame.assign(score=-frame["rank"].astype(float)).drop(columns="rank")
+        for name, frame in frames.items()
+    }
+    want = measure_agreement(qrels, runs, resamples=30)
+    for other in (frames, scored):
+        got = measure_agreement(qrels, other, resamples=30)
+        pd.testing.assert_frame_equal(got.table(), want.table())
+
+
+def test_short_lists_are_padded_and_rows_name_their_users():
+    frame = topn_frame(np.array([[3, 1, -1], [2, -1, -1]]), ["b", "a"])
+    assert frame.values.tolist() == [["b", 3, 1], ["b", 1, 2], ["a", 2, 1]]
+    assert list(frame.columns) == ["user", "item", "rank"]
+
+
+def test_bad_inputs_name_the_argument():
+    users, qrels, runs = collection(n_models=3)
+    with pytest.raises(ConfigurationError, match="runs: give at least 3 runs"):
+        measure_agreement(qrels, dict(list(runs.items())[:2]))
+    with pytest.raises(ConfigurationError, match="given twice"):
+        measure_agreement(qrels, runs, "nDCG@5", "nDCG@5")
+    with pytest.raises(ConfigurationError, match="users has 3 entries and the top-n matrix 25"):
+        measure_agreement(qrels, runs, users=users[:3])
+    with pytest.raises(ConfigurationError, match="resamples must be a whole number"):
+        measure_agreement(qrels, runs, resamples=-5)
