@@ -9,6 +9,15 @@ files are labelled by the 1-based line number an editor shows for them (the
 first line of a record whose quoted field spans lines), in an index named
 ``line``, and the file's name is in ``frame.attrs["file"]``, so errors about
 rows name the file and its lines.
+
+TREC files are read as trec_eval reads them (its get_qrels.c and
+get_trec_results.c): a qrels line starting with ``#`` and a run line whose
+first non-blank character is ``#`` are comments (a ``#`` inside a field, as in
+MS MARCO's ``msmarco_v2.1_doc_50_2286987788#13_3087841662``, is not); a run
+line may go on after its tag (the rest is ignored); a qrels grade of -1 (any
+negative grade) is kept, trec_eval's "in the pool, not judged" (see
+:class:`~offeval_ir.judgements.Judgements`). The run's tag (trec_eval's
+``runid``: the tag of its last line) is in ``frame.attrs["run_tag"]``.
 """
 
 from __future__ import annotations
@@ -39,7 +48,7 @@ from offeval.plugin import (
     separator_named,
     text_records,
 )
-from offeval_ir.judgements import role_names
+from offeval_ir.judgements import role_names, swap_hint
 
 FORMATS = ("trec", "csv", "tsv", "parquet", "json")
 KINDS = ("run", "qrels")
@@ -53,11 +62,24 @@ _EXTENSIONS = {
 }
 _COMPRESSIONS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
 
-#: TREC layouts by kind: the fields of a line, in order.
+#: TREC layouts by kind: the fields of a line, in order (a run line may have more: the
+#: rest of the line after its tag is ignored, as trec_eval ignores it).
 _LAYOUTS = {
     "run": (("qid", "Q0", "docid", "rank", "score", "tag"),),
     "qrels": (("qid", "iter", "docid", "rel"), ("qid", "docid", "rel")),
 }
+#: Kinds whose lines may go on after the last field of their layout.
+_OPEN_ENDED = {"run"}
+#: Comment lines of TREC files, as trec_eval skips them: a qrels line starting with ``#``
+#: (get_qrels.c), a run line whose first non-blank character is ``#`` (get_trec_results.c).
+_COMMENTS = {
+    "qrels": re.compile(rb"(?m)^#[^\n]*"),
+    "run": re.compile(rb"(?m)^[ \t\x0b\x0c\r]*+#[^\n]*"),
+}
+#: Blank characters before a run's comment mark (trec_eval's isspace, but the newline).
+_BLANKS = b" \t\x0b\x0c\r"
+#: A normalised run line (one space between fields) past its sixth field, and the rest.
+_PAST_TAG = re.compile(rb"(?m)^((?:[^ \n]++ ){5}[^ \n]++) [^\n]*+")
 #: Column of each TREC field that is kept.
 _ROLES = {"qid": "user", "docid": "item", "rank": "rank", "score": "score", "rel": "relevance"}
 #: Tabs, vertical tabs and form feeds separate fields as spaces do.
@@ -110,9 +132,12 @@ def detect_format(path: str | os.PathLike, kind: str) -> str:
 
     ``.parquet``/``.pq``, ``.csv``, ``.tsv`` and ``.json`` (before any ``.gz``,
     ``.bz2`` or ``.xz``) name their format; any other file is ``trec`` when its
-    first non-blank line is a TREC line of that kind, ``tsv`` or ``csv`` when
-    it is a header of names separated by tabs (``tsv``) or by another of
-    :data:`offeval.data.files.SEPARATORS` (``csv``).
+    first non-blank line that is no TREC comment of that kind is a TREC line
+    of that kind, ``tsv`` or ``csv`` when its first non-blank line is a header
+    of names separated by tabs (``tsv``) or by another of
+    :data:`offeval.data.files.SEPARATORS` (``csv``). A TREC line of the other
+    kind (a run where qrels are expected, or qrels where a run is) is an error
+    asking whether the run and the qrels were swapped.
     """
     check_choice(kind, "kind", KINDS)
     name = _check_file(path)
@@ -120,21 +145,29 @@ def detect_format(path: str | os.PathLike, kind: str) -> str:
     if extension in _EXTENSIONS:
         return _EXTENSIONS[extension]
     with _open(path) as handle:
-        number, line = _first_line(handle, name)
-    text = line.decode(errors="replace")
-    if _is_trec(text.split(), kind):
+        lines = _lines(handle)
+        number, line = _first_line(lines, name)
+        data = (number, line)
+        if _is_comment(line, kind):
+            data = next(((n, t) for n, t in lines if not _is_comment(t, kind)), data)
+    fields = data[1].decode(errors="replace").split()
+    if _is_trec(fields, kind):
         return "trec"
+    text = line.decode(errors="replace")
     separator = _separator(text)
     if separator is not None:
         return "tsv" if separator == "\t" else "csv"
+    other = _trec_kind(fields)
+    if other is not None:
+        raise _swapped(name, *data, kind, other)
     formats = "|".join(FORMATS)
     how = hint(f"pass format= ({formats})", f"pass --{kind}-format ({formats})")
     raise _line_error(
         name,
-        number,
+        data[0],
         f"cannot tell the format: expected a TREC {kind} line of {_expected(_LAYOUTS[kind])}"
         f" or a CSV/TSV header of column names; {how}",
-        line,
+        data[1],
     )
 
 
@@ -171,6 +204,15 @@ def _read(
     if frame.index.name == LINE:
         frame.attrs["file"] = name  # errors about rows name the file's lines
     return frame
+
+
+def _swapped(name: str, number: int, line: bytes, kind: str, found: str) -> OffevalError:
+    """The error for a TREC line of the ``found`` kind where a ``kind`` file is read."""
+    layout = " ".join(_LAYOUTS[found][0])
+    expected = "a run is" if kind == "run" else "qrels are"
+    how = swap_hint(f"read it with read_{found}()")
+    problem = f"a TREC {found} line ({layout}) where {expected} expected: {how}"
+    return _line_error(name, number, problem, line)
 
 
 def _as_text(ids: pd.Series) -> pd.Series:
@@ -212,12 +254,25 @@ def _open(path: str | os.PathLike) -> io.BufferedIOBase:
     return _COMPRESSIONS.get(Path(path).suffix.lower(), open)(path, "rb")
 
 
-def _first_line(lines: Iterable[bytes], name: str) -> tuple[int, bytes]:
-    """The 1-based number and text of the first non-blank line; an error if there is none."""
+def _lines(handle: Iterable[bytes]) -> Iterable[tuple[int, bytes]]:
+    """The 1-based number and text (without its line end) of each non-blank line."""
+    return ((n, line.rstrip(b"\r\n")) for n, line in enumerate(handle, start=1) if line.strip())
+
+
+def _first_line(lines: Iterable[bytes | tuple[int, bytes]], name: str) -> tuple[int, bytes]:
+    """The 1-based number and text of the first non-blank line (of ``lines``, or of the
+    numbered lines of :func:`_lines`); an error if there is none."""
     for number, line in enumerate(lines, start=1):
+        if isinstance(line, tuple):
+            return line
         if line.strip():
             return number, line.rstrip(b"\r\n")
     raise OffevalError(f"{name}: the file is empty")
+
+
+def _is_comment(line: bytes, kind: str) -> bool:
+    """Whether ``line`` is a comment of a TREC ``kind`` file (see :data:`_COMMENTS`)."""
+    return (line.lstrip(_BLANKS) if kind == "run" else line).startswith(b"#")
 
 
 def _is_number(text: str) -> bool:
@@ -231,10 +286,24 @@ def _is_number(text: str) -> bool:
 def _is_trec(fields: list[str], kind: str) -> bool:
     """Whether ``fields`` make a TREC line of ``kind``, numbers where numbers belong."""
     return any(
-        len(fields) == len(layout)
-        and all(_is_number(v) for v, f in zip(fields, layout, strict=True) if f in _CONVERTERS)
+        _fits(len(fields), layout, kind)
+        and all(
+            _is_number(v)
+            for v, f in zip(fields[: len(layout)], layout, strict=True)
+            if f in _CONVERTERS
+        )
         for layout in _LAYOUTS[kind]
     )
+
+
+def _trec_kind(fields: list[str]) -> str | None:
+    """The kind of TREC line ``fields`` make, if any."""
+    return next((kind for kind in KINDS if _is_trec(fields, kind)), None)
+
+
+def _fits(count: int, layout: tuple[str, ...], kind: str) -> bool:
+    """Whether a line of ``count`` fields is a line of ``layout`` (a run's may go on)."""
+    return count == len(layout) or (kind in _OPEN_ENDED and count > len(layout))
 
 
 def _is_header(fields: list[str]) -> bool:
@@ -273,28 +342,45 @@ class _BadValue(Exception):
 
 def _read_trec(path, name: str, kind: str, ids: tuple[str, str], sep: str | None) -> pd.DataFrame:
     """A TREC run or qrels file: parsed by pyarrow as it is when every field is separated
-    by one space or tab and no line is blank, else once its whitespace is normalised."""
+    by one space or tab, no line is blank or a comment and no run line goes on after its
+    tag, else once comments are blanked, whitespace normalised and run lines cut after
+    their tag."""
     with _open(path) as handle:
         raw = handle.read()
-    number, line = _first_line(io.BytesIO(raw), name)
+    text = _blank_comments(raw, kind)
+    number, line = _first_line(io.BytesIO(text), name)
     layouts = _LAYOUTS[kind]
-    layout = next((lay for lay in layouts if len(lay) == len(line.split())), None)
+    count = len(line.split())
+    layout = next((lay for lay in layouts if _fits(count, lay, kind)), None)
     if layout is None:
-        found = f"found {len(line.split())}"
-        raise _line_error(name, number, f"expected {_expected(layouts)}, {found}", line)
-    text = raw.translate(_SPACES) if any(c in raw for c in (b"\t", b"\x0b", b"\x0c")) else raw
+        other = _trec_kind(line.decode(errors="replace").split())
+        if other is not None and other != kind:
+            raise _swapped(name, number, line, kind, other)
+        raise _line_error(name, number, f"expected {_expected(layouts)}, found {count}", line)
+    if any(c in text for c in (b"\t", b"\x0b", b"\x0c")):
+        text = text.translate(_SPACES)
     table = _parse_plain(text, layout)
     if table is not None:
         return _trec_frame(table, pd.RangeIndex(1, table.num_rows + 1), raw, name)
     text, numbers = _normalise(text)
+    if kind in _OPEN_ENDED and text.count(b" ") > (len(layout) - 1) * len(numbers):
+        text = _PAST_TAG.sub(rb"\1", text)  # some line goes on after its tag
     try:
         table = _parse(text, layout, typed=True, skip_blank=True)
     except pa.ArrowInvalid:  # a bad number (its converter names it) or a bad line
         try:
             table = _parse(text, layout, typed=False, skip_blank=True)
         except pa.ArrowInvalid as error:
-            raise _structure_error(raw, layout, name, error) from None
+            raise _structure_error(raw, layout, name, error, kind) from None
     return _trec_frame(table, numbers, raw, name)
+
+
+def _blank_comments(raw: bytes, kind: str) -> bytes:
+    """``raw`` with each comment line of a TREC ``kind`` file emptied (its line end kept,
+    so lines keep their numbers)."""
+    if not (raw.startswith(b"#") or b"\n#" in raw or (kind == "run" and b"#" in raw)):
+        return raw
+    return _COMMENTS[kind].sub(b"", raw)
 
 
 def _parse(text: bytes, layout: tuple[str, ...], typed: bool, skip_blank: bool) -> pa.Table:
@@ -343,7 +429,7 @@ def _normalise(text: bytes) -> tuple[bytes, pd.Index]:
 
 
 def _structure_error(
-    raw: bytes, layout: tuple[str, ...], name: str, error: Exception
+    raw: bytes, layout: tuple[str, ...], name: str, error: Exception, kind: str
 ) -> OffevalError:
     """The first line that is not UTF-8 or has the wrong number of fields (the slow path)."""
     try:
@@ -353,7 +439,7 @@ def _structure_error(
         return _line_error(name, number, "is not UTF-8 text", _line(raw, number))
     for number, line in enumerate(raw.split(b"\n"), start=1):
         count = len(line.split())
-        if count and count != len(layout):
+        if count and not _is_comment(line, kind) and not _fits(count, layout, kind):
             return _line_error(
                 name, number, f"expected {_expected((layout,))}, found {count}", line
             )

@@ -177,6 +177,7 @@ class Judgements:
         check_choice(order_by, "order_by", ORDER_COLUMNS)
         check_choice(negative_grades, "negative_grades", NEGATIVE_GRADES)
         names = role_names(columns)
+        _check_swapped(predictions, labels, names)
         pred = _columns(predictions, names, ("user", "item"), "predictions")
         lab = _columns(labels, names, ("user", "item", "relevance"), "labels")
         grade = _grades(lab, names["relevance"], labels, negative_grades == "error")
@@ -258,6 +259,33 @@ def role_names(columns: Mapping[str, str] | None) -> dict[str, str]:
         given[role] = key
         names[role] = column
     return names
+
+
+def swap_hint(python: str) -> str:
+    """What to do when a run is given where qrels are expected, or qrels where a run is:
+    ``python`` in Python, the order of ``offeval metrics``' files on the command line."""
+    return hint(
+        python,
+        "are the run and the qrels swapped? offeval metrics takes RUN QRELS "
+        "(offeval compare and trec_eval take QRELS RUN...)",
+    )
+
+
+def _check_swapped(predictions: object, labels: object, names: dict[str, str]) -> None:
+    """Predictions with a grade column and no rank or score, labels with a rank or score
+    and no grade: the run and the qrels were given in each other's place."""
+    if not (isinstance(predictions, pd.DataFrame) and isinstance(labels, pd.DataFrame)):
+        return
+    order, grade = [names["rank"], names["score"]], names["relevance"]
+    in_labels = [c for c in order if c in labels]
+    swapped = grade in predictions and not any(c in predictions for c in order)
+    if swapped and in_labels and grade not in labels:
+        how = swap_hint("were they swapped? the predictions (the run) come first")
+        raise ColumnError(
+            grade,
+            f"the predictions have the qrels' column ({grade}) and no {' or '.join(order)}, "
+            f"the labels a run's ({', '.join(in_labels)}) and no {grade}: {how}",
+        )
 
 
 def _table(frame: pd.DataFrame) -> str:

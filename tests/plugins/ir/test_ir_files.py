@@ -107,7 +107,8 @@ BAD_TREC = [
     ),
     ("run", RUN + "q2 Q0 d1 1 0.5 \n", 4, "found 5"),  # a trailing space is no 6th field
     ("run", RUN + "q2  d1 1 0.5 x\n", 4, "found 5"),
-    ("run", "# my run\n" + RUN, 1, "expected 6 fields"),  # comments are not TREC
+    ("run", RUN + "q2 Q0 d1 1 0.5 x\n" + "q2\n", 5, "found 1"),  # a 7th field is no excuse
+    ("qrels", " # note\nq1 0 d1 1\n", 1, "found 2"),  # qrels comments start the line
     ("run", RUN + "q2 Q0 d1 1.5 0.5 x\n", 4, "rank '1.5' is not an integer"),
     ("run", RUN + "q2 Q0 d1 1 high x\n", 4, "score 'high' is not a number"),
     ("run", RUN + "q2 Q0 d1 1 nan x\n", 4, "score 'nan' is not a finite number"),
@@ -137,7 +138,7 @@ def test_trec_errors_name_file_line_and_text(tmp_path, kind, content, line, prob
 
 def test_trec_bad_value_found_far_into_a_long_file(tmp_path):
     lines = [f"q{i // 100} Q0 d{i} {i % 100 + 1} {1 / (i + 1)} x" for i in range(5000)]
-    lines[3776] += " extra"  # 7 fields
+    lines[3776] = lines[3776].rsplit(" ", 1)[0]  # 5 fields
     lines[4000] = "q40 Q0 d4000 one 0.5 x"
     path = write(tmp_path, "long.trec", "\n".join(lines) + "\n")
     with pytest.raises(OffevalError, match=re.escape(f"{path}, line 3777: expected 6 fields")):
@@ -149,9 +150,9 @@ def test_trec_bad_value_found_far_into_a_long_file(tmp_path):
 
 
 def test_trec_long_line_is_shortened(tmp_path):
-    path = write(tmp_path, "run.trec", RUN + "q " * 100 + "\n")
+    path = write(tmp_path, "qrels.trec", "q1 0 d1 1\n" + "q " * 100 + "\n")
     with pytest.raises(OffevalError, match=r"found 100: 'q q q[ q]*\.\.\.'$") as error:
-        read_run(path)
+        read_qrels(path)
     assert len(str(error.value).split(": ")[-1]) == 82  # 80 characters and quotes
 
 
@@ -224,8 +225,6 @@ def test_format_sniffed(tmp_path, name, content, kind, format):
 @pytest.mark.parametrize(
     ("content", "kind"),
     [
-        ("q1 0 d1 1\n", "run"),  # a qrels line is no run line
-        (RUN, "qrels"),
         ("q1,d1,0.5\n", "run"),  # no header
         ("q1 Q0 d1 first 0.5 x\n", "run"),
     ],
