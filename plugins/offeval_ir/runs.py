@@ -24,6 +24,7 @@ from offeval.plugin import (
     Contribution,
     Evaluation,
     InteractionLog,
+    Linearisation,
     OffevalError,
     PairwiseComparison,
     adjusted_p_values,
@@ -39,13 +40,12 @@ from offeval.plugin import (
 from offeval_ir.blocks import compute_frames
 from offeval_ir.conventions import PRESETS, Conventions
 from offeval_ir.judgements import role_names
-from offeval_ir.measures import Measure, parse_measures
-from offeval_ir.metrics import EXCLUSION_REASONS, MetricResult
+from offeval_ir.measures import Measure
+from offeval_ir.metrics import EXCLUSION_REASONS, MIN_GEO_MEAN, MetricResult
+from offeval_ir.prepared import measure_groups, measures_of, prepare_qrels
 
 #: Tests that can decide significance in :meth:`RunEvaluation.compare`.
 TESTS = ("t", "randomization")
-#: Measure parameters that are convention switches.
-PARAM_SWITCHES = {"p": "rbp_persistence"}
 
 
 #: Randomisation-test resamples held in memory at once, as resamples x users.
@@ -95,20 +95,6 @@ def randomization_p(diff: np.ndarray, resamples: int, rng: np.random.Generator) 
     return (extreme + 1) / (resamples + 1)
 
 
-def _switches(measure: Measure) -> tuple[tuple[str, object], ...]:
-    """Every convention switch a measure sets (its overrides and its parameters)."""
-    params = ((PARAM_SWITCHES[name], value) for name, value in measure.params)
-    return tuple(sorted((*measure.overrides, *params)))
-
-
-def _parsed(item: str | Measure) -> list[Measure]:
-    return [item] if isinstance(item, Measure) else parse_measures([item])
-
-
-def _column(measure: Measure) -> str:
-    return measure.metric if measure.k is None else f"{measure.metric}@{measure.k}"
-
-
 def compute_measures(
     predictions: pd.DataFrame,
     labels: pd.DataFrame,
@@ -131,24 +117,10 @@ def compute_measures(
     has its per-user numerator and denominator in the result's ``parts``.
     """
     conv = conventions or PRESETS["trec_eval"]()
-    if isinstance(measures, str):
-        raise ConfigurationError(f"measures is a list of measure strings, got {measures!r}")
-    parsed = [m for item in measures for m in _parsed(item)]
-    names = [m.name for m in parsed]
-    if not parsed or len(set(names)) != len(names):
-        raise ConfigurationError(f"give distinct measures, got {names}")
-    groups: dict[tuple, list[Measure]] = {}
-    for measure in parsed:
-        groups.setdefault(_switches(measure), []).append(measure)
-    parts: dict[str, tuple[pd.Series, pd.Series, pd.Series]] = {}
-    ratio_parts: dict[str, pd.DataFrame] = {}
-    for switches, group in groups.items():
-        group_conv = conv.with_(**dict(switches), name=conv.name) if switches else conv
-        metrics = list(dict.fromkeys(m.metric for m in group))
-        if any(m.aggregate == "ratio" for m in group):  # pnDCG: dcg over idcg, per user
-            metrics = list(dict.fromkeys([*metrics, "dcg", "idcg"]))
-        ks = list(dict.fromkeys(m.k for m in group))
-        result = compute_frames(
+    names, groups = measure_groups(measures, conv)
+
+    def result_of(metrics, ks, group_conv):
+        return compute_frames(
             predictions,
             labels,
             metrics,
@@ -158,39 +130,60 @@ def compute_measures(
             columns=columns,
             chunk_rows=chunk_rows,
         )
-        for m in group:
-            column = _column(m)
-            parts[m.name] = (
-                result.per_user[column].rename(m.name),
-                result.counts.loc[column].rename(m.name),
-                result.reasons[column].rename(m.name),
-            )
-            if m.aggregate == "ratio":
-                suffix = "" if m.k is None else f"@{m.k}"
-                ratio_parts[m.name] = pd.DataFrame(
-                    {
-                        "numerator": result.per_user[f"dcg{suffix}"],
-                        "denominator": result.per_user[f"idcg{suffix}"],
-                    }
-                )
-    per_user = pd.concat([parts[n][0] for n in names], axis=1)
-    counts = pd.DataFrame([parts[n][1] for n in names])
-    reasons = pd.concat([parts[n][2] for n in names], axis=1)
-    aggregation = {m.name: m.aggregate for m in parsed if m.aggregate != "mean"}
-    return MetricResult(per_user, conv, counts, reasons, aggregation, ratio_parts)
+
+    return measures_of(names, groups, conv, result_of)
 
 
 class RunValues:
     """A run as the engine sees it: a policy whose answers are its users' measure values.
 
     ``values[u, j]`` is user u's value of measure j (NaN when left out) and
-    ``reasons[u, j]`` the code of why (see :data:`EXCLUSION_REASONS`).
+    ``reasons[u, j]`` the code of why (see :data:`EXCLUSION_REASONS`);
+    ``aggregation`` names the measures not aggregated by a mean, and
+    ``parts[measure]`` holds a ratio measure's per-user numerator and
+    denominator (see :data:`~offeval_ir.metrics.AGGREGATIONS`).
     """
 
-    def __init__(self, name: str, values: np.ndarray, reasons: np.ndarray, measures: list[str]):
+    def __init__(
+        self,
+        name: str,
+        values: np.ndarray,
+        reasons: np.ndarray,
+        measures: list[str],
+        aggregation: Mapping[str, str] | None = None,
+        parts: Mapping[str, tuple[np.ndarray, np.ndarray]] | None = None,
+    ):
         self.name = name
         self.values, self.reasons = values, reasons
         self.columns = {m: j for j, m in enumerate(measures)}
+        self.aggregation = dict(aggregation or {})
+        self.parts = dict(parts or {})
+
+    def aggregate(self, measure: str) -> str:
+        """How the measure's per-user values aggregate (``mean`` unless stated)."""
+        return self.aggregation.get(measure, "mean")
+
+    def pseudo_values(self, measure: str, used: np.ndarray) -> np.ndarray:
+        """Per user in ``used`` (a mask over all users), a value whose mean over them is
+        the measure's aggregate and whose deviations are its delta-method influence:
+        the values themselves for a mean (and a sum, reported per query); for a ratio
+        R = sum num / sum den, R + (num - R den) / mean(den); for a geometric mean
+        G = exp(mean log v), G + G (log v - mean log v). Paired tests and covariances
+        on common users read these."""
+        values, _ = self.measure(slice(None), measure)
+        how = self.aggregate(measure)
+        if how in ("mean", "sum") or not used.any():
+            return values[used]
+        if how == "geometric":
+            logs = np.log(np.maximum(values[used], MIN_GEO_MEAN))
+            g = np.exp(logs.mean())
+            return g + g * (logs - logs.mean())
+        num, den = (part[used] for part in self.parts[measure])
+        mean_den = den.mean()
+        if mean_den <= 0:
+            return np.zeros(int(used.sum()))
+        ratio = num.sum() / den.sum()
+        return ratio + (num - ratio * den) / mean_den
 
     def probabilities(self, rows: pd.DataFrame) -> np.ndarray:
         """A run ranks items; it has no probabilities (only IR measures evaluate it)."""
@@ -206,12 +199,22 @@ class RunValues:
 
 
 class MeasureMean(BaseEstimator):
-    """The mean of one measure over the users a run averages (a ratio of unit means)."""
+    """One measure aggregated over the users a run averages, as its ``aggregate`` says.
+
+    ``mean`` (and ``sum``, reported as a mean per query): the sum of the
+    values over the number of users averaged, a ratio of unit means;
+    ``ratio`` (pnDCG@k): the mean numerator (DCG@k) over the mean
+    denominator (iDCG@k) over those users; ``geometric`` (gm_map,
+    gm_bpref): exp of the mean of log(max(v, 1e-5)). Each with its
+    delta-method standard error, so paired comparisons between runs work
+    alike for all four.
+    """
 
     name = "ir_measure"
 
-    def __init__(self, measure: str = "nDCG@10"):
+    def __init__(self, measure: str = "nDCG@10", aggregate: str = "mean"):
         self.measure = measure
+        self.aggregate = aggregate
 
     @property
     def label(self) -> str:
@@ -228,13 +231,27 @@ class MeasureMean(BaseEstimator):
             for code, count in enumerate(np.bincount(reasons, minlength=len(EXCLUSION_REASONS)))
             if code and count
         }
-        return Contribution(
-            unit_columns={"sum": np.where(used, values, 0.0), "users": used.astype(float)},
-            excluded=excluded,
-        )
+        columns = {"users": used.astype(float)}
+        if self.aggregate == "ratio":
+            num, den = view.policy.parts[self.measure]
+            columns.update(num=np.where(used, num[users], 0.0), den=np.where(used, den[users], 0.0))
+        elif self.aggregate == "geometric":
+            logs = np.log(np.maximum(np.where(used, values, 1.0), MIN_GEO_MEAN))
+            columns["log"] = np.where(used, logs, 0.0)
+        else:
+            columns["sum"] = np.where(used, values, 0.0)
+        return Contribution(unit_columns=columns, excluded=excluded)
 
     def combine(self, stats):
-        """Sum over averaged users, over their number."""
+        """The aggregate over the averaged users, linearised (see the class docstring)."""
+        if self.aggregate == "ratio":
+            if stats.mean("den") <= 0:  # no ideal gain at all: 0, as MetricResult.value
+                return Linearisation(0.0, np.array([stats.index("num")]), np.array([0.0]))
+            return ratio_of_means(stats, "num", "den")
+        if self.aggregate == "geometric":
+            log_mean = ratio_of_means(stats, "log", "users")
+            g = float(np.exp(log_mean.value))
+            return Linearisation(g, log_mean.columns, g * log_mean.gradient)
         return ratio_of_means(stats, "sum", "users")
 
 
@@ -274,15 +291,25 @@ class RunEvaluation:
         return evaluate_results(self.results, level=self.evaluation.level, common=True)
 
     def table(self) -> pd.DataFrame:
-        """One row per (run, measure): mean, se, interval, users averaged and left out."""
+        """One row per (run, measure): mean, se, interval, users averaged and left out.
+
+        ``mean`` is the measure's aggregate over the users averaged: their mean,
+        or, when some measure aggregates otherwise, as the ``aggregate`` column
+        then says (``ratio``: pnDCG's mean DCG over mean iDCG; ``geometric``:
+        gm_map's exp of the mean log; ``sum``: trec_eval's counts, reported
+        here as a mean per query, the sum being that times ``users``).
+        """
         rows = []
+        aggregation = next(iter(self.values.values())).aggregation
         for run in self.evaluation.policies:
             for measure in self.measures:
                 e = self.evaluation.estimate(run, measure)
+                how = {"aggregate": aggregation.get(measure, "mean")} if aggregation else {}
                 rows.append(
                     {
                         "run": run,
                         "measure": measure,
+                        **how,
                         "mean": e.value,
                         "se": e.se,
                         "ci_low": e.ci_low,
@@ -324,8 +351,8 @@ class RunEvaluation:
         every = np.logical_and.reduce([reasons == 0 for _, reasons in per_run])
         if every.sum() < 2:
             return np.full((len(runs), len(runs)), np.nan)
-        values = np.stack([v[every] for v, _ in per_run])
-        return np.cov(values, ddof=1) / every.sum()
+        values = np.stack([self.values[run].pseudo_values(measure, every) for run in runs])
+        return np.atleast_2d(np.cov(values, ddof=1)) / every.sum()
 
     def compare(
         self,
@@ -385,11 +412,16 @@ class RunEvaluation:
         return table
 
     def differences(self, a: str, b: str, measure: str) -> np.ndarray:
-        """Run a's value minus run b's, on each user both average."""
-        va, ra = self.values[a].measure(slice(None), measure)
-        vb, rb = self.values[b].measure(slice(None), measure)
+        """Run a's value minus run b's, on each user both average (for a measure not
+        aggregated by a mean, their delta-method pseudo-values: see
+        :meth:`RunValues.pseudo_values`; their mean is the difference of the
+        aggregates)."""
+        _, ra = self.values[a].measure(slice(None), measure)
+        _, rb = self.values[b].measure(slice(None), measure)
         both = (ra == 0) & (rb == 0)
-        return va[both] - vb[both]
+        return self.values[a].pseudo_values(measure, both) - self.values[b].pseudo_values(
+            measure, both
+        )
 
 
 def evaluate_results(
@@ -419,13 +451,34 @@ def evaluate_results(
             reasons = np.where(np.isnan(values), EXCLUSION_REASONS.index("no_value"), 0)
         else:
             reasons = result.reasons.reindex(users).fillna(no_labels).to_numpy()
-        policies.append(RunValues(name, values, reasons.astype(np.int8), names))
+        parts = {
+            m: tuple(
+                frame[c].reindex(users).to_numpy(dtype=float) for c in ("numerator", "denominator")
+            )
+            for m, frame in result.parts.items()
+        }
+        policies.append(
+            RunValues(name, values, reasons.astype(np.int8), names, result.aggregation, parts)
+        )
     not_averaged = _not_averaged(policies, names)  # before the restriction marks users
     left_out = _restrict_to_common(policies, names) if common else None
     log = InteractionLog.from_frame(
         pd.DataFrame({"trajectory": np.arange(len(users)), "item": 0, "reward": 0.0})
     )
-    estimators = [MeasureMean(m) for m in names]
+    aggregation = first.aggregation
+    for name, result in results.items():
+        if result.aggregation != aggregation:
+            raise ConfigurationError(
+                f"run {name!r} aggregates its measures as {result.aggregation}, the first run "
+                f"as {aggregation}"
+            )
+        missing = [m for m, how in aggregation.items() if how == "ratio" and m not in result.parts]
+        if missing:
+            raise ConfigurationError(
+                f"run {name!r}: the ratio measures {missing} need their numerator and "
+                "denominator per user in the result's parts (compute_measures fills them)"
+            )
+    estimators = [MeasureMean(m, aggregation.get(m, "mean")) for m in names]
     evaluation = evaluate(log, policies, estimators, level=level, progress=False)
     values = {p.name: p for p in policies}
     return RunEvaluation(
@@ -493,13 +546,30 @@ def evaluate_runs(
     for name, frame in runs.items():
         check_common_queries(frame, labels, columns, f"run {name!r}", qrels_name)
     conv = conventions or PRESETS["trec_eval"]()
-    results = {
-        name: compute_measures(
-            frame, labels, measures, conv, columns=columns, chunk_rows=chunk_rows
-        )
-        for name, frame in runs.items()
-    }
+    if _many(runs, labels, chunk_rows):  # the qrels checked, numbered and sorted once
+        prepared = prepare_qrels(labels, conv, columns=columns, name=qrels_name)
+        results = {
+            name: prepared.measures(frame, measures, conv, columns=columns)
+            for name, frame in runs.items()
+        }
+    else:
+        results = {
+            name: compute_measures(
+                frame, labels, measures, conv, columns=columns, chunk_rows=chunk_rows
+            )
+            for name, frame in runs.items()
+        }
     return evaluate_results(results, level=level)
+
+
+def _many(runs: Mapping, labels, chunk_rows: int) -> bool:
+    """Whether to judge the runs on prepared qrels: several runs, each small enough to
+    be judged whole (larger ones go a block of users at a time, bounding memory)."""
+    return (
+        len(runs) > 1
+        and isinstance(labels, pd.DataFrame)
+        and all(isinstance(f, pd.DataFrame) and len(f) <= chunk_rows for f in runs.values())
+    )
 
 
 def check_common_queries(

@@ -1,0 +1,507 @@
+"""Qrels prepared once, to judge many runs at the speed of numpy.
+
+Judging a run against qrels checks the labels, numbers their users and
+items, sorts each user's grades (for the ideal ranking) and builds a lookup
+from (user, item) to grade. None of that depends on the run, so
+:func:`prepare_qrels` does it once and :class:`PreparedQrels` then judges any
+number of runs: per run only the run's own rows are checked and ordered, and
+its items looked up (a gather from a users x items table of grades when that
+fits in memory, a binary search in the sorted (user, item) keys otherwise).
+The per-user values are those of :func:`~offeval_ir.runs.compute_measures`
+to the last bit: the same :func:`~offeval_ir.metrics.compute` reads the same
+:class:`~offeval_ir.judgements.Judgements`, users in the same order (the
+run's users in order of first appearance, then the users only the qrels
+have).
+
+Top-n matrices (users x n item indices, rank order, as recommender toolkits
+produce them; see :mod:`offeval_ir.topn`) are judged with
+:meth:`PreparedQrels.topn_judgements` without any frame at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from offeval.plugin import ColumnError, ConfigurationError, check_choice, hint
+from offeval_ir.conventions import PRESETS, Conventions
+from offeval_ir.judgements import (
+    DENSE_CELLS,
+    NEGATIVE_GRADES,
+    Judgements,
+    _Cells,
+    _check_duplicates,
+    _check_list_duplicates,
+    _columns,
+    _grades,
+    _number,
+    _ranking_order,
+    _sorted_labels,
+    _table,
+    id_array,
+    role_names,
+)
+from offeval_ir.measures import Measure, parse_measures
+from offeval_ir.metrics import MetricResult, compute
+
+#: Measure parameters that are convention switches.
+PARAM_SWITCHES = {"p": "rbp_persistence"}
+
+
+def _switches(measure: Measure) -> tuple[tuple[str, object], ...]:
+    """Every convention switch a measure sets (its overrides and its parameters)."""
+    params = ((PARAM_SWITCHES[name], value) for name, value in measure.params)
+    return tuple(sorted((*measure.overrides, *params)))
+
+
+def _column(measure: Measure) -> str:
+    return measure.metric if measure.k is None else f"{measure.metric}@{measure.k}"
+
+
+def measure_groups(
+    measures: Sequence[str | Measure], conventions: Conventions
+) -> tuple[list[str], list[tuple[Conventions, list[Measure]]]]:
+    """The measures' names, and the measures grouped by the conventions they are
+    computed under (what a measure string states overrides ``conventions``)."""
+    if isinstance(measures, str):
+        raise ConfigurationError(f"measures is a list of measure strings, got {measures!r}")
+    parsed = [m for item in measures for m in _parsed(item)]
+    names = [m.name for m in parsed]
+    if not parsed or len(set(names)) != len(names):
+        raise ConfigurationError(f"give distinct measures, got {names}")
+    groups: dict[tuple, list[Measure]] = {}
+    for measure in parsed:
+        groups.setdefault(_switches(measure), []).append(measure)
+    out = []
+    for switches, group in groups.items():
+        conv = (
+            conventions.with_(**dict(switches), name=conventions.name) if switches else conventions
+        )
+        out.append((conv, group))
+    return names, out
+
+
+def _parsed(item: str | Measure) -> list[Measure]:
+    return [item] if isinstance(item, Measure) else parse_measures([item])
+
+
+def measures_of(
+    names: list[str],
+    groups: list[tuple[Conventions, list[Measure]]],
+    conventions: Conventions,
+    result_of,
+) -> MetricResult:
+    """One :class:`MetricResult` with a column per measure: ``result_of(metrics, ks,
+    conv)`` computes each group's metrics at its cut-offs."""
+    parts: dict[str, tuple[pd.Series, pd.Series, pd.Series]] = {}
+    ratio_parts: dict[str, pd.DataFrame] = {}
+    for conv, group in groups:
+        metrics = list(dict.fromkeys(m.metric for m in group))
+        if any(m.aggregate == "ratio" for m in group):  # pnDCG: dcg over idcg, per user
+            metrics = list(dict.fromkeys([*metrics, "dcg", "idcg"]))
+        ks = list(dict.fromkeys(m.k for m in group))
+        result = result_of(metrics, ks, conv)
+        for m in group:
+            column = _column(m)
+            parts[m.name] = (
+                result.per_user[column].rename(m.name),
+                result.counts.loc[column].rename(m.name),
+                result.reasons[column].rename(m.name),
+            )
+            if m.aggregate == "ratio":
+                suffix = "" if m.k is None else f"@{m.k}"
+                ratio_parts[m.name] = pd.DataFrame(
+                    {
+                        "numerator": result.per_user[f"dcg{suffix}"],
+                        "denominator": result.per_user[f"idcg{suffix}"],
+                    }
+                )
+    per_user = pd.concat([parts[n][0] for n in names], axis=1)
+    counts = pd.DataFrame([parts[n][1] for n in names])
+    reasons = pd.concat([parts[n][2] for n in names], axis=1)
+    aggregation = {
+        m.name: m.aggregate for _, group in groups for m in group if m.aggregate != "mean"
+    }
+    return MetricResult(per_user, conventions, counts, reasons, aggregation, ratio_parts)
+
+
+@dataclass(frozen=True)
+class _Items:
+    """How item ids become codes: integer ids shifted by ``low`` (``index`` None), or
+    positions in ``index``; ``count`` codes in all."""
+
+    low: int
+    count: int
+    index: pd.Index | None
+
+    def codes(self, ids) -> np.ndarray:
+        """Codes of ``ids``; -1 for an id the qrels never name."""
+        ids = id_array(ids)
+        if ids.dtype.kind == "f" and np.array_equal(ids, np.round(ids)):
+            ids = ids.astype(np.int64)  # whole numbers held as floats
+        if self.index is None:
+            if ids.dtype.kind not in "iu":
+                return np.full(len(ids), -1, np.int64)
+            codes = ids.astype(np.int64) - self.low
+            codes[(codes < 0) | (codes >= self.count)] = -1
+            return codes
+        return self.index.get_indexer(pd.Index(ids)).astype(np.int64)
+
+
+class PreparedQrels:
+    """Qrels checked, numbered and sorted once; judges runs and top-n matrices.
+
+    Build with :func:`prepare_qrels`. ``users`` are the qrels' users in order
+    of first appearance; ``label_grades`` their grades sorted in decreasing
+    order (one row per user) and ``n_judged`` their number of labels.
+    """
+
+    def __init__(
+        self,
+        users: pd.Index,
+        label_users: np.ndarray,
+        label_items: np.ndarray,
+        grades: np.ndarray,
+        items: _Items,
+        negative_grades: str,
+        order_by: str,
+        name: str = "",
+    ):
+        self.users = users
+        self.items = items
+        self.negative_grades = negative_grades
+        self.order_by = order_by
+        self.name = name
+        self.n_labels = len(grades)
+        self.label_grades = _sorted_labels(label_users, grades, len(users))
+        self.n_judged = np.bincount(label_users, minlength=len(users))
+        # found grades look up as >= 1, so that 0 means "no label"
+        self._shift = 1.0 - min(grades.min(initial=0.0), 0.0)
+        shifted = grades + self._shift
+        self._dense = None
+        if len(users) * items.count <= DENSE_CELLS:
+            table = np.zeros((len(users), items.count), dtype=np.float32)
+            table[label_users, label_items] = shifted
+            if np.array_equal(table[label_users, label_items], shifted):
+                self._dense = table
+        if self._dense is None:
+            key = label_users.astype(np.int64) * items.count + label_items
+            order = np.argsort(key)
+            self._keys, self._shifted = key[order], shifted[order]
+        self._positions: np.ndarray | None = None
+
+    @property
+    def n_users(self) -> int:
+        """Number of users (queries) the qrels judge."""
+        return len(self.users)
+
+    def _lookup(self, qu: np.ndarray, qi: np.ndarray) -> np.ndarray:
+        """Shifted grade of each (qrels user code, item code); 0 when not labelled or
+        either code is -1."""
+        known = (qu >= 0) & (qi >= 0)
+        if self._dense is not None:
+            if known.all():
+                return self._dense[qu, qi]
+            return np.where(known, self._dense[np.maximum(qu, 0), np.maximum(qi, 0)], 0.0)
+        if not self._keys.size:
+            return np.zeros(len(qu))
+        query = qu.astype(np.int64) * self.items.count + qi
+        at = np.minimum(np.searchsorted(self._keys, query), len(self._keys) - 1)
+        found = known & (self._keys[at] == query)
+        return np.where(found, self._shifted[at], 0.0)
+
+    def _labels_of(self, q_of_row: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Sorted label grades and label counts for rows given as qrels user codes (-1: a
+        user the qrels do not judge, with no labels)."""
+        if (q_of_row >= 0).all():
+            if q_of_row.size == self.n_users and (q_of_row == np.arange(self.n_users)).all():
+                return self.label_grades, self.n_judged
+            return self.label_grades[q_of_row], self.n_judged[q_of_row]
+        padded = np.vstack([self.label_grades, np.zeros((1, self.label_grades.shape[1]))])
+        counts = np.r_[self.n_judged, 0]
+        return padded[q_of_row], counts[q_of_row]
+
+    def judgements(
+        self,
+        run: pd.DataFrame,
+        *,
+        columns: Mapping[str, str] | None = None,
+        order_by: str | None = None,
+    ) -> Judgements:
+        """The :class:`Judgements` of a run frame (user, item, rank or score) against
+        these qrels: those of ``Judgements.from_frames(run, qrels)``, built without
+        touching the qrels again. Users: the run's in order of first appearance, then
+        the qrels' users the run does not rank."""
+        order_by = order_by or self.order_by
+        names = role_names(columns)
+        pred = _columns(run, names, ("user", "item"), "predictions")
+        index, table = run.index.to_numpy(), _table(run)
+        score = (
+            _number(pred, "score", names, index, table, finite=False) if "score" in pred else None
+        )
+        column = "rank" if "rank" in pred and (order_by == "rank" or score is None) else "score"
+        if column == "score" and score is None:
+            how = hint("columns={'score': ...}", "--column score=NAME (or rank=NAME)")
+            raise ColumnError(
+                names["rank"],
+                f"the predictions need a rank or a score column; if another column holds one, "
+                f"name it with {how} (columns: {', '.join(map(str, run.columns[:10]))})",
+            )
+        key = _number(pred, "rank", names, index, table) if column == "rank" else -score
+        pu, run_users = _run_users(pred["user"])
+        q_of_run = self.users.get_indexer(run_users)
+        only_qrels = np.setdiff1d(np.arange(self.n_users), q_of_run[q_of_run >= 0])
+        all_users = run_users.append(self.users[only_qrels])
+        n_users = len(all_users)
+        qi = self.items.codes(pred["item"])
+        own, item_order = _own_item_codes(pred["item"])
+        order, tied = _ranking_order(pu, key)
+        if order is not None:
+            pu, qi, own = pu[order], qi[order], own[order]
+        looked_up = self._lookup(q_of_run[pu], qi)
+        found = looked_up > 0
+        cells = _Cells.of(pu, n_users)
+        grades = cells.place(np.where(found, looked_up - self._shift, 0.0))
+        judged = cells.place(found, fill=False, dtype=bool)
+        _check_list_duplicates(
+            cells, pu, own, lambda: index if order is None else index[order], table
+        )
+        tie_group = tie_item = None
+        if tied:
+            ordered_key = key if order is None else key[order]
+            new = np.r_[True, (pu[1:] != pu[:-1]) | (ordered_key[1:] != ordered_key[:-1])]
+            tie_group = cells.place(np.cumsum(new[: len(pu)]) - 1, fill=-1, dtype=np.int64)
+            tie_item = cells.place(item_order(own), fill=-1, dtype=np.int64)
+        positive = None
+        if score is not None:
+            ordered_score = score if order is None else score[order]
+            positive = cells.place(ordered_score > 0, fill=False, dtype=bool)
+        label_grades, n_judged = self._labels_of(np.r_[q_of_run, only_qrels])
+        return Judgements(
+            all_users,
+            grades,
+            cells.lengths,
+            label_grades,
+            judged,
+            n_judged,
+            tie_group,
+            tie_item,
+            positive,
+            column,
+            "rank" in pred and score is not None,
+        )
+
+    def topn_judgements(
+        self, topn: np.ndarray, users: Sequence | None = None, *, check: bool = True
+    ) -> Judgements:
+        """The :class:`Judgements` of a (users x n) top-n matrix: row r ranks the items
+        ``topn[r]`` (ids as the qrels name them, best first; -1 pads a short list at its
+        end) for user ``users[r]`` (default: the qrels' users, in order, one row each).
+        With ``check`` a row naming an item twice, or padding before an item, is an
+        error (:func:`~offeval_ir.topn.top_n`'s output needs no check). Users: the
+        matrix's rows, then the qrels' users it has no row for."""
+        topn = _matrix(topn, "topn")
+        if users is None:
+            if topn.shape[0] != self.n_users:
+                raise ConfigurationError(
+                    f"topn has {topn.shape[0]} rows and the qrels {self.n_users} users; give "
+                    "users=[...] (the user of each row)"
+                )
+            row_users, q_of_row = self.users, np.arange(self.n_users)
+        else:
+            row_users = pd.Index(list(users) if not isinstance(users, pd.Index) else users)
+            if len(row_users) != topn.shape[0]:
+                raise ConfigurationError(
+                    f"users has {len(row_users)} entries and topn {topn.shape[0]} rows"
+                )
+            if not row_users.is_unique:
+                twice = row_users[row_users.duplicated()].unique()[:5].tolist()
+                raise ConfigurationError(f"users lists a user twice: {twice}")
+            q_of_row = self.users.get_indexer(row_users)
+        n_rows, width = topn.shape
+        pad = topn < 0 if topn.dtype.kind in "iu" else pd.isna(topn)
+        lengths = width - pad.sum(axis=1)
+        if check:
+            _check_topn(topn, pad, lengths, row_users)
+        qi = self.items.codes(topn.reshape(-1)).reshape(topn.shape)
+        qi[pad] = -1
+        looked_up = self._lookup(q_of_row[:, None], qi)
+        judged = looked_up > 0
+        grades = np.where(judged, looked_up - self._shift, 0.0)
+        only_qrels = np.setdiff1d(np.arange(self.n_users), q_of_row[q_of_row >= 0])
+        all_users = row_users.append(self.users[only_qrels]) if only_qrels.size else row_users
+        if only_qrels.size:
+            extra = np.zeros((only_qrels.size, width))
+            grades = np.vstack([grades, extra])
+            judged = np.vstack([judged, extra.astype(bool)])
+            lengths = np.r_[lengths, np.zeros(only_qrels.size, lengths.dtype)]
+        label_grades, n_judged = self._labels_of(np.r_[q_of_row, only_qrels].astype(np.int64))
+        return Judgements(all_users, grades, lengths, label_grades, judged, n_judged)
+
+    def measures(
+        self,
+        run: pd.DataFrame | np.ndarray,
+        measures: Sequence[str | Measure],
+        conventions: Conventions | None = None,
+        *,
+        columns: Mapping[str, str] | None = None,
+        users: Sequence | None = None,
+    ) -> MetricResult:
+        """Each user's value of ``measures`` for one run: a frame (as
+        :func:`~offeval_ir.runs.compute_measures`) or a top-n matrix (as
+        :meth:`topn_judgements`, ``users`` naming its rows)."""
+        conv = conventions or PRESETS["trec_eval"]()
+        names, groups = measure_groups(measures, conv)
+        built: dict[tuple[str, str], Judgements] = {}
+
+        def result_of(metrics, ks, group_conv):
+            at = (group_conv.order_by,)
+            if at not in built:
+                if isinstance(run, pd.DataFrame):
+                    built[at] = self.judgements(run, columns=columns, order_by=at[0])
+                else:
+                    built[at] = self.topn_judgements(run, users)
+            return compute(built[at], metrics, ks, group_conv)
+
+        return measures_of(names, groups, conv, result_of)
+
+
+def prepare_qrels(
+    qrels: pd.DataFrame | np.ndarray,
+    conventions: Conventions | None = None,
+    *,
+    columns: Mapping[str, str] | None = None,
+    name: str = "",
+) -> PreparedQrels:
+    """Qrels checked, numbered and sorted once, to judge many runs (see the module
+    docstring).
+
+    ``qrels`` is a long frame (user, item, relevance; column names as
+    :meth:`Judgements.from_frames`, ``columns`` maps them) or a users x items
+    relevance matrix (numpy, or scipy.sparse): row r holds user r's grades,
+    column i item i's; a non-zero cell is a label (explicit zeros of a sparse
+    matrix are judged non-relevant labels). ``conventions`` (default: the
+    ``trec_eval`` preset) says how negative grades read and which column
+    orders run lists; ``name`` names the qrels in errors.
+    """
+    conv = conventions or PRESETS["trec_eval"]()
+    check_choice(conv.negative_grades, "negative_grades", NEGATIVE_GRADES)
+    if isinstance(qrels, PreparedQrels):
+        return qrels
+    if not isinstance(qrels, pd.DataFrame):
+        return _from_matrix(qrels, conv, name)
+    names = role_names(columns)
+    lab = _columns(qrels, names, ("user", "item", "relevance"), "labels")
+    grade = _grades(lab, names["relevance"], qrels, conv.negative_grades == "error")
+    lu, users = pd.factorize(lab["user"])
+    lu = lu.astype(np.int64)
+    li, items = _label_items(lab["item"], len(users))
+    _check_duplicates(lu, li, "labels", qrels.index.to_numpy(), _table(qrels))
+    return PreparedQrels(
+        pd.Index(users), lu, li, grade, items, conv.negative_grades, conv.order_by, name
+    )
+
+
+def _label_items(ids, n_users: int) -> tuple[np.ndarray, _Items]:
+    """Item codes of the labels: integer ids shifted to start at 0 when users x ids fits a
+    62-bit key, else positions among the distinct ids."""
+    ids = id_array(ids)
+    if ids.dtype.kind in "iu" and ids.size:
+        low, high = int(ids.min()), int(ids.max())
+        if -(2**62) < low and high < 2**62 and (high - low + 1) * max(n_users, 1) < 2**62:
+            return ids.astype(np.int64) - low, _Items(low, high - low + 1, None)
+    codes, uniques = pd.factorize(ids)
+    return codes.astype(np.int64), _Items(0, len(uniques), pd.Index(uniques))
+
+
+def _from_matrix(matrix, conv: Conventions, name: str) -> PreparedQrels:
+    """Prepared qrels from a users x items relevance matrix (numpy or scipy.sparse)."""
+    if hasattr(matrix, "tocoo"):
+        coo = matrix.tocoo()
+        lu, li, grade = coo.row.astype(np.int64), coo.col.astype(np.int64), coo.data
+        shape = coo.shape
+        if len(lu) and len(np.unique(lu * shape[1] + li)) != len(lu):
+            coo.sum_duplicates()  # a COO matrix may repeat a cell: scipy adds them
+            lu, li, grade = coo.row.astype(np.int64), coo.col.astype(np.int64), coo.data
+    else:
+        dense = _matrix(matrix, "qrels", numeric=True)
+        shape = dense.shape
+        lu, li = np.nonzero(dense)
+        grade = dense[lu, li]
+    grade = np.asarray(grade, dtype=float)
+    if not np.isfinite(grade).all():
+        raise ConfigurationError("qrels: relevance grades must be finite numbers")
+    if conv.negative_grades == "error" and (grade < 0).any():
+        raise ConfigurationError(
+            "qrels: relevance grades must not be negative under negative_grades='error'"
+        )
+    users = pd.RangeIndex(shape[0], name="user")
+    return PreparedQrels(
+        users, lu, li, grade, _Items(0, shape[1], None), conv.negative_grades, conv.order_by, name
+    )
+
+
+def _matrix(values, what: str, numeric: bool = False) -> np.ndarray:
+    """``values`` as a two-dimensional numpy array (an error naming ``what`` otherwise)."""
+    if hasattr(values, "toarray") and not numeric:
+        raise ConfigurationError(f"{what} must be a dense matrix (numpy), got a sparse one")
+    array = np.asarray(values)
+    if array.ndim != 2:
+        raise ConfigurationError(
+            f"{what} must be a two-dimensional matrix (users x ...), got shape {array.shape}"
+        )
+    if numeric and array.dtype.kind not in "iufb":
+        raise ConfigurationError(f"{what} must hold numbers, got dtype {array.dtype}")
+    return array
+
+
+def _run_users(users) -> tuple[np.ndarray, pd.Index]:
+    """Per row, the code of its user; the users in order of first appearance."""
+    users = id_array(users)
+    starts = np.flatnonzero(np.r_[True, users[1:] != users[:-1]]) if len(users) else np.arange(0)
+    runs = pd.Index(users[starts])
+    if runs.is_unique:
+        lengths = np.diff(np.r_[starts, len(users)])
+        return np.repeat(np.arange(len(runs), dtype=np.int64), lengths), runs
+    codes, uniques = pd.factorize(users)
+    return codes.astype(np.int64), pd.Index(uniques)
+
+
+def _own_item_codes(ids):
+    """The run's own item codes (for duplicates and tie order), and codes to item order."""
+    ids = id_array(ids)
+    if ids.dtype.kind in "iu" and ids.size:
+        low = int(ids.min())
+        return ids.astype(np.int64) - low, lambda c: c
+    codes, uniques = pd.factorize(ids)
+
+    def in_item_order(c: np.ndarray) -> np.ndarray:
+        rank = np.empty(len(uniques), np.int64)
+        rank[np.argsort(uniques, kind="stable")] = np.arange(len(uniques))
+        return rank[c]
+
+    return codes.astype(np.int64), in_item_order
+
+
+def _check_topn(topn: np.ndarray, pad: np.ndarray, lengths: np.ndarray, users: pd.Index):
+    """A top-n matrix pads only at the end of a row and names no item twice in a row."""
+    width = topn.shape[1]
+    late = pad[:, :-1] & ~pad[:, 1:]
+    if late.any():
+        rows = np.flatnonzero(late.any(axis=1))
+        raise ConfigurationError(
+            f"topn: padding (-1) before an item in the rows of users {users[rows[:5]].tolist()}; "
+            "pad short lists at their end"
+        )
+    if width < 2:
+        return
+    ranked = np.sort(np.where(pad, -1 - np.arange(width), topn) if pad.any() else topn, axis=1)
+    same = (ranked[:, 1:] == ranked[:, :-1]).any(axis=1)
+    if same.any():
+        rows = np.flatnonzero(same)
+        raise ConfigurationError(
+            f"topn: an item appears twice in the list of users {users[rows[:5]].tolist()}"
+        )
