@@ -34,7 +34,8 @@ need belongs here, so that no plugin imports another. The names, by job:
   command reading text files needs: :func:`read_table`,
   :data:`TEXT_SUFFIXES`, :func:`separator`, :func:`header_separator`,
   :func:`separator_named`, and the lines records start on
-  (:func:`text_records`, :func:`filled_records`).
+  (:func:`text_records`, :func:`filled_records`); public data sets inside
+  package-index archives (:func:`package_file`, cached; :class:`DownloadError`).
 - **Evaluations**: :func:`evaluate`, :func:`probe` (which estimators run on a
   log), :class:`Evaluation` and its tables (:func:`pairs_table`,
   :func:`ess_units`, :func:`skipped_table`), paired tests
@@ -81,6 +82,7 @@ from offeval.data.interop import obp_array
 from offeval.data.log import ROLES, InteractionLog
 from offeval.data.output import OutputFile, OutputFolder
 from offeval.data.policy import PROBABILITY_TOLERANCE, RerankPolicy
+from offeval.data.public import DownloadError, package_file
 from offeval.data.tables import markdown_escape, markdown_table, write_csv
 from offeval.data.trajectories import per_trajectory, trajectory_flags
 from offeval.data.units import hash_ids
@@ -175,6 +177,7 @@ __all__ = [
     "ConfigurationError",
     "Contribution",
     "Declaration",
+    "DownloadError",
     "Estimate",
     "EstimatorSummary",
     "Evaluation",
@@ -237,6 +240,7 @@ __all__ = [
     "markdown_escape",
     "markdown_table",
     "obp_array",
+    "package_file",
     "pairs_table",
     "pairwise_grid",
     "parse_pairs",
