@@ -468,6 +468,8 @@ def _trec_frame(table: pa.Table, numbers: pd.Index, raw: bytes, name: str) -> pd
             columns[_ROLES[field]] = table[field]
     frame = pa.table(columns).to_pandas(split_blocks=True)
     frame.index = numbers.rename(LINE)
+    if "tag" in table.column_names and table.num_rows:
+        frame.attrs["run_tag"] = table["tag"][-1].as_py()  # trec_eval's runid: the last tag
     return frame
 
 
