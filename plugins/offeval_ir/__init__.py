@@ -39,9 +39,11 @@ def register_metric_conventions(register):
 def register_commands(register):
     """Register ``offeval metrics`` and ``offeval compare``."""
     from offeval_ir.command import CompareCommand, MetricsCommand
+    from offeval_ir.trec_command import TrecEvalCommand
 
     register("metrics", MetricsCommand)
     register("compare", CompareCommand)
+    register("trec_eval", TrecEvalCommand)
 
 
 __all__ = [
