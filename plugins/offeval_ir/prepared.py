@@ -299,20 +299,15 @@ class PreparedQrels:
     ) -> Judgements:
         """The :class:`Judgements` of a (users x n) top-n matrix: row r ranks the items
         ``topn[r]`` (ids as the qrels name them, best first; -1 pads a short list at its
-        end) for user ``users[r]`` (default: the qrels' users, in order, one row each).
-        With ``check`` a row naming an item twice, or padding before an item, is an
-        error (:func:`~offeval_ir.topn.top_n`'s output needs no check). Users: the
-        matrix's rows, then the qrels' users it has no row for."""
+        end) for user ``users[r]`` (default: r, the row's index, as in a users x items
+        score matrix). With ``check`` a row naming an item twice, or padding before an
+        item, is an error (:func:`~offeval_ir.topn.top_n`'s output needs no check).
+        Users: the matrix's rows, then the qrels' users it has no row for."""
         topn = _matrix(topn, "topn")
         if users is None:
-            if topn.shape[0] != self.n_users:
-                raise ConfigurationError(
-                    f"topn has {topn.shape[0]} rows and the qrels {self.n_users} users; give "
-                    "users=[...] (the user of each row)"
-                )
-            row_users, q_of_row = self.users, np.arange(self.n_users)
+            row_users = pd.RangeIndex(topn.shape[0])
         else:
-            row_users = pd.Index(list(users) if not isinstance(users, pd.Index) else users)
+            row_users = users if isinstance(users, pd.Index) else pd.Index(list(users))
             if len(row_users) != topn.shape[0]:
                 raise ConfigurationError(
                     f"users has {len(row_users)} entries and topn {topn.shape[0]} rows"
@@ -320,7 +315,7 @@ class PreparedQrels:
             if not row_users.is_unique:
                 twice = row_users[row_users.duplicated()].unique()[:5].tolist()
                 raise ConfigurationError(f"users lists a user twice: {twice}")
-            q_of_row = self.users.get_indexer(row_users)
+        q_of_row = self.users.get_indexer(row_users).astype(np.int64)
         n_rows, width = topn.shape
         pad = topn < 0 if topn.dtype.kind in "iu" else pd.isna(topn)
         lengths = width - pad.sum(axis=1)

@@ -1,0 +1,254 @@
+"""Recommender top-n lists: from a score matrix to judged runs, many models at once.
+
+Recommender toolkits hand over a (users x items) score matrix, or the top-n
+lists already cut from it, and evaluate them against held-out interactions.
+:func:`top_n` cuts the lists from scores with the training items excluded
+and ties broken by a stated rule; :func:`compute_topn` and
+:func:`evaluate_topn` judge one top-n matrix, or a dict of them (many
+models), against qrels given as a long frame or a users x items relevance
+matrix, with measure strings, and give the same
+:class:`~offeval_ir.metrics.MetricResult` and
+:class:`~offeval_ir.runs.RunEvaluation` (intervals, paired comparisons) as
+:func:`~offeval_ir.runs.evaluate_runs` gives for run frames. The qrels are
+prepared once (:func:`~offeval_ir.prepared.prepare_qrels`) and every model
+costs one gather of its items' grades and the metrics' sums.
+
+**Ties.** Two items with the same score need an order, and toolkits differ:
+RecBole's full-sort evaluation sets the training items' scores to -inf and
+calls ``torch.topk``, whose order among equal scores torch leaves
+unspecified (so an excluded item can even fill a list whose user has fewer
+than n candidates); implicit's ``recommend`` (``filter_already_liked_items``)
+and the usual numpy idiom (``argpartition``, then ``argsort`` of the
+selection) leave it unspecified too, so results can change with the
+library's version or the hardware. Here it is stated: ``ties="index"`` puts
+the lower item index first (deterministic; what a stable sort of
+``-scores`` gives), ``ties="random"`` orders tied items uniformly at random
+from ``seed`` (the same seed, the same lists). Excluded items never enter a
+list: a user with fewer than n candidates gets a shorter list, padded with
+-1 at its end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from offeval.plugin import ColumnError, ConfigurationError, check_choice, check_whole
+from offeval_ir.conventions import PRESETS, Conventions
+from offeval_ir.judgements import role_names
+from offeval_ir.measures import Measure
+from offeval_ir.metrics import MetricResult
+from offeval_ir.prepared import PreparedQrels, prepare_qrels
+from offeval_ir.runs import RunEvaluation, evaluate_results
+
+#: How :func:`top_n` orders items of equal score (see the module docstring).
+TIES = ("index", "random")
+#: Score cells handled at once by :func:`top_n` (a block of users).
+BLOCK_CELLS = 4_000_000
+
+
+def top_n(
+    scores,
+    n: int,
+    *,
+    exclude=None,
+    ties: str = "index",
+    seed: int = 0,
+    columns: Mapping[str, str] | None = None,
+) -> np.ndarray:
+    """The (users x n) matrix of each user's n best items, best first.
+
+    ``scores`` is a (users x items) matrix: numpy (every cell a candidate; NaN
+    is an error) or scipy.sparse (the stored cells are the candidates; a
+    cell not stored is never recommended). ``exclude`` marks the training
+    items that must not be recommended: a users x items matrix (scipy.sparse:
+    its stored cells; numpy: its non-zero cells) or a frame of (user, item)
+    pairs, row and column indices into ``scores`` (column names as
+    ``columns`` maps the roles ``user`` and ``item``). ``ties`` orders equal
+    scores (``index``: lower item index first; ``random``: uniformly at
+    random from ``seed``). Entries are item indices (columns of ``scores``);
+    a user with fewer than n candidates has -1 after the last one.
+    """
+    n = check_whole(n, "n", low=1)
+    check_choice(ties, "ties", TIES)
+    sparse = hasattr(scores, "tocsr")
+    if sparse:
+        scores = scores.tocsr()
+        shape = scores.shape
+    else:
+        scores = np.asarray(scores)
+        if scores.ndim != 2 or scores.dtype.kind not in "iufb":
+            raise ConfigurationError(
+                "scores must be a two-dimensional numeric matrix (users x items), got "
+                f"shape {scores.shape}, dtype {scores.dtype}"
+            )
+        shape = scores.shape
+    excluded = _exclusion(exclude, shape, columns)
+    rng = np.random.default_rng(seed) if ties == "random" else None
+    if sparse:
+        return _top_n_sparse(scores, n, excluded, rng)
+    out = np.full((shape[0], min(n, shape[1]) if shape[1] else 0), -1, dtype=np.int64)
+    if not shape[1]:
+        return np.full((shape[0], n), -1, dtype=np.int64)
+    step = max(1, BLOCK_CELLS // shape[1])
+    for lo in range(0, shape[0], step):
+        hi = min(lo + step, shape[0])
+        block = scores[lo:hi].astype(float)
+        if np.isnan(block).any():
+            rows = lo + np.flatnonzero(np.isnan(block).any(axis=1))
+            raise ConfigurationError(
+                f"scores hold NaN in the rows of users {rows[:5].tolist()}: give every "
+                "candidate a number, or use a scipy.sparse matrix of the scored cells only"
+            )
+        ex = excluded[lo:hi].toarray() if excluded is not None else None
+        if ex is not None:
+            block[ex] = -np.inf
+        out[lo:hi] = _top_of_block(block, ex, out.shape[1], rng)
+    if out.shape[1] < n:
+        out = np.hstack([out, np.full((shape[0], n - out.shape[1]), -1, dtype=np.int64)])
+    return out
+
+
+def _top_of_block(block: np.ndarray, ex: np.ndarray | None, n: int, rng) -> np.ndarray:
+    """Top n of each row of a dense block: the rows' n-th largest score found by a
+    partition, then the cells at or above it sorted (score down, excluded last, the
+    tie rule)."""
+    rows = block.shape[0]
+    kth = -np.partition(-block, n - 1, axis=1)[:, n - 1]
+    r, c = np.nonzero(block >= kth[:, None])  # every tie at the boundary included
+    return _first_n(r, c, block[r, c], None if ex is None else ex[r, c], rows, n, rng)
+
+
+def _first_n(r, c, score, ex, rows: int, n: int, rng) -> np.ndarray:
+    """The first n candidates of each row ordered by score (down), not excluded first,
+    then the tie rule (item index, or random keys); -1 where a row has fewer."""
+    tie = c if rng is None else rng.random(len(c))
+    keys = [tie, -score, r] if ex is None else [tie, ex, -score, r]
+    order = np.lexsort(keys)
+    r, c = r[order], c[order]
+    if ex is not None:
+        c = np.where(ex[order], -1, c)
+    starts = np.searchsorted(r, np.arange(rows))
+    position = np.arange(len(r)) - starts[r]
+    keep = position < n
+    out = np.full((rows, n), -1, dtype=np.int64)
+    out[r[keep], position[keep]] = c[keep]
+    return out
+
+
+def _top_n_sparse(scores, n: int, excluded, rng) -> np.ndarray:
+    """Top n of the stored cells of a CSR score matrix."""
+    coo = scores.tocoo()
+    r, c, s = coo.row.astype(np.int64), coo.col.astype(np.int64), coo.data.astype(float)
+    if np.isnan(s).any():
+        rows = np.unique(r[np.isnan(s)])
+        raise ConfigurationError(f"scores hold NaN in the rows of users {rows[:5].tolist()}")
+    keep = np.ones(len(r), dtype=bool)
+    if excluded is not None:
+        ex = excluded.tocoo()
+        keys = ex.row.astype(np.int64) * scores.shape[1] + ex.col
+        keep = ~np.isin(r * scores.shape[1] + c, keys)
+    return _first_n(r[keep], c[keep], s[keep], None, scores.shape[0], n, rng)
+
+
+def _exclusion(exclude, shape: tuple[int, int], columns):
+    """The excluded cells as a scipy CSR boolean matrix of ``shape`` (None: none)."""
+    if exclude is None:
+        return None
+    from scipy import sparse
+
+    if isinstance(exclude, pd.DataFrame):
+        names = role_names(columns)
+        for role in ("user", "item"):
+            if names[role] not in exclude:
+                raise ColumnError(
+                    names[role],
+                    f"exclude needs the column (role {role!r}: row or column indices into "
+                    f"scores; columns: {', '.join(map(str, exclude.columns[:10]))})",
+                )
+        cells = []
+        for role, size in (("user", shape[0]), ("item", shape[1])):
+            values = exclude[names[role]].to_numpy()
+            whole = values.dtype.kind in "iu"
+            bad = ~((values >= 0) & (values < size)) if whole else np.ones(len(values), bool)
+            if bad.any():
+                raise ColumnError(
+                    names[role],
+                    f"exclude: must be a whole number in [0, {size}) (a {role} index of scores)",
+                    exclude.index.to_numpy()[bad],
+                )
+            cells.append(values.astype(np.int64))
+        data = np.ones(len(exclude), dtype=bool)
+        return sparse.csr_matrix((data, tuple(cells)), shape=shape, dtype=bool)
+    if hasattr(exclude, "tocsr"):
+        matrix = exclude.tocsr()
+        if matrix.shape != shape:
+            raise ConfigurationError(f"exclude has shape {matrix.shape}, scores {shape}")
+        matrix = matrix.copy()
+        matrix.data = np.ones(len(matrix.data), dtype=bool)  # stored cells: excluded
+        return matrix.astype(bool)
+    dense = np.asarray(exclude)
+    if dense.shape != shape:
+        raise ConfigurationError(f"exclude has shape {dense.shape}, scores {shape}")
+    return sparse.csr_matrix(dense != 0)
+
+
+def _prepared(qrels, conventions: Conventions, columns) -> PreparedQrels:
+    return (
+        qrels
+        if isinstance(qrels, PreparedQrels)
+        else prepare_qrels(qrels, conventions, columns=columns)
+    )
+
+
+def compute_topn(
+    topn,
+    qrels,
+    measures: Sequence[str | Measure],
+    conventions: Conventions | None = None,
+    *,
+    users: Sequence | None = None,
+    columns: Mapping[str, str] | None = None,
+) -> MetricResult:
+    """Each user's value of ``measures`` for one top-n matrix.
+
+    ``topn`` is (users x n), row r the items recommended to user ``users[r]``
+    (default r) best first, -1 padding a short list (see :func:`top_n`).
+    ``qrels``: a long frame (user, item, relevance), a users x items
+    relevance matrix (numpy or scipy.sparse; non-zero cells are labels), or
+    :func:`~offeval_ir.prepared.prepare_qrels`' result (prepare once when
+    judging many models). Users are the rows, then the qrels' users without
+    a row. ``conventions`` default to the ``trec_eval`` preset.
+    """
+    conv = conventions or PRESETS["trec_eval"]()
+    return _prepared(qrels, conv, columns).measures(topn, measures, conv, users=users)
+
+
+def evaluate_topn(
+    topn,
+    qrels,
+    measures: Sequence[str | Measure],
+    conventions: Conventions | None = None,
+    *,
+    users: Sequence | None = None,
+    columns: Mapping[str, str] | None = None,
+    level: float = 0.95,
+) -> RunEvaluation:
+    """Means of ``measures`` with intervals for one top-n matrix or a dict of them
+    ({model name: top-n matrix}), through the engine, as
+    :func:`~offeval_ir.runs.evaluate_runs` (paired comparisons with
+    :meth:`~offeval_ir.runs.RunEvaluation.compare`). Arguments as
+    :func:`compute_topn`; the qrels are prepared once for all models.
+    """
+    conv = conventions or PRESETS["trec_eval"]()
+    runs = topn if isinstance(topn, Mapping) else {"run": topn}
+    if not runs:
+        raise ConfigurationError("give at least one top-n matrix, as {name: matrix}")
+    prepared = _prepared(qrels, conv, columns)
+    results = {
+        name: prepared.measures(matrix, measures, conv, users=users)
+        for name, matrix in runs.items()
+    }
+    return evaluate_results(results, level=level)
