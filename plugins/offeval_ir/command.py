@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +16,7 @@ from offeval.plugin import (
     active_registry,
     at_least,
     command_line,
+    hint,
     markdown_table,
     parse_pairs,
     write_csv,
@@ -206,7 +208,13 @@ class CompareCommand:
         parser.add_argument("qrels", help="qrels: TREC, CSV, Parquet, JSON")
         parser.add_argument("runs", nargs="+", help="two or more runs (named by file name)")
         _add_common(parser)
-        parser.add_argument("--test", choices=TESTS, default="t", help="decides significance")
+        parser.add_argument(
+            "--test",
+            choices=TESTS,
+            default="t",
+            help="decides significance: paired t, paired randomisation, or Tukey's HSD (as "
+            "ranx; it holds the error over the pairs itself, so --correction does not apply)",
+        )
         parser.add_argument(
             "--correction",
             default="holm",
@@ -218,6 +226,17 @@ class CompareCommand:
             "--resamples", type=at_least(1), default=10_000, help="randomisation test"
         )
         parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument(
+            "--decimals",
+            type=at_least(0),
+            default=4,
+            help="decimals of the means and intervals printed and written (default: 4)",
+        )
+        parser.add_argument(
+            "--label",
+            default="tab:compare",
+            help="the LaTeX table's \\label (--out .tex; default: tab:compare)",
+        )
         parser.add_argument("--pairs", help="also write every pair's test here (.csv, .md or .tex)")
         parser.add_argument(
             "--out",
@@ -237,6 +256,7 @@ class CompareCommand:
         if len(set(names)) != len(names):
             raise OffevalError(f"runs need distinct file names, got {names}")
         _check_resamples(args)
+        _label(args.label)
         conventions, measures, outputs, evaluation = _evaluated(args)
         evaluation = evaluation.on_common_queries()
         correction = None if args.correction == "none" else args.correction
@@ -248,22 +268,37 @@ class CompareCommand:
             seed=args.seed,
         )
         means = evaluation.table()
-        table, legend = comparison_table(means, pairs, names)
-        how = f"paired {args.test} test, {args.correction} correction, alpha {args.alpha}"
+        table, legend = comparison_table(means, pairs, names, decimals=args.decimals)
         heading = "\n".join(
             [
                 f"{_stated(conventions, args, measures)}",
                 *_paired_on(evaluation),
-                f"{legend} ({how})",
+                f"{legend} ({test_phrase(args.test, correction, args.alpha, args.resamples)})",
             ]
         )
         print(heading)
         with pd.option_context("display.width", 160, "display.max_colwidth", 60):
             print(table.to_string(index=False))
+        if {"wins", "ties", "losses"} <= set(pairs):
+            print("\nwin/tie/loss: queries where the first run's value is above, equal to, below")
+            with pd.option_context("display.width", 160):
+                print(win_tie_loss_table(pairs, names).to_string(index=False))
         if "out" in outputs:
             numbers = numeric_table(evaluation, means, pairs, names)
             table = numbers if args.out.endswith(".csv") else table
-            _write(table, outputs["out"], heading, latex_table(means, pairs, names, heading))
+            caption = latex_caption(
+                evaluation,
+                args.test,
+                correction,
+                args.alpha,
+                args.resamples,
+                _stated(conventions, args, measures),
+                _paired_on(evaluation),
+            )
+            latex = latex_table(
+                means, pairs, names, caption, label=args.label, decimals=args.decimals
+            )
+            _write(table, outputs["out"], heading, latex)
         if "pairs" in outputs:
             _write(pairs, outputs["pairs"], heading)
         return 0
@@ -362,24 +397,36 @@ def _beaten(pairs: pd.DataFrame, names: list[str]) -> dict[tuple[str, str], list
 
 
 def comparison_table(
-    means: pd.DataFrame, pairs: pd.DataFrame, names: list[str]
+    means: pd.DataFrame, pairs: pd.DataFrame, names: list[str], *, decimals: int = 4
 ) -> tuple[pd.DataFrame, str]:
-    """Runs x measures, each cell ``mean [low, high]`` and the letters of the runs it beats."""
+    """Runs x measures, each cell ``mean [low, high]`` (to ``decimals``) and the letters of
+    the runs it beats."""
     letter, beaten = _letters(names), _beaten(pairs, names)
+    d = decimals
     rows = []
     for run in names:
         row = {"run": f"({letter[run]}) {run}"}
         for r in means[means["run"] == run].itertuples(index=False):
             marks = "".join(sorted(beaten.get((run, r.measure), [])))
-            cell = f"{r.mean:.4f} [{r.ci_low:.4f}, {r.ci_high:.4f}]"
+            cell = f"{r.mean:.{d}f} [{r.ci_low:.{d}f}, {r.ci_high:.{d}f}]"
             row[r.measure] = f"{cell} {marks}".rstrip()
         rows.append(row)
     legend = "letters: the runs a run beats significantly"
     return pd.DataFrame(rows), legend
 
 
-def latex_table(means: pd.DataFrame, pairs: pd.DataFrame, names: list[str], caption: str) -> str:
-    """A booktabs table: means with superscript letters of the runs each beats, best in bold."""
+def latex_table(
+    means: pd.DataFrame,
+    pairs: pd.DataFrame,
+    names: list[str],
+    caption: str,
+    *,
+    label: str | None = None,
+    decimals: int = 4,
+) -> str:
+    """A booktabs table: means (to ``decimals``) with superscript letters of the runs each
+    beats, best in bold; ``caption`` (escaped; see :func:`latex_caption`) and, given,
+    ``\\label{label}`` under it."""
     letter, beaten = _letters(names), _beaten(pairs, names)
     measures = list(dict.fromkeys(means["measure"]))
     best = means.loc[means.groupby("measure")["mean"].idxmax()].set_index("measure")["run"]
@@ -395,7 +442,7 @@ def latex_table(means: pd.DataFrame, pairs: pd.DataFrame, names: list[str], capt
         cells = [f"({letter[run]}) {_tex(run)}"]
         for measure in measures:
             value = means[(means["run"] == run) & (means["measure"] == measure)]["mean"].iloc[0]
-            text = f"{value:.4f}" if np.isfinite(value) else "--"
+            text = f"{value:.{decimals}f}" if np.isfinite(value) else "--"
             if best[measure] == run:
                 text = rf"\textbf{{{text}}}"
             marks = "".join(sorted(beaten.get((run, measure), [])))
@@ -405,9 +452,90 @@ def latex_table(means: pd.DataFrame, pairs: pd.DataFrame, names: list[str], capt
         r"\bottomrule",
         r"\end{tabular}",
         rf"\caption{{{_tex(caption)}}}",
+        *([rf"\label{{{_label(label)}}}"] if label else []),
         r"\end{table}",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _label(label: str) -> str:
+    """A LaTeX label as given; one LaTeX cannot read back is an error naming it."""
+    if not label or any(char in label for char in "\\{}%#$&^~ \n"):
+        raise OffevalError(
+            f"{hint('label', '--label')} {label!r}: a LaTeX label is text without spaces or any "
+            "of \\ { } % # $ "
+            "& ^ ~ (as in tab:compare)"
+        )
+    return label
+
+
+#: The tests as a caption names them.
+_TEST_NAMES = {
+    "t": "a two-sided paired t-test",
+    "randomization": "a two-sided paired randomisation test",
+    "tukey": "Tukey's HSD test",
+}
+
+
+def test_phrase(test: str, correction: str | None, alpha: float, resamples: int) -> str:
+    """The test, its correction and alpha, as one phrase (``paired t test, holm correction
+    over the pairs of each measure, alpha 0.05``)."""
+    name = _TEST_NAMES[test]
+    if test == "randomization":
+        name += f" with {resamples} resamples"
+    if test == "tukey":
+        how = "no further correction (Tukey's HSD holds the error over the pairs itself)"
+    elif correction:
+        how = f"{correction} correction over the pairs of each measure"
+    else:
+        how = "no correction for multiple pairs"
+    return f"{name}, {how}, alpha {alpha}"
+
+
+def latex_caption(
+    evaluation: RunEvaluation,
+    test: str,
+    correction: str | None,
+    alpha: float,
+    resamples: int,
+    conventions: str = "",
+    details: Sequence[str] = (),
+) -> str:
+    """The caption of a comparison table, in sentences: what the numbers are, over how many
+    queries, what a superscript and bold mean, the test with its correction and alpha,
+    then ``conventions`` and each of ``details`` (the queries left out, say) as a sentence."""
+    users = {
+        m: next(iter(evaluation.evaluation.estimate(r, m) for r in evaluation.values)).n_units
+        for m in evaluation.measures
+    }
+    counts = set(users.values())
+    if len(counts) == 1:
+        over = f"over the {counts.pop()} queries every run averages"
+    else:
+        each = ", ".join(f"{n} for {m}" for m, n in users.items())
+        over = f"over the queries every run averages ({each})"
+    runs = len(evaluation.values)
+    sentences = [
+        f"Mean of each measure for {runs} runs, {over}.",
+        "A superscript letter marks a run whose mean is significantly higher than the mean "
+        "of the run with that letter, by "
+        f"{test_phrase(test, correction, alpha, resamples)} (significant when p < {alpha}).",
+        "The highest mean of each measure is in bold.",
+    ]
+    for line in (conventions, *details):
+        if line:
+            sentences.append(f"{line[0].upper()}{line[1:]}" + ("" if line.endswith(".") else "."))
+    return " ".join(sentences)
+
+
+def win_tie_loss_table(pairs: pd.DataFrame, names: list[str]) -> pd.DataFrame:
+    """Pairs x measures, each cell ``wins/ties/losses`` of the first run of the pair."""
+    letter = _letters(names)
+    rows: dict[str, dict[str, str]] = {}
+    for row in pairs.itertuples(index=False):
+        key = f"({letter[row.a]}) {row.a} vs ({letter[row.b]}) {row.b}"
+        rows.setdefault(key, {"pair": key})[row.measure] = f"{row.wins}/{row.ties}/{row.losses}"
+    return pd.DataFrame(list(rows.values()))
 
 
 #: LaTeX's special characters and how to write them.

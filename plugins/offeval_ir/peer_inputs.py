@@ -36,8 +36,8 @@ from offeval.plugin import ConfigurationError
 
 #: Column names of the peers' long frames, by role.
 PEER_COLUMNS = {
-    "user": ("query_id", "q_id", "qid"),
-    "item": ("doc_id", "docid", "docno"),
+    "user": ("query_id", "q_id"),
+    "item": ("doc_id",),
 }
 
 
@@ -161,7 +161,7 @@ def _is_dask(obj: object) -> bool:
     return type(obj).__module__.split(".")[0].startswith("dask")
 
 
-def as_runs(runs: object) -> object:
+def as_runs(runs: object, columns: Mapping | None = None) -> object:
     """The ``runs`` of :func:`~offeval_ir.runs.evaluate_runs` with each run converted by
     :func:`as_run`; a list of ranx ``Run`` objects becomes ``{run.name: run}`` (``run_1``,
     ``run_2``, ... for unnamed ones, as ranx's ``compare`` names them). A single run given
@@ -185,7 +185,7 @@ def as_runs(runs: object) -> object:
                 "runs maps run names to runs, and this looks like one run {qid: {docid: "
                 "score}}: give {'name': run}"
             )
-    return {name: as_run(run, f"run {name!r}") for name, run in runs.items()}
+    return {name: as_run(run, f"run {name!r}", columns) for name, run in runs.items()}
 
 
 def measure_names(measures: object) -> object:

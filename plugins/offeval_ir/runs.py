@@ -38,14 +38,18 @@ from offeval.plugin import (
     ratio_of_means,
 )
 from offeval_ir.blocks import compute_frames
+from offeval_ir.comparison import pair_statistics
 from offeval_ir.conventions import PRESETS, Conventions
 from offeval_ir.judgements import role_names
 from offeval_ir.measures import Measure
 from offeval_ir.metrics import EXCLUSION_REASONS, MIN_GEO_MEAN, MetricResult
+from offeval_ir.peer_inputs import as_qrels, as_results, as_run, as_runs, measure_names
 from offeval_ir.prepared import measure_groups, measures_of, prepare_qrels
 
 #: Tests that can decide significance in :meth:`RunEvaluation.compare`.
-TESTS = ("t", "randomization")
+TESTS = ("t", "randomization", "tukey")
+#: The column of :meth:`RunEvaluation.compare` each test decides ``significant`` by.
+TEST_P = {"t": "p_adjusted", "randomization": "p_randomization_adjusted", "tukey": "p_tukey"}
 
 
 #: Randomisation-test resamples held in memory at once, as resamples x users.
@@ -117,6 +121,8 @@ def compute_measures(
     has its per-user numerator and denominator in the result's ``parts``.
     """
     conv = conventions or PRESETS["trec_eval"]()
+    predictions, labels = as_run(predictions, columns=columns), as_qrels(labels, columns=columns)
+    measures = measure_names(measures)  # ir-measures' measure objects, peer inputs: see there
     names, groups = measure_groups(measures, conv)
 
     def result_of(metrics, ks, group_conv):
@@ -370,11 +376,14 @@ class RunEvaluation:
         :meth:`on_common_queries`): ``mean_a`` and ``mean_b`` are over the
         same ``users``, ``left_out`` counts the users some run averages that
         were left out, and ``not_averaged`` the users no run averages (no
-        labels, say). ``test`` (``t`` or ``randomization``) decides
-        ``significant``; both p-values are reported, each corrected over the
-        pairs of one measure with ``correction`` (a statsmodels
-        ``multipletests`` method, None for none). The randomisation test
-        flips the signs of the per-user differences (Fisher's sharp null).
+        labels, say). ``test`` (``t``, ``randomization`` or ``tukey``) decides
+        ``significant``; every p-value is reported, the paired tests' each
+        corrected over the pairs of one measure with ``correction`` (a
+        statsmodels ``multipletests`` method, None for none). The randomisation
+        test flips the signs of the per-user differences (Fisher's sharp
+        null). ``wins``, ``ties``, ``losses`` and Tukey's HSD ``p_tukey``
+        (family-wise already: ``correction`` does not apply) are as ranx's
+        comparison report has them (see :mod:`offeval_ir.comparison`).
         """
         check_choice(test, "test", TESTS)
         runs = len(self.evaluation.policies)
@@ -404,12 +413,28 @@ class RunEvaluation:
             p = np.array([randomization_p(d, resamples, rng) for d in paired])
             grid["p_randomization"] = p
             grid["p_randomization_adjusted"] = adjusted_p_values(p, alpha, correction)
-            chosen = grid["p_adjusted" if test == "t" else "p_randomization_adjusted"]
-            grid["significant"] = chosen < alpha
+            extra = common.pair_statistics(measure, grid.a, grid.b)  # win/tie/loss, Tukey
+            grid[list(extra)] = extra.to_numpy()
+            grid[["wins", "ties", "losses"]] = grid[["wins", "ties", "losses"]].astype(int)
+            grid["significant"] = grid[TEST_P[test]] < alpha
             frames.append(grid)
         table = pd.concat(frames, ignore_index=True)
         table.attrs.update(test=test, correction=correction, alpha=alpha)
         return table
+
+    def pair_statistics(self, measure: str, a: Sequence[str], b: Sequence[str]) -> pd.DataFrame:
+        """Win/tie/loss counts and Tukey's HSD p-values of the pairs (a[i], b[i]) on the
+        users every run averages (see :mod:`offeval_ir.comparison`)."""
+        runs = list(self.values)
+        every = np.logical_and.reduce(
+            [v.measure(slice(None), measure)[1] == 0 for v in self.values.values()]
+        )
+        values = np.stack([v.measure(slice(None), measure)[0][every] for v in self.values.values()])
+        pseudo = np.stack([v.pseudo_values(measure, every) for v in self.values.values()])
+        ia, ib = [runs.index(r) for r in a], [runs.index(r) for r in b]
+        counts = pair_statistics(values, ia, ib)
+        counts["p_tukey"] = pair_statistics(pseudo, ia, ib)["p_tukey"]
+        return counts
 
     def differences(self, a: str, b: str, measure: str) -> np.ndarray:
         """Run a's value minus run b's, on each user both average (for a measure not
@@ -541,6 +566,9 @@ def evaluate_runs(
     of whose queries is in the labels is an error (``qrels_name`` names the
     labels in it).
     """
+    runs = as_runs(runs, columns)  # ranx runs, dict-of-dict, ...: see offeval_ir.peer_inputs
+    labels = as_qrels(labels, columns=columns)
+    measures = measure_names(measures)
     if not isinstance(runs, Mapping) or not runs:
         raise ConfigurationError("give at least one run, as {name: predictions frame}")
     for name, frame in runs.items():
@@ -616,8 +644,10 @@ def compare_systems(
     level: float = 0.95,
     seed: int = 0,
 ) -> pd.DataFrame:
-    """Every pair of systems on every measure column (see :meth:`RunEvaluation.compare`)."""
-    evaluation = evaluate_results(results, level=level)
+    """Every pair of systems on every measure column (see :meth:`RunEvaluation.compare`);
+    ``results`` may also hold per-query values computed elsewhere (see
+    :func:`offeval_ir.peer_inputs.as_results`)."""
+    evaluation = evaluate_results(as_results(results), level=level)
     return evaluation.compare(
         measures, test=test, correction=correction, alpha=alpha, resamples=resamples, seed=seed
     )
