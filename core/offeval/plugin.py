@@ -66,98 +66,206 @@ need belongs here, so that no plugin imports another. The names, by job:
   figures at :data:`DPI`).
 """
 
-from offeval.cli.document import DPI, ReportDocument
-from offeval.cli.options import force_option, progress_of
-from offeval.data import ranking, rewardmodel
-from offeval.data.files import (
-    TEXT_SUFFIXES,
-    filled_records,
-    header_separator,
-    read_table,
-    separator,
-    separator_named,
-    text_records,
-)
-from offeval.data.interop import obp_array
-from offeval.data.log import ROLES, InteractionLog
-from offeval.data.output import OutputFile, OutputFolder
-from offeval.data.policy import PROBABILITY_TOLERANCE, RerankPolicy
-from offeval.data.public import DownloadError, package_file
-from offeval.data.tables import markdown_escape, markdown_table, write_csv
-from offeval.data.trajectories import per_trajectory, trajectory_flags
-from offeval.data.units import hash_ids
-from offeval.engine import exposure
-from offeval.engine.declaration import Declaration, declaration_of
-from offeval.engine.estimator import (
-    ESTIMANDS,
-    GUARANTEES,
-    BaseEstimator,
-    Contribution,
-    PolicyView,
-    Shared,
-)
-from offeval.engine.evaluation import Evaluation, evaluate, probe
-from offeval.engine.frames import ess_units, pairs_table, skipped_table
-from offeval.engine.parallel import UNITS_PER_WORKER, available_cores, fork_available
-from offeval.engine.result import Estimate
-from offeval.engine.summary import (
-    PSD_TOLERANCE,
-    SYMMETRY_TOLERANCE,
-    EstimatorSummary,
-    load_summaries,
-)
-from offeval.engine.weights import (
-    ROWS,
-    capped_reward_column,
-    capped_rewards,
-    capped_weight_column,
-    capped_weights,
-    check_cap,
-    weight_diagnostics,
-    weight_tally,
-)
-from offeval.errors import (
-    ColumnError,
-    ConfigurationError,
-    OffevalError,
-    OffevalWarning,
-    RowError,
-    SupportError,
-    command_line,
-    describe_rows,
-    did_you_mean,
-    hint,
-    plain,
-)
-from offeval.progress import progress_bar
-from offeval.registry.hookspecs import Register, hookimpl, hookspec
-from offeval.registry.manager import Registry, active_registry, get_registry
-from offeval.registry.sections import (
-    EvaluationReport,
-    ReportContext,
-    ReportSection,
-    report_sections,
-)
-from offeval.specs import find_label, parse_pairs
-from offeval.stats.agreement import Agreement, agreement
-from offeval.stats.compare import (
-    CORRECTIONS,
-    PairwiseComparison,
-    adjusted_p_values,
-    correlation,
-    kendall_tau,
-    pairwise_grid,
-)
-from offeval.stats.inference import Linearisation, interval, ratio_of_means
-from offeval.stats.moments import Moments, Tally
-from offeval.validation import (
-    at_least,
-    check_choice,
-    check_flag,
-    check_level,
-    check_number,
-    check_whole,
-)
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+#: Where each name comes from: module -> its names, as the imports below (read by
+#: import-linter and type checkers) say. Each is imported on first use, so ``from
+#: offeval.plugin import hookimpl`` costs pluggy alone and ``offeval --help`` imports no
+#: numerical library. A name added to the API goes in four places, checked by tests: its
+#: import below, its module's entry here, ``__all__`` and the docstring's group.
+_WHERE = {
+    "offeval.cli.document": ("DPI", "ReportDocument"),
+    "offeval.cli.options": ("force_option", "progress_of"),
+    "offeval.data": ("ranking", "rewardmodel"),
+    "offeval.data.files": (
+        "TEXT_SUFFIXES",
+        "filled_records",
+        "header_separator",
+        "read_table",
+        "separator",
+        "separator_named",
+        "text_records",
+    ),
+    "offeval.data.interop": ("obp_array",),
+    "offeval.data.log": ("ROLES", "InteractionLog"),
+    "offeval.data.output": ("OutputFile", "OutputFolder"),
+    "offeval.data.policy": ("PROBABILITY_TOLERANCE", "RerankPolicy"),
+    "offeval.data.public": ("DownloadError", "package_file"),
+    "offeval.data.tables": ("markdown_escape", "markdown_table", "write_csv"),
+    "offeval.data.trajectories": ("per_trajectory", "trajectory_flags"),
+    "offeval.data.units": ("hash_ids",),
+    "offeval.engine": ("exposure",),
+    "offeval.engine.declaration": ("Declaration", "declaration_of"),
+    "offeval.engine.estimator": (
+        "ESTIMANDS",
+        "GUARANTEES",
+        "BaseEstimator",
+        "Contribution",
+        "PolicyView",
+        "Shared",
+    ),
+    "offeval.engine.evaluation": ("Evaluation", "evaluate", "probe"),
+    "offeval.engine.frames": ("ess_units", "pairs_table", "skipped_table"),
+    "offeval.engine.parallel": ("UNITS_PER_WORKER", "available_cores", "fork_available"),
+    "offeval.engine.result": ("Estimate",),
+    "offeval.engine.summary": (
+        "PSD_TOLERANCE",
+        "SYMMETRY_TOLERANCE",
+        "EstimatorSummary",
+        "load_summaries",
+    ),
+    "offeval.engine.weights": (
+        "ROWS",
+        "capped_reward_column",
+        "capped_rewards",
+        "capped_weight_column",
+        "capped_weights",
+        "check_cap",
+        "weight_diagnostics",
+        "weight_tally",
+    ),
+    "offeval.errors": (
+        "ColumnError",
+        "ConfigurationError",
+        "OffevalError",
+        "OffevalWarning",
+        "RowError",
+        "SupportError",
+        "command_line",
+        "describe_rows",
+        "did_you_mean",
+        "hint",
+        "plain",
+    ),
+    "offeval.progress": ("progress_bar",),
+    "offeval.registry.hookspecs": ("Register", "hookimpl", "hookspec"),
+    "offeval.registry.manager": ("Registry", "active_registry", "get_registry"),
+    "offeval.registry.sections": (
+        "EvaluationReport",
+        "ReportContext",
+        "ReportSection",
+        "report_sections",
+    ),
+    "offeval.specs": ("find_label", "parse_pairs"),
+    "offeval.stats.agreement": ("Agreement", "agreement"),
+    "offeval.stats.compare": (
+        "CORRECTIONS",
+        "PairwiseComparison",
+        "adjusted_p_values",
+        "correlation",
+        "kendall_tau",
+        "pairwise_grid",
+    ),
+    "offeval.stats.inference": ("Linearisation", "interval", "ratio_of_means"),
+    "offeval.stats.moments": ("Moments", "Tally"),
+    "offeval.validation": (
+        "at_least",
+        "check_choice",
+        "check_flag",
+        "check_level",
+        "check_number",
+        "check_whole",
+    ),
+}
+#: Each name's module.
+_MODULE = {name: module for module, names in _WHERE.items() for name in names}
+
+if TYPE_CHECKING:
+    from offeval.cli.document import DPI, ReportDocument
+    from offeval.cli.options import force_option, progress_of
+    from offeval.data import ranking, rewardmodel
+    from offeval.data.files import (
+        TEXT_SUFFIXES,
+        filled_records,
+        header_separator,
+        read_table,
+        separator,
+        separator_named,
+        text_records,
+    )
+    from offeval.data.interop import obp_array
+    from offeval.data.log import ROLES, InteractionLog
+    from offeval.data.output import OutputFile, OutputFolder
+    from offeval.data.policy import PROBABILITY_TOLERANCE, RerankPolicy
+    from offeval.data.public import DownloadError, package_file
+    from offeval.data.tables import markdown_escape, markdown_table, write_csv
+    from offeval.data.trajectories import per_trajectory, trajectory_flags
+    from offeval.data.units import hash_ids
+    from offeval.engine import exposure
+    from offeval.engine.declaration import Declaration, declaration_of
+    from offeval.engine.estimator import (
+        ESTIMANDS,
+        GUARANTEES,
+        BaseEstimator,
+        Contribution,
+        PolicyView,
+        Shared,
+    )
+    from offeval.engine.evaluation import Evaluation, evaluate, probe
+    from offeval.engine.frames import ess_units, pairs_table, skipped_table
+    from offeval.engine.parallel import UNITS_PER_WORKER, available_cores, fork_available
+    from offeval.engine.result import Estimate
+    from offeval.engine.summary import (
+        PSD_TOLERANCE,
+        SYMMETRY_TOLERANCE,
+        EstimatorSummary,
+        load_summaries,
+    )
+    from offeval.engine.weights import (
+        ROWS,
+        capped_reward_column,
+        capped_rewards,
+        capped_weight_column,
+        capped_weights,
+        check_cap,
+        weight_diagnostics,
+        weight_tally,
+    )
+    from offeval.errors import (
+        ColumnError,
+        ConfigurationError,
+        OffevalError,
+        OffevalWarning,
+        RowError,
+        SupportError,
+        command_line,
+        describe_rows,
+        did_you_mean,
+        hint,
+        plain,
+    )
+    from offeval.progress import progress_bar
+    from offeval.registry.hookspecs import Register, hookimpl, hookspec
+    from offeval.registry.manager import Registry, active_registry, get_registry
+    from offeval.registry.sections import (
+        EvaluationReport,
+        ReportContext,
+        ReportSection,
+        report_sections,
+    )
+    from offeval.specs import find_label, parse_pairs
+    from offeval.stats.agreement import Agreement, agreement
+    from offeval.stats.compare import (
+        CORRECTIONS,
+        PairwiseComparison,
+        adjusted_p_values,
+        correlation,
+        kendall_tau,
+        pairwise_grid,
+    )
+    from offeval.stats.inference import Linearisation, interval, ratio_of_means
+    from offeval.stats.moments import Moments, Tally
+    from offeval.validation import (
+        at_least,
+        check_choice,
+        check_flag,
+        check_level,
+        check_number,
+        check_whole,
+    )
 
 __all__ = [
     "CORRECTIONS",
@@ -263,3 +371,23 @@ __all__ = [
     "weight_tally",
     "write_csv",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The declared name ``name``, imported from its module on first use."""
+    if name not in _MODULE:
+        if name in __all__:
+            raise AttributeError(f"offeval.plugin declares {name!r} but _WHERE lacks its module")
+        raise AttributeError(f"module 'offeval.plugin' has no attribute {name!r}")
+    module = import_module(_MODULE[name])
+    try:
+        value = getattr(module, name)
+    except AttributeError:  # a submodule (ranking, rewardmodel, exposure)
+        value = import_module(f"{_MODULE[name]}.{name}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """The declared names, imported yet or not, and the module's dunders."""
+    return sorted({*__all__, *(n for n in globals() if n.startswith("__"))})
