@@ -404,7 +404,6 @@ class TrecEvalCommand:
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         """Declare trec_eval's arguments (and refuse the ones offeval does not support)."""
-        parser.description = __doc__.split("\n\n")[1]
         parser.add_argument("qrels", help="qrels: qid iter docno rel (trec_eval's rel_info_file)")
         parser.add_argument("run", help="run: qid Q0 docno rank sim run_id (results_file)")
         parser.add_argument(
@@ -419,8 +418,9 @@ class TrecEvalCommand:
             "--measure",
             action="append",
             metavar="MEASURE",
-            help="a trec_eval measure or group, with parameters after a dot: official "
-            "(default), all_trec, set, map, P.5,10, ndcg_cut.10, recall.1000 (repeatable)",
+            help="a trec_eval measure or group, parameters after a dot (P.5,10, ndcg_cut.10; "
+            "repeatable): groups official (the default), all_trec, set (leaving out what offeval "
+            f"does not compute, with a warning); measures {', '.join(supported_measures())}",
         )
         parser.add_argument(
             "-c",
@@ -465,8 +465,7 @@ def trec_eval_lines(args: argparse.Namespace) -> list[str]:
     level = _whole(args.level_for_rel, "-l", 1)
     depth = _whole(args.Max_retrieved_per_topic, "-M", 1)
     requested = expand(args.measure or ["official"])
-    _check_supported(requested)
-    printed = [r for r in requested if r.supported]
+    _refuse_named(requested)
     for role, path in (("qrels", args.qrels), ("run", args.run)):
         if path == "-":
             raise OffevalError(f"{role} '-': reading stdin is not supported; give a file")
@@ -475,66 +474,71 @@ def trec_eval_lines(args: argparse.Namespace) -> list[str]:
             raise OffevalError(f"{role} file {path}: {what}")
     qrels = read_qrels(args.qrels)
     run = read_run(args.run)
-    queries = sorted(pd.unique(qrels["user"]))
-    in_run = set(pd.unique(run["user"]))
+    queries = sorted(pd.unique(qrels["user"]))  # trec_eval's order: qids compared as text
     if not args.complete_rel_info_wanted:
+        in_run = set(pd.unique(run["user"]))
         queries = [q for q in queries if q in in_run]
     if not queries:
         raise OffevalError(
             f"no query has both results ({args.run}) and relevance information ({args.qrels})"
         )
+    _warn_left_out(requested)
+    printed = [r for r in requested if r.supported]
     run = _ranked(run[run["user"].isin(set(queries))], depth)
     overrides = {"no_predictions": "zero" if args.complete_rel_info_wanted else "nan"}
     if level is not None:
         overrides["relevance_threshold"] = float(level)
-    conventions = PRESETS["trec_eval"](**overrides)
-    columns = list(dict.fromkeys(r.offeval for r in printed if r.offeval is not None))
-    values = pd.DataFrame(index=pd.Index(queries, name="user"))
-    if columns:
-        result = compute_measures(run, qrels, columns, conventions)
-        values = result.per_user.reindex(queries)[columns]
-        if values.isna().any().any():  # every query printed has a value (a bug otherwise)
-            missing = values.index[values.isna().any(axis=1)][:5].tolist()
-            raise OffevalError(f"no value for queries {missing}: internal inconsistency")
-    complete = len(queries)
+    values = _values(run, qrels, queries, printed, PRESETS["trec_eval"](**overrides))
     out: list[str] = []
-    relstrings = {}
-    for r in printed:
-        if r.measure.name == "relstring":
-            relstrings[r.label] = _relstrings(run, qrels, queries, int(float(r.params or "10")))
     if args.query_eval_wanted:
+        shown = [r for r in printed if r.measure.per_query]
         for i, query in enumerate(queries):
-            for r in printed:
-                if not r.measure.per_query:
-                    continue
-                if r.measure.name == "relstring":
-                    out.append(f"{r.label:<{WIDTH}}\t{query}\t'{relstrings[r.label][i]}'\n")
-                else:
-                    value = values[r.offeval].iat[i]
-                    out.append(_line(r, query, value))
+            out.extend(_line(r, query, values[r.label][i]) for r in shown)
     if not args.nosummary:
         for r in printed:
-            if not r.measure.summary:
-                continue
             if r.measure.name == "runid":
                 out.append(f"{'runid':<{WIDTH}}\tall\t{_run_tag(args.run)}\n")
-            elif r.measure.name == "num_q":
-                out.append(_line(r, "all", float(complete)))
-            else:
-                value = _aggregate(r, values[r.offeval].to_numpy(float), qrels, args)
-                out.append(_line(r, "all", value))
+            elif r.measure.summary:
+                out.append(_line(r, "all", _aggregate(r, values[r.label], qrels, args)))
     return out
 
 
-def _check_supported(requested: list[Requested]) -> None:
-    """An error for a measure named that offeval does not compute; a warning listing those
-    a group brings in (left out of the output)."""
+def _values(
+    run: pd.DataFrame, qrels: pd.DataFrame, queries: list, printed: list[Requested], conventions
+) -> dict[str, np.ndarray | list[str]]:
+    """Per printed label, its per-query values in the order of ``queries`` (strings for
+    relstring; the number of queries for num_q)."""
+    columns = list(dict.fromkeys(r.offeval for r in printed if r.offeval is not None))
+    table = pd.DataFrame(index=pd.Index(queries, name="user"))
+    if columns:
+        table = compute_measures(run, qrels, columns, conventions).per_user.reindex(queries)
+        if table[columns].isna().any().any():  # every query printed has a value
+            missing = table.index[table[columns].isna().any(axis=1)][:5].tolist()
+            raise OffevalError(f"offeval gave no value for queries {missing} (a bug)")
+    values: dict[str, np.ndarray | list[str]] = {}
+    for r in printed:
+        if r.offeval is not None:
+            values[r.label] = table[r.offeval].to_numpy(float)
+        elif r.measure.name == "relstring":
+            values[r.label] = _relstrings(run, qrels, queries, int(_number(r.params or "10", "")))
+        elif r.measure.name == "num_q":
+            values[r.label] = np.ones(len(queries))
+    return values
+
+
+def _refuse_named(requested: list[Requested]) -> None:
+    """An error for a measure named by ``-m`` that offeval does not compute."""
     named = list(dict.fromkeys(r.label for r in requested if not r.supported and not r.group))
     if named:
         raise OffevalError(
             f"offeval does not compute trec_eval's {', '.join(named)}; it computes "
             f"{', '.join(supported_measures())}"
         )
+
+
+def _warn_left_out(requested: list[Requested]) -> None:
+    """One warning per group listing the measures it brings in that offeval does not
+    compute (left out of the output)."""
     skipped: dict[str, list[str]] = {}
     for r in requested:
         if not r.supported:
@@ -598,8 +602,10 @@ def _aggregate(r: Requested, values: np.ndarray, qrels: pd.DataFrame, args) -> f
     return total if how == "sum" else total / len(values)
 
 
-def _line(r: Requested, query: str, value: float) -> str:
+def _line(r: Requested, query: str, value) -> str:
     """One output line, the value formatted as trec_eval prints this measure."""
+    if r.measure.name == "relstring":
+        return f"{r.label:<{WIDTH}}\t{query}\t'{value}'\n"
     if r.measure.value == "long":
         return f"{r.label:<{WIDTH}}\t{query}\t{math.trunc(value)}\n"
     return f"{r.label:<{WIDTH}}\t{query}\t{value:6.4f}\n"
@@ -613,11 +619,33 @@ def _run_tag(path: str) -> str:
     neither blank nor a ``#`` comment; a run that is not a TREC file is named by its file."""
     if detect_format(path, "run") != "trec":
         return Path(path).name
-    last = b""
-    with _OPENERS.get(Path(path).suffix.lower(), open)(path, "rb") as handle:
-        for line in handle:
-            text = line.strip()
-            if text and not text.startswith(b"#"):
-                last = text
+    opener = _OPENERS.get(Path(path).suffix.lower())
+    if opener is None:
+        last = _last_content_line(path)
+    else:
+        last = b""
+        with opener(path, "rb") as handle:
+            for line in handle:
+                if line.strip() and not line.lstrip().startswith(b"#"):
+                    last = line
     fields = last.split()
     return fields[5].decode(errors="replace") if len(fields) > 5 else Path(path).name
+
+
+def _last_content_line(path: str, block: int = 1 << 16) -> bytes:
+    """The last line of an uncompressed file that is neither blank nor a comment, read
+    from the end in growing blocks."""
+    size = Path(path).stat().st_size
+    with open(path, "rb") as handle:
+        while True:
+            start = max(0, size - block)
+            handle.seek(start)
+            lines = handle.read().split(b"\n")
+            if start > 0:
+                lines = lines[1:]  # the first may be cut
+            for line in reversed(lines):
+                if line.strip() and not line.lstrip().startswith(b"#"):
+                    return line
+            if start == 0:
+                return b""
+            block *= 4
