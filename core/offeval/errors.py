@@ -3,18 +3,23 @@
 Errors about rows name them by the user's own input labels (the index of the
 frame they passed, whatever its type), never by positions after sorting or
 within a chunk.
+
+numpy and pandas are imported where they are used, not with this module: the
+command line imports it for its help text and argument errors.
 """
 
 from __future__ import annotations
 
 import difflib
+import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import pandas as pd
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
 
 #: How many offending rows an error message lists.
 SHOWN = 10
@@ -84,7 +89,12 @@ def plain(label: Any) -> Any:
     """A label as a plain Python value (numpy scalars unwrapped, tuples kept)."""
     if isinstance(label, tuple):
         return tuple(plain(part) for part in label)
+    np = sys.modules.get("numpy")
+    if np is None:  # not imported: the label is no numpy value
+        return label
     if isinstance(label, (np.datetime64, np.timedelta64)):
+        import pandas as pd
+
         return str(pd.Timestamp(label) if isinstance(label, np.datetime64) else pd.Timedelta(label))
     if isinstance(label, np.generic):
         return label.item()
@@ -93,7 +103,8 @@ def plain(label: Any) -> Any:
 
 def labels_of(rows: Sequence[Any] | np.ndarray) -> list[Any]:
     """Row labels as a list of plain values (tuples of a MultiIndex stay tuples)."""
-    items = rows.ravel() if isinstance(rows, np.ndarray) else rows
+    np = sys.modules.get("numpy")
+    items = rows.ravel() if np is not None and isinstance(rows, np.ndarray) else rows
     return [plain(r) for r in items]
 
 
@@ -153,6 +164,8 @@ class ColumnError(RowError):
         table: str = "rows",
         role: str | None = None,
     ):
+        import numpy as np
+
         self.column = column
         self.role = role
         self.positions = None if positions is None else np.asarray(positions, dtype=np.int64)
@@ -165,6 +178,8 @@ class ColumnError(RowError):
         """The same error with its positions replaced by the input labels of those rows."""
         if self.positions is None:
             return self
+        import numpy as np
+
         return ColumnError(
             self.column,
             self.problem,

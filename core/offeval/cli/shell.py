@@ -4,30 +4,72 @@ A user mistake gets one line on stderr and a non-zero exit, never a
 traceback (``--debug`` shows it). The core's commands (``evaluate``,
 ``plugins``, ``new-plugin``) keep their names; plugins add theirs through the
 hook ``register_commands`` (the demo is one).
+
+Start-up stays quick: a command registered as a :class:`Deferred` (the core's
+and the built-in plugins' are) is imported only when it runs or shows its
+own help; ``offeval --help`` reads their one-line helps from the references.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
+import re
 import sys
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import NoReturn
+from typing import Any, NoReturn
 
-from offeval.cli.evaluate import EvaluateCommand
 from offeval.cli.options import Parser
 from offeval.cli.plugins import PluginsCommand
-from offeval.cli.scaffold import NewPluginCommand
 from offeval.errors import OffevalError, OffevalWarning, command_line
+from offeval.registry.hookspecs import COMMAND_METHODS
+from offeval.registry.lazy import Deferred
 from offeval.registry.manager import Registry, allow_list_note, get_registry
 
-#: The core's own sub-commands: a plugin's command cannot take their names.
-CORE_COMMANDS = {
-    "evaluate": EvaluateCommand,
-    "plugins": PluginsCommand,
-    "new-plugin": NewPluginCommand,
+#: The core's own sub-commands, by reference (imported when they run).
+_CORE = {
+    "evaluate": Deferred(
+        "offeval.cli.evaluate:EvaluateCommand",
+        help="estimate target policies on your own log file",
+    ),
+    "plugins": Deferred(
+        "offeval.cli.plugins:PluginsCommand",
+        help="what is registered, by which plugin, what failed",
+    ),
+    "new-plugin": Deferred(
+        "offeval.cli.scaffold:NewPluginCommand",
+        help="write a new estimator plugin package (estimator, entry point, kit test, chapter)",
+    ),
 }
+
+
+class _CoreCommands(Mapping):
+    """Name -> command class of the core's commands, each class imported when looked up."""
+
+    def __init__(self, refs: Mapping[str, Deferred]):
+        self._refs = {name: ref.checked(COMMAND_METHODS) for name, ref in refs.items()}
+
+    def __getitem__(self, name: str) -> type:
+        return self._refs[name].resolve()
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._refs
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._refs)
+
+    def __len__(self) -> int:
+        return len(self._refs)
+
+    def deferred(self, name: str) -> Deferred:
+        """The reference of one command (nothing imported)."""
+        return self._refs[name]
+
+
+#: The core's own sub-commands: a plugin's command cannot take their names.
+CORE_COMMANDS = _CoreCommands(_CORE)
 
 
 class _Shell(Parser):
@@ -41,42 +83,96 @@ class _Shell(Parser):
         super().error(message)
 
 
-def build_parser(registry: Registry | None = None) -> Parser:
+class _CommandParser(Parser):
+    """A sub-command's parser; one of a :class:`Deferred` command not yet needed is filled
+    with its arguments when it is first asked to parse (:func:`build_parser` fills the one
+    its command line names beforehand)."""
+
+    fill: Callable[[_CommandParser], None] | None = None
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        """Fill the arguments if still pending, then parse as argparse does."""
+        if self.fill is not None:
+            fill, self.fill = self.fill, None
+            fill(self)
+        return super().parse_known_args(args, namespace)
+
+
+def _adopt(sub_parser: argparse.ArgumentParser, command: Any, arguments: Parser) -> None:
+    """Give ``sub_parser`` the arguments of ``arguments`` (as argparse's ``parents`` does)
+    and the command's ``run``."""
+    sub_parser._add_container_actions(arguments)
+    sub_parser._defaults.update(arguments._defaults)
+    sub_parser.set_defaults(func=command.run)
+
+
+def _built(name: str, factory: Callable[[], Any]) -> tuple[Any, Parser]:
+    """The command and a parser holding its arguments."""
+    command = factory()
+    if isinstance(command, PluginsCommand):  # it lists them among the plugins' commands
+        command.core_commands = CORE_COMMANDS
+    arguments = Parser(prog=f"offeval {name}")
+    command.add_arguments(arguments)
+    return command, arguments
+
+
+#: argparse's own test of a negative number (a positional when no option looks like one).
+_NEGATIVE = re.compile(r"^-\d+$|^-\d*\.\d+$")
+
+
+def command_named(argv: Sequence[str]) -> str | None:
+    """The sub-command a command line names (its first positional word), if any."""
+    words = iter(argv)
+    for word in words:
+        if word == "--":
+            return next(words, None)
+        if not word.startswith("-") or len(word) == 1 or _NEGATIVE.match(word) or " " in word:
+            return word
+    return None
+
+
+def build_parser(registry: Registry | None = None, argv: Sequence[str] | None = None) -> Parser:
     """The argument parser of every sub-command, the plugins' commands included.
 
     A plugin command that cannot be built is left out and recorded among the
-    registry's failures (``offeval plugins`` lists them).
+    registry's failures (``offeval plugins`` lists them). Given ``argv``, the
+    command line to be parsed, only the command it names is built among those
+    registered as a :class:`Deferred`; the others are listed with their
+    one-line help and built only if asked to parse.
     """
     registry = registry or get_registry()
+    running = command_named(argv) if argv is not None else None
     parser = _Shell(
         prog="offeval",
         description="Offline evaluation of recommendation and ranking policies.",
         epilog="Mistakes are reported in one line; --debug shows the traceback.",
     )
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_CommandParser)
 
-    commands = [(name, cls, "offeval") for name, cls in CORE_COMMANDS.items()]
+    commands = [(name, CORE_COMMANDS.deferred(name), "offeval") for name in CORE_COMMANDS]
     for component in registry.components("command"):
         if component.name in CORE_COMMANDS:
             registry.record_failure(
                 component.plugin, "command", f"{component.name}: the name is the core's command's"
             )
             continue
-        commands.append((component.name, component.factory, component.plugin))
+        commands.append((component.name, component.deferred or component.factory, component.plugin))
     for name, factory, plugin in commands:
+        deferred = isinstance(factory, Deferred)
+        if deferred and "help" in factory.attributes and argv is not None and name != running:
+            pending = sub.add_parser(name, help=str(factory.help), add_help=False)
+            pending.fill = lambda into, name=name, factory=factory: _adopt(
+                into, *_built(name, factory.resolve())
+            )
+            continue
         try:
-            command = factory()
-            if isinstance(command, PluginsCommand):  # it lists them among the plugins' commands
-                command.core_commands = CORE_COMMANDS
-            arguments = Parser(prog=f"offeval {name}")
-            command.add_arguments(arguments)
+            command, arguments = _built(name, factory.resolve() if deferred else factory)
             summary = str(command.help)
         except Exception as exc:  # a plugin's broken command must not break the others
             registry.record_failure(plugin, "command", f"{name}: {type(exc).__name__}: {exc}")
             continue
-        sub_parser = sub.add_parser(name, help=summary, parents=[arguments], add_help=False)
-        sub_parser.set_defaults(func=command.run)
+        _adopt(sub.add_parser(name, help=summary, add_help=False), command, arguments)
     return parser
 
 
@@ -109,7 +205,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = [arg for arg in argv if arg != "--debug"]
     try:
         with command_line(), _one_line_warnings():  # hints name options, not Python calls
-            args = build_parser().parse_args(argv)
+            args = build_parser(argv=argv).parse_args(argv)
             args.argv = argv  # the command line as typed, for reports that state it
             code = args.func(args)
         return code if isinstance(code, int) else 0

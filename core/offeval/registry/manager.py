@@ -14,7 +14,17 @@ recorded in :attr:`Registry.failures`; the other plugins still load):
    is reported as its plugin's failure;
 5. each kind's hook is called once per plugin, built-ins first, so a
    third-party plugin can never take a built-in's name: the clash is
-   reported against the third-party plugin.
+   reported against the third-party plugin. A kind's components are
+   collected when that kind is first used (``offeval --help`` asks for the
+   commands alone, so no estimator module is imported for it); reading
+   :attr:`Registry.failures`, recording a failure from outside or adding a
+   plugin first collects every kind, so failures are listed in the order of
+   the stages above.
+
+A component may be registered by reference (:class:`Deferred`,
+``"package.module:Name"`` and what the host may read without importing it,
+such as a command's one-line ``help``): its module is imported when
+:attr:`Component.factory` is first read.
 
 Hooks are called through pluggy, which matches arguments by name, so hook
 specifications can gain arguments without breaking implementations.
@@ -36,6 +46,7 @@ import pluggy
 
 from offeval.errors import RegistryError, did_you_mean
 from offeval.registry import hookspecs
+from offeval.registry.lazy import Deferred
 from offeval.specs import parse_spec
 
 ENTRY_POINT_GROUP = "offeval"
@@ -60,14 +71,41 @@ class Kind:
     plugin: str = ""
 
 
+class _Resolving:
+    """The ``factory`` field of a :class:`Component`: a :class:`Deferred` is imported on
+    first read (a dataclass field holding a descriptor)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.slot = f"_{name}"
+
+    def __get__(self, component: Any, owner: type | None = None) -> Any:
+        if component is None:
+            raise AttributeError(self.slot)  # the field has no default
+        value = component.__dict__[self.slot]
+        return value.resolve() if isinstance(value, Deferred) else value
+
+    def __set__(self, component: Any, value: Any) -> None:
+        component.__dict__[self.slot] = value
+
+
 @dataclass(frozen=True)
 class Component:
-    """A registered component: its kind, name, factory and providing plugin."""
+    """A registered component: its kind, name, factory and providing plugin.
+
+    A factory registered as a :class:`Deferred` is imported when ``factory`` is
+    first read; :attr:`deferred` reads the reference without importing it.
+    """
 
     kind: str
     name: str
-    factory: Any
+    factory: Any = _Resolving()  # type: ignore[assignment] - no default: its __get__ says so
     plugin: str
+
+    @property
+    def deferred(self) -> Deferred | None:
+        """The reference the factory was registered as, if it is one (nothing is imported)."""
+        value = self.__dict__["_factory"]
+        return value if isinstance(value, Deferred) else None
 
     @property
     def summary(self) -> str:
@@ -130,6 +168,8 @@ class Registry:
         self._components: dict[str, dict[str, Component]] = {}
         self._builtin: set[str] = set()
         self._failures: list[PluginFailure] = []
+        #: The plugins whose components of each kind are collected (kinds are collected lazily).
+        self._collected: dict[str, set[str]] = {}
         self._loaded = False
 
     @property
@@ -140,7 +180,7 @@ class Registry:
     @property
     def failures(self) -> list[PluginFailure]:
         """Plugins (or registrations) that failed while loading, and why."""
-        return self.load()._failures
+        return self.load()._collect_all()._failures
 
     # -- loading ----------------------------------------------------------
     def load(self) -> Registry:
@@ -155,7 +195,7 @@ class Registry:
                     try:
                         plugin = ep.load()
                     except Exception as exc:  # a broken plugin must not break the others
-                        self.record_failure(ep.name, "import", _why(exc))
+                        self._fail(ep.name, "import", _why(exc))
                         continue
                     self._register(plugin, ep.name, builtin=builtin)
             self._drop_unmet([name for name, _ in self._pm.list_name_plugin()])
@@ -177,13 +217,13 @@ class Registry:
         """Whether ``plugin`` builds on a plugin that is not loaded (recorded as its failure)."""
         needs = getattr(plugin, REQUIRES, ())
         if not isinstance(needs, (tuple, list)) or not all(isinstance(n, str) and n for n in needs):
-            self.record_failure(
+            self._fail(
                 name, "requires", f"{REQUIRES} must be a tuple of plugin names, got {needs!r}"
             )
             return True
         missing = [n for n in needs if not self._pm.has_plugin(n)]
         for needed in missing:
-            self.record_failure(
+            self._fail(
                 name,
                 "requires",
                 f"builds on plugin {needed!r}, which is not loaded: {self._enabling(needed)}",
@@ -211,7 +251,7 @@ class Registry:
             allowed = {n.strip() for n in allow.split(",") if n.strip()}
             for name in sorted(allowed - {ep.name for ep in found}):
                 known = ", ".join(sorted({ep.name for ep in found})) or "none"
-                self.record_failure(
+                self._fail(
                     name,
                     "allow-list",
                     f"{ALLOW_ENV} names it but no plugin is installed "
@@ -224,31 +264,42 @@ class Registry:
     def _register(self, plugin: object, name: str, *, builtin: bool) -> bool:
         if self._pm.has_plugin(name):
             owner = "the built-in plugin" if name in self._builtin else "another plugin"
-            self.record_failure(name, "import", f"the plugin name {name!r} is taken by {owner}")
+            self._fail(name, "import", f"the plugin name {name!r} is taken by {owner}")
             return False
         try:
             self._pm.register(plugin, name=name)
         except Exception as exc:  # a hook whose arguments do not match its specification
-            self.record_failure(name, "register", _why(exc))
+            self._fail(name, "register", _why(exc))
             return False
         if builtin:
             self._builtin.add(name)
         return True
 
     def _setup(self, names: Sequence[str]) -> None:
-        """Stages 2-5 for the plugins ``names`` (already registered with pluggy)."""
+        """Stages 2-4 for the plugins ``names`` (already registered with pluggy); stage 5,
+        collecting a kind's components, happens when the kind is first used."""
         for name in names:
             for holder in self._call(name, "register_hookspecs"):
                 self._add_hookspecs(name, holder)
-        new_kinds = []
         for name in names:
             for kind in self._call(name, "register_component_kinds"):
-                new_kinds += self._add_kind(name, kind)
+                self._add_kind(name, kind)
         self._report_unmatched(names)
-        everyone = [name for name, _ in self._pm.list_name_plugin()]
+
+    def _collect_kind(self, kind: Kind) -> None:
+        """Stage 5 for one kind: its hook called for each plugin not yet collected, in order."""
+        done = self._collected.setdefault(kind.name, set())
+        with self.activated():
+            for name, _ in self._pm.list_name_plugin():
+                if name not in done and self._pm.has_plugin(name):
+                    done.add(name)
+                    self._collect(name, kind)
+
+    def _collect_all(self) -> Registry:
+        """Stage 5 for every kind (what a full load did at once)."""
         for kind in list(self._kinds.values()):
-            for name in everyone if kind.name in new_kinds else names:
-                self._collect(name, kind)
+            self._collect_kind(kind)
+        return self
 
     def _call(self, plugin: str, hook: str, **kwargs: Any) -> list:
         """Call one plugin's implementation of ``hook``; what it registers, or [] if it failed."""
@@ -259,7 +310,7 @@ class Registry:
         try:
             caller(register=lambda *args, **kw: received.append((args, kw)), **kwargs)
         except Exception as exc:  # the plugin's own bug: report it, keep the others
-            self.record_failure(plugin, hook, _why(exc))
+            self._fail(plugin, hook, _why(exc))
             return []
         return received
 
@@ -275,7 +326,7 @@ class Registry:
         try:
             holder = _one(*received)
         except RegistryError as exc:
-            self.record_failure(plugin, "register_hookspecs", str(exc))
+            self._fail(plugin, "register_hookspecs", str(exc))
             return
         functions = {
             name: fn
@@ -283,22 +334,18 @@ class Registry:
             if self._pm.parse_hookspec_opts(holder, name) is not None
         }
         if not functions:
-            self.record_failure(
-                plugin, "register_hookspecs", f"{holder!r} holds no offeval.hookspec"
-            )
+            self._fail(plugin, "register_hookspecs", f"{holder!r} holds no offeval.hookspec")
             return
         for name, function in functions.items():
             existing = getattr(self._pm.hook, name, None)
             if existing is not None and existing.spec is not None:
-                self.record_failure(
-                    plugin, "register_hookspecs", f"hook {name!r} is already specified"
-                )
+                self._fail(plugin, "register_hookspecs", f"hook {name!r} is already specified")
                 return
             allowed = set(inspect.signature(function).parameters) - {"self"}
             for impl in existing.get_hookimpls() if existing is not None else ():
                 extra = set(impl.argnames) - allowed
                 if extra:
-                    self.record_failure(
+                    self._fail(
                         impl.plugin_name,
                         name,
                         f"implementation takes {sorted(extra)}, which "
@@ -316,18 +363,18 @@ class Registry:
         try:
             kind = Kind(*args, **kw, plugin=plugin)
         except TypeError as exc:
-            self.record_failure(plugin, "register_component_kinds", f"bad kind declaration: {exc}")
+            self._fail(plugin, "register_component_kinds", f"bad kind declaration: {exc}")
             return []
         caller = getattr(self._pm.hook, kind.hook, None)
         if kind.name in self._kinds:
             owner = self._kinds[kind.name].plugin
-            self.record_failure(
+            self._fail(
                 plugin,
                 "register_component_kinds",
                 f"kind {kind.name!r} is already declared by plugin {owner!r}",
             )
         elif caller is None or caller.spec is None:
-            self.record_failure(
+            self._fail(
                 plugin,
                 "register_component_kinds",
                 f"kind {kind.name!r} names hook {kind.hook!r}, which has no specification",
@@ -344,7 +391,7 @@ class Registry:
             if caller.spec is None:
                 for impl in caller.get_hookimpls():
                     if impl.plugin_name in names:
-                        self.record_failure(
+                        self._fail(
                             impl.plugin_name,
                             hook,
                             f"{UNMATCHED} (misspelled? `offeval plugins` lists the hooks)",
@@ -357,7 +404,7 @@ class Registry:
                 name, factory = _two(args, kw)
                 self._add(_validated(kind, name, factory, plugin))
             except RegistryError as exc:
-                self.record_failure(plugin, kind.hook, str(exc))
+                self._fail(plugin, kind.hook, str(exc))
 
     def _add(self, comp: Component) -> None:
         existing = self._components[comp.kind].get(comp.name)
@@ -370,7 +417,15 @@ class Registry:
         self._components[comp.kind][comp.name] = comp
 
     def record_failure(self, plugin: str, stage: str, reason: str) -> None:
-        """Record that a plugin failed at some stage (listed by ``offeval plugins``)."""
+        """Record that a plugin failed at some stage (listed by ``offeval plugins``).
+
+        Every kind is collected first, so the failure is listed after those of loading.
+        """
+        if self._loaded:
+            self._collect_all()
+        self._fail(plugin, stage, reason)
+
+    def _fail(self, plugin: str, stage: str, reason: str) -> None:
         self._failures.append(PluginFailure(plugin, stage, reason))
 
     def add_plugin(self, plugin: ModuleType | object, name: str) -> None:
@@ -380,12 +435,13 @@ class Registry:
         if one is not, the plugin is not registered and the reason is in
         :attr:`failures`.
         """
-        self.load()
+        self.load()._collect_all()  # the failures of loading before this plugin's
         if self._pm.has_plugin(name):
             raise RegistryError(f"a plugin named {name!r} is already registered")
         with self.activated():
             if not self._unmet(plugin, name) and self._register(plugin, name, builtin=False):
                 self._setup([name])
+        self._collect_all()
 
     def remove_plugin(self, name: str) -> None:
         """Unregister a plugin and every component it provided."""
@@ -393,6 +449,8 @@ class Registry:
         for comps in self._components.values():
             for key in [k for k, c in comps.items() if c.plugin == name]:
                 del comps[key]
+        for done in self._collected.values():
+            done.discard(name)
 
     def register(self, kind: str, name: str, factory: Any, plugin: str = "<direct>") -> None:
         """Register one component directly; a duplicate name raises RegistryError."""
@@ -401,9 +459,11 @@ class Registry:
 
     # -- lookup -----------------------------------------------------------
     def _kind(self, kind: str) -> Kind:
+        """A kind by name, its components collected."""
         self.load()
         if kind not in self._kinds:
             raise RegistryError(f"unknown component kind {kind!r}: one of {list(self._kinds)}")
+        self._collect_kind(self._kinds[kind])
         return self._kinds[kind]
 
     def names(self, kind: str) -> list[str]:
@@ -413,7 +473,7 @@ class Registry:
     def components(self, kind: str | None = None) -> list[Component]:
         """Registered components (of one kind, or all)."""
         self.load()
-        kinds = list(self._kinds) if kind is None else [self._kind(kind).name]
+        kinds = list(self._collect_all()._kinds) if kind is None else [self._kind(kind).name]
         return [c for k in kinds for _, c in sorted(self._components[k].items())]
 
     def get(self, kind: str, name: str) -> Component:
@@ -488,7 +548,7 @@ class Registry:
         A plugin whose implementation raises, or registers anything but one
         value, is recorded in :attr:`failures`; the others are unaffected.
         """
-        self.load()
+        self.load()._collect_all()  # its failures come after those of loading
         out = []
         with self.activated():
             for name in self.plugins:
@@ -496,7 +556,7 @@ class Registry:
                     try:
                         out.append((name, _one(args, kw)))
                     except RegistryError as exc:
-                        self.record_failure(name, hook, str(exc))
+                        self._fail(name, hook, str(exc))
         return out
 
     def implementers(self, hook: str) -> list[str]:
@@ -605,6 +665,8 @@ def _validated(kind: Kind, name: str, factory: Any, plugin: str) -> Component:
         raise RegistryError(f"{kind.name} name {name!r} from plugin {plugin!r} is not a valid name")
     if not callable(factory):
         raise RegistryError(f"{kind.name} {name!r} from plugin {plugin!r} is not callable")
+    if isinstance(factory, Deferred):  # checked when imported
+        return Component(kind.name, name, factory.checked(kind.required), plugin)
     missing = [m for m in kind.required if not hasattr(factory, m)]
     if missing:
         raise RegistryError(f"{kind.name} {name!r} from plugin {plugin!r} lacks {missing}")

@@ -1,0 +1,106 @@
+"""Names imported on first use: components registered by reference (:class:`Deferred`) and
+a package's public names (:func:`lazy_names`), so that ``offeval --help`` and importing a
+plugin load no module they do not need."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from importlib import import_module
+from typing import Any
+
+from offeval.errors import RegistryError
+
+
+class Deferred:
+    """A component registered by reference, imported when it is first used.
+
+    ``Deferred("offeval_ir.command:MetricsCommand", help="IR measures ...")``:
+    ``target`` is ``"package.module:Name"`` (a dotted name after the colon
+    reaches into a class); the keywords are the attributes the host may read
+    without importing the module (a command's one-line ``help``, which
+    ``offeval --help`` shows). Registered with ``register(name, Deferred(...))``,
+    it is a component like any other: :attr:`Component.factory` imports and
+    returns the target, which must have the kind's required attributes and
+    the same values for the attributes given here (else :class:`RegistryError`).
+    """
+
+    def __init__(self, target: str, **attributes: Any):
+        module, _, name = target.partition(":")
+        if not module or not name or not all(p.isidentifier() for p in module.split(".")):
+            raise RegistryError(f"Deferred target {target!r} is not 'package.module:Name'")
+        self.target = target
+        self.attributes = attributes
+        for key, value in attributes.items():
+            setattr(self, key, value)
+        self._required: tuple[str, ...] = ()
+        self._resolved: Any = None
+
+    def __repr__(self) -> str:
+        return f"Deferred({self.target!r})"
+
+    def checked(self, required: Sequence[str]) -> Deferred:
+        """The same reference, whose target must also have ``required`` (a kind's methods)."""
+        copy = Deferred(self.target, **self.attributes)
+        copy._required = tuple(required)
+        return copy
+
+    def resolve(self) -> Any:
+        """Import the target (once) and check it against what this reference declares."""
+        if self._resolved is None:
+            module, _, name = self.target.partition(":")
+            try:
+                value: Any = import_module(module)
+                for part in name.split("."):
+                    value = getattr(value, part)
+            except (ImportError, AttributeError) as exc:
+                raise RegistryError(
+                    f"cannot import {self.target}: {type(exc).__name__}: {exc}"
+                ) from exc
+            missing = [m for m in self._required if not hasattr(value, m)]
+            if missing:
+                raise RegistryError(f"{self.target} lacks {missing}")
+            differ = [k for k, v in self.attributes.items() if getattr(value, k, None) != v]
+            if differ:
+                raise RegistryError(
+                    f"{self.target}: its {', '.join(differ)} differ from what its "
+                    "registration declares"
+                )
+            self._resolved = value
+        return self._resolved
+
+
+def lazy_names(
+    package: str,
+    where: Mapping[str, Iterable[str]],
+    computed: Mapping[str, Callable[[], Any]] | None = None,
+) -> Callable[[str], Any]:
+    """A module ``__getattr__`` (PEP 562) that imports a package's names on first use.
+
+    ``__getattr__ = lazy_names(__name__, {"my_plugin.estimators": ("MyEstimator",)})``
+    in ``my_plugin/__init__.py``: ``from my_plugin import MyEstimator`` imports
+    ``my_plugin.estimators`` then, not when the plugin is loaded. ``where`` maps
+    each module of the package to the names it defines; ``computed`` maps a
+    name to a function building its value (a tuple of classes, say). Each value
+    is kept in the package once built. Modules outside ``package`` are refused
+    (a plugin's names are its own).
+    """
+    modules = {name: module for module, names in where.items() for name in names}
+    outside = sorted(
+        {m for m in modules.values() if m != package and not m.startswith(f"{package}.")}
+    )
+    if outside:
+        raise RegistryError(f"lazy_names of {package}: {outside} are not modules of {package}")
+    computed = dict(computed or {})
+
+    def __getattr__(name: str) -> Any:
+        if name in computed:
+            value = computed[name]()
+        elif name in modules:
+            value = getattr(import_module(modules[name]), name)
+        else:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        setattr(sys.modules[package], name, value)
+        return value
+
+    return __getattr__
