@@ -70,9 +70,9 @@ class Judgements:
     ideal ranking, hits), not a judged non-relevant item for bpref; its
     label still puts the query among the judged (``empty_labels='judged'``)
     and counts as judged for Judged@k and RBP's residual, as ir-measures
-    does. Under ``negative_grades='error'`` (every other preset) metrics
-    refuse such judgements, and :meth:`from_frames` refuses negative grades
-    unless asked to keep them.
+    does. Under ``negative_grades='error'`` (the default, and the presets of
+    libraries without this reading) metrics refuse such judgements, and
+    :meth:`from_frames` refuses negative grades unless asked to keep them.
     """
 
     users: pd.Index
