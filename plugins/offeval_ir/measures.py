@@ -54,6 +54,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from offeval.plugin import ConfigurationError, check_choice, check_number, hint
+from offeval_ir.trec_measures import check_trec_metric
 
 #: Per offeval metric: whether it takes a cut-off, the parameters it accepts
 #: besides ``cutoff`` (as ir-measures names them), and its name in hints.
@@ -117,6 +118,54 @@ _TREC_CUTS = {
     "success": "success",
     "map_cut": "ap",
     "ndcg_cut": "ndcg",
+    "relative_P": "relative_P",
+    "unj": "unj",
+}
+#: trec_eval's default cut-offs (m_P.c and the others; success and unj their own).
+_TREC_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+_TREC_DEFAULT_CUTS = {"success": (1, 5, 10), "unj": (5, 10, 20)}
+#: trec_eval measures at levels written as decimals: ``iprec_at_recall_0.10``.
+_TREC_LEVELS = {"iprec_at_recall": "iprec_at_recall", "Rprec_mult": "Rprec_mult"}
+_TREC_DEFAULT_LEVELS = {
+    "iprec_at_recall": tuple(round(0.1 * i, 1) for i in range(11)),
+    "Rprec_mult": tuple(round(0.2 * i, 1) for i in range(1, 11)),
+}
+#: trec_eval measures with one free parameter string, labelled ``name_<string>``.
+_TREC_FREE = {
+    "utility": "utility",
+    "11pt_avg": "11pt_avg",
+    "ndcg": "trec_ndcg",
+    "G": "G",
+    "ndcg_rel": "ndcg_rel",
+    "Rndcg": "Rndcg",
+    "rbp": "trec_rbp",
+}
+_TREC_PARAMETERISED = {**_TREC_CUTS, **_TREC_LEVELS, **_TREC_FREE}
+#: trec_eval's names of measures without parameters that are not offeval metrics, with
+#: how their per-user values aggregate (its counts are summed, gm_* geometric means).
+#: ``rbp`` alone is trec_eval's RBP (graded gains, p = 0.9); ``RBP``, ``rbp@k`` and
+#: ``RBP(p=...)`` are offeval's (binary relevance at the threshold, p = 0.8 unless given).
+_TREC_PLAIN = {
+    "num_q": ("num_q", "sum"),
+    "num_ret": ("num_ret", "sum"),
+    "num_rel": ("num_rel", "sum"),
+    "num_rel_ret": ("num_rel_ret", "sum"),
+    "num_nonrel_judged_ret": ("num_nonrel_judged_ret", "sum"),
+    "gm_map": ("ap", "geometric"),
+    "gm_bpref": ("bpref", "geometric"),
+    "infAP": ("infAP", "mean"),
+    "binG": ("binG", "mean"),
+    "G": ("G", "mean"),
+    "ndcg_rel": ("ndcg_rel", "mean"),
+    "Rndcg": ("Rndcg", "mean"),
+    "set_relative_P": ("set_relative_P", "mean"),
+    "set_map": ("set_map", "mean"),
+    "utility": ("utility", "mean"),
+    "11pt_avg": ("11pt_avg", "mean"),
+    "rbp": ("trec_rbp", "mean"),
+    "rbp_resid": ("rbp_resid", "mean"),
+    "dcg": ("dcg", "mean"),
+    "ideal_dcg": ("idcg", "mean"),
 }
 #: offeval's names for measures no peer spells: the ideal DCG and post-normalised nDCG.
 _EXTRA = {
@@ -208,8 +257,10 @@ def parse_measure(text: str) -> Measure:
 def parse_measures(texts: Iterable[str]) -> list[Measure]:
     """The measures the strings name, in order (a trec_eval cut-off list gives several).
 
-    A name given twice (``nDCG@10`` twice, or ``ndcg_cut_10`` next to
-    ``ndcg_cut.10,20``) is an error: it would label two columns alike.
+    Two spellings of one measure under one label (``ndcg_cut_10`` next to
+    ``ndcg_cut.10`` or ``ndcg_cut.10,20``) are one measure, kept where it first
+    appears; the same string given twice (``nDCG@10`` twice), or one label for
+    two different measures, is an error.
     """
     if isinstance(texts, str):
         raise ConfigurationError(
@@ -222,6 +273,8 @@ def parse_measures(texts: Iterable[str]) -> list[Measure]:
         for measure in _parse(text):
             if measure.name in sources:
                 first, here = sources[measure.name], text.strip()
+                if first != here and measure in measures:
+                    continue  # ndcg_cut.10 and ndcg_cut_10: one measure, one column
                 origin = "" if first == here == measure.name else f" (from {first!r} and {here!r})"
                 raise ConfigurationError(f"measure {measure.name!r} is given twice{origin}")
             sources[measure.name] = text.strip()
@@ -326,19 +379,201 @@ def _parse(text: str) -> list[Measure]:
 
 
 def _trec_cuts(label: str) -> list[Measure] | None:
-    """``P_5``, ``ndcg_cut.10,20``: one measure per cut-off; None when not of this form."""
-    for base, metric in _TREC_CUTS.items():
+    """trec_eval's parameterised names (``P_5``, ``ndcg_cut.10,20``, ``iprec_at_recall_0.10``,
+    ``utility.2,-1,0,0``) and its names of measures only it has (``num_ret``, ``binG``,
+    bare ``rbp``, ...): their measures, labelled as trec_eval prints them; None when
+    ``label`` is not of this form."""
+    plain = _TREC_PLAIN.get(label)
+    if plain is not None:
+        metric, aggregate = plain
+        return [Measure(metric, None, (), label, aggregate=aggregate)]
+    for base in sorted(_TREC_PARAMETERISED, key=len, reverse=True):
         head = label[: len(base) + 1]
         if len(head) <= len(base) or head[-1] not in "._":
             continue
         if head[:-1] != base and (len(base) == 1 or head[:-1].lower() != base.lower()):
             continue
-        typed, cuts = head[:-1], label[len(base) + 1 :]
-        ks = [_cutoff(cut, label) for cut in cuts.split(",")]
-        if len(ks) == 1:
-            return [Measure(metric, ks[0], (), label)]
-        return [Measure(metric, k, (), f"{typed}_{k}") for k in ks]
+        typed, rest = head[:-1], label[len(base) + 1 :]
+        if (
+            head[-1] == "_"
+            and base in _TREC_FREE
+            and not ("=" in rest or base in ("utility", "11pt_avg"))
+        ):
+            continue  # ndcg_10 is not ndcg with gains: an unknown name, with a hint
+        return _trec_parameterised(base, typed, rest, label, strict=True)
     return None
+
+
+def _trec_parameterised(
+    base: str, typed: str, rest: str | None, label: str, *, strict: bool
+) -> list[Measure]:
+    """The measures of trec_eval's ``base`` with the parameter text ``rest`` (None:
+    trec_eval's defaults), labelled ``typed_...`` as trec_eval prints them.
+
+    ``strict`` refuses what trec_eval's atol/atof would read loosely (a cut-off of
+    ``23.4`` is 23 to trec_eval); trec_eval's own -m arguments read them as it does.
+    """
+    metric = _TREC_PARAMETERISED[base]
+    if base in _TREC_CUTS:
+        if rest is None:
+            ks = list(_TREC_DEFAULT_CUTS.get(base, _TREC_CUTOFFS))
+        else:
+            ks = [_cutoff(cut, label) if strict else _atol(cut, label) for cut in rest.split(",")]
+            _no_duplicate([f"{typed}_{k}" for k in ks], label)
+            ks = ks if strict else sorted(ks)  # trec_eval prints its cut-offs sorted
+        return [Measure(metric, k, (), f"{typed}_{k}") for k in ks]
+    if base in _TREC_LEVELS:
+        if rest is None:
+            levels = list(_TREC_DEFAULT_LEVELS[base])
+        else:
+            levels = [_atof(value, label) for value in rest.split(",")]
+            _no_duplicate([f"{typed}_{level:3.2f}" for level in levels], label)
+            levels = levels if strict else sorted(levels)
+        return [
+            Measure(f"{metric}:{level!r}", None, (), f"{typed}_{level:3.2f}") for level in levels
+        ]
+    # trec_eval's measures with one parameter string, printed as given
+    if rest is None or rest == "":
+        return [Measure(metric, None, (), typed)]
+    if base == "ndcg":
+        metric = "trec_ndcg"
+    full = f"{metric}:{_trec_param_text(base, rest, label)}"
+    try:
+        check_trec_metric(full, None)
+    except ConfigurationError as error:
+        raise ConfigurationError(f"{label!r}: {error}") from None
+    return [Measure(full, None, (), f"{typed}_{rest}")]
+
+
+def _trec_param_text(base: str, rest: str, label: str) -> str:
+    """A parameter string as the metric reads it (11pt_avg's levels in order)."""
+    if base == "11pt_avg":
+        levels = sorted(_atof(value, label) for value in rest.split(","))
+        _no_duplicate(levels, label)  # trec_eval averages over its levels sorted
+        return ",".join(repr(level) for level in levels)
+    return rest
+
+
+def _no_duplicate(values: list, label: str) -> None:
+    """An error naming the first value ``label`` gives twice (trec_eval refuses it too)."""
+    seen = set()
+    for value in values:
+        if value in seen:
+            raise ConfigurationError(
+                f"measure {value!r} is given twice (in {label!r}; trec_eval refuses a "
+                "duplicate cut-off too)"
+            )
+        seen.add(value)
+
+
+def _atol(text: str, label: str) -> int:
+    """A cut-off as trec_eval's atol reads it: its leading digits (``23.4`` is 23), >= 1."""
+    digits = re.match(r"\s*\+?(\d+)", text)
+    if not digits or int(digits[1]) < 1:
+        raise ConfigurationError(
+            f"the cut-off of {label!r} must be a whole number >= 1, got {text.strip()!r}"
+        )
+    return int(digits[1])
+
+
+def _atof(text: str, label: str) -> float:
+    value = text.strip()
+    if not re.fullmatch(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?", value):
+        raise ConfigurationError(f"{label!r}: {value!r} is not a number")
+    return float(value)
+
+
+#: trec_eval's measures in the order it computes and prints them (measures.c), with
+#: the ones offeval has not (runid, relstring: not numbers; the prefs and jg measures).
+TREC_EVAL_ORDER = (
+    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec",
+    "bpref", "recip_rank", "iprec_at_recall", "P", "relstring", "recall", "infAP",
+    "gm_bpref", "Rprec_mult", "utility", "11pt_avg", "binG", "G", "dcg", "ideal_dcg",
+    "ndcg", "ndcg_rel", "Rndcg", "ndcg_cut", "map_cut", "relative_P", "success", "set_P",
+    "set_relative_P", "set_recall", "set_map", "set_F", "num_nonrel_judged_ret", "rbp",
+    "rbp_resid", "unj",
+)  # fmt: skip
+#: trec_eval's measure groups (its nicknames, measures.c), in its order.
+TREC_EVAL_GROUPS = {
+    "official": (
+        "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec",
+        "bpref", "recip_rank", "iprec_at_recall", "P",
+    ),
+    "set": (
+        "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P",
+        "set_recall", "set_relative_P", "set_map", "set_F",
+    ),
+    "all_trec": (
+        "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec",
+        "bpref", "recip_rank", "iprec_at_recall", "P", "relstring", "recall", "unj", "rbp",
+        "rbp_resid", "infAP", "gm_bpref", "utility", "11pt_avg", "ndcg", "relative_P",
+        "Rprec_mult", "success", "map_cut", "ndcg_cut", "ndcg_rel", "Rndcg", "binG", "G",
+        "set_P", "set_recall", "set_relative_P", "set_map", "set_F", "num_nonrel_judged_ret",
+    ),
+}  # fmt: skip
+#: trec_eval's values that are not measures: the caller prints them (runid, relstring).
+TREC_EVAL_TEXT = ("runid", "relstring")
+
+
+def trec_eval_measures(arguments: Iterable[str]) -> list[Measure]:
+    """The measures trec_eval's ``-m`` arguments name, in trec_eval's printing order.
+
+    Each argument is what follows one ``-m``: a group (``official``, ``set``,
+    ``all_trec``, as trec_eval's measures.c lists them), a measure name alone
+    (trec_eval's default parameters: ``P`` is P_5 ... P_1000, ``success`` is
+    success_1, _5, _10, ``iprec_at_recall`` the 11 recall levels, ``Rprec_mult``
+    0.2 ... 2.0, ``unj`` 5, 10, 20, ``utility`` 1,-1,0,0), or a name with its
+    parameters after a dot, as trec_eval reads them: ``P.5,7,3`` (sorted: P_3,
+    P_5, P_7), ``ndcg_cut.10,20,23.4`` (23.4 is 23, as trec_eval's atol reads
+    it), ``iprec_at_recall..10,.20`` (labelled ``iprec_at_recall_0.10``),
+    ``Rprec_mult.5.0,0.2``, ``utility.2,-1,0,0``, ``11pt_avg..25,.5,.75``,
+    ``ndcg.1=3,2=9,4=4.5`` (gains per grade; labelled as given, ``ndcg_1=3,...``).
+    As trec_eval, the first parameters given to a measure win (``-m P.5 -m P.10``
+    is P_5; a group or the bare name does not undo ``-m P.7``); every measure is
+    printed once, in the order of trec_eval's measures.c whatever the order of
+    the arguments. ``runid`` and ``relstring`` (text, not numbers) and the
+    measures offeval does not have (prefs, jg) are left out: see
+    :data:`TREC_EVAL_TEXT` for where trec_eval prints the first two.
+
+    Raises :class:`offeval.ConfigurationError` for a name trec_eval does not know
+    (as trec_eval's "illegal measure"), a duplicate cut-off, or a bad parameter.
+    """
+    if isinstance(arguments, str):
+        arguments = [arguments]
+    chosen: dict[str, str | None] = {}
+    for argument in arguments:
+        text = str(argument).strip()
+        name, dot, rest = text.partition(".")
+        if name in TREC_EVAL_GROUPS and not dot:
+            for member in TREC_EVAL_GROUPS[name]:
+                chosen.setdefault(member, None)
+            continue
+        if name not in TREC_EVAL_ORDER:
+            groups = ", ".join(TREC_EVAL_GROUPS)
+            close = difflib.get_close_matches(name, [*TREC_EVAL_ORDER, *TREC_EVAL_GROUPS], n=1)
+            guess = f" (did you mean {close[0]}?)" if close else ""
+            raise ConfigurationError(
+                f"trec_eval has no measure {text!r}{guess}: give a measure name (as "
+                f"'trec_eval -h -m all_trec' lists them) or a group ({groups})"
+            )
+        if chosen.get(name) is None:
+            chosen[name] = rest if dot else None
+    measures: list[Measure] = []
+    for name in TREC_EVAL_ORDER:
+        if name not in chosen or name in TREC_EVAL_TEXT:
+            continue
+        rest = chosen[name]
+        label = name if rest is None else f"{name}.{rest}"
+        if name in _TREC_PARAMETERISED:
+            measures.extend(_trec_parameterised(name, name, rest, label, strict=False))
+        elif rest:
+            raise ConfigurationError(f"trec_eval's {name} takes no parameters, got {label!r}")
+        elif name in _TREC_PLAIN:
+            metric, aggregate = _TREC_PLAIN[name]
+            measures.append(Measure(metric, None, (), name, aggregate=aggregate))
+        else:
+            measures.extend(_parse(name))
+    return measures
 
 
 def _unknown(label: str) -> str:

@@ -12,6 +12,7 @@ from offeval.plugin import ConfigurationError, check_whole
 from offeval_ir.conventions import Conventions
 from offeval_ir.hints import switch
 from offeval_ir.judgements import Judgements
+from offeval_ir.trec_measures import TREC_METRICS, is_trec_metric, trec_columns
 
 #: The metrics computed when none are named.
 DEFAULT_METRICS = ("precision", "recall", "f1", "hit_rate", "ap", "rr", "dcg", "ndcg")
@@ -192,9 +193,13 @@ def compute(
         if base:
             parts.insert(0, compute(judgements, base, ks, replace(conv, per_metric=())))
         return _merge(parts, conv, metrics, ks)
-    unknown = set(metrics) - set(METRICS)
+    trec = [m for m in metrics if is_trec_metric(m)]
+    unknown = set(metrics) - set(METRICS) - set(trec)
     if unknown:
-        raise ConfigurationError(f"unknown metrics {sorted(unknown)}; known: {list(METRICS)}")
+        raise ConfigurationError(
+            f"unknown metrics {sorted(unknown)}; known: {list(METRICS)} and trec_eval's "
+            f"{list(TREC_METRICS)} (see offeval_ir.trec_measures)"
+        )
     ks = _checked_cutoffs(ks)
     negative = _negative_grades(judgements, conv)
     tied = judgements.tie_group is not None and conv.ties == "expected"
@@ -214,7 +219,8 @@ def compute(
         rel *= j.positive[:, :width]
     gains_of = (lambda g: g) if conv.gain == "linear" else (lambda g: np.expm1(g * np.log(2)))
     graded = grades if conv.dcg_relevance == "graded" else rel
-    wanted = set(metrics)
+    trec_values = trec_columns(j, trec, ks, conv.relevance_threshold) if trec else {}
+    wanted = set(metrics) - set(trec)
     gain = gains_of(graded) if wanted & {"dcg", "ndcg", "idcg"} else None
     judged = (
         j.judged[:, :width].astype(float) if wanted & {"judged", "bpref", "rbp_residual"} else None
@@ -309,7 +315,12 @@ def compute(
                 values["idcg"] = idcg
                 values["ndcg"] = np.where(idcg > 0, values["dcg"] / idcg, 0.0)
         for name in metrics:
-            columns[f"{name}{suffix}"] = np.nan_to_num(values[name], nan=0.0, posinf=0.0)
+            column = f"{name}{suffix}"
+            columns[column] = (
+                trec_values[column]
+                if name in trec
+                else np.nan_to_num(values[name], nan=0.0, posinf=0.0)
+            )
     per_user = pd.DataFrame(columns, index=j.users)
     per_user.index.name = "user"
     return _apply_edge_cases(per_user, j, conv, n_rel)

@@ -24,7 +24,11 @@ def _dcg(gains):
 
 def _frames(runs, qrels):
     pred = pd.DataFrame(
-        [(u, item, float(len(items) - r)) for u, items in runs.items() for r, item in enumerate(items)],
+        [
+            (u, item, float(len(items) - r))
+            for u, items in runs.items()
+            for r, item in enumerate(items)
+        ],
         columns=["user", "item", "score"],
     )
     lab = pd.DataFrame(
