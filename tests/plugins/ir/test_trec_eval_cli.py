@@ -60,6 +60,8 @@ def _measure_args(argv: list[str]) -> list[tuple[int, int, str]]:
         if argv[i] in ("-m", "--measure"):
             found.append((i, i + 1, argv[i + 1]))
             i += 1
+        elif argv[i].startswith("--measure="):
+            found.append((i, i, argv[i].partition("=")[2]))
         elif argv[i].startswith("-m"):
             found.append((i, i, argv[i][2:]))
         i += 1
@@ -141,3 +143,136 @@ def test_measures_expand_to_trec_eval_s_labels_in_its_order(out, argv):
     if "-q" in argv and first != b"all":
         per_query = [_label(line) for line in stored if line.split(b"\t")[1] == first]
         assert per_query == [r.label for r in requested if r.measure.per_query]
+
+
+def _stored_lines(out: str, argv: list[str]) -> bytes:
+    """The stored lines of ``out`` that offeval prints for ``argv``'s measures."""
+    asked = [arg for *_, arg in _measure_args(argv)] or ["official"]
+    printed = {r.label for r in expand(asked) if r.supported}
+    stored = (DATA / out).read_bytes().splitlines(keepends=True)
+    return b"".join(line for line in stored if _label(line) in printed)
+
+
+#: The quicktest command lines respelled as getopt (and getopt_long) also reads them.
+RESPELLED = [
+    ("out.test.aqcM", "-m all_trec -q -c -M 100 qrels.test results.trunc"),
+    ("out.test.aqcM", "-qc -mall_trec -M100 qrels.test results.trunc"),
+    ("out.test.aqcM", "qrels.test results.trunc -m all_trec -qc --Max_retrieved_per_topic=100"),
+    (
+        "out.test.aqcM",
+        "--measure=all_trec --query_eval_wanted --complete_rel_info_wanted "
+        "--Max_retrieved_per_topic 100 qrels.test results.trunc",
+    ),
+    ("out.test.aql", "-m all_trec -m relstring.20 -q -l 2 qrels.rel_level results.test"),
+    (
+        "out.test.aql",
+        "-q -l2 -mrelstring.20 -m all_trec --level_for_rel=2 qrels.rel_level results.test",
+    ),
+    (
+        "out.test.meas_params",
+        "-q -mP.5,7,3 -m ndcg_cut.10,20,23.4 -m success.2,5,20 "
+        "-mrecall.20,2000 -m P.100 qrels.test results.test",
+    ),
+]
+
+
+@pytest.mark.filterwarnings("ignore:-m .*left out:UserWarning")
+@pytest.mark.parametrize(("out", "command"), RESPELLED)
+def test_glued_long_and_reordered_options_read_as_trec_eval_reads_them(
+    out, command, monkeypatch, capsys
+):
+    """``-M100``, ``-qc``, ``--measure=``, options after the files; a measure's parameters
+    come from its first ``-m`` (``-m P.100`` after ``-mP.5,7,3`` changes nothing)."""
+    monkeypatch.chdir(DATA)
+    argv = shlex.split(command)
+    assert main(["trec_eval", *argv]) == 0
+    assert capsys.readouterr().out.encode() == _stored_lines(out, argv)
+
+
+@pytest.mark.filterwarnings("ignore:-m .*left out:UserWarning")
+def test_nosummary_prints_only_the_per_query_lines(monkeypatch, capsys):
+    monkeypatch.chdir(DATA)
+    argv = ["-m", "all_trec", "-q", "-n", "qrels.test", "results.test"]
+    assert main(["trec_eval", *argv]) == 0
+    per_query = [
+        line
+        for line in _stored_lines("out.test.aq", argv).splitlines(keepends=True)
+        if line.split(b"\t")[1] != b"all"
+    ]
+    assert capsys.readouterr().out.encode() == b"".join(per_query)
+    assert main(["trec_eval", "-n", "-m", "map", "qrels.test", "results.test"]) == 0
+    assert capsys.readouterr().out == ""
+
+
+def _trec_file(path: Path) -> list[list[str]]:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt") as handle:
+        return [line.split() for line in handle if line.strip() and not line.startswith("#")]
+
+
+def test_without_c_the_queries_of_both_files_are_averaged(monkeypatch, capsys):
+    """results.trunc has no line for query 302: without -c it is left out (trec_eval's
+    help; pytrec_eval's per-query values, averaged over 301 and 303, are the oracle)."""
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    monkeypatch.chdir(DATA)
+    qrels: dict = {}
+    for qid, _, doc, rel in _trec_file(DATA / "qrels.test"):
+        qrels.setdefault(qid, {})[doc] = int(rel)
+    run: dict = {}
+    for fields in _trec_file(DATA / "results.trunc"):
+        run.setdefault(fields[0], {})[fields[2]] = float(fields[4])
+    assert sorted(run) == ["301", "303"] and "302" in qrels
+    names = {"map", "P_10", "ndcg_cut_10", "recip_rank"}
+    theirs = pytrec_eval.RelevanceEvaluator(qrels, names).evaluate(run)
+    argv = ["-q", "-m", "map", "-m", "P.10", "-m", "ndcg_cut.10", "-m", "recip_rank"]
+    assert main(["trec_eval", *argv, "qrels.test", "results.trunc"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    expected = [
+        f"{name:<22}\t{qid}\t{theirs[qid][name]:6.4f}"
+        for qid in ("301", "303")
+        for name in ("map", "recip_rank", "P_10", "ndcg_cut_10")
+    ]
+    expected += [
+        f"{name:<22}\tall\t{(theirs['301'][name] + theirs['303'][name]) / 2:6.4f}"
+        for name in ("map", "recip_rank", "P_10", "ndcg_cut_10")
+    ]
+    assert lines == expected
+
+
+def _write(path: Path, rows: list[str]) -> str:
+    path.write_text("".join(f"{row}\n" for row in rows))
+    return str(path)
+
+
+def test_query_order_geometric_mean_counts_and_runid(tmp_path, capsys):
+    """Queries in text order (10 before 9); a query judged only non-relevant scores 0; a run
+    query without qrels is ignored; gm_map floors 0 at 0.00001; runid is the tag of the
+    last line that is no comment."""
+    qrels = _write(tmp_path / "qrels", ["9 0 a 1", "9 0 b 0", "10 0 c 1", "10 0 d 0", "7 0 e 0"])
+    run = _write(
+        tmp_path / "run",
+        [
+            "9 Q0 a 1 3.0 first",
+            "9 Q0 b 2 2.0 first",
+            "10 Q0 d 1 5.0 first",
+            "7 Q0 e 1 1.0 first",
+            "8 Q0 z 1 1.0 first",
+            "10 Q0 x 2 4.0 last extra words",
+            "# 10 Q0 y 3 1.0 commented",
+            "",
+        ],
+    )
+    measures = ["-m", "map", "-m", "gm_map", "-m", "runid", "-m", "num_q"]
+    assert main(["trec_eval", "-q", *measures, qrels, run]) == 0
+    # AP: query 10 retrieves c nowhere (0), query 7 has no relevant document (0), query 9
+    # finds a at rank 1 (1)
+    gm = math.exp((math.log(1e-5) + math.log(1e-5) + math.log(1.0)) / 3)
+    assert capsys.readouterr().out.splitlines() == [
+        f"{'map':<22}\t10\t0.0000",
+        f"{'map':<22}\t7\t0.0000",
+        f"{'map':<22}\t9\t1.0000",
+        f"{'runid':<22}\tall\tlast",
+        f"{'num_q':<22}\tall\t3",
+        f"{'map':<22}\tall\t{1 / 3:6.4f}",
+        f"{'gm_map':<22}\tall\t{gm:6.4f}",
+    ]
