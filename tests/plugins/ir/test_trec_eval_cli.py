@@ -276,3 +276,77 @@ def test_query_order_geometric_mean_counts_and_runid(tmp_path, capsys):
         f"{'map':<22}\tall\t{1 / 3:6.4f}",
         f"{'gm_map':<22}\tall\t{gm:6.4f}",
     ]
+
+
+@pytest.mark.parametrize(
+    ("argv", "patterns"),
+    [
+        (["-x"], [r"unrecognized arguments: -x"]),
+        (["-R", "qrels"], [r"^offeval: error: -R: .*-R/--Rel_info_format is not supported"]),
+        (["-Rprefs"], [r"-R/--Rel_info_format is not supported"]),
+        (["-T", "trec_results"], [r"-T/--Results_format is not supported"]),
+        (["-J"], [r"-J/--Judged_docs_only is not supported"]),
+        (["-N", "1000"], [r"-N/--Number_docs_in_coll is not supported"]),
+        (["-D3"], [r"-D/--Debug_level is not supported"]),
+        (["-o"], [r"-o/--Output_old_results_format is not supported"]),
+        (["--Zscore", "zscores_file"], [r"^offeval: error: --Zscore: .*-Z/--Zscore is not"]),
+        (["-l0"], [r"-l must be at least 1, got 0"]),
+        (["-l", "two"], [r"-l takes a whole number, got 'two'"]),
+        (["-M", "0"], [r"-M must be at least 1"]),
+        (["-m", "nDCG"], [r"-m nDCG: trec_eval has no measure 'nDCG' \(did you mean ndcg\?\)"]),
+        (["-m", "P."], [r"-m P\.: no parameters after the dot"]),
+        (["-mP.5,10,5"], [r"-m P\.5,10,5: a cut-off is given twice"]),
+        (["-m", "P.0"], [r"-m P\.0: cut-offs must be positive"]),
+        (["-m", "iprec_at_recall.x"], [r"'x' is not a number"]),
+        (["-m", "prefs_simp"], [r"offeval does not compute trec_eval's prefs_simp; it computes "]),
+    ],
+)
+def test_a_mistake_is_one_line_naming_the_option(argv, patterns, monkeypatch, capsys):
+    monkeypatch.chdir(DATA)
+    one_line_error(capsys, ["trec_eval", *argv, "qrels.test", "results.test"], *patterns)
+
+
+@pytest.mark.parametrize(
+    ("files", "pattern"),
+    [
+        (["missing.qrels", "results.test"], r"^offeval: error: qrels file missing.qrels: no such"),
+        (["qrels.test", "missing.run"], r"^offeval: error: run file missing.run: no such file"),
+        (["qrels.test", "."], r"run file \.: is a directory"),
+        (["qrels.test", "-"], r"run '-': reading stdin is not supported"),
+        (["qrels.test"], r"the following arguments are required: run"),
+        (["results.test", "qrels.test"], r"swapped"),
+    ],
+)
+def test_a_missing_or_swapped_file_is_one_line(files, pattern, monkeypatch, capsys):
+    """One line and no warning before it (the default group leaves measures out)."""
+    monkeypatch.chdir(DATA)
+    one_line_error(capsys, ["trec_eval", *files], pattern)
+
+
+def test_no_query_with_both_results_and_qrels_is_one_line(tmp_path, capsys):
+    qrels = _write(tmp_path / "qrels", ["1 0 a 1"])
+    run = _write(tmp_path / "run", ["2 Q0 a 1 1.0 tag"])
+    one_line_error(capsys, ["trec_eval", qrels, run], r"no query has both results")
+
+
+def test_a_group_leaves_out_what_offeval_does_not_compute_in_one_warning(monkeypatch, capsys):
+    monkeypatch.chdir(DATA)
+    left_out = list(dict.fromkeys(r.measure.name for r in expand(["all_trec"]) if not r.supported))
+    if not left_out:
+        assert main(["trec_eval", "-m", "all_trec", "qrels.test", "results.test"]) == 0
+        return
+    with pytest.warns(UserWarning) as record:
+        assert main(["trec_eval", "-m", "all_trec", "qrels.test", "results.test"]) == 0
+    assert [str(w.message) for w in record] == [
+        f"-m all_trec: left out {len(left_out)} measures offeval does not compute: "
+        + ", ".join(left_out)
+    ]
+    assert "left out" not in capsys.readouterr().out
+
+
+def test_help_names_the_groups_and_the_measures_offeval_computes(capsys):
+    assert main(["trec_eval", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "all_trec" in text and "official" in text
+    assert f"measures {', '.join(supported_measures())}" in text
+    assert {"map", "P", "recall", "ndcg", "ndcg_cut", "Rprec", "bpref"} <= set(supported_measures())
