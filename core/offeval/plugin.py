@@ -9,7 +9,10 @@ need belongs here, so that no plugin imports another. The names, by job:
   (``register_hookspecs``); ``Register`` is the type of the ``register``
   callback every hook receives; :class:`Registry`, :func:`get_registry` (the
   process-wide one) and :func:`active_registry` (the one building components
-  now) find components by name.
+  now) find components by name; :class:`Deferred` registers a component by
+  reference, imported when first used (``offeval --help`` shows a command's
+  ``help`` without importing it), and :func:`lazy_names` imports a plugin's
+  public names on first use.
 - **Estimators**: :class:`BaseEstimator`, :class:`Contribution`,
   :class:`PolicyView`, :class:`Shared`, :data:`ESTIMANDS`, :data:`GUARANTEES`,
   what an estimator declares (:class:`Declaration`, read by :func:`declaration_of`),
@@ -142,6 +145,7 @@ _WHERE = {
     ),
     "offeval.progress": ("progress_bar",),
     "offeval.registry.hookspecs": ("Register", "hookimpl", "hookspec"),
+    "offeval.registry.lazy": ("Deferred", "lazy_names"),
     "offeval.registry.manager": ("Registry", "active_registry", "get_registry"),
     "offeval.registry.sections": (
         "EvaluationReport",
@@ -239,6 +243,7 @@ if TYPE_CHECKING:
     )
     from offeval.progress import progress_bar
     from offeval.registry.hookspecs import Register, hookimpl, hookspec
+    from offeval.registry.lazy import Deferred, lazy_names
     from offeval.registry.manager import Registry, active_registry, get_registry
     from offeval.registry.sections import (
         EvaluationReport,
@@ -285,6 +290,7 @@ __all__ = [
     "ConfigurationError",
     "Contribution",
     "Declaration",
+    "Deferred",
     "DownloadError",
     "Estimate",
     "EstimatorSummary",
@@ -344,6 +350,7 @@ __all__ = [
     "hookspec",
     "interval",
     "kendall_tau",
+    "lazy_names",
     "load_summaries",
     "markdown_escape",
     "markdown_table",
