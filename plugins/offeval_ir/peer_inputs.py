@@ -152,7 +152,7 @@ def _as(data: object, kind: str, value: str, what: str, columns: Mapping | None)
     if isinstance(data, Mapping):
         if not data:
             raise ConfigurationError(f"{what} is an empty dict")
-        return dict_frame(data, value, what) if _nested(data) else data
+        return dict_frame(data, value, what)
     frame = _tuples_frame(data, value, what) if not _is_dask(data) else None
     return data if frame is None else frame
 

@@ -179,6 +179,7 @@ def test_tukey_hsd_degenerate_cases():
     assert np.isnan(tukey_hsd(np.ones((2, 1)))).all()  # one query: no error term
 
 
+@pytest.mark.slow
 def test_win_tie_loss_and_tukey_match_ranx_compare():
     """ranx's compare (Tukey's HSD, its win/tie/loss) on the same runs and qrels, on
     tie-free scores with every query judged and ranked (ranx's make_comparable)."""

@@ -10,6 +10,7 @@ library versions.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -297,3 +298,200 @@ def test_trec_collection_values_do_not_depend_on_layout(tmp_path):
         pd.testing.assert_frame_equal(
             got.per_user.loc[expected.index], expected, check_exact=False, rtol=0, atol=1e-12
         )
+
+
+# -- ranx and pytrec_eval inputs, ir-measures measure objects, taken as they are ------------
+
+
+def _peer_data(seed: int = 11):
+    """A dict-of-dict run and qrels (text ids, tie-free scores, grades 0-3, a query only in
+    the qrels and one only in the run)."""
+    rng = np.random.default_rng(seed)
+    qrels = {
+        f"q{q}": {f"d{d}": int(rng.integers(0, 4)) for d in rng.choice(25, 7, replace=False)}
+        for q in range(30)
+    }
+    run = {
+        f"q{q}": {f"d{d}": float(s) for d, s in enumerate(rng.permutation(25) + rng.random(25))}
+        for q in range(1, 31)
+    }
+    return run, qrels
+
+
+def _frames(run, qrels):
+    pred = pd.DataFrame(
+        [(q, d, s) for q, ds in run.items() for d, s in ds.items()],
+        columns=["user", "item", "score"],
+    )
+    lab = pd.DataFrame(
+        [(q, d, g) for q, ds in qrels.items() for d, g in ds.items()],
+        columns=["user", "item", "relevance"],
+    )
+    return pred, lab
+
+
+PEER_MEASURES = ["nDCG@10", "P(rel=2)@5", "AP", "RR", "R@20", "Rprec", "Bpref"]
+
+
+@pytest.mark.slow
+def test_ranx_objects_dicts_and_ir_measures_tuples_give_the_frames_numbers():
+    ranx = pytest.importorskip("ranx")
+    ir_measures = pytest.importorskip("ir_measures")
+    from offeval_ir import compute_measures
+
+    run, qrels = _peer_data()
+    pred, lab = _frames(run, qrels)
+    expected = compute_measures(pred, lab, PEER_MEASURES).per_user
+    scored = [ir_measures.ScoredDoc(q, d, s) for q, ds in run.items() for d, s in ds.items()]
+    judged = [ir_measures.Qrel(q, d, g) for q, ds in qrels.items() for d, g in ds.items()]
+    peer_frames = (
+        pred.rename(columns={"user": "query_id", "item": "doc_id"}),
+        lab.rename(columns={"user": "query_id", "item": "doc_id"}),
+    )
+    for given_run, given_qrels in [
+        (run, qrels),
+        (ranx.Run(run, name="bm25"), ranx.Qrels(qrels)),
+        (scored, judged),
+        peer_frames,
+        (ranx.Run(run).to_dataframe(), lab),  # ranx's frame columns: q_id, doc_id, score
+    ]:
+        got = compute_measures(given_run, given_qrels, PEER_MEASURES).per_user
+        pd.testing.assert_frame_equal(
+            got.loc[expected.index], expected, check_exact=False, rtol=0, atol=1e-12
+        )
+    assert expected["AP"].notna().sum() == 29  # q0 only judged, q30 only ranked
+
+
+@pytest.mark.slow
+def test_ranx_inputs_give_ranx_numbers():
+    """Under the ranx preset, the numbers ranx.evaluate gives for the same objects."""
+    ranx = pytest.importorskip("ranx")
+    from offeval_ir import PRESETS, evaluate_runs
+
+    run, qrels = _peer_data()
+    theirs = ranx.evaluate(
+        ranx.Qrels(qrels),
+        ranx.Run(run),
+        ["ndcg@10", "map", "mrr", "precision@5", "recall@20"],
+        make_comparable=True,
+    )
+    evaluation = evaluate_runs(
+        [ranx.Run(run, name="bm25")],
+        ranx.Qrels(qrels),
+        ["nDCG@10", "AP", "RR", "P@5", "R@20"],
+        PRESETS["ranx"](),
+    )
+    means = evaluation.table().set_index("measure")["mean"]
+    for ours, their in [
+        ("nDCG@10", "ndcg@10"),
+        ("AP", "map"),
+        ("RR", "mrr"),
+        ("P@5", "precision@5"),
+        ("R@20", "recall@20"),
+    ]:
+        assert means[ours] == pytest.approx(theirs[their], abs=1e-12), ours
+
+
+def test_ir_measures_objects_give_its_means_and_offeval_intervals():
+    """The documented path for intervals: ir-measures' measure objects and inputs into
+    evaluate_runs; with no_predictions='zero' the means are ir-measures' aggregates."""
+    ir_measures = pytest.importorskip("ir_measures")
+    from offeval_ir import PRESETS, evaluate_runs
+
+    run, qrels = _peer_data()
+    scored = [ir_measures.ScoredDoc(q, d, s) for q, ds in run.items() for d, s in ds.items()]
+    judged = [ir_measures.Qrel(q, d, g) for q, ds in qrels.items() for d, g in ds.items()]
+    measures = [ir_measures.nDCG @ 10, ir_measures.P(rel=2) @ 5, ir_measures.AP, ir_measures.Bpref]
+    theirs = ir_measures.calc_aggregate(measures, judged, scored)
+    evaluation = evaluate_runs(
+        {"bm25": scored}, judged, measures, PRESETS["trec_eval"](no_predictions="zero")
+    )
+    table = evaluation.table().set_index("measure")
+    for measure in measures:
+        row = table.loc[str(measure)]
+        assert row["mean"] == pytest.approx(theirs[measure], abs=1e-12), measure
+        assert row["ci_low"] < row["mean"] < row["ci_high"] and row["se"] > 0
+        assert row["users"] == 30  # the 30 judged queries, q0 (not ranked) as 0
+
+
+@pytest.mark.slow
+def test_compare_systems_takes_values_computed_elsewhere():
+    """pytrec_eval's evaluate output and ranx runs ranx has evaluated: the comparison of
+    offeval's own per-user values of the same measures."""
+    ranx = pytest.importorskip("ranx")
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    from offeval_ir import compare_systems, compute_measures
+
+    run, qrels = _peer_data()
+    other = {q: {d: -s for d, s in ds.items()} for q, ds in run.items()}
+    evaluator = pytrec_eval.RelevanceEvaluator(qrels, {"map", "ndcg_cut_10"})
+    given = {"bm25": evaluator.evaluate(run), "rev": evaluator.evaluate(other)}
+    table = compare_systems(given, resamples=200)
+    own = {
+        name: compute_measures(r, qrels, ["map", "ndcg_cut_10"])
+        for name, r in (("bm25", run), ("rev", other))
+    }
+    expected = compare_systems(own, resamples=200)
+    columns = ["measure", "a", "b", "users", "difference", "p_value", "wins", "ties", "losses"]
+    table = table.set_index("measure").loc[["map", "ndcg_cut_10"]].reset_index()
+    pd.testing.assert_frame_equal(table[columns], expected[columns], check_exact=False, atol=1e-12)
+
+    runs = [ranx.Run(run, name="bm25"), ranx.Run(other, name="rev")]
+    for r in runs:
+        ranx.evaluate(ranx.Qrels(qrels), r, ["map"], make_comparable=True)
+    table = compare_systems(runs, resamples=200)
+    assert list(table["measure"]) == ["map"] and table["users"].iloc[0] == 30
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (
+            lambda f: f["evaluate_runs"]({"q1": {"d1": 1.0}}, {"q1": {"d1": 1}}, ["AP"]),
+            r"looks like one run \{qid: \{docid: score\}\}: give \{'name': run\}",
+        ),
+        (
+            lambda f: f["compute_measures"]({"q1": {"d1": "high"}}, {"q1": {"d1": 1}}, ["AP"]),
+            r"the score of query 'q1', document 'd1' is 'high', not a number",
+        ),
+        (lambda f: f["compute_measures"]({"q1": [1, 2]}, {"q1": {"d1": 1}}, ["AP"]), None),
+        (
+            lambda f: f["compute_measures"]({"q1": {"d1": 1.0}}, {}, ["AP"]),
+            "the qrels is an empty dict",
+        ),
+    ],
+)
+def test_peer_input_mistakes_are_named(call, message):
+    from offeval.plugin import OffevalError
+    from offeval_ir import compute_measures, evaluate_runs
+
+    functions = {"evaluate_runs": evaluate_runs, "compute_measures": compute_measures}
+    with pytest.raises((OffevalError, ValueError)) as error:
+        call(functions)
+    if message:
+        assert re.search(message, str(error.value)), str(error.value)
+
+
+@pytest.mark.slow
+def test_a_ranx_qrels_given_as_the_run_is_named():
+    ranx = pytest.importorskip("ranx")
+    from offeval.plugin import ConfigurationError
+    from offeval_ir import compute_measures
+
+    run, qrels = _peer_data()
+    with pytest.raises(ConfigurationError, match="the run is a ranx Qrels"):
+        compute_measures(ranx.Qrels(qrels), ranx.Qrels(qrels), ["AP"])
+    with pytest.raises(ConfigurationError, match="single ranx Run"):
+        from offeval_ir import evaluate_runs
+
+        evaluate_runs(ranx.Run(run, name="x"), qrels, ["AP"])
+
+
+def test_an_unsupported_ir_measures_object_says_why():
+    ir_measures = pytest.importorskip("ir_measures")
+    from offeval.plugin import ConfigurationError
+    from offeval_ir import compute_measures
+
+    run, qrels = _peer_data()
+    with pytest.raises(ConfigurationError, match="judged_only=True"):
+        compute_measures(run, qrels, [ir_measures.nDCG(judged_only=True) @ 10])

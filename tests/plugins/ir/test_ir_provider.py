@@ -218,6 +218,7 @@ def test_default_pipeline_registration_falls_back_for_the_rest():
     assert M.providers.registry["offeval"] is not None
 
 
+@pytest.mark.slow
 def test_no_offeval_module_imports_ir_measures_unless_the_provider_is_used():
     import subprocess
     import sys
