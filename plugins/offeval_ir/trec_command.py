@@ -372,10 +372,10 @@ class _Version(argparse.Action):
     """``-v``: which trec_eval this reproduces, on stderr as trec_eval prints its version."""
 
     def __call__(self, parser, namespace, values, option_string=None):
-        from offeval import __version__
+        from importlib.metadata import version
 
         print(
-            f"offeval trec_eval {__version__}: trec_eval version {TREC_EVAL_VERSION}'s "
+            f"offeval trec_eval {version('offeval')}: trec_eval version {TREC_EVAL_VERSION}'s "
             "command line and output",
             file=sys.stderr,
         )
