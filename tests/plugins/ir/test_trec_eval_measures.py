@@ -9,12 +9,16 @@ does not exercise are checked against brute-force oracles in plain Python.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from offeval_ir import compute_measures, parse_measure
+from offeval import ConfigurationError
+from offeval_ir import PRESETS, compute_measures, parse_measure, parse_measures
+from offeval_ir.files import read_qrels, read_run
+from offeval_ir.measures import TREC_EVAL_TEXT, trec_eval_measures
 from offeval_ir.metrics import aggregate
 
 
@@ -75,3 +79,229 @@ def test_aggregations():
     assert aggregate(values, "geometric") == pytest.approx(geometric)
     parts = pd.DataFrame({"numerator": [1.0, 9.0, 0.0, 2.0], "denominator": [2.0, 9.0, 4.0, 2.0]})
     assert aggregate(values, "ratio", parts) == pytest.approx(3.0 / 8.0)
+
+
+# ---- trec_eval's stored outputs ---------------------------------------------------------
+
+HERE = Path(__file__).parent / "trec_eval_test"
+#: out file -> (qrels, results, -m arguments, -c, -M, -l), as NOTICE.md lists them.
+STORED = {
+    "out.test.aq": ("qrels.test", "results.test", ["all_trec"], False, None, 1),
+    "out.test.aqc": ("qrels.test", "results.trunc", ["all_trec"], True, None, 1),
+    "out.test.aqcM": ("qrels.test", "results.trunc", ["all_trec"], True, 100, 1),
+    "out.test.aql": (
+        "qrels.rel_level",
+        "results.test",
+        ["all_trec", "relstring.20"],
+        False,
+        None,
+        2,
+    ),
+    "out.test.meas_params": (
+        "qrels.test",
+        "results.test",
+        [
+            "iprec_at_recall..10,.20,.25,.75,.50",
+            "P.5,7,3",
+            "recall.20,2000",
+            "Rprec_mult.5.0,0.2,0.35",
+            "utility.2,-1,0,0",
+            "11pt_avg..25,.5,.75",
+            "ndcg.1=3,2=9,4=4.5",
+            "ndcg_cut.10,20,23.4",
+            "success.2,5,20",
+        ],
+        False,
+        None,
+        1,
+    ),
+}
+
+
+def _stored(name: str) -> tuple[list[str], dict[tuple[str, str], str]]:
+    """The measures of a stored output in the order of its ``all`` lines, and its values by
+    (measure, query)."""
+    order, values = [], {}
+    for line in (HERE / name).read_text().splitlines():
+        if not line.strip():
+            continue
+        measure, query, value = line.split()
+        if measure in TREC_EVAL_TEXT:
+            continue
+        if query == "all":
+            order.append(measure)
+        values[measure, query] = value
+    return order, values
+
+
+def _ours(name: str):
+    qrels, results, arguments, complete, most, level = STORED[name]
+    run = read_run(HERE / results)
+    if most is not None:  # trec_eval's -M: the first `most` of each list in its order
+        run = run.sort_values(["user", "score", "item"], ascending=[True, False, False])
+        run = run.groupby("user", sort=False).head(most)
+    conventions = PRESETS["trec_eval"](
+        no_predictions="zero" if complete else "nan", relevance_threshold=float(level)
+    )
+    measures = trec_eval_measures(arguments)
+    return measures, compute_measures(run, read_qrels(HERE / qrels), measures, conventions)
+
+
+@pytest.mark.parametrize("name", list(STORED))
+def test_expansion_gives_trec_eval_s_measures_in_its_order(name):
+    order, _ = _stored(name)
+    assert [m.name for m in trec_eval_measures(STORED[name][2])] == order
+
+
+@pytest.mark.parametrize("name", list(STORED))
+def test_every_value_per_query_and_all_as_trec_eval_prints_it(name):
+    _, stored = _stored(name)
+    measures, result = _ours(name)
+    value = result.value
+    compared = 0
+    for measure in measures:
+        per_query = {key[1]: float(text) for key, text in stored.items() if key[0] == measure.name}
+        theirs_all = per_query.pop("all")
+        assert value[measure.name] == pytest.approx(theirs_all, abs=5e-5), measure.name
+        ours = result.per_user[measure.name].dropna()
+        if measure.name in ("num_q", "gm_map", "gm_bpref"):  # printed in `all` only
+            assert not per_query
+        else:
+            assert sorted(ours.index) == sorted(per_query), measure.name
+            for query, theirs in per_query.items():
+                assert ours[query] == pytest.approx(theirs, abs=5e-5), (measure.name, query)
+                compared += 1
+    assert compared >= 3 * (len(measures) - 3)
+
+
+def test_trec_eval_s_rbp_is_graded_and_ignores_the_relevance_level():
+    """On -l2 trec_eval's rbp still counts grade-1 items (query 301: 0.0465, all 0.2769);
+    offeval's RBP at the threshold gives 0 there."""
+    measures, result = _ours("out.test.aql")
+    assert result.per_user.loc["301", "rbp"] == pytest.approx(0.0465, abs=5e-5)
+    assert result.value["rbp"] == pytest.approx(0.2769, abs=5e-5)
+    offeval_rbp = compute_measures(
+        read_run(HERE / "results.test"),
+        read_qrels(HERE / "qrels.rel_level"),
+        ["RBP(p=0.9)"],
+        PRESETS["trec_eval"](relevance_threshold=2.0),
+    )
+    assert offeval_rbp.per_user.loc["301", "RBP(p=0.9)"] == pytest.approx(0.0, abs=1e-12)
+
+
+def test_expansion_reads_parameters_as_trec_eval():
+    names = lambda *args: [m.name for m in trec_eval_measures(args)]  # noqa: E731
+    assert names("P.5", "P.10") == ["P_5"]  # the first parameters win
+    assert names("P.7", "official")[-1] == "P_7"
+    assert names("map", "P") == [
+        "map",
+        *(f"P_{k}" for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000)),
+    ]
+    assert names("ndcg_cut.10,20,23.4") == ["ndcg_cut_10", "ndcg_cut_20", "ndcg_cut_23"]
+    assert names("success") == ["success_1", "success_5", "success_10"]
+    assert names("unj") == ["unj_5", "unj_10", "unj_20"]
+    assert names("Rprec_mult")[0] == "Rprec_mult_0.20"
+    assert names("iprec_at_recall")[::10] == ["iprec_at_recall_0.00", "iprec_at_recall_1.00"]
+    assert names("set") == [
+        "num_q",
+        "num_ret",
+        "num_rel",
+        "num_rel_ret",
+        "utility",
+        "set_P",
+        "set_relative_P",
+        "set_recall",
+        "set_map",
+        "set_F",
+    ]  # fmt: skip (measures.c's order, not the group's)
+    aggregates = {m.name: m.aggregate for m in trec_eval_measures(["official"])}
+    assert aggregates["num_ret"] == "sum" and aggregates["gm_map"] == "geometric"
+    for bad, message in [
+        ("ndcg_cut_10", "no measure 'ndcg_cut_10'"),  # trec_eval: illegal measure
+        ("P.5,5", "given twice"),
+        ("utility.1,2", "four coefficients"),
+        ("num_ret.5", "takes no parameters"),
+        ("maps", "did you mean map"),
+    ]:
+        with pytest.raises(ConfigurationError, match=message):
+            trec_eval_measures([bad])
+
+
+def test_trec_eval_spellings_label_alike():
+    assert [m.name for m in parse_measures(["ndcg_cut.10", "ndcg_cut_10"])] == ["ndcg_cut_10"]
+    assert parse_measure("ndcg_cut.10").name == "ndcg_cut_10"
+    assert [m.name for m in parse_measures(["ndcg_cut.10,20", "ndcg_cut_20"])] == [
+        "ndcg_cut_10",
+        "ndcg_cut_20",
+    ]
+    assert parse_measure("iprec_at_recall_0.1").name == "iprec_at_recall_0.10"
+    assert parse_measure("Rprec_mult.0.2").name == "Rprec_mult_0.20"
+    assert parse_measure("utility.2,-1,0,0").name == "utility_2,-1,0,0"
+    assert parse_measure("rbp").metric == "trec_rbp"  # trec_eval's name: trec_eval's RBP
+    assert parse_measure("RBP").metric == parse_measure("rbp@10").metric == "rbp"
+    with pytest.raises(ConfigurationError, match="given twice"):
+        parse_measures(["nDCG@10", "nDCG@10"])
+
+
+# ---- pytrec_eval on random runs with ties and qrels with -1 grades --------------------
+
+
+def _random_collection(seed: int):
+    rng = np.random.default_rng(seed)
+    docs = [str(i) for i in range(1, 15)] + [f"d{i}" for i in range(15)]  # "10" < "7" as text
+    qrels, run = {}, {}
+    for q in range(25):
+        judged = rng.choice(docs, size=rng.integers(1, 20), replace=False)
+        qrels[f"q{q}"] = {d: int(rng.choice([-1, 0, 0, 1, 1, 2, 3])) for d in judged}
+        retrieved = rng.choice(docs, size=rng.integers(1, 25), replace=False)
+        run[f"q{q}"] = {d: float(rng.integers(0, 5)) / 2 for d in retrieved}  # many ties
+    return qrels, run
+
+
+PYTREC_MEASURES = [
+    "11pt_avg", "G", "P", "Rndcg", "Rprec", "Rprec_mult", "binG", "bpref", "infAP",
+    "iprec_at_recall", "map", "map_cut", "ndcg", "ndcg_cut", "ndcg_rel", "num_nonrel_judged_ret",
+    "num_rel", "num_rel_ret", "num_ret", "recall", "recip_rank", "relative_P", "set_F", "set_P",
+    "set_map", "set_recall", "set_relative_P", "success", "utility",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("level", [1, 2])
+def test_agrees_with_pytrec_eval_on_ties_and_unjudged_in_pool(seed, level):
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    qrels, run = _random_collection(seed)
+    theirs = pytrec_eval.RelevanceEvaluator(
+        qrels, set(PYTREC_MEASURES), relevance_level=level
+    ).evaluate(run)
+    pred = pd.DataFrame(
+        [(q, d, s) for q, docs in run.items() for d, s in docs.items()],
+        columns=["user", "item", "score"],
+    )
+    lab = pd.DataFrame(
+        [(q, d, g) for q, docs in qrels.items() for d, g in docs.items()],
+        columns=["user", "item", "relevance"],
+    )
+    measures = trec_eval_measures(PYTREC_MEASURES)
+    ours = compute_measures(
+        pred, lab, measures, PRESETS["trec_eval"](relevance_threshold=float(level))
+    ).per_user
+    n_rel = lab[lab["relevance"] >= level].groupby("user").size()
+    checked = 0
+    for m in measures:
+        for query, values in theirs.items():
+            if m.name.startswith(("iprec_at_recall", "11pt_avg")):
+                # pytrec_eval runs trec_eval 9, whose recall level x reads floor(x R + 0.9)
+                # relevant items; trec_eval 10 (the stored outputs) rounds x R
+                r = n_rel.get(query, 0)
+                levels = [0.1 * i for i in range(11)]
+                if m.name.startswith("iprec"):
+                    levels = [float(m.name.rsplit("_", 1)[1])]
+                if any(math.floor(x * r + 0.9) != math.floor(x * r + 0.5) for x in levels):
+                    continue
+            assert ours.loc[query, m.name] == pytest.approx(values[m.name], abs=1e-9), (
+                m.name,
+                query,
+            )
+            checked += 1
+    assert checked > 0.9 * len(measures) * len(theirs)
