@@ -484,12 +484,12 @@ def test_phrase(test: str, correction: str | None, alpha: float, resamples: int)
     if test == "randomization":
         name += f" with {resamples} resamples"
     if test == "tukey":
-        how = "no further correction (Tukey's HSD holds the error over the pairs itself)"
+        how = "over the pairs of each measure, which needs no further correction"
     elif correction:
         how = f"{correction} correction over the pairs of each measure"
     else:
         how = "no correction for multiple pairs"
-    return f"{name}, {how}, alpha {alpha}"
+    return f"{name} {how}, alpha {alpha}" if test == "tukey" else f"{name}, {how}, alpha {alpha}"
 
 
 def latex_caption(
@@ -516,15 +516,14 @@ def latex_caption(
         over = f"over the queries every run averages ({each})"
     runs = len(evaluation.values)
     sentences = [
-        f"Mean of each measure for {runs} runs, {over}.",
+        f"Means of {runs} runs on each measure, {over}.",
         "A superscript letter marks a run whose mean is significantly higher than the mean "
-        "of the run with that letter, by "
-        f"{test_phrase(test, correction, alpha, resamples)} (significant when p < {alpha}).",
+        f"of the run with that letter ({test_phrase(test, correction, alpha, resamples)}).",
         "The highest mean of each measure is in bold.",
     ]
-    for line in (conventions, *details):
-        if line:
-            sentences.append(f"{line[0].upper()}{line[1:]}" + ("" if line.endswith(".") else "."))
+    if conventions:
+        sentences.append(f"{conventions[0].upper()}{conventions[1:]}.")
+    sentences += [line if line.endswith(".") else f"{line}." for line in details if line]
     return " ".join(sentences)
 
 

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
+from cli_checks import one_line_error
+from scipy import stats
 
 from offeval.cli.shell import main
 
@@ -86,3 +90,83 @@ def test_mistakes_are_one_line(trec_files, capsys, extra, message):
     code = main(["metrics", str(paths["run"]), str(paths["qrels"]), *extra])
     err = capsys.readouterr().err
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+
+
+def _caption_sentences(latex: str) -> list[str]:
+    caption = re.search(r"\\caption\{(.*)\}\n", latex).group(1)
+    caption = caption.replace("-{}", "-")  # LaTeX's escape of a hyphen (-- is a dash)
+    return [s.strip() for s in re.split(r"(?<=\.)\s+(?=[A-Za-z])", caption) if s.strip()]
+
+
+def test_compare_latex_has_label_caption_sentences_and_decimals(trec_files, tmp_path, capsys):
+    """ranx's report: a \\label, a caption in sentences (what the superscripts mean, the
+    test, its correction, alpha, the queries), the decimals asked for."""
+    paths, _, _ = trec_files
+    tex = tmp_path / "cmp.tex"
+    argv = ["compare", paths["qrels"], paths["run"], paths["other"], "-m", "nDCG@10", "-m", "AP"]
+    extra = ["--decimals", "2", "--label", "tab:trec-runs", "--alpha", "0.01", "--out", tex]
+    assert main([*map(str, argv), *map(str, extra)]) == 0
+    latex = tex.read_text()
+    lines = latex.splitlines()
+    assert lines[lines.index(r"\end{table}") - 1] == r"\label{tab:trec-runs}"
+    assert lines[lines.index(r"\end{table}") - 2].startswith(r"\caption{")
+    rows = [line for line in lines if line.startswith("(a) ") or line.startswith("(b) ")]
+    cells = [
+        re.sub(r"\\textbf\{(.*?)\}|\$\^\{\w+\}\$", r"\1", c).strip()
+        for row in rows
+        for c in row.rstrip(" \\").split(" & ")[1:]
+    ]
+    assert len(cells) == 4 and all(re.fullmatch(r"\d\.\d\d", c) for c in cells), cells
+    sentences = _caption_sentences(latex)
+    assert all(s[0].isupper() or s[0] in "n" and s.startswith("nDCG") for s in sentences)
+    assert all(s.endswith(".") for s in sentences)
+    assert (
+        sentences[0] == "Means of 2 runs on each measure, over the 30 queries every run averages."
+    )
+    marks = sentences[1]
+    assert marks.startswith("A superscript letter marks a run whose mean is significantly higher")
+    assert "paired t-test" in marks and "holm correction" in marks and "alpha 0.01" in marks
+    assert sentences[2] == "The highest mean of each measure is in bold."
+    assert sentences[3].startswith("Conventions: preset trec")
+    printed = capsys.readouterr().out
+    assert re.search(r"\b0\.\d\d \[0\.\d\d, 0\.\d\d\]", printed)  # decimals in the terminal too
+    assert not re.search(r"\b0\.\d{3} \[", printed)
+
+
+def test_compare_tukey_and_win_tie_loss(trec_files, tmp_path, capsys):
+    """--test tukey decides significance by Tukey's HSD (scipy's, on the per-query values
+    pytrec_eval gives), and the win/tie/loss counts equal a count of those values."""
+    paths, run, qrels = trec_files
+    pairs = tmp_path / "pairs.csv"
+    tex = tmp_path / "t.tex"
+    argv = ["compare", paths["qrels"], paths["run"], paths["other"], "-m", "nDCG@10"]
+    assert main([*map(str, argv), "--test", "tukey", "--pairs", str(pairs), "--out", str(tex)]) == 0
+    printed = capsys.readouterr().out
+    row = pd.read_csv(pairs).iloc[0]
+    other = run.assign(score=run["score"].to_numpy()[::-1])
+    a, b = pytrec_eval_values(run, qrels), pytrec_eval_values(other, qrels)
+    common = sorted(set(a) & set(b))
+    va = np.array([a[q]["ndcg_cut_10"] for q in common])
+    vb = np.array([b[q]["ndcg_cut_10"] for q in common])
+    assert row["p_tukey"] == pytest.approx(stats.tukey_hsd(va, vb).pvalue[0, 1], abs=1e-12)
+    assert row["significant"] == (row["p_tukey"] < 0.05)
+    wins, ties, losses = (va > vb).sum(), (va == vb).sum(), (va < vb).sum()
+    assert (row["wins"], row["ties"], row["losses"]) == (wins, ties, losses)
+    assert f"{wins}/{ties}/{losses}" in printed and "win/tie/loss" in printed
+    assert "Tukey's HSD test over the pairs of each measure" in printed
+    assert "Tukey's HSD test" in _caption_sentences(tex.read_text())[1]
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--label", "tab: results"], r"--label 'tab: results': a LaTeX label is text without"),
+        (["--label", "tab_{x}"], r"--label 'tab_\{x\}'"),
+        (["--decimals", "-1"], r"--decimals: -1 is not >= 0"),
+        (["--test", "tukeys"], r"--test: invalid choice: 'tukeys'"),
+    ],
+)
+def test_compare_report_option_mistakes_are_one_line(trec_files, capsys, extra, message):
+    paths, _, _ = trec_files
+    argv = ["compare", paths["qrels"], paths["run"], paths["other"], *extra]
+    one_line_error(capsys, argv, message)
