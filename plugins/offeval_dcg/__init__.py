@@ -5,11 +5,8 @@ table, cutoff, and ``pbm``, a position-based model with learnt values) and
 the estimators ``dcg``, ``ndcg`` and ``pndcg``.
 """
 
-from offeval.plugin import hookimpl
+from offeval.plugin import hookimpl, lazy_names
 from offeval_dcg import hookspecs
-from offeval_dcg.estimators import DCG, NDCG, PNDCG
-from offeval_dcg.examination import MODELS, examination_model
-from offeval_dcg.learnt import PositionBasedModel, fit_em, fit_shuffled
 
 
 @hookimpl
@@ -27,6 +24,9 @@ def register_component_kinds(register):
 @hookimpl
 def register_examination_models(register):
     """Register the parametric examination models and the learnt PBM."""
+    from offeval_dcg.examination import MODELS
+    from offeval_dcg.learnt import PositionBasedModel
+
     for name, factory in MODELS.items():
         register(name, factory)
     register("pbm", PositionBasedModel)
@@ -35,6 +35,8 @@ def register_examination_models(register):
 @hookimpl
 def register_estimators(register):
     """Register DCG, nDCG and post-normalised nDCG."""
+    from offeval_dcg.estimators import DCG, NDCG, PNDCG
+
     for cls in (DCG, NDCG, PNDCG):
         register(cls.name, cls)
 
@@ -42,6 +44,8 @@ def register_estimators(register):
 @hookimpl
 def register_demo_estimators(register, environment):
     """DCG with the environment's own examination model, per impression like the truth."""
+    from offeval_dcg.estimators import DCG, NDCG, PNDCG
+
     model = getattr(getattr(environment, "examination", None), "spec", "logarithmic")
     register(DCG(examination=model, per="impression"))
     register(DCG(examination=model, per="impression", cap=2))
@@ -59,3 +63,13 @@ __all__ = [
     "fit_em",
     "fit_shuffled",
 ]
+
+#: The public names, imported on first use (loading the plugin imports no estimator).
+__getattr__ = lazy_names(
+    __name__,
+    {
+        "offeval_dcg.estimators": ("DCG", "NDCG", "PNDCG"),
+        "offeval_dcg.examination": ("MODELS", "examination_model"),
+        "offeval_dcg.learnt": ("PositionBasedModel", "fit_em", "fit_shuffled"),
+    },
+)

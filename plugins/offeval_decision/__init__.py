@@ -6,22 +6,14 @@ questions, the selection of systems to test online, and the size of the
 online test that would detect the predicted lift.
 """
 
-from offeval.plugin import hookimpl
-from offeval_decision.choices import (
-    ab_sample_size,
-    component_probabilities,
-    plan_ab_test,
-    select,
-    unit_sd,
-)
-from offeval_decision.ranks import RankDistribution, expected_ranks, rank_distribution
-from offeval_decision.section import decision_section
-from offeval_decision.sweep import CAPS, FAMILIES, plot_sweep, sweep
+from offeval.plugin import Deferred, hookimpl, lazy_names
 
 
 @hookimpl
 def register_report_sections(register, report):
     """Rank probabilities and a selection per estimator; a cap sweep in the demo."""
+    from offeval_decision.section import decision_section
+
     section = decision_section(report)
     if section is not None:
         register(section)
@@ -29,10 +21,14 @@ def register_report_sections(register, report):
 
 @hookimpl
 def register_commands(register):
-    """Register ``offeval decide``."""
-    from offeval_decision.command import DecideCommand
-
-    register("decide", DecideCommand)
+    """Register ``offeval decide`` (imported when it runs)."""
+    register(
+        "decide",
+        Deferred(
+            "offeval_decision.command:DecideCommand",
+            help="rank probabilities and an A/B selection from saved summaries (no log needed)",
+        ),
+    )
 
 
 __all__ = [
@@ -50,3 +46,20 @@ __all__ = [
     "sweep",
     "unit_sd",
 ]
+
+#: The public names, imported on first use (loading the plugin imports none of its modules).
+__getattr__ = lazy_names(
+    __name__,
+    {
+        "offeval_decision.choices": (
+            "ab_sample_size",
+            "component_probabilities",
+            "plan_ab_test",
+            "select",
+            "unit_sd",
+        ),
+        "offeval_decision.ranks": ("RankDistribution", "expected_ranks", "rank_distribution"),
+        "offeval_decision.section": ("decision_section",),
+        "offeval_decision.sweep": ("CAPS", "FAMILIES", "plot_sweep", "sweep"),
+    },
+)

@@ -9,43 +9,40 @@ displayed set (:func:`forward_backward`, :func:`rank_rows`,
 simulator (:func:`figure3`).
 """
 
-from offeval.plugin import hookimpl
-from offeval_disagreement.analyses import close_models, figure3, plot_figure3, world
-from offeval_disagreement.estimators import (
-    CounterfactualDisagreement,
-    PairwiseDisagreement,
-    ResampledBannerDisagreement,
-    SampledCounterfactualDisagreement,
-    SampledPairwiseDisagreement,
-)
-from offeval_disagreement.given_set import (
-    MAX_EXACT,
-    forward_backward,
-    monte_carlo,
-    rank_probabilities,
-    rank_rows,
-    subset_dp,
-)
+from offeval.plugin import hookimpl, lazy_names
 
-ESTIMATORS = (
-    PairwiseDisagreement,
-    CounterfactualDisagreement,
-    ResampledBannerDisagreement,
-    SampledPairwiseDisagreement,
-    SampledCounterfactualDisagreement,
-)
+
+def _estimators() -> tuple:
+    """pd, cd, cd_banner and the sampling versions (``ESTIMATORS``)."""
+    from offeval_disagreement.estimators import (
+        CounterfactualDisagreement,
+        PairwiseDisagreement,
+        ResampledBannerDisagreement,
+        SampledCounterfactualDisagreement,
+        SampledPairwiseDisagreement,
+    )
+
+    return (
+        PairwiseDisagreement,
+        CounterfactualDisagreement,
+        ResampledBannerDisagreement,
+        SampledPairwiseDisagreement,
+        SampledCounterfactualDisagreement,
+    )
 
 
 @hookimpl
 def register_estimators(register):
     """Register pd, cd, cd_banner and the sampling versions."""
-    for cls in ESTIMATORS:
+    for cls in _estimators():
         register(cls.name, cls)
 
 
 @hookimpl
 def register_demo_estimators(register):
     """PD on all banners (position-biased), PD on shuffled banners only, and CD."""
+    from offeval_disagreement.estimators import CounterfactualDisagreement, PairwiseDisagreement
+
     register(PairwiseDisagreement())
     register(PairwiseDisagreement(banners="shuffled"))
     register(CounterfactualDisagreement(score_scale="logit"))
@@ -68,3 +65,27 @@ __all__ = [
     "subset_dp",
     "world",
 ]
+
+#: The public names, imported on first use (loading the plugin imports no estimator).
+__getattr__ = lazy_names(
+    __name__,
+    {
+        "offeval_disagreement.analyses": ("close_models", "figure3", "plot_figure3", "world"),
+        "offeval_disagreement.estimators": (
+            "CounterfactualDisagreement",
+            "PairwiseDisagreement",
+            "ResampledBannerDisagreement",
+            "SampledCounterfactualDisagreement",
+            "SampledPairwiseDisagreement",
+        ),
+        "offeval_disagreement.given_set": (
+            "MAX_EXACT",
+            "forward_backward",
+            "monte_carlo",
+            "rank_probabilities",
+            "rank_rows",
+            "subset_dp",
+        ),
+    },
+    computed={"ESTIMATORS": _estimators},
+)

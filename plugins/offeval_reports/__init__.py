@@ -6,22 +6,26 @@ Markdown with a forest plot, significance grids and weight diagnostics).
 The core draws nothing: matplotlib is this plugin's.
 """
 
-from offeval.plugin import hookimpl
-from offeval_reports.command import DemoCommand
-from offeval_reports.demo import DemoResult, run_demo
-from offeval_reports.demo_report import plot_estimates, write_demo_report
-from offeval_reports.evaluation_report import EvaluationReportWriter, write_evaluation_report
+from offeval.plugin import Deferred, hookimpl, lazy_names
 
 
 @hookimpl
 def register_commands(register):
-    """``offeval demo``."""
-    register("demo", DemoCommand)
+    """``offeval demo`` (imported when it runs)."""
+    register(
+        "demo",
+        Deferred(
+            "offeval_reports.command:DemoCommand",
+            help="simulated A/B test predicted from logs; writes a report",
+        ),
+    )
 
 
 @hookimpl
 def register_reports(register):
     """The HTML and Markdown report of ``offeval evaluate --report``."""
+    from offeval_reports.evaluation_report import EvaluationReportWriter
+
     register("html", EvaluationReportWriter)
 
 
@@ -33,3 +37,16 @@ __all__ = [
     "write_demo_report",
     "write_evaluation_report",
 ]
+
+#: The public names, imported on first use (loading the plugin imports no drawing).
+__getattr__ = lazy_names(
+    __name__,
+    {
+        "offeval_reports.demo": ("DemoResult", "run_demo"),
+        "offeval_reports.demo_report": ("plot_estimates", "write_demo_report"),
+        "offeval_reports.evaluation_report": (
+            "EvaluationReportWriter",
+            "write_evaluation_report",
+        ),
+    },
+)

@@ -9,21 +9,31 @@ cross-fits a scikit-learn regressor by trajectory. The reward model's columns,
 (``rewardmodel`` in :mod:`offeval.plugin`), named here for this plugin's users.
 """
 
-from offeval.plugin import hookimpl, rewardmodel
-from offeval_rewardmodels.estimators import DM, DR, DROS, SNDR, SwitchDR
-from offeval_rewardmodels.fitting import fit_reward_model
-from offeval_rewardmodels.interop import from_obp_rewards
+from offeval.plugin import hookimpl, lazy_names
 
-DEFAULT_COLUMN = rewardmodel.DEFAULT_COLUMN
-RewardPredictions = rewardmodel.RewardPredictions
-item_position_means = rewardmodel.item_position_means
-ESTIMATORS = (DM, DR, SNDR, SwitchDR, DROS)
+
+def _estimators() -> tuple:
+    """dm, dr, sndr, switch_dr and dr_os (``ESTIMATORS``)."""
+    from offeval_rewardmodels.estimators import DM, DR, DROS, SNDR, SwitchDR
+
+    return (DM, DR, SNDR, SwitchDR, DROS)
+
+
+def _core(name: str):
+    """A function giving the core's ``rewardmodel.<name>`` (imported when first read)."""
+
+    def value():
+        from offeval.plugin import rewardmodel
+
+        return getattr(rewardmodel, name)
+
+    return value
 
 
 @hookimpl
 def register_estimators(register):
     """Register dm, dr, sndr, switch_dr and dr_os."""
-    for cls in ESTIMATORS:
+    for cls in _estimators():
         register(cls.name, cls)
 
 
@@ -39,3 +49,17 @@ __all__ = [
     "from_obp_rewards",
     "item_position_means",
 ]
+
+#: The public names, imported on first use (loading the plugin imports no estimator).
+__getattr__ = lazy_names(
+    __name__,
+    {
+        "offeval_rewardmodels.estimators": ("DM", "DR", "DROS", "SNDR", "SwitchDR"),
+        "offeval_rewardmodels.fitting": ("fit_reward_model",),
+        "offeval_rewardmodels.interop": ("from_obp_rewards",),
+    },
+    computed={
+        "ESTIMATORS": _estimators,
+        **{n: _core(n) for n in ("DEFAULT_COLUMN", "RewardPredictions", "item_position_means")},
+    },
+)

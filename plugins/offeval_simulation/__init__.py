@@ -1,8 +1,6 @@
 """Plugin ``simulation``: seeded environments with exact ground truth."""
 
-from offeval.plugin import hookimpl
-from offeval_simulation.environment import ABResult, Environment
-from offeval_simulation.rankers import RankingPolicy
+from offeval.plugin import hookimpl, lazy_names
 
 #: The simulated users examine positions through the dcg plugin's examination models.
 REQUIRES = ("dcg",)
@@ -11,7 +9,18 @@ REQUIRES = ("dcg",)
 @hookimpl
 def register_environments(register):
     """Register the reference ranking environment as ``default``."""
+    from offeval_simulation.environment import Environment
+
     register("default", Environment)
 
 
 __all__ = ["ABResult", "Environment", "RankingPolicy"]
+
+#: The public names, imported on first use (loading the plugin imports no simulator).
+__getattr__ = lazy_names(
+    __name__,
+    {
+        "offeval_simulation.environment": ("ABResult", "Environment"),
+        "offeval_simulation.rankers": ("RankingPolicy",),
+    },
+)

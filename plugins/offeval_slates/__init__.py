@@ -6,17 +6,21 @@ estimator (Swaminathan et al. 2017), each with its self-normalised form
 :mod:`offeval_slates.estimators`.
 """
 
-from offeval.plugin import hookimpl
-from offeval_slates.cascade_dr import CascadeDR
-from offeval_slates.estimators import IIPS, RIPS, PseudoInverse
+from offeval.plugin import hookimpl, lazy_names
 
-ESTIMATORS = (IIPS, RIPS, PseudoInverse, CascadeDR)
+
+def _estimators() -> tuple:
+    """iips, rips, pi and cascade_dr (``ESTIMATORS``)."""
+    from offeval_slates.cascade_dr import CascadeDR
+    from offeval_slates.estimators import IIPS, RIPS, PseudoInverse
+
+    return (IIPS, RIPS, PseudoInverse, CascadeDR)
 
 
 @hookimpl
 def register_estimators(register):
     """Register iips, rips, pi and cascade_dr."""
-    for cls in ESTIMATORS:
+    for cls in _estimators():
         register(cls.name, cls)
 
 
@@ -24,9 +28,21 @@ def register_estimators(register):
 def register_demo_estimators(register):
     """rips, pi and self-normalised iips (plain iips is ``is`` on a ranking log; cascade_dr
     needs a reward model's columns, which the demo's log does not have)."""
+    from offeval_slates.estimators import IIPS, RIPS, PseudoInverse
+
     register(IIPS(self_normalized=True))
     register(RIPS())
     register(PseudoInverse())
 
 
 __all__ = ["IIPS", "RIPS", "CascadeDR", "PseudoInverse"]
+
+#: The public names, imported on first use (loading the plugin imports no estimator).
+__getattr__ = lazy_names(
+    __name__,
+    {
+        "offeval_slates.cascade_dr": ("CascadeDR",),
+        "offeval_slates.estimators": ("IIPS", "RIPS", "PseudoInverse"),
+    },
+    computed={"ESTIMATORS": _estimators},
+)

@@ -57,6 +57,8 @@ class Deferred:
                 raise RegistryError(
                     f"cannot import {self.target}: {type(exc).__name__}: {exc}"
                 ) from exc
+            if not callable(value):
+                raise RegistryError(f"{self.target} is not callable")
             missing = [m for m in self._required if not hasattr(value, m)]
             if missing:
                 raise RegistryError(f"{self.target} lacks {missing}")

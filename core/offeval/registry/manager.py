@@ -663,10 +663,10 @@ def _params_of(component: Any) -> dict:
 def _validated(kind: Kind, name: str, factory: Any, plugin: str) -> Component:
     if not isinstance(name, str) or not name or not name.replace("-", "_").isidentifier():
         raise RegistryError(f"{kind.name} name {name!r} from plugin {plugin!r} is not a valid name")
-    if not callable(factory):
-        raise RegistryError(f"{kind.name} {name!r} from plugin {plugin!r} is not callable")
     if isinstance(factory, Deferred):  # checked when imported
         return Component(kind.name, name, factory.checked(kind.required), plugin)
+    if not callable(factory):
+        raise RegistryError(f"{kind.name} {name!r} from plugin {plugin!r} is not callable")
     missing = [m for m in kind.required if not hasattr(factory, m)]
     if missing:
         raise RegistryError(f"{kind.name} {name!r} from plugin {plugin!r} lacks {missing}")
