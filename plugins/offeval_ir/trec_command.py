@@ -58,9 +58,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from offeval.plugin import OffevalError, OffevalWarning, command_line, did_you_mean
+from offeval.plugin import (
+    ConfigurationError,
+    OffevalError,
+    OffevalWarning,
+    command_line,
+    did_you_mean,
+)
 from offeval_ir.conventions import PRESETS
 from offeval_ir.files import detect_format, read_qrels, read_run
+from offeval_ir.measures import Measure, trec_eval_measures
 from offeval_ir.runs import compute_measures
 
 #: The trec_eval release whose command line and output this reproduces.
@@ -207,12 +214,8 @@ GROUPS: dict[str, tuple[str, ...]] = {
 
 #: Measures this command computes itself (the run tag, the query count, the grades).
 OWN = ("runid", "num_q", "relstring")
-#: trec_eval measures whose per-query value is another measure's (averaged otherwise).
-_SAME_VALUE = {"gm_map": "map", "gm_bpref": "bpref"}
-#: trec_eval measures offeval computes under the same name (parse_measures reads them).
-_BY_NAME = ("map", "Rprec", "bpref", "recip_rank", "set_P", "set_recall")
-#: trec_eval measures with whole-number cut-offs offeval computes as ``name_k``.
-_BY_CUT = ("P", "recall", "success", "map_cut", "ndcg_cut")
+#: trec_eval's aggregations under offeval's names (:attr:`Measure.aggregate`).
+_AGGREGATES = {"mean": "mean", "sum": "sum", "geometric": "gm"}
 
 
 @dataclass(frozen=True)
@@ -223,9 +226,9 @@ class Requested:
     ``utility_2,-1,0,0``); ``cutoff`` the cut-off of a cut-off measure;
     ``params`` the parameters as written after the dot (None: the default);
     ``group`` the group that brought the measure in (None: named itself);
-    ``offeval`` the offeval measure string computing the per-query value (None
-    for the measures this command computes itself and for those offeval does
-    not compute: :attr:`supported` tells them apart).
+    ``offeval`` the offeval measure computing the per-query value (None for the
+    measures this command computes itself and for those offeval does not
+    compute: :attr:`supported` tells them apart).
     """
 
     measure: TrecMeasure
@@ -233,7 +236,7 @@ class Requested:
     cutoff: float | int | None = None
     params: str | None = None
     group: str | None = None
-    offeval: str | None = None
+    offeval: Measure | None = None
 
     @property
     def supported(self) -> bool:
@@ -241,23 +244,21 @@ class Requested:
         return self.offeval is not None or self.measure.name in OWN
 
 
-def offeval_measure(measure: TrecMeasure, label: str, params: str | None, cutoff) -> str | None:
-    """The offeval measure string whose per-user value is this trec_eval line's per-query
-    value; None when offeval does not compute it.
+def offeval_measures(name: str, params: str | None) -> dict[str, Measure]:
+    """The offeval measures of one trec_eval measure with its parameters (None: its
+    defaults), by the label trec_eval prints; empty when offeval does not compute it (or
+    not with these parameters).
 
-    The one place that decides which trec_eval measures offeval computes.
+    The one place that decides which trec_eval measures offeval computes:
+    :func:`offeval_ir.measures.trec_eval_measures` reads trec_eval's names.
     """
-    name = measure.name
-    name = _SAME_VALUE.get(name, name)
-    if name in _BY_NAME:
-        return name
-    if name in _BY_CUT:
-        return f"{name}_{cutoff}"
-    if name == "ndcg" and params is None:
-        return "ndcg"
-    if name == "set_F" and (params is None or _number(params, "set_F") == 1.0):
-        return "set_F"
-    return None
+    if name in OWN:
+        return {}
+    try:
+        found = trec_eval_measures([name if params is None else f"{name}.{params}"])
+    except ConfigurationError:  # a name or parameters offeval does not take
+        return {}
+    return {m.name: m for m in found}
 
 
 def expand(arguments: Sequence[str]) -> list[Requested]:
@@ -298,6 +299,8 @@ def expand(arguments: Sequence[str]) -> list[Requested]:
 def _lines(measure: TrecMeasure, given: str | None, group: str | None) -> list[Requested]:
     """The lines of one measure: one per cut-off, or one labelled by its parameters."""
     option = f"-m {measure.name}.{given}" if given else f"-m {measure.name}"
+    if given is not None and measure.params == NONE:
+        given = None  # trec_eval ignores parameters of a measure that takes none
     if measure.params in (CUT_LONG, CUT_DOUBLE):
         texts = (given or measure.default).split(",")
         if measure.params == CUT_LONG:
@@ -310,19 +313,11 @@ def _lines(measure: TrecMeasure, given: str | None, group: str | None) -> list[R
             labels = [f"{measure.name}_{cut:3.2f}" for cut in cuts]
         if len(set(cuts)) != len(cuts):
             raise OffevalError(f"{option}: a cut-off is given twice")
+        computed = offeval_measures(measure.name, given)
         return [
-            Requested(
-                measure,
-                label,
-                cut,
-                given,
-                group,
-                offeval_measure(measure, label, given, cut),
-            )
+            Requested(measure, label, cut, given, group, computed.get(label))
             for cut, label in zip(cuts, labels, strict=True)
         ]
-    if given is not None and measure.params == NONE:
-        given = None  # trec_eval ignores parameters of a measure that takes none
     if given is not None and measure.params == DOUBLES:
         for text in given.split(","):
             _number(text, option)
@@ -331,9 +326,8 @@ def _lines(measure: TrecMeasure, given: str | None, group: str | None) -> list[R
         if not re.fullmatch(rf"{pair}(,{pair})*", given):
             raise OffevalError(f"{option}: parameters are written level=gain, as in ndcg.1=3,2=9")
     label = f"{measure.name}_{given}" if given is not None else measure.name
-    return [
-        Requested(measure, label, None, given, group, offeval_measure(measure, label, given, None))
-    ]
+    computed = offeval_measures(measure.name, given).get(label)
+    return [Requested(measure, label, None, given, group, computed)]
 
 
 _NUMBER = re.compile(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*")
@@ -508,17 +502,18 @@ def _values(
 ) -> dict[str, np.ndarray | list[str]]:
     """Per printed label, its per-query values in the order of ``queries`` (strings for
     relstring; the number of queries for num_q)."""
-    columns = list(dict.fromkeys(r.offeval for r in printed if r.offeval is not None))
+    measures = [r.offeval for r in printed if r.offeval is not None]
+    columns = [m.name for m in measures]
     table = pd.DataFrame(index=pd.Index(queries, name="user"))
     if columns:
-        table = compute_measures(run, qrels, columns, conventions).per_user.reindex(queries)
+        table = compute_measures(run, qrels, measures, conventions).per_user.reindex(queries)
         if table[columns].isna().any().any():  # every query printed has a value
             missing = table.index[table[columns].isna().any(axis=1)][:5].tolist()
             raise OffevalError(f"offeval gave no value for queries {missing} (a bug)")
     values: dict[str, np.ndarray | list[str]] = {}
     for r in printed:
         if r.offeval is not None:
-            values[r.label] = table[r.offeval].to_numpy(float)
+            values[r.label] = table[r.label].to_numpy(float)
         elif r.measure.name == "relstring":
             values[r.label] = _relstrings(run, qrels, queries, int(_number(r.params or "10", "")))
         elif r.measure.name == "num_q":
@@ -594,7 +589,7 @@ def _aggregate(r: Requested, values: np.ndarray, qrels: pd.DataFrame, args) -> f
     trec_eval sums them (meas_avg.c)."""
     if r.measure.name == "num_rel" and args.complete_rel_info_wanted:
         return float((qrels["relevance"].to_numpy(float) > 0).sum())  # m_num_rel.c, with -c
-    how = r.measure.aggregate
+    how = _AGGREGATES[r.offeval.aggregate] if r.offeval is not None else r.measure.aggregate
     if how == "gm":
         logs = np.log(np.maximum(values, MIN_GEO_MEAN))
         return float(np.exp(np.cumsum(logs)[-1] / len(values)))
