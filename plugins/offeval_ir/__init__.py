@@ -1,19 +1,7 @@
 """Plugin ``ir``: top-n IR metrics with every convention explicit and switchable."""
 
-from offeval.plugin import hookimpl
+from offeval.plugin import Deferred, hookimpl, lazy_names
 from offeval_ir import hookspecs
-from offeval_ir.blocks import compute_frames
-from offeval_ir.conventions import PRESETS, Conventions
-from offeval_ir.judgements import Judgements
-from offeval_ir.measures import Measure, parse_measure, parse_measures
-from offeval_ir.metrics import METRICS, MetricResult, compute
-from offeval_ir.runs import (
-    RunEvaluation,
-    compare_systems,
-    compute_measures,
-    evaluate_results,
-    evaluate_runs,
-)
 
 
 @hookimpl
@@ -31,19 +19,40 @@ def register_component_kinds(register):
 @hookimpl
 def register_metric_conventions(register):
     """Register the convention presets (blog, trec_eval, ranx, sklearn, ...)."""
+    from offeval_ir.conventions import PRESETS
+
     for name, factory in PRESETS.items():
         register(name, factory)
 
 
 @hookimpl
 def register_commands(register):
-    """Register ``offeval metrics`` and ``offeval compare``."""
-    from offeval_ir.command import CompareCommand, MetricsCommand
-    from offeval_ir.trec_command import TrecEvalCommand
-
-    register("metrics", MetricsCommand)
-    register("compare", CompareCommand)
-    register("trec_eval", TrecEvalCommand)
+    """Register ``offeval metrics``, ``offeval compare`` and ``offeval trec_eval``, each
+    imported when it runs (the helps are the commands' own, shown by ``offeval --help``)."""
+    register(
+        "metrics",
+        Deferred(
+            "offeval_ir.command:MetricsCommand",
+            help="IR measures of a run against qrels (TREC files, CSV, Parquet, JSON), "
+            "trec_eval's way",
+        ),
+    )
+    register(
+        "compare",
+        Deferred(
+            "offeval_ir.command:CompareCommand",
+            help="compare runs on the same qrels, paired on the queries every run averages: "
+            "means, intervals, paired tests (Markdown/CSV/LaTeX)",
+        ),
+    )
+    register(
+        "trec_eval",
+        Deferred(
+            "offeval_ir.trec_command:TrecEvalCommand",
+            help="trec_eval's command line and output (trec_eval [-q] [-c] [-n] [-l N] [-M N] "
+            "[-m measure] QRELS RUN), computed by offeval",
+        ),
+    )
 
 
 __all__ = [
@@ -63,3 +72,22 @@ __all__ = [
     "parse_measure",
     "parse_measures",
 ]
+
+#: The public names, imported on first use (loading the plugin imports no numerical module).
+__getattr__ = lazy_names(
+    __name__,
+    {
+        "offeval_ir.blocks": ("compute_frames",),
+        "offeval_ir.conventions": ("PRESETS", "Conventions"),
+        "offeval_ir.judgements": ("Judgements",),
+        "offeval_ir.measures": ("Measure", "parse_measure", "parse_measures"),
+        "offeval_ir.metrics": ("METRICS", "MetricResult", "compute"),
+        "offeval_ir.runs": (
+            "RunEvaluation",
+            "compare_systems",
+            "compute_measures",
+            "evaluate_results",
+            "evaluate_runs",
+        ),
+    },
+)
