@@ -181,12 +181,14 @@ class PreparedQrels:
         # found grades look up as >= 1, so that 0 means "no label"
         self._shift = 1.0 - min(grades.min(initial=0.0), 0.0)
         shifted = grades + self._shift
+        # a users x items table of shifted grades when it fits, with a last row and
+        # column of zeros that users and items the qrels do not name point to
         self._dense = None
-        if len(users) * items.count <= DENSE_CELLS:
-            table = np.zeros((len(users), items.count), dtype=np.float32)
+        if (len(users) + 1) * (items.count + 1) <= DENSE_CELLS:
+            table = np.zeros((len(users) + 1, items.count + 1), dtype=np.float32)
             table[label_users, label_items] = shifted
             if np.array_equal(table[label_users, label_items], shifted):
-                self._dense = table
+                self._dense = table.reshape(-1)
         if self._dense is None:
             key = label_users.astype(np.int64) * items.count + label_items
             order = np.argsort(key)
@@ -200,18 +202,24 @@ class PreparedQrels:
 
     def _lookup(self, qu: np.ndarray, qi: np.ndarray) -> np.ndarray:
         """Shifted grade of each (qrels user code, item code); 0 when not labelled or
-        either code is -1."""
+        either code is -1 (arrays broadcast)."""
+        if self._dense is not None:  # one flat gather; -1 codes land on the zero margin
+            width = self.items.count + 1
+            rows = np.where(qu < 0, self.n_users, qu) * width
+            return self._dense.take(rows + np.where(qi < 0, self.items.count, qi))
         known = (qu >= 0) & (qi >= 0)
-        if self._dense is not None:
-            if known.all():
-                return self._dense[qu, qi]
-            return np.where(known, self._dense[np.maximum(qu, 0), np.maximum(qi, 0)], 0.0)
         if not self._keys.size:
             return np.zeros(len(qu))
         query = qu.astype(np.int64) * self.items.count + qi
         at = np.minimum(np.searchsorted(self._keys, query), len(self._keys) - 1)
         found = known & (self._keys[at] == query)
         return np.where(found, self._shifted[at], 0.0)
+
+    def _not_in(self, codes: np.ndarray) -> np.ndarray:
+        """The qrels' user codes not among ``codes``, in order."""
+        present = np.zeros(self.n_users + 1, dtype=bool)
+        present[codes] = True  # -1 marks the spare last cell
+        return np.flatnonzero(~present[:-1])
 
     def _labels_of(self, q_of_row: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Sorted label grades and label counts for rows given as qrels user codes (-1: a
@@ -253,7 +261,7 @@ class PreparedQrels:
         key = _number(pred, "rank", names, index, table) if column == "rank" else -score
         pu, run_users = _run_users(pred["user"])
         q_of_run = self.users.get_indexer(run_users)
-        only_qrels = np.setdiff1d(np.arange(self.n_users), q_of_run[q_of_run >= 0])
+        only_qrels = self._not_in(q_of_run)
         all_users = run_users.append(self.users[only_qrels])
         n_users = len(all_users)
         qi = self.items.codes(pred["item"])
@@ -325,8 +333,11 @@ class PreparedQrels:
         qi[pad] = -1
         looked_up = self._lookup(q_of_row[:, None], qi)
         judged = looked_up > 0
-        grades = np.where(judged, looked_up - self._shift, 0.0)
-        only_qrels = np.setdiff1d(np.arange(self.n_users), q_of_row[q_of_row >= 0])
+        if self._shift == 1.0:  # no negative grade: found cells hold grade + 1 >= 1
+            grades = np.maximum(looked_up.astype(float) - 1.0, 0.0)
+        else:
+            grades = np.where(judged, looked_up - self._shift, 0.0)
+        only_qrels = self._not_in(q_of_row)
         all_users = row_users.append(self.users[only_qrels]) if only_qrels.size else row_users
         if only_qrels.size:
             extra = np.zeros((only_qrels.size, width))
