@@ -14,6 +14,7 @@ import gzip
 import math
 import re
 import shlex
+import warnings
 from pathlib import Path
 
 import pytest
@@ -84,20 +85,10 @@ def _label(line: bytes) -> str:
 
 
 #: Lines every stored file must have compared (so the comparison cannot pass on nothing).
-_OFFICIAL = {"runid", "num_q", "map", "gm_map", "Rprec", "bpref", "recip_rank", "P_5", "P_1000"}
-_ALL_TREC = _OFFICIAL | {
-    "recall_5",
-    "recall_1000",
-    "gm_bpref",
-    "ndcg",
-    "ndcg_cut_10",
-    "map_cut_1000",
-    "success_1",
-    "success_10",
-    "set_P",
-    "set_recall",
-    "set_F",
-}
+_OFFICIAL = {"runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec"}
+_OFFICIAL |= {"bpref", "recip_rank", "iprec_at_recall_0.00", "P_5", "P_1000"}
+_ALL_TREC = _OFFICIAL | {"recall_5", "recall_1000", "gm_bpref", "ndcg", "ndcg_cut_10"}
+_ALL_TREC |= {"map_cut_1000", "success_1", "success_10", "set_P", "set_recall", "set_F"}
 MINIMUM = {
     "out.test": _OFFICIAL,
     "out.comment.test": _OFFICIAL,
@@ -108,6 +99,8 @@ MINIMUM = {
     "out.test.aql": _ALL_TREC | {"relstring_20"},
     "out.test.meas_params": {"P_3", "P_7", "recall_2000", "ndcg_cut_23", "success_2"},
 }
+#: Measures of the stored outputs offeval does not compute yet (their lines are not compared).
+NOT_YET: set[str] = set()
 
 
 def test_notice_lists_every_stored_output():
@@ -129,6 +122,8 @@ def test_output_is_trec_eval_s_byte_for_byte(out, argv, monkeypatch, capsys):
     assert capsys.readouterr().out.encode() == b"".join(expected)
     compared = {_label(line) for line in expected}
     assert MINIMUM[out] <= compared, sorted(MINIMUM[out] - compared)
+    left_out = {_label(line) for line in stored} - compared
+    assert {r.measure.name for r in expand(asked) if r.label in left_out} <= NOT_YET
 
 
 @pytest.mark.parametrize(("out", "argv"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
@@ -330,18 +325,25 @@ def test_no_query_with_both_results_and_qrels_is_one_line(tmp_path, capsys):
 
 
 def test_a_group_leaves_out_what_offeval_does_not_compute_in_one_warning(monkeypatch, capsys):
+    """qrels_jg's measures need judgement groups (trec_eval's -R qrels_jg): runid and num_q
+    are printed, the rest left out in one warning."""
     monkeypatch.chdir(DATA)
-    left_out = list(dict.fromkeys(r.measure.name for r in expand(["all_trec"]) if not r.supported))
-    if not left_out:
-        assert main(["trec_eval", "-m", "all_trec", "qrels.test", "results.test"]) == 0
-        return
     with pytest.warns(UserWarning) as record:
-        assert main(["trec_eval", "-m", "all_trec", "qrels.test", "results.test"]) == 0
+        assert main(["trec_eval", "-m", "qrels_jg", "qrels.test", "results.test"]) == 0
     assert [str(w.message) for w in record] == [
-        f"-m all_trec: left out {len(left_out)} measures offeval does not compute: "
-        + ", ".join(left_out)
+        "-m qrels_jg: left out 3 measures offeval does not compute: map_avgjg, P_avgjg, "
+        "Rprec_mult_avgjg"
     ]
-    assert "left out" not in capsys.readouterr().out
+    runid_and_num_q = (DATA / "out.test").read_text().splitlines(keepends=True)[:2]
+    assert capsys.readouterr().out == "".join(runid_and_num_q)
+
+
+def test_every_measure_of_all_trec_is_computed_without_a_warning(monkeypatch, capsys):
+    monkeypatch.chdir(DATA)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert main(["trec_eval", "-m", "all_trec", "-m", "set", "qrels.test", "results.test"]) == 0
+    assert capsys.readouterr().out.encode() == (DATA / "out.test.a").read_bytes()
 
 
 def test_help_names_the_groups_and_the_measures_offeval_computes(capsys):
