@@ -11,9 +11,26 @@ Three spellings are understood, and may be mixed in one list:
   the cut-off as a parameter, ``P(cutoff=5)``.
 - **trec_eval**: ``P_5``, ``recall_1000``, ``success_10``, ``map``,
   ``map_cut_100``, ``ndcg``, ``ndcg_cut_10``, ``recip_rank``, ``Rprec``,
-  ``bpref``, ``set_P``, ``set_recall``, ``set_F``; the cut-off may follow a dot
-  and be a list, ``ndcg_cut.10,20`` or ``P.5,10``, which names one measure per
-  cut-off (labelled as trec_eval prints them, ``ndcg_cut_10``, ``ndcg_cut_20``).
+  ``bpref``, ``set_P``, ``set_recall``, ``set_F``, and trec_eval's own measures
+  (:mod:`offeval_ir.trec_measures`): ``num_q``, ``num_ret``, ``num_rel``,
+  ``num_rel_ret``, ``num_nonrel_judged_ret`` (summed, not averaged),
+  ``gm_map``, ``gm_bpref`` (geometric means), ``iprec_at_recall_0.10``,
+  ``Rprec_mult_0.20``, ``relative_P_5``, ``unj_5``, ``11pt_avg``,
+  ``utility``, ``set_relative_P``, ``set_map``, ``binG``, ``G``, ``ndcg_rel``,
+  ``Rndcg``, ``infAP``, ``dcg``, ``ideal_dcg``, ``rbp`` and ``rbp_resid``.
+  Parameters may follow a dot, as trec_eval's ``-m`` takes them: a list of
+  cut-offs or levels names one measure per value, labelled as trec_eval
+  prints it (``ndcg_cut.10,20`` is ``ndcg_cut_10`` and ``ndcg_cut_20``,
+  ``ndcg_cut.10`` is ``ndcg_cut_10``, ``iprec_at_recall..10,.20`` is
+  ``iprec_at_recall_0.10`` and ``_0.20``); a parameter string is part of the
+  label (``utility.2,-1,0,0`` is ``utility_2,-1,0,0``, ``ndcg.1=3,2=9``, the
+  gains of grades 1 and 2, is ``ndcg_1=3,2=9``). Bare ``rbp`` is trec_eval's
+  RBP (graded gains over the query's highest grade, p = 0.9, whatever the
+  relevance threshold); ir-measures' ``RBP``, ``RBP(p=..)`` and offeval's
+  ``rbp@k`` are offeval's (relevant at the threshold, p = 0.8 unless given).
+  :func:`trec_eval_measures` expands trec_eval's ``-m`` arguments as trec_eval
+  does (groups such as ``all_trec``, bare names at trec_eval's default
+  parameters: ``P`` is P_5 ... P_1000), in trec_eval's printing order.
 - **offeval's own metric names** with an optional ``@k`` (no cut-off: the whole
   list): ``precision@5``, ``hit_rate@10``, ``ap@100``, ``ndcg@10``, ``f1@5``,
   ``rr``, and the same parameters as above (``precision(rel=2)@5``); also
@@ -41,8 +58,10 @@ conventions go in ``params``: RBP's persistence ``p`` (0.8 unless given).
 one, and trec_eval's bare ``P`` means nine cut-offs at once); the same goes for
 ``map_cut`` and ``ndcg_cut``. offeval's ``precision``, ``recall`` and ``success``
 without a cut-off are whole-list values (trec_eval's bare ``recall`` and
-``success``, which expand to its default cut-offs, are not reproduced: write
-``recall_5`` or ``recall.5,10,...``).
+``success`` expand to its default cut-offs in :func:`trec_eval_measures` only).
+:func:`parse_measures` keeps a cut-off list in the order written and refuses
+a cut-off that is not a whole number; :func:`trec_eval_measures` sorts them and
+reads ``23.4`` as 23, as trec_eval does.
 """
 
 from __future__ import annotations
@@ -193,7 +212,11 @@ KNOWN = (
     "ir-measures: P@k, R@k, AP[@k] (MAP), RR[@k] (MRR), nDCG[@k], Rprec, Bpref, ERR[@k], "
     "RBP[@k], Success@k, Judged[@k], SetP, SetR, SetF, with parameters as in P(rel=2)@5; "
     "trec_eval: P_k, recall_k, success_k, map, map_cut_k, ndcg, ndcg_cut_k, recip_rank, "
-    "Rprec, bpref, set_P, set_recall, set_F (k may be a list: ndcg_cut.10,20); offeval: "
+    "Rprec, bpref, set_P, set_recall, set_F (k may be a list: ndcg_cut.10,20), num_ret, "
+    "num_rel, num_rel_ret, num_nonrel_judged_ret, num_q, gm_map, gm_bpref, "
+    "iprec_at_recall_x, Rprec_mult_x, relative_P_k, unj_k, 11pt_avg, utility, "
+    "set_relative_P, set_map, binG, G, ndcg_rel, Rndcg, infAP, ideal_dcg, rbp, rbp_resid; "
+    "offeval: "
     "precision, recall, f1, hit_rate, ap, rr, dcg, ndcg, idcg (iDCG), pnDCG, err, rbp, "
     "success, judged, each [@k], rprec, bpref"
 )

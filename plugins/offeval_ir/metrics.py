@@ -1,4 +1,9 @@
-"""Top-n metrics for all users at once, at many cut-offs, under explicit conventions."""
+"""Top-n metrics for all users at once, at many cut-offs, under explicit conventions.
+
+:func:`compute` also takes trec_eval's own measures (``num_ret``, ``infAP``,
+``iprec_at_recall:0.1``, ...), defined in :mod:`offeval_ir.trec_measures`;
+:class:`MetricResult` says how each column aggregates (:data:`AGGREGATIONS`).
+"""
 
 from __future__ import annotations
 
