@@ -113,8 +113,8 @@ _WHY = {
 
 
 class OffevalProvider(ir_measures.providers.Provider):
-    """offeval (https://github.com/...): trec_eval's measures, vectorised, with intervals
-    through :func:`offeval_ir.evaluate_runs`."""
+    """offeval's IR plugin: trec_eval's measures, vectorised over queries, with intervals
+    through :func:`offeval_ir.evaluate_runs` (see the module docstring)."""
 
     NAME = NAME
     SUPPORTED_MEASURES = SUPPORTED
@@ -164,7 +164,10 @@ def offeval_measure(measure: object) -> str:
     name = getattr(measure, "NAME", None)
     if not isinstance(measure, irm.Measure) or name is None:
         raise ConfigurationError(f"not an ir-measures measure: {measure!r}")
-    measure.validate_params()
+    try:
+        measure.validate_params()
+    except AssertionError as error:  # ir-measures checks its parameters with assert
+        raise ConfigurationError(f"ir-measures' {measure!r}: {error}") from None
     candidates = [m for m in SUPPORTED if m.NAME == name]
     if not candidates:
         known = ", ".join(m.NAME for m in SUPPORTED)

@@ -244,3 +244,10 @@ def test_measure_strings_offeval_reads_back_are_ir_measures_own():
         assert parsed.k == cutoff, measure
         rel = dict(parsed.overrides).get("relevance_threshold", 1.0)
         assert rel == measure.params.get("rel", 1), measure
+
+
+def test_a_measure_ir_measures_itself_rejects_is_a_configuration_error():
+    with pytest.raises(ConfigurationError, match=r"P\(rel=2.0\)@5: invalid param rel=2.0"):
+        provider.offeval_measure(M.P(rel=2.0) @ 5)
+    with pytest.raises(ConfigurationError, match="not an ir-measures measure"):
+        provider.offeval_measure("nDCG@10")
