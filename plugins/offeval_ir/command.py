@@ -25,7 +25,7 @@ from offeval_ir.conventions import Conventions
 from offeval_ir.files import FORMATS, read_qrels, read_run
 from offeval_ir.judgements import role_names
 from offeval_ir.measures import parse_measures
-from offeval_ir.runs import TESTS, RunEvaluation, check_randomization, evaluate_runs
+from offeval_ir.runs import TEST_P, TESTS, RunEvaluation, check_randomization, evaluate_runs
 
 #: Measures computed when none are named (what a trec_eval user looks at first).
 DEFAULT_MEASURES = ("nDCG@10", "P@5", "P@10", "R@100", "AP", "RR")
@@ -372,7 +372,7 @@ def numeric_table(
     table.insert(table.columns.get_loc("not_averaged") + 1, "paired_on", PAIRED_ON)
     keys = list(zip(table["run"], table["measure"], strict=True))
     table["beats"] = ["".join(sorted(beaten.get(key, []))) for key in keys]
-    chosen = "p_adjusted" if pairs.attrs.get("test", "t") == "t" else "p_randomization_adjusted"
+    chosen = TEST_P[pairs.attrs.get("test", "t")]
     p = {}
     for row in pairs.itertuples(index=False):
         p[(row.a, row.b, row.measure)] = p[(row.b, row.a, row.measure)] = getattr(row, chosen)

@@ -155,6 +155,10 @@ def test_compare_tukey_and_win_tie_loss(trec_files, tmp_path, capsys):
     assert f"{wins}/{ties}/{losses}" in printed and "win/tie/loss" in printed
     assert "Tukey's HSD test over the pairs of each measure" in printed
     assert "Tukey's HSD test" in _caption_sentences(tex.read_text())[1]
+    csv = tmp_path / "t.csv"
+    assert main([*map(str, argv), "--test", "tukey", "--out", str(csv)]) == 0
+    numbers = pd.read_csv(csv)
+    assert numbers["p_vs_b"][0] == pytest.approx(row["p_tukey"], abs=1e-12)  # the test chosen
 
 
 @pytest.mark.parametrize(
