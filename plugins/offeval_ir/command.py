@@ -149,13 +149,21 @@ def _evaluated(
     return conventions, measures, outputs, evaluation
 
 
-def _write(table: pd.DataFrame, out: OutputFile, heading: str, latex: str | None = None) -> None:
-    """``table`` as CSV (spreadsheet-safe), Markdown or LaTeX, by the file's suffix; whole."""
+def _write(
+    table: pd.DataFrame,
+    out: OutputFile,
+    heading: str,
+    latex: str | None = None,
+    more: tuple[str, pd.DataFrame] | None = None,
+) -> None:
+    """``table`` as CSV (spreadsheet-safe), Markdown or LaTeX, by the file's suffix; whole.
+    Markdown also gets ``more``, a (heading, table) after it."""
     with out as tmp:
         if out.path.suffix == ".csv":
             write_csv(table, tmp)
         elif out.path.suffix == ".md":
-            tmp.write_text(f"{heading}\n\n{markdown_table(table, digits=6)}\n")
+            after = f"\n{more[0]}\n\n{markdown_table(more[1], digits=6)}\n" if more else ""
+            tmp.write_text(f"{heading}\n\n{markdown_table(table, digits=6)}\n{after}")
         else:
             tmp.write_text(latex or frame_latex(table, heading))
 
@@ -279,10 +287,10 @@ class CompareCommand:
         print(heading)
         with pd.option_context("display.width", 160, "display.max_colwidth", 60):
             print(table.to_string(index=False))
-        if {"wins", "ties", "losses"} <= set(pairs):
-            print("\nwin/tie/loss: queries where the first run's value is above, equal to, below")
-            with pd.option_context("display.width", 160):
-                print(win_tie_loss_table(pairs, names).to_string(index=False))
+        wtl = (WIN_TIE_LOSS, win_tie_loss_table(pairs, names))
+        print(f"\n{wtl[0]}")
+        with pd.option_context("display.width", 160):
+            print(wtl[1].to_string(index=False))
         if "out" in outputs:
             numbers = numeric_table(evaluation, means, pairs, names)
             table = numbers if args.out.endswith(".csv") else table
@@ -298,7 +306,7 @@ class CompareCommand:
             latex = latex_table(
                 means, pairs, names, caption, label=args.label, decimals=args.decimals
             )
-            _write(table, outputs["out"], heading, latex)
+            _write(table, outputs["out"], heading, latex, wtl)
         if "pairs" in outputs:
             _write(pairs, outputs["pairs"], heading)
         return 0
@@ -468,6 +476,9 @@ def _label(label: str) -> str:
         )
     return label
 
+
+#: The heading of the win/tie/loss table.
+WIN_TIE_LOSS = "win/tie/loss: queries where the first run's value is above, equal to, below"
 
 #: The tests as a caption names them.
 _TEST_NAMES = {

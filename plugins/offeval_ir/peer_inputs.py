@@ -27,7 +27,7 @@ layout, and anything not recognised, pass through unchanged.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
 import numpy as np
 import pandas as pd
@@ -153,6 +153,8 @@ def _as(data: object, kind: str, value: str, what: str, columns: Mapping | None)
         if not data:
             raise ConfigurationError(f"{what} is an empty dict")
         return dict_frame(data, value, what)
+    if isinstance(data, Iterator) and not _is_dask(data):
+        data = list(data)  # read once: a generator of tuples, as ir_measures.read_trec_run
     frame = _tuples_frame(data, value, what) if not _is_dask(data) else None
     return data if frame is None else frame
 

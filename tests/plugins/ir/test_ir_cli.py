@@ -159,6 +159,9 @@ def test_compare_tukey_and_win_tie_loss(trec_files, tmp_path, capsys):
     assert main([*map(str, argv), "--test", "tukey", "--out", str(csv)]) == 0
     numbers = pd.read_csv(csv)
     assert numbers["p_vs_b"][0] == pytest.approx(row["p_tukey"], abs=1e-12)  # the test chosen
+    md = tmp_path / "t.md"
+    assert main([*map(str, argv), "--out", str(md)]) == 0
+    assert f"| (a) bm25.run vs (b) dense.run | {wins}/{ties}/{losses} |" in md.read_text()
 
 
 @pytest.mark.parametrize(

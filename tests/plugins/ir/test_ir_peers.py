@@ -495,3 +495,26 @@ def test_an_unsupported_ir_measures_object_says_why():
     run, qrels = _peer_data()
     with pytest.raises(ConfigurationError, match="judged_only=True"):
         compute_measures(run, qrels, [ir_measures.nDCG(judged_only=True) @ 10])
+
+
+def test_ir_measures_readers_generators_are_read_once(tmp_path):
+    """ir_measures.read_trec_run and read_trec_qrels yield tuples lazily."""
+    ir_measures = pytest.importorskip("ir_measures")
+    from offeval_ir import compute_measures
+
+    here = Path(__file__).parent / "trec_eval_test"
+    run, qrels = here / "results.test", here / "qrels.test"
+    got = compute_measures(
+        ir_measures.read_trec_run(str(run)), ir_measures.read_trec_qrels(str(qrels)), ["AP"]
+    ).per_user["AP"]
+    theirs = {
+        m.query_id: m.value
+        for m in ir_measures.pytrec_eval.iter_calc(
+            [ir_measures.AP],
+            ir_measures.read_trec_qrels(str(qrels)),
+            ir_measures.read_trec_run(str(run)),
+        )
+    }
+    assert set(got.index) == set(theirs) == {"301", "302", "303"}
+    for query, value in theirs.items():
+        assert got[query] == pytest.approx(value, abs=1e-12)
