@@ -203,6 +203,17 @@ class RunValues:
         j = self.columns[measure]
         return self.values[users, j], self.reasons[users, j]
 
+    def answers(self, view, measure: str) -> tuple[np.ndarray, np.ndarray]:
+        """Values and exclusion codes of one measure for the users of an engine view
+        (its trajectories are user codes)."""
+        return self.measure(view.log.frame["trajectory"].to_numpy(), measure)
+
+    def ratio_parts(self, view, measure: str) -> tuple[np.ndarray, np.ndarray]:
+        """A ratio measure's numerator and denominator for the users of an engine view."""
+        users = view.log.frame["trajectory"].to_numpy()
+        num, den = self.parts[measure]
+        return num[users], den[users]
+
 
 class MeasureMean(BaseEstimator):
     """One measure aggregated over the users a run averages, as its ``aggregate`` says.
@@ -229,8 +240,7 @@ class MeasureMean(BaseEstimator):
 
     def contribute(self, view) -> Contribution:
         """Per user: the value when averaged (else 0), and whether averaged."""
-        users = view.log.frame["trajectory"].to_numpy()
-        values, reasons = view.policy.measure(users, self.measure)
+        values, reasons = view.policy.answers(view, self.measure)
         used = reasons == 0
         excluded = {
             EXCLUSION_REASONS[code]: int(count)
@@ -239,8 +249,8 @@ class MeasureMean(BaseEstimator):
         }
         columns = {"users": used.astype(float)}
         if self.aggregate == "ratio":
-            num, den = view.policy.parts[self.measure]
-            columns.update(num=np.where(used, num[users], 0.0), den=np.where(used, den[users], 0.0))
+            num, den = view.policy.ratio_parts(view, self.measure)
+            columns.update(num=np.where(used, num, 0.0), den=np.where(used, den, 0.0))
         elif self.aggregate == "geometric":
             logs = np.log(np.maximum(np.where(used, values, 1.0), MIN_GEO_MEAN))
             columns["log"] = np.where(used, logs, 0.0)
@@ -456,8 +466,32 @@ def evaluate_results(
     through the engine: users are units, runs policies, measures estimators. With
     ``common``, each measure is averaged on the users every run averages only (see
     :meth:`RunEvaluation.on_common_queries`)."""
+    users, names, aggregation, policies = run_values(results)
+    not_averaged = _not_averaged(policies, names)  # before the restriction marks users
+    left_out = _restrict_to_common(policies, names) if common else None
+    log = InteractionLog.from_frame(
+        pd.DataFrame({"trajectory": np.arange(len(users)), "item": 0, "reward": 0.0})
+    )
+    estimators = [MeasureMean(m, aggregation.get(m, "mean")) for m in names]
+    evaluation = evaluate(log, policies, estimators, level=level, progress=False)
+    values = {p.name: p for p in policies}
+    first = next(iter(results.values()))
+    return RunEvaluation(
+        evaluation, dict(results), names, first.conventions, values, common, left_out, not_averaged
+    )
+
+
+def run_values(
+    results: Mapping[str, MetricResult],
+) -> tuple[pd.Index, list[str], dict[str, str], list[RunValues]]:
+    """The users of every run (in order of first appearance), the measures, their
+    aggregation and each run's :class:`RunValues` over those users (checked: same
+    measures, same aggregation, text names)."""
     if not isinstance(results, Mapping) or not results:
         raise ConfigurationError("give at least one run's result, as {name: MetricResult}")
+    bad = [name for name in results if not isinstance(name, str)]
+    if bad:
+        raise ConfigurationError(f"run names must be text, got {bad[0]!r}")
     first = next(iter(results.values()))
     names = list(first.per_user.columns)
     for name, result in results.items():
@@ -485,11 +519,6 @@ def evaluate_results(
         policies.append(
             RunValues(name, values, reasons.astype(np.int8), names, result.aggregation, parts)
         )
-    not_averaged = _not_averaged(policies, names)  # before the restriction marks users
-    left_out = _restrict_to_common(policies, names) if common else None
-    log = InteractionLog.from_frame(
-        pd.DataFrame({"trajectory": np.arange(len(users)), "item": 0, "reward": 0.0})
-    )
     aggregation = first.aggregation
     for name, result in results.items():
         if result.aggregation != aggregation:
@@ -503,12 +532,7 @@ def evaluate_results(
                 f"run {name!r}: the ratio measures {missing} need their numerator and "
                 "denominator per user in the result's parts (compute_measures fills them)"
             )
-    estimators = [MeasureMean(m, aggregation.get(m, "mean")) for m in names]
-    evaluation = evaluate(log, policies, estimators, level=level, progress=False)
-    values = {p.name: p for p in policies}
-    return RunEvaluation(
-        evaluation, dict(results), names, first.conventions, values, common, left_out, not_averaged
-    )
+    return users, names, dict(aggregation), policies
 
 
 def _not_averaged(policies: list[RunValues], measures: list[str]) -> dict[str, dict[str, int]]:
