@@ -59,8 +59,9 @@ def _nested(obj: object) -> bool:
 
 
 def dict_frame(data: Mapping, value: str, what: str) -> pd.DataFrame:
-    """``{qid: {docid: value}}`` as a long frame (user, item, ``value``), vectorised over
-    the inner dicts. Values must be numbers; ``what`` names the input in errors."""
+    """``{qid: {docid: value}}`` as a long frame (user, item, ``value``), in one pass over
+    the inner dicts (the frame is then numpy's). Values must be numbers; ``what`` names
+    the input in errors."""
     inner = list(data.values())
     for qid, docs in zip(data, inner, strict=True):
         if not isinstance(docs, Mapping):
