@@ -1,4 +1,8 @@
-"""Comparisons: paired grids, unpaired A/B differences, rank correlations."""
+"""Comparisons: paired grids, unpaired A/B differences, rank correlations.
+
+scipy.stats and statsmodels are imported where they are used: a command that
+only lists its options (``offeval metrics --help``) does not load them.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +11,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats
-from statsmodels.stats.multitest import multipletests
 
 from offeval.errors import OffevalError
 from offeval.stats.inference import interval, p_value
@@ -62,6 +64,8 @@ class PairwiseComparison:
 def _corrected(p: np.ndarray, alpha: float, method: str) -> np.ndarray:
     """Adjusted p-values; Holm computed here (statsmodels' Holm calls gc.collect() each time)."""
     if method != "holm":
+        from statsmodels.stats.multitest import multipletests
+
         return multipletests(p, alpha=alpha, method=method)[1]
     order = np.argsort(p, kind="stable")
     steps = p[order] * np.arange(p.size, 0, -1)
@@ -179,6 +183,8 @@ def kendall_tau(x: Sequence[float], y: Sequence[float]) -> Correlation:
     x, y = np.asarray(x, float), np.asarray(y, float)
     if x.shape != y.shape or x.size < 2:
         raise OffevalError("kendall_tau needs two sequences of the same length (at least 2)")
+    from scipy import stats
+
     res = stats.kendalltau(x, y)
     return Correlation(float(res.statistic), float(res.pvalue), x.size, "kendall")
 
@@ -191,6 +197,8 @@ def correlation(x: Sequence[float], y: Sequence[float], method: str = "pearson")
     x, y = np.asarray(x, float), np.asarray(y, float)
     if x.shape != y.shape or x.size < 3:
         raise OffevalError("correlation needs two sequences of the same length (at least 3)")
+    from scipy import stats
+
     funcs = {"pearson": stats.pearsonr, "spearman": stats.spearmanr}
     res = funcs[method](x, y)
     return Correlation(float(res.statistic), float(res.pvalue), x.size, method)

@@ -1,11 +1,11 @@
-"""Delta-method inference on smooth functions of column means."""
+"""Delta-method inference on smooth functions of column means (scipy.stats is imported by
+the functions that use it, not with the module)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from offeval.errors import OffevalError
 from offeval.validation import check_choice, check_level
@@ -89,6 +89,8 @@ def interval(
 ) -> tuple[float, float]:
     """Two-sided normal (``df=None``) or Student-t confidence interval."""
     check_level(level)
+    from scipy import stats
+
     tail = (1 + level) / 2
     q = stats.norm.ppf(tail) if df is None else stats.t.ppf(tail, df)
     return value - q * se, value + q * se
@@ -96,6 +98,8 @@ def interval(
 
 def p_value(z: float | np.ndarray, alternative: str = "two-sided", df: float | None = None):
     """P-value of a z (or t) statistic; ``alternative`` is two-sided, greater or less."""
+    from scipy import stats
+
     check_choice(alternative, "alternative", ALTERNATIVES, error=OffevalError)
     dist = stats.norm if df is None else stats.t(df)
     if alternative == "two-sided":
