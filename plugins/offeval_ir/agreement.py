@@ -19,10 +19,10 @@ import numpy as np
 import pandas as pd
 
 from offeval.plugin import Agreement, ConfigurationError, agreement
-from offeval_ir.conventions import Conventions
+from offeval_ir.conventions import PRESETS, Conventions
 from offeval_ir.judgements import role_names
 from offeval_ir.measures import parse_measures
-from offeval_ir.runs import compute_measures
+from offeval_ir.prepared import PreparedQrels, prepare_qrels
 
 
 def topn_frame(topn, users: Sequence, columns: Mapping[str, str] | None = None) -> pd.DataFrame:
@@ -52,15 +52,8 @@ def topn_frame(topn, users: Sequence, columns: Mapping[str, str] | None = None) 
     )
 
 
-def _qrels_users(qrels: pd.DataFrame, columns: Mapping[str, str] | None) -> pd.Index:
-    user = role_names(columns)["user"]
-    if user not in qrels:
-        raise ConfigurationError(f"qrels: no column {user!r} (the users)")
-    return pd.Index(pd.unique(qrels[user]))
-
-
 def measure_agreement(
-    qrels: pd.DataFrame,
+    qrels: pd.DataFrame | np.ndarray | PreparedQrels,
     runs: Mapping[str, pd.DataFrame | np.ndarray],
     a: str = "nDCG@100",
     b: str = "DCG@100",
@@ -75,13 +68,17 @@ def measure_agreement(
     """How measures ``a`` and ``b`` agree on the runs: Pearson, Kendall's tau-b and the
     share of run pairs ``b`` orders opposite to ``a``, with bootstrap intervals over users.
 
-    ``runs`` maps a model's name to its predictions (a frame as
-    :func:`~offeval_ir.runs.compute_measures` reads it) or its top-n matrix
-    (users x n item ids as the qrels name them, best first; ``users`` names
-    the rows, by default the qrels' users in order of first appearance).
+    ``qrels`` is a long frame (user, item, relevance), a users x items
+    relevance matrix or :func:`~offeval_ir.prepared.prepare_qrels`' result
+    (prepared once here otherwise). ``runs`` maps a model's name to its
+    predictions (a frame as :func:`~offeval_ir.runs.compute_measures` reads
+    it) or its top-n matrix (users x n items as the qrels name them, best
+    first, -1 padding a short list, as :func:`~offeval_ir.topn.top_n` cuts
+    them; ``users`` names the rows, by default the qrels' users in order of
+    first appearance, or row r is user r of a relevance matrix).
     Each run's value of a measure is its mean over the users it averages
-    (under ``conventions``, default the ``trec_eval`` preset, as
-    ``compute_measures``); ``pnDCG@k`` is the ratio of the sums of DCG@k and
+    (under ``conventions``, default the ``trec_eval`` preset; the per-user
+    values of ``compute_measures``); ``pnDCG@k`` is the ratio of the sums of DCG@k and
     ideal DCG@k, resampled as one. A resample draws users from the union of
     the runs' users (see :func:`offeval.plugin.agreement`, whose ``resamples``,
     ``level`` and ``seed`` these are).
@@ -102,15 +99,17 @@ def measure_agreement(
     names = [m.name for m in parsed]
     if names[0] == names[1]:
         raise ConfigurationError(f"a and b must be two different measures, got {names[0]!r}")
-    row_users = None
+    conv = conventions or PRESETS["trec_eval"]()
+    prepared = prepare_qrels(qrels, conv, columns=columns)
+    if users is None and isinstance(qrels, pd.DataFrame):
+        users = prepared.users  # a top-n matrix's rows: the qrels' users, in order
     values: dict[str, dict[str, pd.Series]] = {n: {} for n in names}
     weights: dict[str, dict[str, pd.Series]] = {n: {} for n in names}
     for model, run in runs.items():
-        if not isinstance(run, pd.DataFrame):
-            if row_users is None:
-                row_users = _qrels_users(qrels, columns) if users is None else users
-            run = topn_frame(run, row_users, columns)
-        result = compute_measures(run, qrels, parsed, conventions, columns=columns)
+        if isinstance(run, pd.DataFrame):
+            result = prepared.measures(run, parsed, conv, columns=columns)
+        else:
+            result = prepared.measures(np.asarray(run), parsed, conv, users=users)
         for name in names:
             column = result.per_user[name]
             values[name][model] = column

@@ -118,7 +118,18 @@ def test_bad_inputs_name_the_argument():
         measure_agreement(qrels, dict(list(runs.items())[:2]))
     with pytest.raises(ConfigurationError, match="given twice"):
         measure_agreement(qrels, runs, "nDCG@5", "nDCG@5")
-    with pytest.raises(ConfigurationError, match="users has 3 entries and the top-n matrix 25"):
+    with pytest.raises(ConfigurationError, match="users has 3 entries and topn 25 rows"):
         measure_agreement(qrels, runs, users=users[:3])
     with pytest.raises(ConfigurationError, match="resamples must be a whole number"):
         measure_agreement(qrels, runs, resamples=-5)
+
+
+def test_a_relevance_matrix_and_item_indices_give_the_same_agreement():
+    users, qrels, runs = collection(seed=3)
+    matrix = np.zeros((len(users), 15))
+    rows = [users.index(u) for u in qrels["user"]]
+    matrix[rows, [int(d[1:]) for d in qrels["item"]]] = qrels["relevance"]
+    indices = {name: np.vectorize(lambda d: int(d[1:]))(topn) for name, topn in runs.items()}
+    want = measure_agreement(qrels, runs, resamples=30, users=users)
+    got = measure_agreement(matrix, indices, resamples=30)
+    pd.testing.assert_frame_equal(got.table(), want.table())
