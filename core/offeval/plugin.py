@@ -40,7 +40,8 @@ need belongs here, so that no plugin imports another. The names, by job:
   (:func:`text_records`, :func:`filled_records`); public data sets inside
   package-index archives (:func:`package_file`, cached; :class:`DownloadError`).
 - **Evaluations**: :func:`evaluate`, :func:`probe` (which estimators run on a
-  log), :class:`Evaluation` and its tables (:func:`pairs_table`,
+  log), :func:`evaluate_dask` (the same on a Dask DataFrame, partitions
+  folded where they live), :class:`Evaluation` and its tables (:func:`pairs_table`,
   :func:`ess_units`, :func:`skipped_table`), paired tests
   (:func:`pairwise_grid`, :class:`PairwiseComparison`,
   :func:`adjusted_p_values`, :data:`CORRECTIONS`), :func:`correlation` and
@@ -102,6 +103,7 @@ _WHERE = {
     "offeval.data.units": ("hash_ids",),
     "offeval.engine": ("exposure",),
     "offeval.engine.declaration": ("Declaration", "declaration_of"),
+    "offeval.engine.distributed": ("evaluate_dask",),
     "offeval.engine.estimator": (
         "ESTIMANDS",
         "GUARANTEES",
@@ -200,6 +202,7 @@ if TYPE_CHECKING:
     from offeval.data.units import hash_ids
     from offeval.engine import exposure
     from offeval.engine.declaration import Declaration, declaration_of
+    from offeval.engine.distributed import evaluate_dask
     from offeval.engine.estimator import (
         ESTIMANDS,
         GUARANTEES,
@@ -337,6 +340,7 @@ __all__ = [
     "did_you_mean",
     "ess_units",
     "evaluate",
+    "evaluate_dask",
     "exposure",
     "filled_records",
     "find_label",
