@@ -588,13 +588,20 @@ def evaluate_runs(
     reason, never silently. Paired comparisons between runs are on the
     users every run averages (see :meth:`RunEvaluation.compare`). A run none
     of whose queries is in the labels is an error (``qrels_name`` names the
-    labels in it).
+    labels in it). Several runs are judged on qrels prepared once
+    (:func:`~offeval_ir.prepared.prepare_qrels`); runs and labels on Dask
+    (Dask DataFrames) are judged a partition of users at a time, with the
+    same numbers (:func:`~offeval_ir.distributed.evaluate_runs_dask`).
     """
     runs = as_runs(runs, columns)  # ranx runs, dict-of-dict, ...: see offeval_ir.peer_inputs
     labels = as_qrels(labels, columns=columns)
     measures = measure_names(measures)
     if not isinstance(runs, Mapping) or not runs:
         raise ConfigurationError("give at least one run, as {name: predictions frame}")
+    if any(hasattr(f, "npartitions") for f in (labels, *runs.values())):
+        from offeval_ir.distributed import evaluate_runs_dask  # Dask frames: per partition
+
+        return evaluate_runs_dask(runs, labels, measures, conventions, columns=columns, level=level)
     for name, frame in runs.items():
         check_common_queries(frame, labels, columns, f"run {name!r}", qrels_name)
     conv = conventions or PRESETS["trec_eval"]()

@@ -1,0 +1,267 @@
+"""Runs and qrels on Dask: judged a partition of users at a time, means through the engine.
+
+:func:`evaluate_runs_dask` takes runs and qrels as Dask DataFrames (qrels
+may also be a pandas frame) and gives the
+:class:`~offeval_ir.runs.RunEvaluation` that
+:func:`~offeval_ir.runs.evaluate_runs` gives in memory, with the same
+numbers up to floating-point rounding:
+
+1. every frame is shuffled by user into the same ``partitions`` (a user's
+   rows of every run and of the qrels land in the same partition, wherever
+   they were in the input);
+2. on the workers, each partition's qrels are prepared once
+   (:func:`~offeval_ir.prepared.prepare_qrels`) and every run's rows of that
+   partition judged against them, giving one row per user with each run's
+   value of each measure, the reason a user is left out, and a ratio
+   measure's numerator and denominator (``map_partitions``);
+3. those rows are folded by the engine where they live and the fold states
+   merged (:func:`offeval.plugin.evaluate_dask`): means, standard errors and
+   their covariances, as for off-policy estimators on Dask.
+
+The runs and the qrels never come to the client; the per-user values do (one
+row per user, a few numbers per run and measure), for the result's per-user
+tables and the paired comparisons on common queries
+(:meth:`~offeval_ir.runs.RunEvaluation.compare`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from offeval.plugin import ConfigurationError, OffevalError, evaluate_dask, hash_ids
+from offeval_ir.conventions import PRESETS, Conventions
+from offeval_ir.judgements import role_names
+from offeval_ir.metrics import EXCLUSION_REASONS, MetricResult
+from offeval_ir.prepared import measure_groups, prepare_qrels
+from offeval_ir.runs import (
+    MeasureMean,
+    RunEvaluation,
+    _not_averaged,
+    run_values,
+)
+
+#: The column holding each row's partition number while frames are shuffled.
+PART = "_offeval_partition"
+
+
+def _is_dask(frame) -> bool:
+    return hasattr(frame, "to_delayed") and hasattr(frame, "npartitions")
+
+
+class ColumnRun:
+    """A run whose per-user answers are columns of the log the engine folds (run ``j``
+    of the per-user frame: ``v{j}_{k}`` values, ``r{j}_{k}`` reasons, ``n``/``d`` a
+    ratio measure's numerator and denominator, ``k`` the measure's position)."""
+
+    def __init__(self, name: str, j: int, measures: list[str]):
+        self.name = name
+        self.j = j
+        self.columns = {m: k for k, m in enumerate(measures)}
+
+    def probabilities(self, rows: pd.DataFrame) -> np.ndarray:
+        """A run ranks items; it has no probabilities (only IR measures evaluate it)."""
+        raise ConfigurationError(f"run {self.name!r} is a ranking, not a stochastic policy")
+
+    def _column(self, view, kind: str, measure: str) -> np.ndarray:
+        return view.log.frame[f"{kind}{self.j}_{self.columns[measure]}"].to_numpy()
+
+    def answers(self, view, measure: str) -> tuple[np.ndarray, np.ndarray]:
+        """Values and exclusion codes of one measure for the users of an engine view."""
+        return self._column(view, "v", measure), self._column(view, "r", measure).astype(np.int8)
+
+    def ratio_parts(self, view, measure: str) -> tuple[np.ndarray, np.ndarray]:
+        """A ratio measure's numerator and denominator for the users of an engine view."""
+        return self._column(view, "n", measure), self._column(view, "d", measure)
+
+
+def evaluate_runs_dask(
+    runs: Mapping[str, object],
+    labels,
+    measures: Sequence[str],
+    conventions: Conventions | None = None,
+    *,
+    columns: Mapping[str, str] | None = None,
+    level: float = 0.95,
+    partitions: int | None = None,
+) -> RunEvaluation:
+    """Means of ``measures`` for every run with standard errors, runs and qrels on Dask.
+
+    ``runs`` maps names to Dask DataFrames (user, item, rank or score, as
+    :func:`~offeval_ir.runs.evaluate_runs` takes them); ``labels`` is a Dask
+    or pandas frame (user, item, relevance). Users may be spread over
+    partitions in the input: every frame is shuffled by user into
+    ``partitions`` (default: the most partitions of any input). The result is
+    that of ``evaluate_runs`` on the same frames in memory (see the module
+    docstring), for any Dask scheduler.
+    """
+    try:
+        import dask.dataframe as dd
+    except ImportError:  # pragma: no cover - exercised only without the extra
+        raise OffevalError(
+            "evaluate_runs on Dask needs dask: pip install 'offeval[dask]'"
+        ) from None
+    if not isinstance(runs, Mapping) or not runs:
+        raise ConfigurationError("give at least one run, as {name: Dask DataFrame}")
+    bad = [name for name in runs if not isinstance(name, str)]
+    if bad:
+        raise ConfigurationError(f"run names must be text, got {bad[0]!r}")
+    conv = conventions or PRESETS["trec_eval"]()
+    names, groups = measure_groups(measures, conv)
+    aggregation = {m.name: m.aggregate for _, g in groups for m in g if m.aggregate != "mean"}
+    user = role_names(columns)["user"]
+    frames = {"labels": labels, **runs}
+    for what, frame in frames.items():
+        if not _is_dask(frame) and not isinstance(frame, pd.DataFrame):
+            raise OffevalError(
+                f"{'the labels' if what == 'labels' else f'run {what!r}'} must be a Dask or "
+                f"pandas DataFrame, got {type(frame).__name__}"
+            )
+        if user not in frame.columns:
+            raise ConfigurationError(
+                f"{'the labels' if what == 'labels' else f'run {what!r}'} have no user column "
+                f"{user!r} (columns: {', '.join(map(str, list(frame.columns)[:10]))})"
+            )
+    count = partitions or max(f.npartitions for f in frames.values() if _is_dask(f))
+    shuffled = [_by_user(frame, user, count, dd) for frame in frames.values()]
+    layout = list(runs)
+    meta = _meta(shuffled[0]._meta, user, layout, names, aggregation)
+    per_user = dd.map_partitions(
+        _judge_partition,
+        *shuffled,
+        user=user,
+        layout=layout,
+        measures=list(measures),
+        conventions=conv,
+        columns=columns,
+        meta=meta,
+        align_dataframes=False,
+    ).persist()
+    policies = [ColumnRun(name, j, names) for j, name in enumerate(layout)]
+    estimators = [MeasureMean(m, aggregation.get(m, "mean")) for m in names]
+    evaluation = evaluate_dask(
+        per_user, policies, estimators, mapping={"trajectory": user}, level=level
+    )
+    local = per_user.compute()
+    results = _results(local, user, layout, names, aggregation, conv)
+    _, _, _, values = run_values(results)
+    not_averaged = _not_averaged(values, names)
+    return RunEvaluation(
+        evaluation,
+        results,
+        names,
+        conv,
+        {p.name: p for p in values},
+        False,
+        None,
+        not_averaged,
+    )
+
+
+def _by_user(frame, user: str, count: int, dd):
+    """``frame`` shuffled so that partition p holds the users whose hash is p mod count."""
+    if not _is_dask(frame):
+        frame = dd.from_pandas(frame, npartitions=1)
+
+    def numbered(part: pd.DataFrame) -> pd.DataFrame:
+        codes = (hash_ids(part[user].to_numpy()) % np.uint64(count)).astype(np.int64)
+        return part.assign(**{PART: codes})
+
+    meta = frame._meta.assign(**{PART: np.int64(0)})
+    return frame.map_partitions(numbered, meta=meta).shuffle(PART, npartitions=count)
+
+
+def _meta(labels_meta: pd.DataFrame, user: str, layout, names, aggregation) -> pd.DataFrame:
+    """The empty per-user frame: the user, the log's item and reward, then per run j and
+    measure k its value, reason (and a ratio's numerator and denominator)."""
+    data = {
+        user: labels_meta[user].iloc[:0],
+        "item": pd.Series([], dtype=np.int64),
+        "reward": pd.Series([], dtype=float),
+    }
+    for j in range(len(layout)):
+        data[f"u{j}"] = pd.Series([], dtype=bool)
+        for k, m in enumerate(names):
+            data[f"v{j}_{k}"] = pd.Series([], dtype=float)
+            data[f"r{j}_{k}"] = pd.Series([], dtype=np.int8)
+            if aggregation.get(m) == "ratio":
+                data[f"n{j}_{k}"] = pd.Series([], dtype=float)
+                data[f"d{j}_{k}"] = pd.Series([], dtype=float)
+    return pd.DataFrame(data)
+
+
+def _judge_partition(labels, *runs, user, layout, measures, conventions, columns):
+    """One partition's users: every run judged against the partition's qrels."""
+    labels = labels.drop(columns=PART)
+    prepared = prepare_qrels(labels, conventions, columns=columns)
+    results = {}
+    for name, run in zip(layout, runs, strict=True):
+        run = run.drop(columns=PART)  # judged even when empty: the qrels' users count
+        results[name] = prepared.measures(run, measures, conventions, columns=columns)
+    names, groups = measure_groups(measures, conventions)
+    aggregation = {m.name: m.aggregate for _, g in groups for m in g if m.aggregate != "mean"}
+    users, _, _, _ = run_values(results)
+    return _rows(users, user, layout, names, aggregation, results)
+
+
+def _rows(users, user, layout, names, aggregation, results) -> pd.DataFrame:
+    """The per-user frame of one partition: per run whether its result has the user
+    (``u{j}``), then per measure the value and reason (``no_labels`` for a user of
+    another run only, as in memory) and a ratio's numerator and denominator."""
+    no_labels = EXCLUSION_REASONS.index("no_labels")
+    data = {user: users, "item": np.zeros(len(users), np.int64), "reward": 0.0}
+    for j, name in enumerate(layout):
+        result = results[name]
+        data[f"u{j}"] = users.isin(result.per_user.index)
+        for k, m in enumerate(names):
+            v = result.per_user[m].reindex(users).to_numpy(dtype=float)
+            r = result.reasons[m].reindex(users).fillna(no_labels).to_numpy().astype(np.int8)
+            if aggregation.get(m) == "ratio":
+                part = result.parts[m].reindex(users)
+                num = part["numerator"].to_numpy(dtype=float)
+                den = part["denominator"].to_numpy(dtype=float)
+            data[f"v{j}_{k}"] = v
+            data[f"r{j}_{k}"] = r
+            if aggregation.get(m) == "ratio":
+                data[f"n{j}_{k}"] = np.nan_to_num(num)
+                data[f"d{j}_{k}"] = np.nan_to_num(den)
+    return pd.DataFrame(data).reset_index(drop=True)
+
+
+def _results(local: pd.DataFrame, user, layout, names, aggregation, conv) -> dict:
+    """Each run's :class:`MetricResult` from the per-user frame (users the run neither
+    ranks nor has labels for dropped, as in memory)."""
+    results = {}
+    for j, name in enumerate(layout):
+        own = local[local[f"u{j}"].to_numpy()]
+        index = pd.Index(own[user].to_numpy(), name="user")
+        per_user = pd.DataFrame(
+            {m: own[f"v{j}_{k}"].to_numpy() for k, m in enumerate(names)}, index=index
+        )
+        reasons = pd.DataFrame(
+            {m: own[f"r{j}_{k}"].to_numpy() for k, m in enumerate(names)}, index=index
+        )
+        counts = pd.DataFrame(
+            {
+                "users": (reasons == 0).sum(),
+                "excluded_no_labels": (reasons == EXCLUSION_REASONS.index("no_labels")).sum(),
+                "excluded_no_predictions": (
+                    reasons == EXCLUSION_REASONS.index("no_predictions")
+                ).sum(),
+            }
+        )
+        parts = {
+            m: pd.DataFrame(
+                {
+                    "numerator": own[f"n{j}_{k}"].to_numpy(),
+                    "denominator": own[f"d{j}_{k}"].to_numpy(),
+                },
+                index=index,
+            )
+            for k, m in enumerate(names)
+            if aggregation.get(m) == "ratio"
+        }
+        results[name] = MetricResult(per_user, conv, counts, reasons, dict(aggregation), parts)
+    return results
