@@ -13,7 +13,12 @@ definitions (its ``m_*.c`` files, version 10.0), vectorised over users:
   min(k, R)), ``set_relative_P``, ``set_map``, ``utility:a,b,c,d``;
 - gain measures over trec_eval's gains (a label's grade unless a parameter
   ``grade=gain`` says otherwise): ``trec_ndcg[:gains]`` (trec_eval's ``ndcg``
-  with its gain parameters), ``ndcg_rel``, ``Rndcg``, ``G`` and ``binG``;
+  with its gain parameters), ``ndcg_rel``, ``Rndcg``, ``G`` and ``binG``.
+  trec_eval sorts the gain levels with a comparator that truncates their
+  difference to an integer (gain_init.c's comp_rel_gain), so gains given less
+  than 1 apart (``G.1=3,2=0.5``) are ordered as the C library's qsort leaves
+  them; offeval orders them by value, and agrees with trec_eval whenever the
+  gains are whole numbers apart;
 - ``trec_rbp[:p=...]`` (trec_eval's ``rbp``: graded gains, each grade over the
   query's highest grade when that is above 1, p = 0.9, the relevance level
   ignored) and ``rbp_resid`` (its residual: 0 for a list with nothing unjudged);
@@ -110,7 +115,8 @@ class _Lists:
     rel: np.ndarray  # judged with grade >= the relevance level
     lengths: np.ndarray  # num_ret
     n_rel: np.ndarray  # num_rel
-    label_grades: np.ndarray  # the user's label grades, decreasing (negatives last)
+    label_grades: np.ndarray  # the user's label grades, decreasing (padding 0s, negatives last)
+    n_graded: np.ndarray  # labels of grade >= 0 (the first n_graded of label_grades)
 
 
 def _lists(j: Judgements, threshold: float, k: int | None) -> _Lists:
@@ -129,6 +135,7 @@ def _lists(j: Judgements, threshold: float, k: int | None) -> _Lists:
         lengths=lengths.astype(float),
         n_rel=j.n_relevant(threshold).astype(float),
         label_grades=j.label_grades.astype(float),
+        n_graded=j.n_judged - (j.label_grades < 0).sum(axis=1),
     )
 
 
@@ -312,10 +319,9 @@ def _gains(x: _Lists, pairs: dict[str, float] | None):
         return out
 
     ranked = np.where(x.judged, gain_of(x.grades), 0.0)
-    labels = np.where(x.label_grades >= 0, gain_of(x.label_grades), 0.0)
-    n_labels = (x.label_grades >= 0).sum(axis=1)
-    columns = np.arange(labels.shape[1])
-    labels = np.where(columns < n_labels[:, None], labels, -np.inf)  # padding sorts last
+    columns = np.arange(x.label_grades.shape[1])
+    graded = columns < x.n_graded[:, None]  # not the padding, not the negative grades
+    labels = np.where(graded, gain_of(x.label_grades), -np.inf)  # the rest sorts last
     ideal = -np.sort(-labels, axis=1)
     # trec_eval's ideal list stops at the first gain <= 0
     positive = np.cumprod(ideal > 0, axis=1).astype(bool)
@@ -426,7 +432,12 @@ def _bin_g(x: _Lists, param, k):
 def _trec_rbp(x: _Lists, pairs, k):
     """m_rbp.c: (1 - p) sum over ranks of p^(rank - 1) gain, p = 0.9 unless given, gains as
     trec_eval's (the grade) rescaled to [0, 1] by (g - min) / (max - min) over the query's
-    grade levels 0..highest when some gain lies outside [0, 1]."""
+    grade levels 0..highest when some gain lies outside [0, 1].
+
+    trec_eval 10.0 leaves that min and max uninitialised (m_rbp.c), so its rbp can
+    change with the other measures of the same command (``-m rbp.p=0.8`` alone gives
+    0.3077 on its test collection, next to ``-m G.1=3,...`` 0.0020); this is the
+    reading with them initialised, which its stored outputs (default p) agree with."""
     pairs = dict(pairs or {})
     p = pairs.pop("p", 0.9)
     ranked, _ = _gains(x, pairs)

@@ -305,3 +305,155 @@ def test_agrees_with_pytrec_eval_on_ties_and_unjudged_in_pool(seed, level):
             )
             checked += 1
     assert checked > 0.9 * len(measures) * len(theirs)
+
+
+# ---- plain-Python transcriptions of trec_eval's C loops, for what pytrec_eval lacks ----
+
+
+def _rel_list(ranked: list[str], qrels: dict[str, int]) -> list[int]:
+    """form_res_rels.c's results_rel_list: the grade, -1 not in the pool, -2 grade < 0."""
+    return [(-1 if d not in qrels else (-2 if qrels[d] < 0 else qrels[d])) for d in ranked]
+
+
+def _gain_table(qrels: dict[str, int], pairs: dict[int, float]):
+    """gain_init.c: (level, gain, count) sorted by gain, levels 0..highest and the pairs."""
+    top = max(qrels.values())
+    table = {level: [gain, 0] for level, gain in pairs.items()}
+    for level in range(top + 1):
+        table.setdefault(level, [float(level), 0])
+        table[level][1] = sum(1 for g in qrels.values() if g == level)
+    return sorted(((lvl, g, n) for lvl, (g, n) in table.items()), key=lambda t: t[1])
+
+
+def _ideal_walk(table, length: int) -> list[float]:
+    """The ideal gain at each position 0..length-1 (the C loops' cur_level walk)."""
+    out, level, count = [], len(table) - 1, 0
+    for _ in range(length):
+        count += 1
+        while level >= 0 and count > table[level][2]:
+            count, level = 1, level - 1
+        out.append(table[level][1] if level >= 0 else 0.0)
+    return out
+
+
+def _oracle(ranked, qrels, pairs):
+    rels = _rel_list(ranked, qrels)
+    table = _gain_table(qrels, pairs)
+    gain = {lvl: g for lvl, g, _ in table}
+    gains = [gain.get(r, 0.0) for r in rels]
+    n = len(gains) + len(qrels) + 2
+    ideal = _ideal_walk(table, n)
+    positive = []
+    for g in ideal:  # the ideal stops at its first gain <= 0
+        if g <= 0:
+            break
+        positive.append(g)
+    disc = [1 / math.log2(i + 2) for i in range(n)]
+    dcg = sum(g * disc[i] for i, g in enumerate(gains))
+    idcg = sum(g * disc[i] for i, g in enumerate(positive))
+    ndcg = dcg / idcg if idcg > 0 else 0.0
+    # m_ndcg_rel.c
+    total, found, run_dcg, run_idcg = 0.0, 0, 0.0, 0.0
+    for i in range(max(len(gains), len(positive))):
+        if i < len(gains):
+            run_dcg += gains[i] * disc[i]
+        if i < len(positive):
+            run_idcg += positive[i] * disc[i]
+        if i < len(gains) and gains[i] > 0:
+            total += run_dcg / run_idcg
+            found += 1
+    total += (len(positive) - found) * dcg / idcg if idcg > 0 else 0.0
+    ndcg_rel = total / len(positive) if total > 0 else 0.0
+    # m_G.c
+    cost = done = g_sum = 0.0
+    for i, g in enumerate(gains):
+        done += g
+        cost += max(positive[i] if i < len(positive) else 0.0, 1.0)
+        if g != 0:
+            g_sum += g / math.log2(2 + cost - done)
+    big_g = g_sum / sum(positive) if sum(positive) > 0 else 0.0
+    # m_Rndcg.c, statement for statement: nDCG where the ideal gain changes level
+    level, count = len(table) - 1, 0
+    ideal_gain = table[level][1] if level >= 0 else 0.0
+    old, total, points, run_dcg, run_idcg, i = ideal_gain, 0.0, 0, 0.0, 0.0, 0
+
+    def step():
+        nonlocal level, count, ideal_gain, old, total, points
+        count += 1
+        while level >= 0 and count > table[level][2]:
+            count, level = 1, level - 1
+            ideal_gain = table[level][1] if level >= 0 else 0.0
+        if old != ideal_gain:
+            if run_idcg > 0:
+                total, points = total + run_dcg / run_idcg, points + 1
+            old = ideal_gain
+
+    while i < len(gains) and ideal_gain > 0:
+        step()
+        run_dcg += gains[i] * disc[i]
+        run_idcg += ideal_gain * disc[i] if ideal_gain > 0 else 0.0
+        i += 1
+    if i < len(gains):
+        run_dcg = dcg
+        if run_idcg > 0:
+            total, points = total + run_dcg / run_idcg, points + 1
+    while ideal_gain > 0:
+        step()
+        run_idcg += ideal_gain * disc[i] if ideal_gain > 0 else 0.0
+        i += 1
+    num_rel = sum(1 for g in qrels.values() if g >= 1)
+    rndcg = total / points if num_rel and points else 0.0
+    # m_rbp.c with its min and max over the gain table (initialised), p = 0.9
+    low, high = min([g for _, g, _ in table] or [0]), max([g for _, g, _ in table] or [0])
+    scale = (lambda g: (g - low) / (high - low)) if (low < 0 or high > 1) else (lambda g: g)
+    rbp = 0.1 * sum(scale(g) * 0.9**i for i, g in enumerate(gains) if g != 0)
+    # m_rbp_resid.c
+    unjudged = [i for i, r in enumerate(rels) if r < 0]
+    resid = 0.9 ** len(rels) + 0.1 * sum(0.9**i for i in unjudged) if unjudged else 0.0
+    return {
+        "ndcg": ndcg,
+        "ndcg_rel": ndcg_rel,
+        "Rndcg": rndcg,
+        "G": big_g,
+        "rbp": rbp,
+        "rbp_resid": resid,
+    }
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("pairs", [{}, {0: 1.0, 2: 5.0}, {1: 3.0, 3: -2.0}])
+def test_gain_measures_against_trec_eval_s_loops(seed, pairs):
+    """trec_eval's ndcg, ndcg_rel, G (custom gains as trec_eval's 'grade=gain' parameters,
+    whole-number apart: trec_eval orders gains closer than 1 by a truncated difference),
+    rbp and rbp_resid against plain-Python transcriptions of their C loops."""
+    qrels, run = _random_collection(seed)
+    text = ",".join(f"{level}={gain:g}" for level, gain in pairs.items())
+    names = {
+        name: f"{name}.{text}" if text else name for name in ("ndcg", "ndcg_rel", "Rndcg", "G")
+    }
+    names.update(rbp="rbp", rbp_resid="rbp_resid")
+    measures = trec_eval_measures(list(names.values()))
+    base_of = {text.replace(".", "_", 1): base for base, text in names.items()}
+    assert sorted(m.name for m in measures) == sorted(base_of)
+    pred = pd.DataFrame(
+        [(q, d, s) for q, docs in run.items() for d, s in docs.items()],
+        columns=["user", "item", "score"],
+    )
+    lab = pd.DataFrame(
+        [(q, d, g) for q, docs in qrels.items() for d, g in docs.items()],
+        columns=["user", "item", "relevance"],
+    )
+    ours = compute_measures(pred, lab, measures, PRESETS["trec_eval"]()).per_user
+    for query, docs in run.items():
+        ranked = sorted(docs, key=lambda d: (docs[d], d), reverse=True)  # ties: docno desc
+        want = {**_oracle(ranked, qrels[query], pairs), **{
+            name: value
+            for name, value in _oracle(ranked, qrels[query], {}).items()
+            if name.startswith("rbp")  # bare rbp: trec_eval's default gains
+        }}  # fmt: skip
+        for measure in measures:
+            base = base_of[measure.name]
+            assert ours.loc[query, measure.name] == pytest.approx(want[base], abs=1e-12), (
+                measure.name,
+                query,
+            )
