@@ -6,8 +6,9 @@ with ranking them by the other, as Jeunen, Potapov and Ustimenko (2024,
 Appendix A) do:
 
 - Pearson's r between the models' means under the two measures;
-- Kendall's tau-b between them (tau-b: pairs tied under either measure count
-  in its denominator as scipy's ``kendalltau`` counts them);
+- Kendall's tau-b between them, scipy's ``kendalltau`` default: concordant
+  minus discordant pairs over the square root of (pairs the first measure
+  does not tie) x (pairs the second does not tie);
 - the share of inverted pairs: of the model pairs the first measure orders,
   the share the second orders the other way (a pair the second measure ties
   is not inverted; a pair the first ties is left out).
