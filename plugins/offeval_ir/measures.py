@@ -406,6 +406,13 @@ def _trec_cuts(label: str) -> list[Measure] | None:
     ``utility.2,-1,0,0``) and its names of measures only it has (``num_ret``, ``binG``,
     bare ``rbp``, ...): their measures, labelled as trec_eval prints them; None when
     ``label`` is not of this form."""
+    if label in ("relative_P", "unj", *_TREC_LEVELS):
+        example = {"relative_P": "5", "unj": "5"}.get(label, "0.10")
+        raise ConfigurationError(
+            f"{label!r} needs a {'cut-off' if label in _TREC_CUTS else 'level'}: write "
+            f"{label}_{example} (or a list, {label}.{example},...); trec_eval's bare "
+            f"{label}, all its default ones, is trec_eval_measures([{label!r}])"
+        )
     plain = _TREC_PLAIN.get(label)
     if plain is not None:
         metric, aggregate = plain
@@ -462,7 +469,7 @@ def _trec_parameterised(
         metric = "trec_ndcg"
     full = f"{metric}:{_trec_param_text(base, rest, label)}"
     try:
-        check_trec_metric(full, None)
+        check_trec_metric(full, None, base)
     except ConfigurationError as error:
         raise ConfigurationError(f"{label!r}: {error}") from None
     return [Measure(full, None, (), f"{typed}_{rest}")]
@@ -650,6 +657,8 @@ def _close_names(label: str, names: Iterable[str]) -> list[str]:
     for name in names:
         for match in difflib.get_close_matches(name.lower(), list(_SUGGESTED), n=5, cutoff=0.6):
             candidate = label.replace(name, _SUGGESTED[match], 1)
+            if candidate == label:
+                continue
             try:
                 _parse(candidate)
             except ConfigurationError:

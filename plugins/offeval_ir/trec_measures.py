@@ -75,11 +75,11 @@ PARAMETERS = {
     "11pt_avg": "recall levels",
     "Rprec_mult": "a multiple of R",
     "utility": "four coefficients",
-    "G": "gains",
-    "trec_ndcg": "gains",
-    "ndcg_rel": "gains",
-    "Rndcg": "gains",
-    "trec_rbp": "p and gains",
+    "G": "gains as grade=gain,...",
+    "trec_ndcg": "gains as grade=gain,...",
+    "ndcg_rel": "gains as grade=gain,...",
+    "Rndcg": "gains as grade=gain,...",
+    "trec_rbp": "p=persistence and gains as grade=gain,...",
 }
 #: trec_eval's default recall levels of iprec_at_recall and 11pt_avg.
 RECALL_LEVELS = tuple(round(0.1 * i, 1) for i in range(11))
@@ -92,8 +92,9 @@ def is_trec_metric(metric: str) -> bool:
     return isinstance(metric, str) and metric.partition(":")[0] in TREC_METRICS
 
 
-def check_trec_metric(metric: str, k: int | None) -> None:
-    """An error for a cut-off measure without a cut-off or a parameter it does not take."""
+def check_trec_metric(metric: str, k: int | None, name: str | None = None) -> None:
+    """An error for a cut-off measure without a cut-off or a parameter it does not take
+    (``name``: the measure's name in the message, default the metric's)."""
     base, colon, param = metric.partition(":")
     if base in NEEDS_CUTOFF and k is None:
         raise ConfigurationError(f"{base} needs a cut-off k")
@@ -101,7 +102,7 @@ def check_trec_metric(metric: str, k: int | None) -> None:
         raise ConfigurationError(f"{base} takes no parameter, got {param!r}")
     if base in ("iprec_at_recall", "Rprec_mult") and not colon:
         raise ConfigurationError(f"{base} needs {PARAMETERS[base]} after ':'")
-    _parsed_param(base, param)
+    _parsed_param(base, param, name)
 
 
 @dataclass(frozen=True)
@@ -163,7 +164,7 @@ def trec_columns(
     return columns
 
 
-def _parsed_param(base: str, param: str):
+def _parsed_param(base: str, param: str, name: str | None = None):
     """A metric's parameter from its text (None when absent)."""
     if not param:
         return None
@@ -177,10 +178,14 @@ def _parsed_param(base: str, param: str):
             if len(coefficients) != 4:
                 raise ValueError
             return coefficients
-        return _gain_pairs(param)
+        pairs = _gain_pairs(param)
+        allowed = ("p",) if base == "trec_rbp" else ()
+        if any(not (n.lstrip("+-").isdigit() or n in allowed) for n in pairs):
+            raise ValueError
+        return pairs
     except ValueError:
         raise ConfigurationError(
-            f"{base}: bad parameter {param!r} (expected {PARAMETERS.get(base, 'none')})"
+            f"{name or base}: bad parameter {param!r} (expected {PARAMETERS.get(base, 'none')})"
         ) from None
 
 

@@ -457,3 +457,26 @@ def test_gain_measures_against_trec_eval_s_loops(seed, pairs):
                 measure.name,
                 query,
             )
+
+
+@pytest.mark.parametrize(
+    "text, problem",
+    [
+        ("relative_P", "'relative_P' needs a cut-off: write relative_P_5"),
+        ("unj", "'unj' needs a cut-off: write unj_5"),
+        ("iprec_at_recall", "'iprec_at_recall' needs a level: write iprec_at_recall_0.10"),
+        ("Rprec_mult", "needs a level"),
+        ("rbp.q=3", "'rbp.q=3': rbp: bad parameter 'q=3'"),
+        ("ndcg.1=x", "'ndcg.1=x': ndcg: bad parameter '1=x'"),
+        ("utility.1,2", "expected four coefficients"),
+        ("iprec_at_recall_x", "'x' is not a number"),
+        ("ndcg_cut.10,20,23.4", "must be a whole number >= 1, got '23.4'"),
+        ("unj_0", "must be a whole number >= 1, got '0'"),
+        ("Rprec_mult.0.2,0.2", "measure 'Rprec_mult_0.20' is given twice"),
+    ],
+)
+def test_bad_trec_eval_measures_are_named(text, problem):
+    with pytest.raises(ConfigurationError) as caught:
+        parse_measures([text])
+    assert problem in str(caught.value)
+    assert "\n" not in str(caught.value)
