@@ -657,8 +657,6 @@ def _close_names(label: str, names: Iterable[str]) -> list[str]:
     for name in names:
         for match in difflib.get_close_matches(name.lower(), list(_SUGGESTED), n=5, cutoff=0.6):
             candidate = label.replace(name, _SUGGESTED[match], 1)
-            if candidate == label:
-                continue
             try:
                 _parse(candidate)
             except ConfigurationError:

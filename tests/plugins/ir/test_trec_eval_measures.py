@@ -480,3 +480,14 @@ def test_bad_trec_eval_measures_are_named(text, problem):
         parse_measures([text])
     assert problem in str(caught.value)
     assert "\n" not in str(caught.value)
+
+
+def test_every_known_name_mistyped_gets_an_error_not_a_crash():
+    from offeval_ir.measures import _SUGGESTED
+
+    for name in set(_SUGGESTED.values()):
+        for text in (name, f"{name}x", name.upper(), f"{name}_"):
+            try:
+                parse_measures([text])
+            except ConfigurationError:
+                pass
