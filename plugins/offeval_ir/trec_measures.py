@@ -36,7 +36,7 @@ relevant when its label's grade is at least ``relevance_threshold`` (``-l``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -118,6 +118,7 @@ class _Lists:
     n_rel: np.ndarray  # num_rel
     label_grades: np.ndarray  # the user's label grades, decreasing (padding 0s, negatives last)
     n_graded: np.ndarray  # labels of grade >= 0 (the first n_graded of label_grades)
+    cache: dict = field(default_factory=dict)  # what several metrics share
 
 
 def _lists(j: Judgements, threshold: float, k: int | None) -> _Lists:
@@ -234,12 +235,15 @@ def _interpolated(x: _Lists, levels: tuple[float, ...]) -> list[np.ndarray]:
     rank of that relevant item on (all ranks for 0 relevant items), 0 when the
     list holds fewer relevant items.
     """
-    hits = np.cumsum(x.rel, axis=1)
-    ranks = np.arange(1, x.rel.shape[1] + 1)
-    precision = np.where(x.inside, hits / ranks, 0.0)
-    best_after = np.maximum.accumulate(precision[:, ::-1], axis=1)[:, ::-1]
-    if best_after.shape[1] == 0:
-        best_after = np.zeros((len(x.lengths), 1))
+    if "best_after" not in x.cache:
+        hits = np.cumsum(x.rel, axis=1)
+        ranks = np.arange(1, x.rel.shape[1] + 1)
+        precision = np.where(x.inside, hits / ranks, 0.0)
+        best_after = np.maximum.accumulate(precision[:, ::-1], axis=1)[:, ::-1]
+        if best_after.shape[1] == 0:
+            best_after = np.zeros((len(x.lengths), 1))
+        x.cache["hits"], x.cache["best_after"] = hits, best_after
+    hits, best_after = x.cache["hits"], x.cache["best_after"]
     found = hits[:, -1] if hits.shape[1] else np.zeros(len(x.lengths))
     out = []
     for level in levels:
@@ -261,7 +265,9 @@ def _eleven_point(x: _Lists, levels, k):
 
 def _hits_at(x: _Lists, cut: np.ndarray) -> np.ndarray:
     """Relevant items in the top ``cut`` ranks per user (``cut`` may exceed the list)."""
-    hits = np.cumsum(x.rel, axis=1)
+    if "hits" not in x.cache:
+        x.cache["hits"] = np.cumsum(x.rel, axis=1)
+    hits = x.cache["hits"]
     if hits.shape[1] == 0:
         return np.zeros(len(cut))
     read = np.clip(cut, 0, hits.shape[1]).astype(np.int64)
