@@ -39,6 +39,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 
 from offeval.plugin import ConfigurationError
 from offeval_ir.judgements import Judgements
@@ -499,6 +500,31 @@ def _inf_ap(x: _Lists, param, k):
     total = np.where(rel, terms, 0.0).sum(axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(x.n_rel > 0, total / x.n_rel, total)
+
+
+def relstrings(j: Judgements, conventions=None, length: int = 10) -> pd.Series:
+    """trec_eval's ``relstring`` per user (m_relstring.c): the first ``length`` ranks of
+    the list as characters, the grade (``>`` above 9), ``-`` not in the pool and ``.``
+    in the pool but not judged (a negative grade); in the conventions' order (default
+    the ``trec_eval`` preset's: score, ties by docno descending). trec_eval prints it
+    quoted, labelled ``relstring`` (``relstring_<length>`` when given a length)."""
+    from offeval_ir.conventions import PRESETS  # noqa: PLC0415 (metrics imports this module)
+    from offeval_ir.metrics import _in_tie_order  # noqa: PLC0415
+
+    conv = conventions or PRESETS["trec_eval"]()
+    ordered = _in_tie_order(j, conv)
+    width = min(int(length), ordered.max_length)
+    grades = ordered.grades[:, :width]
+    judged = ordered.judged[:, :width]
+    digits = (ord("0") + np.clip(grades, 0, 9)).astype(np.uint8)
+    chars = np.where(grades > 9, ord(">"), digits)
+    chars = np.where(judged & (grades < 0), ord("."), chars)
+    chars = np.where(judged, chars, ord("-"))
+    chars = np.where(np.arange(width) < ordered.lengths[:, None], chars, 0).astype(np.uint8)
+    if width == 0:
+        return pd.Series("", index=ordered.users, name="relstring")
+    rows = np.ascontiguousarray(chars).view(f"S{width}").ravel()  # trailing NULs dropped
+    return pd.Series(np.char.decode(rows, "ascii"), index=ordered.users, name="relstring")
 
 
 _VALUES = {

@@ -16,10 +16,11 @@ import pandas as pd
 import pytest
 
 from offeval import ConfigurationError
-from offeval_ir import PRESETS, compute_measures, parse_measure, parse_measures
+from offeval_ir import PRESETS, Judgements, compute_measures, parse_measure, parse_measures
 from offeval_ir.files import read_qrels, read_run
 from offeval_ir.measures import TREC_EVAL_TEXT, trec_eval_measures
 from offeval_ir.metrics import aggregate
+from offeval_ir.trec_measures import relstrings
 
 
 def _dcg(gains):
@@ -491,3 +492,32 @@ def test_every_known_name_mistyped_gets_an_error_not_a_crash():
                 parse_measures([text])
             except ConfigurationError:
                 pass
+
+
+@pytest.mark.parametrize(
+    "name, qrels, length, label",
+    [
+        ("out.test.aq", "qrels.test", 10, "relstring"),
+        ("out.test.aql", "qrels.rel_level", 20, "relstring_20"),
+    ],
+)
+def test_relstrings_as_trec_eval_prints_them(name, qrels, length, label):
+    lines = [line.split() for line in (HERE / name).read_text().splitlines()]
+    theirs = {query: value.strip("'") for measure, query, value in lines if measure == label}
+    judgements = Judgements.from_frames(
+        read_run(HERE / "results.test"),
+        read_qrels(HERE / qrels),
+        order_by="score",
+        negative_grades="zero",
+    )
+    assert relstrings(judgements, length=length).to_dict() == theirs
+
+
+def test_relstrings_mark_every_state():
+    judgements = Judgements.from_frames(
+        pd.DataFrame({"user": "q", "item": list("abcde"), "rank": [1, 2, 3, 4, 5]}),
+        pd.DataFrame({"user": "q", "item": list("abce"), "relevance": [12, 0, -1, 3]}),
+        negative_grades="zero",
+    )
+    assert relstrings(judgements, PRESETS["trec_eval"](order_by="rank"))["q"] == ">0.-3"
+    assert relstrings(judgements, PRESETS["trec_eval"](order_by="rank"), 2)["q"] == ">0"
