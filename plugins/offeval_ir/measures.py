@@ -541,8 +541,61 @@ TREC_EVAL_GROUPS = {
         "set_P", "set_recall", "set_relative_P", "set_map", "set_F", "num_nonrel_judged_ret",
     ),
 }  # fmt: skip
+#: trec_eval's measures and groups offeval does not have (other qrels formats).
+_TREC_EVAL_ELSEWHERE = (
+    "all_prefs", "prefs", "qrels_jg", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg", "yaap",
+)  # fmt: skip
 #: trec_eval's values that are not measures: the caller prints them (runid, relstring).
 TREC_EVAL_TEXT = ("runid", "relstring")
+
+
+def _trec_eval_chosen(arguments: Iterable[str]) -> dict[str, str | None]:
+    """trec_eval's measures the ``-m`` arguments name, each with its parameter text
+    (None: the defaults), the first parameters given winning."""
+    if isinstance(arguments, str):
+        arguments = [arguments]
+    chosen: dict[str, str | None] = {}
+    for argument in arguments:
+        text = str(argument).strip()
+        name, dot, rest = text.partition(".")
+        if name in TREC_EVAL_GROUPS and not dot:
+            for member in TREC_EVAL_GROUPS[name]:
+                chosen.setdefault(member, None)
+            continue
+        if name in _TREC_EVAL_ELSEWHERE or name.startswith("prefs_"):
+            raise ConfigurationError(
+                f"offeval does not compute trec_eval's {name!r}: the preference and "
+                "judgement-group measures (prefs_*, *_avgjg, yaap; groups all_prefs, prefs, "
+                "qrels_jg) read other qrels formats"
+            )
+        if name not in TREC_EVAL_ORDER:
+            groups = ", ".join(TREC_EVAL_GROUPS)
+            close = difflib.get_close_matches(name, [*TREC_EVAL_ORDER, *TREC_EVAL_GROUPS], n=1)
+            guess = f" (did you mean {close[0]}?)" if close else ""
+            raise ConfigurationError(
+                f"trec_eval has no measure {text!r}{guess}: give a measure name (as "
+                f"'trec_eval -h -m all_trec' lists them) or a group ({groups})"
+            )
+        if chosen.get(name) is None:
+            chosen[name] = rest if dot else None
+    return chosen
+
+
+def trec_eval_texts(arguments: Iterable[str]) -> list[tuple[str, int | None]]:
+    """trec_eval's text values the ``-m`` arguments ask for, as (label, parameter):
+    ``("runid", None)`` (printed first, in the ``all`` line only) and
+    ``("relstring", 10)`` or ``("relstring_20", 20)`` (per query only, printed after
+    the P measures: see :data:`TREC_EVAL_ORDER`; values from
+    :func:`offeval_ir.trec_measures.relstrings`)."""
+    chosen = _trec_eval_chosen(arguments)
+    out: list[tuple[str, int | None]] = []
+    if "runid" in chosen:
+        out.append(("runid", None))
+    if "relstring" in chosen:
+        rest = chosen["relstring"]
+        length = 10 if rest is None else _atol(rest, f"relstring.{rest}")
+        out.append(("relstring" if rest is None else f"relstring_{length}", length))
+    return out
 
 
 def trec_eval_measures(arguments: Iterable[str]) -> list[Measure]:
@@ -562,32 +615,13 @@ def trec_eval_measures(arguments: Iterable[str]) -> list[Measure]:
     is P_5; a group or the bare name does not undo ``-m P.7``); every measure is
     printed once, in the order of trec_eval's measures.c whatever the order of
     the arguments. ``runid`` and ``relstring`` (text, not numbers) and the
-    measures offeval does not have (prefs, jg) are left out: see
-    :data:`TREC_EVAL_TEXT` for where trec_eval prints the first two.
+    measures offeval does not have (prefs, jg) are left out:
+    :func:`trec_eval_texts` says whether the arguments ask for the first two.
 
     Raises :class:`offeval.ConfigurationError` for a name trec_eval does not know
     (as trec_eval's "illegal measure"), a duplicate cut-off, or a bad parameter.
     """
-    if isinstance(arguments, str):
-        arguments = [arguments]
-    chosen: dict[str, str | None] = {}
-    for argument in arguments:
-        text = str(argument).strip()
-        name, dot, rest = text.partition(".")
-        if name in TREC_EVAL_GROUPS and not dot:
-            for member in TREC_EVAL_GROUPS[name]:
-                chosen.setdefault(member, None)
-            continue
-        if name not in TREC_EVAL_ORDER:
-            groups = ", ".join(TREC_EVAL_GROUPS)
-            close = difflib.get_close_matches(name, [*TREC_EVAL_ORDER, *TREC_EVAL_GROUPS], n=1)
-            guess = f" (did you mean {close[0]}?)" if close else ""
-            raise ConfigurationError(
-                f"trec_eval has no measure {text!r}{guess}: give a measure name (as "
-                f"'trec_eval -h -m all_trec' lists them) or a group ({groups})"
-            )
-        if chosen.get(name) is None:
-            chosen[name] = rest if dot else None
+    chosen = _trec_eval_chosen(arguments)
     measures: list[Measure] = []
     for name in TREC_EVAL_ORDER:
         if name not in chosen or name in TREC_EVAL_TEXT:

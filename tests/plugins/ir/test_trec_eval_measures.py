@@ -18,7 +18,7 @@ import pytest
 from offeval import ConfigurationError
 from offeval_ir import PRESETS, Judgements, compute_measures, parse_measure, parse_measures
 from offeval_ir.files import read_qrels, read_run
-from offeval_ir.measures import TREC_EVAL_TEXT, trec_eval_measures
+from offeval_ir.measures import TREC_EVAL_TEXT, trec_eval_measures, trec_eval_texts
 from offeval_ir.metrics import aggregate
 from offeval_ir.trec_measures import relstrings
 
@@ -521,3 +521,16 @@ def test_relstrings_mark_every_state():
     )
     assert relstrings(judgements, PRESETS["trec_eval"](order_by="rank"))["q"] == ">0.-3"
     assert relstrings(judgements, PRESETS["trec_eval"](order_by="rank"), 2)["q"] == ">0"
+
+
+def test_text_values_and_measures_offeval_does_not_have():
+    assert trec_eval_texts(["all_trec", "relstring.20"]) == [
+        ("runid", None),
+        ("relstring_20", 20),
+    ]
+    assert trec_eval_texts(["official"]) == [("runid", None)]
+    assert trec_eval_texts(["relstring"]) == [("relstring", 10)]
+    assert trec_eval_texts(["P.5"]) == []
+    for name in ("prefs", "prefs_simp", "map_avgjg"):
+        with pytest.raises(ConfigurationError, match="offeval does not compute trec_eval's"):
+            trec_eval_measures([name])
