@@ -189,6 +189,12 @@ def compute(
     ideal DCG of nDCG uses every label). R-precision and bpref at k read the
     list cut at k. Tied predictions are ordered by ``conventions.ties``;
     negative label grades are read as ``conventions.negative_grades`` says.
+
+    ``metrics`` may also name trec_eval's own measures
+    (:data:`offeval_ir.trec_measures.TREC_METRICS`, a parameter after ``:``,
+    as ``iprec_at_recall:0.1`` or ``utility:2,-1,0,0``): each is computed on
+    the lists cut at k (trec_eval's ``-M k``), and ``relative_P`` and ``unj``,
+    whose k is part of their definition, are NaN without a cut-off.
     """
     conv = conventions or Conventions()
     special = [m for m in metrics if conv.for_metric(m) != conv]
