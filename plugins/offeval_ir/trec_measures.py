@@ -449,19 +449,32 @@ def _trec_rbp(x: _Lists, pairs, k):
     trec_eval 10.0 leaves that min and max uninitialised (m_rbp.c), so its rbp can
     change with the other measures of the same command (``-m rbp.p=0.8`` alone gives
     0.3077 on its test collection, next to ``-m G.1=3,...`` 0.0020); this is the
-    reading with them initialised, which its stored outputs (default p) agree with."""
+    reading with both starting at 0, which trec_eval's runs of rbp alone show (with
+    ``rbp.0=1`` too) and its stored outputs agree with."""
     pairs = dict(pairs or {})
     p = pairs.pop("p", 0.9)
     ranked, _ = _gains(x, pairs)
-    levels = np.maximum(np.nanmax(np.where(x.label_grades >= 0, x.label_grades, 0), axis=1), 0)
     mapped = {int(n): v for n, v in pairs.items() if n.lstrip("+-").isdigit()}
-    high = np.maximum(levels, max([0.0, *mapped.values()]) if mapped else 0.0)
-    low = min([0.0, *mapped.values()]) if mapped else 0.0
-    rescale = (low < 0) | (high > 1)
+    # the gain table: levels 0..top at their default gain (the level) unless mapped, and
+    # every mapped level at its gain
+    graded = np.arange(x.label_grades.shape[1]) < x.n_graded[:, None]
+    top = np.max(np.where(graded, x.label_grades, -1.0), axis=1, initial=-1.0)
+    default_high = top.copy()  # the highest level not mapped
+    for level in sorted(mapped, reverse=True):
+        default_high = np.where(default_high == level, default_high - 1, default_high)
+    # trec_eval's min and max start from 0 (uninitialised in m_rbp.c; 0 is what its
+    # runs of a single rbp measure show)
+    high = np.maximum(default_high, 0.0)
+    low = np.zeros_like(high)
+    if mapped:
+        high = np.maximum(high, max(mapped.values()))
+        low = np.minimum(low, min(mapped.values()))
+    rescale = ((low < 0) | (high > 1)) & (high > low)
     with np.errstate(divide="ignore", invalid="ignore"):
         scaled = np.where(
-            rescale[:, None] & (high - low > 0)[:, None],
-            np.where(x.judged, (ranked - low) / (high - low)[:, None], 0.0),
+            rescale[:, None],
+            # every judged rank has a level of the table, rescaled (grade 0 too)
+            np.where(x.judged, (ranked - low[:, None]) / (high - low)[:, None], 0.0),
             ranked,
         )
     weights = p ** np.arange(scaled.shape[1])

@@ -422,10 +422,11 @@ def _oracle(ranked, qrels, pairs):
         i += 1
     num_rel = sum(1 for g in qrels.values() if g >= 1)
     rndcg = total / points if num_rel and points else 0.0
-    # m_rbp.c with its min and max over the gain table (initialised), p = 0.9
-    low, high = min([g for _, g, _ in table] or [0]), max([g for _, g, _ in table] or [0])
+    # m_rbp.c with its min and max over the gain table, starting from 0, p = 0.9
+    low, high = min([0, *(g for _, g, _ in table)]), max([0, *(g for _, g, _ in table)])
     scale = (lambda g: (g - low) / (high - low)) if (low < 0 or high > 1) else (lambda g: g)
-    rbp = 0.1 * sum(scale(g) * 0.9**i for i, g in enumerate(gains) if g != 0)
+    scaled = [scale(gain[r]) if r in gain else 0.0 for r in rels]  # after get_gain
+    rbp = 0.1 * sum(g * 0.9**i for i, g in enumerate(scaled) if g != 0)
     # m_rbp_resid.c
     unjudged = [i for i, r in enumerate(rels) if r < 0]
     resid = 0.9 ** len(rels) + 0.1 * sum(0.9**i for i in unjudged) if unjudged else 0.0
@@ -450,7 +451,7 @@ def test_gain_measures_against_trec_eval_s_loops(seed, pairs):
     names = {
         name: f"{name}.{text}" if text else name for name in ("ndcg", "ndcg_rel", "Rndcg", "G")
     }
-    names.update(rbp="rbp", rbp_resid="rbp_resid")
+    names.update(rbp=f"rbp.{text}" if text else "rbp", rbp_resid="rbp_resid")
     measures = trec_eval_measures(list(names.values()))
     base_of = {text.replace(".", "_", 1): base for base, text in names.items()}
     assert sorted(m.name for m in measures) == sorted(base_of)
@@ -468,7 +469,7 @@ def test_gain_measures_against_trec_eval_s_loops(seed, pairs):
         want = {**_oracle(ranked, qrels[query], pairs), **{
             name: value
             for name, value in _oracle(ranked, qrels[query], {}).items()
-            if name.startswith("rbp")  # bare rbp: trec_eval's default gains
+            if name == "rbp_resid"  # trec_eval's rbp_resid takes no gains
         }}  # fmt: skip
         for measure in measures:
             base = base_of[measure.name]
