@@ -237,6 +237,11 @@ class Measure:
     label trec_eval prints for each cut-off (``ndcg_cut_10``). ``overrides``
     and ``params`` are sorted by name.
 
+    ``metric`` is a name :func:`offeval_ir.metrics.compute` takes; trec_eval's
+    own measures carry their parameter after a colon (``iprec_at_recall:0.1``,
+    ``utility:2,-1,0,0``, ``trec_ndcg:1=3,2=9``; see
+    :mod:`offeval_ir.trec_measures`).
+
     ``aggregate`` says how the per-user values aggregate into the reported
     value (see :data:`offeval_ir.metrics.AGGREGATIONS`): ``mean`` for most
     measures; ``sum`` for trec_eval's counts (``num_ret``, ``num_rel``, ...),

@@ -23,8 +23,10 @@ from offeval_ir.trec_measures import TREC_METRICS, is_trec_metric, trec_columns
 DEFAULT_METRICS = ("precision", "recall", "f1", "hit_rate", "ap", "rr", "dcg", "ndcg")
 #: Every metric: the defaults, R-precision, bpref (trec_eval's), Success@k (a relevant
 #: item in the top k; hit_rate under its IR name), Judged@k (share of the top k judged),
-#: ERR@k (Chapelle et al. 2009), RBP (Moffat and Zobel 2008) and RBP's residual (the
-#: weight of unjudged ranks and of the ranks past the list: the most RBP could rise),
+#: ERR@k (Chapelle et al. 2009), RBP (Moffat and Zobel 2008: binary relevance at the
+#: threshold, ir-measures' RBP; trec_eval's graded rbp is trec_measures' ``trec_rbp``)
+#: and RBP's residual (the weight of unjudged ranks and of the ranks past the list: the
+#: most RBP could rise; trec_eval's rbp_resid, 0 without unjudged ranks, is ``rbp_resid``),
 #: and ``idcg``, the ideal DCG that ``ndcg`` divides by (under the same conventions, at
 #: the same cut-off; post-normalised nDCG is mean dcg over mean idcg).
 METRICS = (

@@ -565,3 +565,28 @@ def test_stored_settings_are_notice_md_s_command_lines(name):
     assert (f"-l{level}" in command) == (level != 1)
     given = [part.split()[0] for part in command.strip("` ").split("-m")[1:]]
     assert given == arguments or (not given and arguments == ["official"])  # the default
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_identities_between_trec_eval_s_measures(seed):
+    qrels, run = _random_collection(seed)
+    pred = pd.DataFrame(
+        [(q, d, s) for q, docs in run.items() for d, s in docs.items()],
+        columns=["user", "item", "score"],
+    )
+    lab = pd.DataFrame(
+        [(q, d, g) for q, docs in qrels.items() for d, g in docs.items()],
+        columns=["user", "item", "relevance"],
+    )
+    names = ["num_rel", "num_rel_ret", "num_ret", "Rprec", "iprec_at_recall", "11pt_avg"]
+    names += ["Rprec_mult.1.0", "set_P", "set_recall", "set_map", "set_relative_P"]
+    v = compute_measures(pred, lab, trec_eval_measures(names), PRESETS["trec_eval"]()).per_user
+    v = v.dropna()
+    levels = [f"iprec_at_recall_{0.1 * i:.2f}" for i in range(11)]
+    assert np.allclose(v["11pt_avg"], v[levels].mean(axis=1))
+    assert (np.diff(v[levels].to_numpy(), axis=1) <= 1e-12).all()  # interpolated: falling
+    assert np.allclose(v["Rprec_mult_1.00"], v["Rprec"])
+    assert np.allclose(v["set_map"], v["set_P"] * v["set_recall"])
+    assert np.allclose(v["num_rel_ret"], v["set_P"] * v["num_ret"])
+    best = np.minimum(v["num_ret"], v["num_rel"])
+    assert np.allclose(v["set_relative_P"], np.where(best > 0, v["num_rel_ret"] / best, 0))
