@@ -302,15 +302,22 @@ def _set_map(x: _Lists, param, k):
 
 def _utility(x: _Lists, coefficients, k):
     """a rel_ret + b nonrel_ret + c rel_not_ret + d nonrel_not_ret, with trec_eval's
-    collection size -N 0 (so the last term counts -(rel_not_ret + nonrel_ret))."""
+    collection size -N 0 (so the last term counts -(rel_not_ret + nonrel_ret)).
+
+    A query without predictions (scored under ``-c``) gets what trec_eval gives it:
+    trec_eval evaluates such a query on a one-document list of an unjudged document
+    and then zeroes the value named ``utility``, so bare utility is 0 and utility with
+    coefficients is b + c R - d (1 + R)."""
     a, b, c, d = coefficients if coefficients is not None else (1.0, -1.0, 0.0, 0.0)
     found = _num_rel_ret(x, None, k)
-    return (
+    value = (
         a * found
         + b * (x.lengths - found)
         + c * (x.n_rel - found)
         + d * (0 + found - x.lengths - x.n_rel)
     )
+    empty = b + c * x.n_rel - d * (1 + x.n_rel) if coefficients is not None else 0.0
+    return np.where(x.lengths > 0, value, empty)
 
 
 # ---- gain measures --------------------------------------------------------------------

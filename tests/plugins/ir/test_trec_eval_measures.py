@@ -590,3 +590,21 @@ def test_identities_between_trec_eval_s_measures(seed):
     assert np.allclose(v["num_rel_ret"], v["set_P"] * v["num_ret"])
     best = np.minimum(v["num_ret"], v["num_rel"])
     assert np.allclose(v["set_relative_P"], np.where(best > 0, v["num_rel_ret"] / best, 0))
+
+
+def test_utility_of_a_query_missing_from_the_run_under_c():
+    """trec_eval -c scores a query missing from the run on a one-document list of an
+    unjudged document, then zeroes the value named 'utility' (trec_eval.c's bogus
+    ranking): bare utility is 0, utility.a,b,c,d is b + c R - d (1 + R) (R = 3 here)."""
+    run = pd.DataFrame({"user": ["q1"], "item": ["a"], "score": [1.0]})
+    qrels = pd.DataFrame(
+        {
+            "user": ["q1", "q2", "q2", "q2", "q2"],
+            "item": list("abcde"),
+            "relevance": [1, 1, 2, 1, 0],
+        }
+    )
+    measures = trec_eval_measures(["utility", "utility.2,-1,3,0.5"])
+    got = compute_measures(run, qrels, measures, PRESETS["trec_eval"](no_predictions="zero"))
+    assert got.per_user.loc["q2"].tolist() == [0.0, -1 + 3 * 3 - 0.5 * (1 + 3)]
+    assert got.per_user.loc["q1"].tolist() == [1.0, 2.0]
