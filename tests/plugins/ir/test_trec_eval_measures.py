@@ -604,7 +604,7 @@ def test_utility_of_a_query_missing_from_the_run_under_c():
             "relevance": [1, 1, 2, 1, 0],
         }
     )
-    measures = trec_eval_measures(["utility", "utility.2,-1,3,0.5"])
+    measures = parse_measures(["utility", "utility.2,-1,3,0.5"])
     got = compute_measures(run, qrels, measures, PRESETS["trec_eval"](no_predictions="zero"))
     assert got.per_user.loc["q2"].tolist() == [0.0, -1 + 3 * 3 - 0.5 * (1 + 3)]
-    assert got.per_user.loc["q1"].tolist() == [1.0, 2.0]
+    assert got.per_user.loc["q1"].tolist() == [1.0, 2 * 1 + 0.5 * (1 - 1 - 1)]  # N = 0
