@@ -248,7 +248,8 @@ def _interpolated(x: _Lists, levels: tuple[float, ...]) -> list[np.ndarray]:
     found = hits[:, -1] if hits.shape[1] else np.zeros(len(x.lengths))
     out = []
     for level in levels:
-        cut = np.floor(level * x.n_rel + 0.5)
+        scaled = level * x.n_rel
+        cut = np.floor(scaled) + (scaled - np.floor(scaled) >= 0.5)  # C's lround
         at = np.argmax(hits >= np.maximum(cut, 1)[:, None], axis=1) if hits.shape[1] else 0
         value = np.where(cut > 0, best_after[np.arange(len(cut)), at], best_after[:, 0])
         out.append(np.where(cut <= found, value, 0.0))
