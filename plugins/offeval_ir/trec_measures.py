@@ -32,6 +32,17 @@ trec_eval's ``-m`` arguments into them. The whole lists are read (a cut-off
 k cuts each list at k first, as trec_eval's ``-M k``), ranks in the order the
 conventions give (trec_eval: score, ties by docno descending), and a rank is
 relevant when its label's grade is at least ``relevance_threshold`` (``-l``).
+
+Where trec_eval's own output is not a function of the per-query values, the
+caller reproduces it: under ``-c`` its ``all`` line of ``num_rel`` counts the
+qrels lines of grade > 0 whatever ``-l`` says (m_num_rel.c), where offeval sums
+the per-query values (the same at ``-l1``); ``-N`` (collection size) adds
+d N to ``utility.a,b,c,d``'s per-query value, and ``-J`` drops the unjudged
+documents from the run before ranking. Every other value, per query and in the
+``all`` line, matched trec_eval 10.0's on its test collection and on random
+collections (ties, text docnos, -1 grades, -l1 to -l3, -c), except where
+trec_eval itself is undefined (see :func:`_trec_rbp`, and gains less than 1
+apart above).
 """
 
 from __future__ import annotations
