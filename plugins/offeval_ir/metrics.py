@@ -126,11 +126,16 @@ class MetricResult:
         return out
 
     def summary(self) -> pd.DataFrame:
-        """One row per metric@k: mean, users used, users left out by reason."""
-        return pd.concat([self.mean.rename("mean"), self.counts], axis=1).rename_axis("metric")
+        """One row per metric@k: mean, users used, users left out by reason; when some
+        column is not aggregated by its mean, also ``value``, the reported value
+        (:attr:`value`)."""
+        parts = [self.mean.rename("mean")]
+        if self.aggregation:
+            parts.append(self.value.rename("value"))
+        return pd.concat([*parts, self.counts], axis=1).rename_axis("metric")
 
     def __repr__(self) -> str:
-        means = ", ".join(f"{k}={v:.4f}" for k, v in self.mean.items())
+        means = ", ".join(f"{k}={v:.4f}" for k, v in self.value.items())
         return f"MetricResult({self.conventions.name}: {means})"
 
 

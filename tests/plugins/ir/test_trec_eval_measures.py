@@ -608,3 +608,16 @@ def test_utility_of_a_query_missing_from_the_run_under_c():
     got = compute_measures(run, qrels, measures, PRESETS["trec_eval"](no_predictions="zero"))
     assert got.per_user.loc["q2"].tolist() == [0.0, -1 + 3 * 3 - 0.5 * (1 + 3)]
     assert got.per_user.loc["q1"].tolist() == [1.0, 2 * 1 + 0.5 * (1 - 1 - 1)]  # N = 0
+
+
+def test_summary_reports_each_column_s_own_aggregate():
+    run = pd.DataFrame({"user": ["q1", "q1", "q2"], "item": list("abc"), "score": [2.0, 1, 1]})
+    qrels = pd.DataFrame({"user": ["q1", "q2"], "item": ["a", "c"], "relevance": [1, 1]})
+    result = compute_measures(run, qrels, parse_measures(["num_ret", "P_1", "gm_map"]))
+    summary = result.summary()
+    assert summary.loc["num_ret", "value"] == 3 and summary.loc["num_ret", "mean"] == 1.5
+    assert summary.loc["P_1", "value"] == summary.loc["P_1", "mean"] == 1.0
+    assert summary.loc["gm_map", "value"] == pytest.approx(1.0)
+    assert "num_ret=3.0000" in repr(result)
+    plain = compute_measures(run, qrels, ["P_1"]).summary()
+    assert "value" not in plain.columns
