@@ -621,3 +621,12 @@ def test_summary_reports_each_column_s_own_aggregate():
     assert "num_ret=3.0000" in repr(result)
     plain = compute_measures(run, qrels, ["P_1"]).summary()
     assert "value" not in plain.columns
+
+
+def test_blocks_of_users_give_the_same_values():
+    measures = trec_eval_measures(["all_trec", "ndcg.0=1,2=5", "G.1=2", "rbp.p=0.5,3=-1"])
+    run, qrels = read_run(HERE / "results.test"), read_qrels(HERE / "qrels.rel_level")
+    conventions = PRESETS["trec_eval"](relevance_threshold=2.0)
+    whole = compute_measures(run, qrels, measures, conventions)
+    blocks = compute_measures(run, qrels, measures, conventions, chunk_rows=300)
+    pd.testing.assert_frame_equal(blocks.per_user, whole.per_user)
