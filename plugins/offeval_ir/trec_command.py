@@ -53,6 +53,7 @@ import sys
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 
 import numpy as np
@@ -478,16 +479,17 @@ def trec_eval_lines(args: argparse.Namespace) -> list[str]:
         )
     _warn_left_out(requested)
     printed = [r for r in requested if r.supported]
-    run = _ranked(run[run["user"].isin(set(queries))], depth)
+    run = run[run["user"].isin(set(queries))]
+    if depth is not None or any(r.measure.name == "relstring" for r in printed):
+        run = _ranked(run, depth)
     overrides = {"no_predictions": "zero" if args.complete_rel_info_wanted else "nan"}
     if level is not None:
         overrides["relevance_threshold"] = float(level)
     values = _values(run, qrels, queries, printed, PRESETS["trec_eval"](**overrides))
     out: list[str] = []
-    if args.query_eval_wanted:
-        shown = [r for r in printed if r.measure.per_query]
-        for i, query in enumerate(queries):
-            out.extend(_line(r, query, values[r.label][i]) for r in shown)
+    if args.query_eval_wanted:  # query by query, each query's measures in order
+        shown = [_column(r, queries, values[r.label]) for r in printed if r.measure.per_query]
+        out.extend(chain.from_iterable(zip(*shown, strict=True)))
     if not args.nosummary:
         for r in printed:
             if r.measure.name == "runid":
@@ -559,12 +561,15 @@ def supported_measures() -> list[str]:
 def _ranked(run: pd.DataFrame, depth: int | None) -> pd.DataFrame:
     """The run in trec_eval's order (per query: score descending, ties by document id
     descending; by rank when there is no score), cut to its first ``depth`` per query."""
+    items = pd.factorize(run["item"], sort=True)[0]  # codes in the order of the ids as text
+    users = pd.factorize(run["user"])[0]
     if "score" in run:
-        ordered = run.sort_values(["user", "score", "item"], ascending=[True, False, False])
+        order = np.lexsort((-items, -run["score"].to_numpy(float), users))
     else:
-        ordered = run.sort_values(["user", "rank", "item"], ascending=[True, True, False])
+        order = np.lexsort((-items, run["rank"].to_numpy(float), users))
+    ordered = run.iloc[order]
     if depth is not None:
-        ordered = ordered[ordered.groupby("user", sort=False).cumcount() < depth]
+        ordered = ordered[ordered.groupby("user", sort=False).cumcount().to_numpy() < depth]
     return ordered
 
 
@@ -595,6 +600,18 @@ def _aggregate(r: Requested, values: np.ndarray, qrels: pd.DataFrame, args) -> f
         return float(np.exp(np.cumsum(logs)[-1] / len(values)))
     total = float(np.cumsum(values)[-1])
     return total if how == "sum" else total / len(values)
+
+
+def _column(r: Requested, queries: list, values) -> list[str]:
+    """The per-query lines of one label, in the order of ``queries``."""
+    head = f"{r.label:<{WIDTH}}\t"
+    if r.measure.name == "relstring":
+        return [f"{head}{query}\t'{value}'\n" for query, value in zip(queries, values, strict=True)]
+    if r.measure.value == "long":
+        return [
+            f"{head}{query}\t{math.trunc(v)}\n" for query, v in zip(queries, values, strict=True)
+        ]
+    return [f"{head}{query}\t{v:6.4f}\n" for query, v in zip(queries, values.tolist(), strict=True)]
 
 
 def _line(r: Requested, query: str, value) -> str:
