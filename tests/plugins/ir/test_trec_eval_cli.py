@@ -352,3 +352,28 @@ def test_help_names_the_groups_and_the_measures_offeval_computes(capsys):
     assert "all_trec" in text and "official" in text
     assert f"measures {', '.join(supported_measures())}" in text
     assert {"map", "P", "recall", "ndcg", "ndcg_cut", "Rprec", "bpref"} <= set(supported_measures())
+
+
+def test_max_retrieved_keeps_trec_eval_s_first_documents(tmp_path, capsys):
+    """-M2 keeps z (score 2) and, of a and b tied at 1, b (trec_eval breaks ties by document
+    id descending, form_res_rels.c): a relevant document past the cut counts for nothing."""
+    qrels = _write(tmp_path / "qrels", ["q 0 a 1", "q 0 b 0", "q 0 c 2"])
+    rows = ["q Q0 a 1 1.0 t", "q Q0 b 2 1.0 t", "q Q0 c 3 0.5 t", "q Q0 z 4 2.0 t"]
+    run = _write(tmp_path / "run", rows)
+    argv = ["-q", "-M2", "-m", "P.1,2", "-m", "relstring", "-m", "num_ret", qrels, run]
+    assert main(["trec_eval", *argv]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        f"{'num_ret':<22}\tq\t2",
+        f"{'P_1':<22}\tq\t0.0000",
+        f"{'P_2':<22}\tq\t0.0000",
+        f"{'relstring':<22}\tq\t'-0'",
+        f"{'num_ret':<22}\tall\t2",
+        f"{'P_1':<22}\tall\t0.0000",
+        f"{'P_2':<22}\tall\t0.0000",
+    ]
+
+
+def test_version_says_which_trec_eval_is_reproduced(capsys):
+    assert main(["trec_eval", "-v"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == "" and "trec_eval version 10.0" in captured.err
