@@ -1,0 +1,220 @@
+"""Start-up of the core alone: ``offeval --help`` and argument mistakes import no numerical
+library, the lazily built command line says what the fully built one says, components
+registered by reference (:class:`Deferred`) and collected kind by kind behave as if eager,
+and the plugin API's names, imported on first use, are its modules' objects.
+
+No timing here (``benchmarks/startup_benchmark.py`` times it); with the built-in plugins:
+tests/plugins/test_startup_builtins.py.
+"""
+
+from __future__ import annotations
+
+import ast
+from importlib import import_module
+from pathlib import Path
+
+import pytest
+from startup_checks import imported_after
+
+import offeval.plugin
+import offeval.registry.manager as manager
+from offeval.cli.shell import CORE_COMMANDS, build_parser, command_named, main
+from offeval.errors import RegistryError
+from offeval.plugin import Deferred, hookimpl, lazy_names
+from offeval.registry.manager import Component, Registry
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["--help"], [], ["nosuch"], ["--bogus"], ["new-plugin"], ["new-plugin", "--help"]],
+    ids=["help", "no command", "unknown command", "unknown option", "new-plugin", "np help"],
+)
+def test_help_and_mistakes_before_a_command_runs_import_no_numerical_library(argv):
+    done = imported_after(argv)
+    assert done["code"] in (0, 2)
+    assert done["heavy"] == [] and done["plugins"] == []
+
+
+@pytest.mark.parametrize("name", ["evaluate", "plugins", "new-plugin"])
+def test_a_commands_help_is_the_same_built_alone_or_with_every_other(name, capsys):
+    sub = build_parser()._subparsers._group_actions[0].choices[name]
+    assert main([name, "--help"]) == 0
+    assert capsys.readouterr().out == sub.format_help()
+
+
+def test_a_pending_command_asked_to_parse_fills_itself():
+    """Should the command line name a command it was not built for, that command still
+    parses its arguments (only which commands are imported beforehand changes)."""
+    parser = build_parser(argv=["--help"])
+    args = parser.parse_args(["new-plugin", "my_estimator", "--dir", "somewhere"])
+    assert args.command == "new-plugin" and args.name == "my_estimator"
+    assert args.func.__self__.__class__ is CORE_COMMANDS["new-plugin"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "named"),
+    [
+        (["metrics", "run", "qrels"], "metrics"),
+        (["-h"], None),
+        (["--help", "demo"], "demo"),
+        (["--", "compare"], "compare"),
+        (["-5"], "-5"),  # argparse takes a negative number for a positional
+        (["-"], "-"),
+        ([], None),
+    ],
+)
+def test_the_command_a_line_names_is_its_first_positional_word(argv, named):
+    assert command_named(argv) == named
+
+
+def test_core_commands_map_names_to_their_classes_imported_on_lookup():
+    from offeval.cli import evaluate, plugins, scaffold
+
+    assert list(CORE_COMMANDS) == ["evaluate", "plugins", "new-plugin"]
+    assert "evaluate" in CORE_COMMANDS and "metrics" not in CORE_COMMANDS
+    assert CORE_COMMANDS["evaluate"] is evaluate.EvaluateCommand
+    assert CORE_COMMANDS["plugins"] is plugins.PluginsCommand
+    assert CORE_COMMANDS["new-plugin"] is scaffold.NewPluginCommand
+    for name in CORE_COMMANDS:
+        assert CORE_COMMANDS.deferred(name).help == CORE_COMMANDS[name].help
+
+
+# -- Deferred: a component registered by reference -------------------------------------------
+
+
+class Described:
+    """A command whose help is its own."""
+
+    help = "the real help"
+
+    def add_arguments(self, parser):
+        """Nothing."""
+
+    def run(self, args):
+        """Nothing."""
+        return 0
+
+
+class LazyCommands:
+    """Registers commands by reference: one right, one whose help differs, one missing."""
+
+    @hookimpl
+    def register_commands(self, register):
+        here = __name__
+        register("right", Deferred(f"{here}:Described", help="the real help"))
+        register("wrong-help", Deferred(f"{here}:Described", help="another help"))
+        register("missing", Deferred(f"{here}:Nowhere", help="not there"))
+
+
+def test_a_deferred_component_is_imported_when_its_factory_is_read():
+    registry = Registry(entry_points=False)
+    registry.add_plugin(LazyCommands(), "lazy")
+    right = registry.get("command", "right")
+    assert right.deferred is not None and right.deferred.help == "the real help"
+    assert right.factory is Described and right.deferred.resolve() is Described
+    assert right == Component("command", "right", Described, "lazy")
+    with pytest.raises(RegistryError, match=r"Nowhere"):
+        registry.get("command", "missing").factory  # noqa: B018
+    with pytest.raises(RegistryError, match=r"its help differ from what its registration"):
+        registry.get("command", "wrong-help").factory  # noqa: B018
+
+
+def test_a_deferred_command_that_cannot_be_built_is_left_out_as_a_failure(monkeypatch, capsys):
+    registry = Registry(entry_points=False)
+    registry.add_plugin(LazyCommands(), "lazy")
+    monkeypatch.setattr(manager, "_default", registry)
+    assert main(["right"]) == 0
+    assert main(["wrong-help"]) == 2
+    assert "invalid choice: 'wrong-help'" in capsys.readouterr().err
+    (failure,) = registry.failures
+    assert failure.plugin == "lazy" and failure.stage == "command"
+    assert "wrong-help: RegistryError" in failure.reason
+
+
+@pytest.mark.parametrize("target", ["nocolon", ":Name", "module:", "bad module:Name"])
+def test_a_deferred_target_must_name_a_module_and_an_attribute(target):
+    with pytest.raises(RegistryError, match="is not 'package.module:Name'"):
+        Deferred(target)
+
+
+class BrokenEverywhere:
+    """Fails while its estimators are collected and while its command is built."""
+
+    @hookimpl
+    def register_estimators(self, register):
+        raise RuntimeError("estimators broke")
+
+    @hookimpl
+    def register_commands(self, register):
+        register("broken", BrokenCommand)
+
+
+class BrokenCommand(Described):
+    """A command that cannot be built."""
+
+    def __init__(self):
+        raise RuntimeError("command broke")
+
+
+def test_failures_keep_the_order_of_a_full_load_though_kinds_are_collected_lazily(monkeypatch):
+    """Collecting the estimators (not needed for the help) still comes before the command's
+    failure, as when every kind was collected at load."""
+    monkeypatch.delenv(manager.ALLOW_ENV)
+    monkeypatch.setattr(
+        manager, "entry_points", lambda group: [FakeEntryPoint("broken", BrokenEverywhere())]
+    )
+    registry = Registry()
+    build_parser(registry, argv=["--help"])
+    assert [(f.stage, f.reason.split(": ")[-1]) for f in registry.failures] == [
+        ("register_estimators", "estimators broke"),
+        ("command", "command broke"),
+    ]
+
+
+class FakeEntryPoint:
+    """An installed plugin, as importlib.metadata lists it."""
+
+    def __init__(self, name, plugin):
+        self.name, self._plugin, self.dist = name, plugin, None
+
+    def load(self):
+        """The plugin object."""
+        return self._plugin
+
+
+# -- names imported on first use --------------------------------------------------------------
+
+
+def type_checking_imports(path: Path) -> dict[str, set[str]]:
+    """module -> names of the ``from X import ...`` under ``if TYPE_CHECKING:`` in ``path``."""
+    found: dict[str, set[str]] = {}
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING":
+            for imp in node.body:
+                found.setdefault(imp.module, set()).update(a.name for a in imp.names)
+    return found
+
+
+def test_the_plugin_api_table_is_its_type_checking_imports_and_its_all():
+    where = {module: set(names) for module, names in offeval.plugin._WHERE.items()}
+    assert where == type_checking_imports(ROOT / "core" / "offeval" / "plugin.py")
+    assert sorted(offeval.plugin._MODULE) == sorted(offeval.plugin.__all__)
+
+
+def test_each_plugin_api_name_is_the_object_of_its_module():
+    for name, module in offeval.plugin._MODULE.items():
+        source = import_module(module)
+        expected = getattr(source, name, None) or import_module(f"{module}.{name}")
+        assert getattr(offeval.plugin, name) is expected, name
+
+
+def test_a_name_the_plugin_api_does_not_declare_is_an_attribute_error():
+    with pytest.raises(AttributeError, match="has no attribute 'evalaute'"):
+        offeval.plugin.evalaute  # noqa: B018
+
+
+def test_lazy_names_refuse_a_module_of_another_package():
+    with pytest.raises(RegistryError, match=r"\['offeval_dcg.estimators'\] are not modules"):
+        lazy_names("offeval_ncis", {"offeval_dcg.estimators": ("DCG",)})
