@@ -20,6 +20,7 @@ produce them; see :mod:`offeval_ir.topn`) are judged with
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -68,7 +69,10 @@ def measure_groups(
     computed under (what a measure string states overrides ``conventions``)."""
     if isinstance(measures, str):
         raise ConfigurationError(f"measures is a list of measure strings, got {measures!r}")
-    parsed = [m for item in measures for m in _parsed(item)]
+    try:
+        parsed = list(_parsed_all(tuple(measures)))  # parsed once per list (many runs)
+    except TypeError:  # not hashable: parsed here, and the parser names what is wrong
+        parsed = [m for item in measures for m in _parsed(item)]
     names = [m.name for m in parsed]
     if not parsed or len(set(names)) != len(names):
         raise ConfigurationError(f"give distinct measures, got {names}")
@@ -88,6 +92,11 @@ def _parsed(item: str | Measure) -> list[Measure]:
     return [item] if isinstance(item, Measure) else parse_measures([item])
 
 
+@functools.lru_cache(maxsize=64)
+def _parsed_all(measures: tuple) -> tuple[Measure, ...]:
+    return tuple(m for item in measures for m in _parsed(item))
+
+
 def measures_of(
     names: list[str],
     groups: list[tuple[Conventions, list[Measure]]],
@@ -96,21 +105,23 @@ def measures_of(
 ) -> MetricResult:
     """One :class:`MetricResult` with a column per measure: ``result_of(metrics, ks,
     conv)`` computes each group's metrics at its cut-offs."""
-    parts: dict[str, tuple[pd.Series, pd.Series, pd.Series]] = {}
+    values: dict[str, np.ndarray] = {}
+    codes: dict[str, np.ndarray] = {}
+    counted: list[pd.DataFrame] = []
     ratio_parts: dict[str, pd.DataFrame] = {}
+    index = None
     for conv, group in groups:
         metrics = list(dict.fromkeys(m.metric for m in group))
         if any(m.aggregate == "ratio" for m in group):  # pnDCG: dcg over idcg, per user
             metrics = list(dict.fromkeys([*metrics, "dcg", "idcg"]))
         ks = list(dict.fromkeys(m.k for m in group))
         result = result_of(metrics, ks, conv)
-        for m in group:
-            column = _column(m)
-            parts[m.name] = (
-                result.per_user[column].rename(m.name),
-                result.counts.loc[column].rename(m.name),
-                result.reasons[column].rename(m.name),
-            )
+        index = result.per_user.index if index is None else index  # the same users
+        columns = [_column(m) for m in group]
+        counted.append(result.counts.loc[columns].set_axis([m.name for m in group]))
+        for m, column in zip(group, columns, strict=True):
+            values[m.name] = result.per_user[column].to_numpy()
+            codes[m.name] = result.reasons[column].to_numpy()
             if m.aggregate == "ratio":
                 suffix = "" if m.k is None else f"@{m.k}"
                 ratio_parts[m.name] = pd.DataFrame(
@@ -119,9 +130,9 @@ def measures_of(
                         "denominator": result.per_user[f"idcg{suffix}"],
                     }
                 )
-    per_user = pd.concat([parts[n][0] for n in names], axis=1)
-    counts = pd.DataFrame([parts[n][1] for n in names])
-    reasons = pd.concat([parts[n][2] for n in names], axis=1)
+    per_user = pd.DataFrame({n: values[n] for n in names}, index=index)
+    counts = counted[0] if len(counted) == 1 else pd.concat(counted).loc[names]
+    reasons = pd.DataFrame({n: codes[n] for n in names}, index=index)
     aggregation = {
         m.name: m.aggregate for _, group in groups for m in group if m.aggregate != "mean"
     }
@@ -146,7 +157,8 @@ class _Items:
             if ids.dtype.kind not in "iu":
                 return np.full(len(ids), -1, np.int64)
             codes = ids.astype(np.int64) - self.low
-            codes[(codes < 0) | (codes >= self.count)] = -1
+            if codes.size and (codes.min() < 0 or codes.max() >= self.count):
+                codes[(codes < 0) | (codes >= self.count)] = -1
             return codes
         return self.index.get_indexer(pd.Index(ids)).astype(np.int64)
 
@@ -206,7 +218,9 @@ class PreparedQrels:
         if self._dense is not None:  # one flat gather; -1 codes land on the zero margin
             width = self.items.count + 1
             rows = np.where(qu < 0, self.n_users, qu) * width
-            return self._dense.take(rows + np.where(qi < 0, self.items.count, qi))
+            if np.size(qi) and np.min(qi) < 0:
+                qi = np.where(qi < 0, self.items.count, qi)
+            return self._dense.take(rows + qi)
         known = (qu >= 0) & (qi >= 0)
         if not self._keys.size:
             return np.zeros(len(qu))
@@ -330,7 +344,8 @@ class PreparedQrels:
         if check:
             _check_topn(topn, pad, lengths, row_users)
         qi = self.items.codes(topn.reshape(-1)).reshape(topn.shape)
-        qi[pad] = -1
+        if lengths.min(initial=width) < width:
+            qi[pad] = -1
         looked_up = self._lookup(q_of_row[:, None], qi)
         judged = looked_up > 0
         if self._shift == 1.0:  # no negative grade: found cells hold grade + 1 >= 1
