@@ -1,7 +1,8 @@
 """Start-up of the core alone: ``offeval --help`` and argument mistakes import no numerical
 library, the lazily built command line says what the fully built one says, components
 registered by reference (:class:`Deferred`) and collected kind by kind behave as if eager,
-and the plugin API's names, imported on first use, are its modules' objects.
+the plugin API's names, imported on first use, are its modules' objects, and intervals and
+p-values computed without scipy.stats are scipy.stats' numbers.
 
 No timing here (``benchmarks/startup_benchmark.py`` times it); with the built-in plugins:
 tests/plugins/test_startup_builtins.py.
@@ -10,9 +11,13 @@ tests/plugins/test_startup_builtins.py.
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from importlib import import_module
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 from startup_checks import imported_after
 
@@ -22,6 +27,7 @@ from offeval.cli.shell import CORE_COMMANDS, build_parser, command_named, main
 from offeval.errors import RegistryError
 from offeval.plugin import Deferred, hookimpl, lazy_names
 from offeval.registry.manager import Component, Registry
+from offeval.stats.inference import interval, p_value
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -218,3 +224,61 @@ def test_a_name_the_plugin_api_does_not_declare_is_an_attribute_error():
 def test_lazy_names_refuse_a_module_of_another_package():
     with pytest.raises(RegistryError, match=r"\['offeval_dcg.estimators'\] are not modules"):
         lazy_names("offeval_ncis", {"offeval_dcg.estimators": ("DCG",)})
+
+
+# -- intervals and p-values without scipy.stats ------------------------------------------------
+
+DEGREES = [None, 0.5, 1, 2, 3.5, 10, 1e3, 1e8, np.inf, 0, -1, np.nan]
+STATISTICS = [-np.inf, -40, -5, -1.96, -1e-9, 0.0, 1e-9, 0.3, 2.5, 8, 40, np.inf, np.nan]
+
+
+def same(ours, theirs) -> bool:
+    """Equal values (nan where nan), the same shape and the same type."""
+    return type(ours) is type(theirs) and np.array_equal(
+        np.asarray(ours), np.asarray(theirs), equal_nan=True
+    )
+
+
+@pytest.mark.parametrize("df", DEGREES)
+def test_p_values_are_scipy_stats_norm_and_t_without_importing_it(df):
+    from scipy import stats
+
+    dist = stats.norm if df is None else stats.t(df)
+    for z in [*STATISTICS, np.array(STATISTICS)]:
+        assert same(p_value(z, "two-sided", df), 2 * dist.sf(np.abs(z))), z
+        assert same(p_value(z, "greater", df), dist.sf(z)), z
+        assert same(p_value(z, "less", df), dist.cdf(z)), z
+
+
+@pytest.mark.parametrize("df", DEGREES)
+def test_intervals_are_scipy_stats_norm_and_t_without_importing_it(df):
+    from scipy import stats
+
+    for level in (0.5, 0.9, 0.95, 0.99, 0.999999, 1e-9):
+        tail = (1 + level) / 2
+        q = stats.norm.ppf(tail) if df is None else stats.t.ppf(tail, df)
+        for value, se in ((1.0, 0.2), (np.array([1.0, -2.0]), np.array([0.1, np.nan]))):
+            low, high = interval(value, se, level, df)
+            assert same(low, value - q * se) and same(high, value + q * se), (level, value)
+
+
+def test_intervals_with_degrees_per_row_are_scipy_stats_t():
+    """As the IR plugin computes them: a frame's columns, degrees of freedom per row."""
+    from scipy import stats
+
+    frame = pd.DataFrame({"d": [0.1, 0.2, -0.3, 0.05], "se": [0.1, 0.0, 0.2, 0.01]})
+    df = pd.Series([0, 1, 2, 49])
+    low, high = interval(frame["d"], frame["se"], 0.9, df=df)
+    q = stats.t.ppf(0.95, df)
+    pd.testing.assert_series_equal(low, frame["d"] - q * frame["se"])
+    pd.testing.assert_series_equal(high, frame["d"] + q * frame["se"])
+
+
+def test_the_inference_module_imports_no_scipy_stats():
+    code = (
+        "import sys\nfrom offeval.stats.inference import interval, p_value\n"
+        "interval(1.0, 0.5, df=9), p_value(2.0, df=9), p_value(2.0)\n"
+        "print('scipy.stats' in sys.modules)"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert run.stdout.strip() == "False"
