@@ -519,6 +519,8 @@ def _check_topn(topn: np.ndarray, pad: np.ndarray, lengths: np.ndarray, users: p
         )
     if width < 2:
         return
+    if topn.dtype.kind not in "iu":  # ids: their codes (padding -1)
+        topn = pd.factorize(topn.reshape(-1), use_na_sentinel=True)[0].reshape(topn.shape)
     ranked = np.sort(np.where(pad, -1 - np.arange(width), topn) if pad.any() else topn, axis=1)
     same = (ranked[:, 1:] == ranked[:, :-1]).any(axis=1)
     if same.any():

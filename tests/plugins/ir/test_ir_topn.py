@@ -183,3 +183,25 @@ def test_bad_top_n_matrices_name_the_users():
         compute_topn(topn, grades, ["P@5"], users=[0, 1, 2])
     with pytest.raises(ConfigurationError, match="run names must be text"):
         evaluate_topn({0: np.tile(np.arange(5), (40, 1))}, grades, ["P@5"])
+
+
+def test_a_top_n_matrix_of_ids_names_its_users():
+    qrels = pd.DataFrame(
+        {
+            "user": ["u1", "u1", "u2", "u3"],
+            "item": ["d7", "d10", "d2", "d7"],
+            "relevance": [2, 1, 1, 1],
+        }
+    )
+    topn = np.array([["d10", "d3", "d7"], ["d7", "d2", None]], dtype=object)
+    got = compute_topn(topn, qrels, ["P@2", "RR", "nDCG@3"], users=["u1", "u2"]).per_user
+    # u1: d10 (1) at rank 1, d7 (2) at rank 3; u2: d2 at rank 2; u3: no list
+    assert got.loc["u1", "P@2"] == 0.5
+    assert got.loc["u2", "RR"] == 0.5
+    ideal = 2 + 1 / np.log2(3)
+    assert got.loc["u1", "nDCG@3"] == pytest.approx((1 + 2 / np.log2(4)) / ideal)
+    assert np.isnan(got.loc["u3", "P@2"])  # judged, no list: left out (trec_eval)
+    assert list(got.index) == ["u1", "u2", "u3"]
+    twice = np.array([["d10", "d10", "d7"], ["d7", "d2", None]], dtype=object)
+    with pytest.raises(ConfigurationError, match=r"twice in the list of users \['u1'\]"):
+        compute_topn(twice, qrels, ["P@2"], users=["u1", "u2"])
