@@ -11,11 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.linalg.blas import dsyrk
 
 
 def _cross(centred: np.ndarray) -> np.ndarray:
-    """Full cross-product matrix of centred columns (one ``dsyrk``)."""
+    """Full cross-product matrix of centred columns (one ``dsyrk``; scipy.linalg imported on
+    first use, not by a command that only lists its options)."""
+    from scipy.linalg.blas import dsyrk
+
     upper = dsyrk(1.0, np.asfortranarray(centred), trans=1)
     return np.triu(upper) + np.triu(upper, 1).T
 
