@@ -56,32 +56,51 @@ def register_commands(register):
 
 
 __all__ = [
-    "METRICS",
-    "PRESETS",
     "Conventions",
     "Judgements",
+    "METRICS",
     "Measure",
     "MetricResult",
+    "PRESETS",
+    "PreparedQrels",
     "RunEvaluation",
+    "as_qrels",
+    "as_run",
     "compare_systems",
     "compute",
     "compute_frames",
     "compute_measures",
+    "compute_topn",
     "evaluate_results",
     "evaluate_runs",
+    "evaluate_topn",
+    "implicit_feedback",
+    "load_movielens_100k",
+    "measure_agreement",
     "parse_measure",
     "parse_measures",
+    "prepare_qrels",
+    "split_by_user",
+    "top_n",
+    "trec_eval_measures",
+    "tukey_hsd",
+    "win_tie_loss",
 ]
 
 #: The public names, imported on first use (loading the plugin imports no numerical module).
 __getattr__ = lazy_names(
     __name__,
     {
+        "offeval_ir.agreement": ("measure_agreement",),
         "offeval_ir.blocks": ("compute_frames",),
+        "offeval_ir.comparison": ("tukey_hsd", "win_tie_loss"),
         "offeval_ir.conventions": ("PRESETS", "Conventions"),
         "offeval_ir.judgements": ("Judgements",),
-        "offeval_ir.measures": ("Measure", "parse_measure", "parse_measures"),
+        "offeval_ir.measures": ("Measure", "parse_measure", "parse_measures", "trec_eval_measures"),
         "offeval_ir.metrics": ("METRICS", "MetricResult", "compute"),
+        "offeval_ir.movielens": ("implicit_feedback", "load_movielens_100k", "split_by_user"),
+        "offeval_ir.peer_inputs": ("as_qrels", "as_run"),
+        "offeval_ir.prepared": ("PreparedQrels", "prepare_qrels"),
         "offeval_ir.runs": (
             "RunEvaluation",
             "compare_systems",
@@ -89,5 +108,6 @@ __getattr__ = lazy_names(
             "evaluate_results",
             "evaluate_runs",
         ),
+        "offeval_ir.topn": ("compute_topn", "evaluate_topn", "top_n"),
     },
 )
