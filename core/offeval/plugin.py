@@ -72,112 +72,31 @@ need belongs here, so that no plugin imports another. The names, by job:
 
 from __future__ import annotations
 
+import ast
+from functools import cache
 from importlib import import_module
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-#: Where each name comes from: module -> its names, as the imports below (read by
-#: import-linter and type checkers) say. Each is imported on first use, so ``from
-#: offeval.plugin import hookimpl`` costs pluggy alone and ``offeval --help`` imports no
-#: numerical library. A name added to the API goes in four places, checked by tests: its
-#: import below, its module's entry here, ``__all__`` and the docstring's group.
-_WHERE = {
-    "offeval.cli.document": ("DPI", "ReportDocument"),
-    "offeval.cli.options": ("force_option", "progress_of"),
-    "offeval.data": ("ranking", "rewardmodel"),
-    "offeval.data.files": (
-        "TEXT_SUFFIXES",
-        "filled_records",
-        "header_separator",
-        "read_table",
-        "separator",
-        "separator_named",
-        "text_records",
-    ),
-    "offeval.data.interop": ("obp_array",),
-    "offeval.data.log": ("ROLES", "InteractionLog"),
-    "offeval.data.output": ("OutputFile", "OutputFolder"),
-    "offeval.data.policy": ("PROBABILITY_TOLERANCE", "RerankPolicy"),
-    "offeval.data.public": ("DownloadError", "package_file"),
-    "offeval.data.tables": ("markdown_escape", "markdown_table", "write_csv"),
-    "offeval.data.trajectories": ("per_trajectory", "trajectory_flags"),
-    "offeval.data.units": ("hash_ids",),
-    "offeval.engine": ("exposure",),
-    "offeval.engine.declaration": ("Declaration", "declaration_of"),
-    "offeval.engine.distributed": ("evaluate_dask",),
-    "offeval.engine.estimator": (
-        "ESTIMANDS",
-        "GUARANTEES",
-        "BaseEstimator",
-        "Contribution",
-        "PolicyView",
-        "Shared",
-    ),
-    "offeval.engine.evaluation": ("Evaluation", "evaluate", "probe"),
-    "offeval.engine.frames": ("ess_units", "pairs_table", "skipped_table"),
-    "offeval.engine.parallel": ("UNITS_PER_WORKER", "available_cores", "fork_available"),
-    "offeval.engine.result": ("Estimate",),
-    "offeval.engine.summary": (
-        "PSD_TOLERANCE",
-        "SYMMETRY_TOLERANCE",
-        "EstimatorSummary",
-        "load_summaries",
-    ),
-    "offeval.engine.weights": (
-        "ROWS",
-        "capped_reward_column",
-        "capped_rewards",
-        "capped_weight_column",
-        "capped_weights",
-        "check_cap",
-        "weight_diagnostics",
-        "weight_tally",
-    ),
-    "offeval.errors": (
-        "ColumnError",
-        "ConfigurationError",
-        "OffevalError",
-        "OffevalWarning",
-        "RowError",
-        "SupportError",
-        "command_line",
-        "describe_rows",
-        "did_you_mean",
-        "hint",
-        "plain",
-    ),
-    "offeval.progress": ("progress_bar",),
-    "offeval.registry.hookspecs": ("Register", "hookimpl", "hookspec"),
-    "offeval.registry.lazy": ("Deferred", "lazy_names"),
-    "offeval.registry.manager": ("Registry", "active_registry", "get_registry"),
-    "offeval.registry.sections": (
-        "EvaluationReport",
-        "ReportContext",
-        "ReportSection",
-        "report_sections",
-    ),
-    "offeval.specs": ("find_label", "parse_pairs"),
-    "offeval.stats.agreement": ("Agreement", "agreement"),
-    "offeval.stats.compare": (
-        "CORRECTIONS",
-        "PairwiseComparison",
-        "adjusted_p_values",
-        "correlation",
-        "kendall_tau",
-        "pairwise_grid",
-    ),
-    "offeval.stats.inference": ("Linearisation", "interval", "ratio_of_means"),
-    "offeval.stats.moments": ("Moments", "Tally"),
-    "offeval.validation": (
-        "at_least",
-        "check_choice",
-        "check_flag",
-        "check_level",
-        "check_number",
-        "check_whole",
-    ),
-}
-#: Each name's module.
-_MODULE = {name: module for module, names in _WHERE.items() for name in names}
+#: The API's names are imported on first use, so ``from offeval.plugin import hookimpl``
+#: costs pluggy alone and ``offeval --help`` imports no numerical library. The imports
+#: under ``TYPE_CHECKING`` below are the one list of where each name comes from: import-linter
+#: and type checkers read them, and :func:`__getattr__` reads them from this file's source on
+#: first use. A name added to the API goes in three places, checked by tests: its import
+#: below, ``__all__`` and the docstring's group.
+
+
+@cache
+def _modules() -> dict[str, str]:
+    """Each declared name's module, read from the imports under ``TYPE_CHECKING`` below."""
+    tree = ast.parse(Path(__file__).read_text(encoding="utf-8"))
+    block = next(
+        node
+        for node in tree.body
+        if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING"
+    )
+    return {alias.name: imp.module for imp in block.body for alias in imp.names}
+
 
 if TYPE_CHECKING:
     from offeval.cli.document import DPI, ReportDocument
@@ -386,15 +305,14 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     """The declared name ``name``, imported from its module on first use."""
-    if name not in _MODULE:
-        if name in __all__:
-            raise AttributeError(f"offeval.plugin declares {name!r} but _WHERE lacks its module")
+    modules = _modules()
+    if name not in modules:
         raise AttributeError(f"module 'offeval.plugin' has no attribute {name!r}")
-    module = import_module(_MODULE[name])
+    module = import_module(modules[name])
     try:
         value = getattr(module, name)
     except AttributeError:  # a submodule (ranking, rewardmodel, exposure)
-        value = import_module(f"{_MODULE[name]}.{name}")
+        value = import_module(f"{modules[name]}.{name}")
     globals()[name] = value
     return value
 

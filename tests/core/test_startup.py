@@ -10,7 +10,6 @@ tests/plugins/test_startup_builtins.py.
 
 from __future__ import annotations
 
-import ast
 import subprocess
 import sys
 from importlib import import_module
@@ -193,24 +192,12 @@ class FakeEntryPoint:
 # -- names imported on first use --------------------------------------------------------------
 
 
-def type_checking_imports(path: Path) -> dict[str, set[str]]:
-    """module -> names of the ``from X import ...`` under ``if TYPE_CHECKING:`` in ``path``."""
-    found: dict[str, set[str]] = {}
-    for node in ast.parse(path.read_text()).body:
-        if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING":
-            for imp in node.body:
-                found.setdefault(imp.module, set()).update(a.name for a in imp.names)
-    return found
-
-
-def test_the_plugin_api_table_is_its_type_checking_imports_and_its_all():
-    where = {module: set(names) for module, names in offeval.plugin._WHERE.items()}
-    assert where == type_checking_imports(ROOT / "core" / "offeval" / "plugin.py")
-    assert sorted(offeval.plugin._MODULE) == sorted(offeval.plugin.__all__)
+def test_the_plugin_api_imports_under_type_checking_are_its_all():
+    assert sorted(offeval.plugin._modules()) == sorted(offeval.plugin.__all__)
 
 
 def test_each_plugin_api_name_is_the_object_of_its_module():
-    for name, module in offeval.plugin._MODULE.items():
+    for name, module in offeval.plugin._modules().items():
         source = import_module(module)
         expected = getattr(source, name, None) or import_module(f"{module}.{name}")
         assert getattr(offeval.plugin, name) is expected, name
