@@ -32,7 +32,7 @@ def compute_frames(
     predictions: pd.DataFrame,
     labels: pd.DataFrame,
     metrics: Sequence[str] = METRICS,
-    ks: Sequence[int | None] = (1, 3, 5, 10),
+    ks: Sequence[int | None] | Mapping[str, Sequence[int | None]] = (1, 3, 5, 10),
     conventions: Conventions | None = None,
     *,
     users: Sequence | None = None,

@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -186,16 +186,19 @@ def _tie_mean(values: np.ndarray, groups: np.ndarray) -> np.ndarray:
 def compute(
     judgements: Judgements,
     metrics: Sequence[str] = DEFAULT_METRICS,
-    ks: Sequence[int | None] = (1, 3, 5, 10),
+    ks: Sequence[int | None] | Mapping[str, Sequence[int | None]] = (1, 3, 5, 10),
     conventions: Conventions | None = None,
 ) -> MetricResult:
     """Compute ``metrics`` at every cut-off in ``ks`` for every user.
 
-    A cut-off of None means no cut-off: each user's whole list (so precision
-    divides by the list's own length) against all of the user's labels (the
-    ideal DCG of nDCG uses every label). R-precision and bpref at k read the
-    list cut at k. Tied predictions are ordered by ``conventions.ties``;
-    negative label grades are read as ``conventions.negative_grades`` says.
+    ``ks`` is one list of cut-offs for every metric, or a mapping from each
+    metric to its own cut-offs (``{"ndcg": [10], "ap": [None, 100]}``: only
+    those columns are computed and returned). A cut-off of None means no
+    cut-off: each user's whole list (so precision divides by the list's own
+    length) against all of the user's labels (the ideal DCG of nDCG uses every
+    label). R-precision and bpref at k read the list cut at k. Tied predictions
+    are ordered by ``conventions.ties``; negative label grades are read as
+    ``conventions.negative_grades`` says.
 
     ``metrics`` may also name trec_eval's own measures
     (:data:`offeval_ir.trec_measures.TREC_METRICS`, a parameter after ``:``,
@@ -204,13 +207,15 @@ def compute(
     whose k is part of their definition, are NaN without a cut-off.
     """
     conv = conventions or Conventions()
+    _check_mapping(metrics, ks)
     special = [m for m in metrics if conv.for_metric(m) != conv]
     if special:
         base = [m for m in metrics if m not in special]
-        parts = [compute(judgements, [m], ks, conv.for_metric(m)) for m in special]
+        parts = [compute(judgements, [m], _ks_of(ks, [m]), conv.for_metric(m)) for m in special]
         if base:
-            parts.insert(0, compute(judgements, base, ks, replace(conv, per_metric=())))
-        return _merge(parts, conv, metrics, ks)
+            base_conv = replace(conv, per_metric=())
+            parts.insert(0, compute(judgements, base, _ks_of(ks, base), base_conv))
+        return _merge(parts, conv, _column_names(metrics, _cutoffs(metrics, ks)))
     trec = [m for m in metrics if is_trec_metric(m)]
     unknown = set(metrics) - set(METRICS) - set(trec)
     if unknown:
@@ -218,7 +223,8 @@ def compute(
             f"unknown metrics {sorted(unknown)}; known: {list(METRICS)} and trec_eval's "
             f"{list(TREC_METRICS)} (see offeval_ir.trec_measures)"
         )
-    ks = _checked_cutoffs(ks)
+    cutoffs = _cutoffs(metrics, ks)  # metric -> its cut-offs
+    ks = list(dict.fromkeys(k for m in metrics for k in cutoffs[m]))
     negative = _negative_grades(judgements, conv)
     tied = judgements.tie_group is not None and conv.ties == "expected"
     if tied and set(metrics) - set(TIE_LINEAR):
@@ -237,7 +243,11 @@ def compute(
         rel *= j.positive[:, :width]
     gains_of = (lambda g: g) if conv.gain == "linear" else (lambda g: np.expm1(g * np.log(2)))
     graded = grades if conv.dcg_relevance == "graded" else rel
-    trec_values = trec_columns(j, trec, ks, conv.relevance_threshold) if trec else {}
+    trec_values = (
+        trec_columns(j, trec, {m: cutoffs[m] for m in trec}, conv.relevance_threshold)
+        if trec
+        else {}
+    )
     wanted = set(metrics) - set(trec)
     gain = gains_of(graded) if wanted & {"dcg", "ndcg", "idcg"} else None
     judged = (
@@ -282,9 +292,11 @@ def compute(
         cut = j.lengths.astype(float) if k is None else float(kk)  # no cut-off: the user's list
         suffix = "" if k is None else f"@{k}"
         in_list = np.minimum(cut, j.lengths)
+        at_k = [m for m in metrics if k in cutoffs[m]]  # the columns computed at k
+        here = wanted.intersection(at_k)
         h = (
             _upto(rel, kk)
-            if wanted & {"precision", "recall", "f1", "hit_rate", "ap", "success"}
+            if here & {"precision", "recall", "f1", "hit_rate", "ap", "success"}
             else None
         )
         values = {}
@@ -299,23 +311,24 @@ def compute(
                     f1=np.where(p + r > 0, 2 * p * r / (p + r), 0.0),
                     success=(h > 0).astype(float),
                 )
-            if "judged" in wanted:
+            if "judged" in here:
                 den = cut if conv.precision_denominator == "k" else in_list
                 values["judged"] = _upto(judged, kk) / den
-            if hits_before is not None:
+            if "rprec" in here:
                 values["rprec"] = _r_precision(hits_before, n_rel, kk)
-            if bpref_terms is not None:
+            if "bpref" in here:
                 values["bpref"] = _upto(bpref_terms, kk) / n_rel
-            if err_terms is not None:
+            if "err" in here:
                 values["err"] = _upto(err_terms, kk)
-            values["rbp"] = _upto(rel, kk, rbp_weights)
-            if "rbp_residual" in wanted:
+            if "rbp" in here:
+                values["rbp"] = _upto(rel, kk, rbp_weights)
+            if "rbp_residual" in here:
                 # unjudged ranks of the list, then every rank past its end (or past k)
                 p_rbp, depth = conv.rbp_persistence, np.minimum(cut, j.lengths)
                 padding = p_rbp**depth - p_rbp ** min(kk, n_ranks)
                 unjudged = _upto(1 - judged, kk, rbp_weights) - padding
                 values["rbp_residual"] = unjudged + p_rbp**depth
-            if precision_terms is not None:
+            if "ap" in here:
                 ap_den = {
                     "hits": h,
                     "min_k_list": in_list,
@@ -323,8 +336,9 @@ def compute(
                     "min_k_labels": np.minimum(cut, n_rel),
                 }[conv.ap_denominator]
                 values["ap"] = np.where(ap_den > 0, precision_terms(kk) / ap_den, 0.0)
-            values["rr"] = np.where(first_hit <= kk, 1 / first_hit, 0.0)
-            if gain is not None:
+            if "rr" in here:
+                values["rr"] = np.where(first_hit <= kk, 1 / first_hit, 0.0)
+            if here & {"dcg", "ndcg", "idcg"}:
                 if ideal is not None:
                     idcg = _upto(ideal, ideal.shape[1] if k is None else kk, ideal_discounts)
                 else:
@@ -332,7 +346,7 @@ def compute(
                 values["dcg"] = _upto(gain, kk, discounts)
                 values["idcg"] = idcg
                 values["ndcg"] = np.where(idcg > 0, values["dcg"] / idcg, 0.0)
-        for name in metrics:
+        for name in at_k:
             column = f"{name}{suffix}"
             columns[column] = (
                 trec_values[column]
@@ -342,6 +356,37 @@ def compute(
     per_user = pd.DataFrame(columns, index=j.users)
     per_user.index.name = "user"
     return _apply_edge_cases(per_user, j, conv, n_rel)
+
+
+def _check_mapping(metrics: Sequence[str], ks) -> None:
+    """A mapping ``ks`` gives cut-offs for exactly the metrics computed."""
+    if not isinstance(ks, Mapping):
+        return
+    missing = [m for m in metrics if m not in ks]
+    extra = [m for m in ks if m not in metrics]
+    if missing or extra:
+        what = f"no cut-offs for {missing}" if missing else f"cut-offs for {extra}, not in metrics"
+        raise ConfigurationError(f"ks maps each metric to its cut-offs; it gives {what}")
+
+
+def _ks_of(ks, metrics: Sequence[str]):
+    """The cut-offs ``ks`` gives ``metrics`` (all of a list; their entries of a mapping)."""
+    return {m: ks[m] for m in metrics} if isinstance(ks, Mapping) else ks
+
+
+def _cutoffs(metrics: Sequence[str], ks) -> dict[str, list[int | None]]:
+    """Each metric's checked cut-offs (see :func:`compute`'s ``ks``)."""
+    if not isinstance(ks, Mapping):
+        checked = _checked_cutoffs(ks)
+        return {m: checked for m in metrics}
+    return {m: _checked_cutoffs(ks[m]) for m in metrics}
+
+
+def _column_names(metrics: Sequence[str], cutoffs: Mapping[str, list]) -> list[str]:
+    """The result's columns: for each cut-off (in order of first mention), the metrics
+    computed at it, ``metric@k`` (``metric`` without a cut-off)."""
+    ks = dict.fromkeys(k for m in metrics for k in cutoffs[m])
+    return [f"{m}{'' if k is None else f'@{k}'}" for k in ks for m in metrics if k in cutoffs[m]]
 
 
 def _checked_cutoffs(ks: Sequence[int | None]) -> list[int | None]:
@@ -445,9 +490,8 @@ def _in_tie_order(j: Judgements, conv: Conventions) -> Judgements:
     )
 
 
-def _merge(parts: list[MetricResult], conv: Conventions, metrics, ks) -> MetricResult:
+def _merge(parts: list[MetricResult], conv: Conventions, order: list[str]) -> MetricResult:
     """Join results computed under per-metric conventions, in the requested column order."""
-    order = [f"{m}{'' if k is None else f'@{k}'}" for k in ks for m in metrics]
     per_user = pd.concat([p.per_user for p in parts], axis=1)[order]
     counts = pd.concat([p.counts for p in parts]).loc[order]
     reasons = pd.concat([p.reasons for p in parts], axis=1)[order]

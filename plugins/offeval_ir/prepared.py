@@ -104,18 +104,24 @@ def measures_of(
     result_of,
 ) -> MetricResult:
     """One :class:`MetricResult` with a column per measure: ``result_of(metrics, ks,
-    conv)`` computes each group's metrics at its cut-offs."""
+    conv)`` computes each group's metrics, ``ks`` mapping each metric to the cut-offs
+    the group asks of it (as :func:`~offeval_ir.metrics.compute` takes them)."""
     values: dict[str, np.ndarray] = {}
     codes: dict[str, np.ndarray] = {}
     counted: list[pd.DataFrame] = []
     ratio_parts: dict[str, pd.DataFrame] = {}
     index = None
     for conv, group in groups:
-        metrics = list(dict.fromkeys(m.metric for m in group))
-        if any(m.aggregate == "ratio" for m in group):  # pnDCG: dcg over idcg, per user
-            metrics = list(dict.fromkeys([*metrics, "dcg", "idcg"]))
-        ks = list(dict.fromkeys(m.k for m in group))
-        result = result_of(metrics, ks, conv)
+        ks: dict[str, list[int | None]] = {}  # each metric at the cut-offs asked of it only
+        for m in group:
+            ks.setdefault(m.metric, [])
+            if m.aggregate == "ratio":  # pnDCG: dcg over idcg, per user
+                for part in ("dcg", "idcg"):
+                    ks.setdefault(part, []).append(m.k)
+        for m in group:
+            ks[m.metric].append(m.k)
+        ks = {metric: list(dict.fromkeys(cuts)) for metric, cuts in ks.items()}
+        result = result_of(list(ks), ks, conv)
         index = result.per_user.index if index is None else index  # the same users
         columns = [_column(m) for m in group]
         counted.append(result.counts.loc[columns].set_axis([m.name for m in group]))

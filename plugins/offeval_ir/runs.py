@@ -38,7 +38,6 @@ from offeval.plugin import (
     ratio_of_means,
 )
 from offeval_ir.blocks import compute_frames
-from offeval_ir.comparison import pair_statistics
 from offeval_ir.conventions import PRESETS, Conventions
 from offeval_ir.judgements import role_names
 from offeval_ir.measures import Measure
@@ -442,6 +441,9 @@ class RunEvaluation:
         values = np.stack([v.measure(slice(None), measure)[0][every] for v in self.values.values()])
         pseudo = np.stack([v.pseudo_values(measure, every) for v in self.values.values()])
         ia, ib = [runs.index(r) for r in a], [runs.index(r) for r in b]
+        # imported here: it loads scipy.stats (half a second), which computing needs not
+        from offeval_ir.comparison import pair_statistics  # noqa: PLC0415
+
         counts = pair_statistics(values, ia, ib)
         counts["p_tukey"] = pair_statistics(pseudo, ia, ib)["p_tukey"]
         return counts

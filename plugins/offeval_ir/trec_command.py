@@ -68,8 +68,10 @@ from offeval.plugin import (
 )
 from offeval_ir.conventions import PRESETS
 from offeval_ir.files import detect_format, read_qrels, read_run
+from offeval_ir.judgements import Judgements
 from offeval_ir.measures import Measure, trec_eval_measures
 from offeval_ir.runs import compute_measures
+from offeval_ir.trec_measures import relstrings
 
 #: The trec_eval release whose command line and output this reproduces.
 TREC_EVAL_VERSION = "10.0"
@@ -480,7 +482,7 @@ def trec_eval_lines(args: argparse.Namespace) -> list[str]:
     _warn_left_out(requested)
     printed = [r for r in requested if r.supported]
     run = run[run["user"].isin(set(queries))]
-    if depth is not None or any(r.measure.name == "relstring" for r in printed):
+    if depth is not None:
         run = _ranked(run, depth)
     overrides = {"no_predictions": "zero" if args.complete_rel_info_wanted else "nan"}
     if level is not None:
@@ -517,7 +519,9 @@ def _values(
         if r.offeval is not None:
             values[r.label] = table[r.label].to_numpy(float)
         elif r.measure.name == "relstring":
-            values[r.label] = _relstrings(run, qrels, queries, int(_number(r.params or "10", "")))
+            values[r.label] = _relstrings(
+                run, qrels, queries, int(_number(r.params or "10", "")), conventions
+            )
         elif r.measure.name == "num_q":
             values[r.label] = np.ones(len(queries))
     return values
@@ -573,20 +577,19 @@ def _ranked(run: pd.DataFrame, depth: int | None) -> pd.DataFrame:
     return ordered
 
 
-def _relstrings(run: pd.DataFrame, qrels: pd.DataFrame, queries: list, n: int) -> list[str]:
-    """Per query, trec_eval's relstring of its first ``n`` documents: the grade (0-9, '>'
-    above 9), '-' for a document not in the qrels, '.' for one with a negative grade."""
-    top = run[run.groupby("user", sort=False).cumcount() < n][["user", "item"]]
-    grades = qrels[["user", "item", "relevance"]].drop_duplicates(["user", "item"])
-    judged = top.merge(grades, on=["user", "item"], how="left")
-    grade = judged["relevance"].to_numpy(float)
-    chars = np.select(
-        [np.isnan(grade), grade > 9, grade >= 0],
-        ["-", ">", np.char.mod("%d", np.nan_to_num(np.clip(grade, 0, 9)).astype(int))],
-        ".",
+def _relstrings(
+    run: pd.DataFrame, qrels: pd.DataFrame, queries: list, n: int, conventions
+) -> list[str]:
+    """Per query, trec_eval's relstring of its first ``n`` documents (see
+    :func:`offeval_ir.trec_measures.relstrings`), in the order of ``queries``."""
+    judgements = Judgements.from_frames(
+        run,
+        qrels,
+        order_by=conventions.order_by,
+        negative_grades=conventions.negative_grades,
     )
-    joined = pd.Series(chars, index=judged["user"].to_numpy()).groupby(level=0, sort=False).sum()
-    return [str(joined.get(query, "")) for query in queries]
+    found = relstrings(judgements, conventions, n)
+    return found.reindex(queries, fill_value="").tolist()
 
 
 def _aggregate(r: Requested, values: np.ndarray, qrels: pd.DataFrame, args) -> float:

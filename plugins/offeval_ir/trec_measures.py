@@ -47,6 +47,7 @@ apart above).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -154,17 +155,23 @@ def _lists(j: Judgements, threshold: float, k: int | None) -> _Lists:
 
 
 def trec_columns(
-    j: Judgements, metrics: list[str], ks: list[int | None], threshold: float
+    j: Judgements,
+    metrics: list[str],
+    ks: Sequence[int | None] | Mapping[str, Sequence[int | None]],
+    threshold: float,
 ) -> dict[str, np.ndarray]:
     """Per user, each trec_eval metric at each cut-off, keyed ``metric`` or ``metric@k``.
 
-    ``j`` is in the order the conventions give (ties resolved); ``threshold`` is
-    the relevance level. The metrics of :data:`NEEDS_CUTOFF` are NaN without one.
+    ``ks`` is one list of cut-offs for every metric, or a mapping from each metric
+    to its own (only those are computed). ``j`` is in the order the conventions
+    give (ties resolved); ``threshold`` is the relevance level. The metrics of
+    :data:`NEEDS_CUTOFF` are NaN without one.
     """
+    cutoffs = ks if isinstance(ks, Mapping) else dict.fromkeys(metrics, ks)
     columns = {}
-    for k in ks:
+    for k in dict.fromkeys(k for m in metrics for k in cutoffs[m]):
         lists = _lists(j, threshold, k)
-        for metric in metrics:
+        for metric in (m for m in metrics if k in cutoffs[m]):
             base, _, param = metric.partition(":")
             if k is None and base in NEEDS_CUTOFF:  # not defined: a column of NaN
                 columns[metric] = np.full(j.n_users, np.nan)

@@ -327,3 +327,41 @@ def test_no_cut_off_means_each_users_own_list_against_all_its_labels():
     ndcg_a = discount[:2].sum() / discount[:4].sum()  # ideal: all four labels
     assert got.per_user.loc["a", "ndcg"] == pytest.approx(ndcg_a, rel=1e-12)
     assert got.per_user.loc["b", "precision"] == pytest.approx(1 / 5)
+
+
+TREC_SAMPLE = ["infAP", "relative_P", "iprec_at_recall:0.5", "Rndcg", "unj", "num_rel_ret"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(judgement_lists(), st.sampled_from(sorted(PRESETS)), st.data())
+def test_cut_offs_per_metric_give_the_columns_of_the_full_grid(data, preset, draw):
+    """ks as {metric: its cut-offs}: exactly those columns, each equal to the column of
+    the same metric at the same cut-off when every metric is computed at every cut-off
+    (offeval's metrics and trec_eval's, per-metric conventions included)."""
+    conv = PRESETS[preset](per_metric=(("ndcg", "gain", "exponential"),))
+    metrics = ["precision", "recall", "dcg", "ndcg"] if conv.ties == "expected" else METRICS
+    if conv.ties != "expected":
+        metrics = [*metrics, *TREC_SAMPLE]
+    choices = [1, 3, 5, None]
+    ks = {
+        m: draw.draw(st.lists(st.sampled_from(choices), min_size=1, max_size=3, unique=True))
+        for m in metrics
+    }
+    judgements = Judgements.from_lists(*data)
+    full = compute(judgements, metrics, choices, conv)
+    got = compute(judgements, metrics, ks, conv)
+    columns = {f"{m}{'' if k is None else f'@{k}'}" for m in metrics for k in ks[m]}
+    assert set(got.per_user.columns) == columns
+    for column in columns:
+        np.testing.assert_array_equal(got.per_user[column], full.per_user[column])
+    pd.testing.assert_frame_equal(got.counts, full.counts.loc[got.per_user.columns])
+
+
+def test_cut_offs_per_metric_must_name_the_metrics():
+    judgements = Judgements.from_lists({"u": [1, 2]}, {"u": {1: 1}})
+    with pytest.raises(ConfigurationError, match=r"no cut-offs for \['ap'\]"):
+        compute(judgements, ["ndcg", "ap"], {"ndcg": [5]})
+    with pytest.raises(ConfigurationError, match=r"cut-offs for \['rr'\], not in metrics"):
+        compute(judgements, ["ndcg"], {"ndcg": [5], "rr": [1]})
+    with pytest.raises(ConfigurationError, match="ks is empty"):
+        compute(judgements, ["ndcg"], {"ndcg": []})
