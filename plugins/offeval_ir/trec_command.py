@@ -53,7 +53,6 @@ import sys
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import chain
 from pathlib import Path
 
 import numpy as np
@@ -490,8 +489,7 @@ def trec_eval_lines(args: argparse.Namespace) -> list[str]:
     values = _values(run, qrels, queries, printed, PRESETS["trec_eval"](**overrides))
     out: list[str] = []
     if args.query_eval_wanted:  # query by query, each query's measures in order
-        shown = [_column(r, queries, values[r.label]) for r in printed if r.measure.per_query]
-        out.extend(chain.from_iterable(zip(*shown, strict=True)))
+        out.extend(_per_query_lines([r for r in printed if r.measure.per_query], queries, values))
     if not args.nosummary:
         for r in printed:
             if r.measure.name == "runid":
@@ -605,16 +603,30 @@ def _aggregate(r: Requested, values: np.ndarray, qrels: pd.DataFrame, args) -> f
     return total if how == "sum" else total / len(values)
 
 
-def _column(r: Requested, queries: list, values) -> list[str]:
-    """The per-query lines of one label, in the order of ``queries``."""
-    head = f"{r.label:<{WIDTH}}\t"
+def _per_query_lines(printed: list[Requested], queries: list, values) -> list[str]:
+    """The per-query lines, query by query, each query's measures in the order given."""
+    if not printed:
+        return []
+    lines = np.empty((len(queries), len(printed)), dtype=object)
+    tabbed = np.array([f"\t{query}\t" for query in queries], dtype=object)
+    for column, r in enumerate(printed):
+        lines[:, column] = f"{r.label:<{WIDTH}}" + tabbed + _texts(r, values[r.label])
+    return lines.ravel().tolist()
+
+
+def _texts(r: Requested, values) -> np.ndarray:
+    """Each value as trec_eval prints it, newline included (an object array); each
+    distinct value (bit for bit) is formatted once."""
     if r.measure.name == "relstring":
-        return [f"{head}{query}\t'{value}'\n" for query, value in zip(queries, values, strict=True)]
+        return np.array([f"'{value}'\n" for value in values], dtype=object)
+    values = np.ascontiguousarray(values, dtype=float)
+    bits, at = np.unique(values.view(np.int64), return_inverse=True)
+    distinct = bits.view(np.float64).tolist()
     if r.measure.value == "long":
-        return [
-            f"{head}{query}\t{math.trunc(v)}\n" for query, v in zip(queries, values, strict=True)
-        ]
-    return [f"{head}{query}\t{v:6.4f}\n" for query, v in zip(queries, values.tolist(), strict=True)]
+        texts = [f"{math.trunc(v)}\n" for v in distinct]
+    else:
+        texts = [f"{v:6.4f}\n" for v in distinct]
+    return np.array(texts, dtype=object)[at]
 
 
 def _line(r: Requested, query: str, value) -> str:
