@@ -100,7 +100,7 @@ def _modules() -> dict[str, str]:
 
 if TYPE_CHECKING:
     from offeval.cli.document import DPI, ReportDocument
-    from offeval.cli.options import force_option, progress_of
+    from offeval.cli.options import at_least, force_option, progress_of
     from offeval.data import ranking, rewardmodel
     from offeval.data.files import (
         TEXT_SUFFIXES,
@@ -176,17 +176,16 @@ if TYPE_CHECKING:
     from offeval.specs import find_label, parse_pairs
     from offeval.stats.agreement import Agreement, agreement
     from offeval.stats.compare import (
-        CORRECTIONS,
         PairwiseComparison,
         adjusted_p_values,
         correlation,
         kendall_tau,
         pairwise_grid,
     )
+    from offeval.stats.corrections import CORRECTIONS
     from offeval.stats.inference import Linearisation, interval, ratio_of_means
     from offeval.stats.moments import Moments, Tally
     from offeval.validation import (
-        at_least,
         check_choice,
         check_flag,
         check_level,

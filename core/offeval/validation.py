@@ -14,7 +14,6 @@ is part of its contract). Plugins get these checks through
 
 from __future__ import annotations
 
-import argparse
 import math
 from collections.abc import Callable, Collection
 from typing import Any, TypeVar
@@ -190,23 +189,3 @@ def check_level(level: Any, *, error: ErrorFactory = OffevalError) -> float:
     if not (_is_real(level) and 0 < level < 1):
         raise error(f"confidence level must lie in (0, 1), e.g. 0.95; got {plain(level)!r}")
     return float(level)
-
-
-def at_least(low: int) -> Callable[[str], int]:
-    """An argparse ``type``: the text of a whole number >= ``low``, as an ``int``.
-
-    Its messages (``'x' is not a whole number``, ``0 is not >= 1``) are raised
-    as :class:`argparse.ArgumentTypeError`, which argparse prefixes with the option.
-    """
-
-    def whole(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-        if value < low:
-            raise argparse.ArgumentTypeError(f"{value} is not >= {low}")
-        return value
-
-    whole.__name__ = f"whole number >= {low}"
-    return whole

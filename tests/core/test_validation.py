@@ -16,6 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from offeval import validation
+from offeval.cli.options import at_least
 from offeval.errors import ConfigurationError, OffevalError
 
 NUMPY_INTS = (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64)
@@ -219,12 +220,12 @@ def test_a_level_outside_0_1_is_refused_naming_the_rule(level):
     assert str(exc).startswith("confidence level must lie in (0, 1), e.g. 0.95; got ")
 
 
-# The argparse type
+# The argparse type (offeval.cli.options.at_least)
 
 
 @given(st.integers(-(10**6), 10**6), st.integers(-5, 5))
 def test_at_least_reads_whole_numbers_and_refuses_those_below(value, low):
-    whole = validation.at_least(low)
+    whole = at_least(low)
     assert whole.__name__ == f"whole number >= {low}"
     if value >= low:
         assert whole(str(value)) == value
@@ -236,7 +237,7 @@ def test_at_least_reads_whole_numbers_and_refuses_those_below(value, low):
 @pytest.mark.parametrize("text", ["1.5", "abc", "", "1e3"])
 def test_at_least_refuses_text_that_is_not_a_whole_number(text):
     with pytest.raises(argparse.ArgumentTypeError) as caught:
-        validation.at_least(1)(text)
+        at_least(1)(text)
     assert str(caught.value) == f"{text!r} is not a whole number"
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 
 from offeval.cli.document import ReportDocument
-from offeval.cli.options import force_option, progress_of
+from offeval.cli.options import at_least, force_option, progress_of
 from offeval.data.files import DECIMALS, PARQUET_SUFFIXES, columns_of, in_lines, separator_named
 from offeval.data.log import ROLES, InteractionLog, stream_parquet
 from offeval.data.output import OutputFolder
@@ -41,7 +41,7 @@ from offeval.registry.manager import Registry, allow_list_note, get_registry
 from offeval.registry.sections import EvaluationReport, ReportContext, report_sections
 from offeval.specs import parse_pairs
 from offeval.stats.compare import CORRECTIONS
-from offeval.validation import at_least, check_level
+from offeval.validation import check_level
 
 #: Why a streamed evaluation's report has no histogram of importance weights.
 STREAMED_WEIGHTS = (

@@ -1,14 +1,16 @@
-"""What every command's arguments share: one-line usage errors, ``--force`` and ``--quiet``
-(whole-number types are :func:`offeval.validation.at_least`)."""
+"""What every command's arguments share: one-line usage errors, whole-number types
+(:func:`at_least`), ``--force`` and ``--quiet``. Nothing numerical is imported here: a
+command declares its arguments, and answers a mistake in them, without numpy."""
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from typing import NoReturn
 
 from offeval.errors import OffevalError
 
-__all__ = ["Parser", "UsageError", "force_option", "progress_of"]
+__all__ = ["Parser", "UsageError", "at_least", "force_option", "progress_of"]
 
 
 class UsageError(OffevalError):
@@ -36,3 +38,23 @@ def force_option(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="replace an output folder that offeval did not write (its files are deleted)",
     )
+
+
+def at_least(low: int) -> Callable[[str], int]:
+    """An argparse ``type``: the text of a whole number >= ``low``, as an ``int``.
+
+    Its messages (``'x' is not a whole number``, ``0 is not >= 1``) are raised
+    as :class:`argparse.ArgumentTypeError`, which argparse prefixes with the option.
+    """
+
+    def whole(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"{value} is not >= {low}")
+        return value
+
+    whole.__name__ = f"whole number >= {low}"
+    return whole

@@ -13,20 +13,9 @@ import numpy as np
 import pandas as pd
 
 from offeval.errors import OffevalError
+from offeval.stats.corrections import CORRECTIONS
 from offeval.stats.inference import interval, p_value
 from offeval.validation import check_choice
-
-#: Multiple-comparison corrections accepted by :func:`pairwise_grid` (statsmodels names).
-CORRECTIONS = (
-    "bonferroni",
-    "holm",
-    "sidak",
-    "holm-sidak",
-    "simes-hochberg",
-    "hommel",
-    "fdr_bh",
-    "fdr_by",
-)
 
 
 @dataclass(frozen=True)
