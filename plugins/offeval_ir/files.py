@@ -48,9 +48,9 @@ from offeval.plugin import (
     separator_named,
     text_records,
 )
+from offeval_ir.choices import FORMATS
 from offeval_ir.judgements import role_names, swap_hint
 
-FORMATS = ("trec", "csv", "tsv", "parquet", "json")
 KINDS = ("run", "qrels")
 
 _EXTENSIONS = {

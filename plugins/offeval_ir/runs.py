@@ -38,6 +38,7 @@ from offeval.plugin import (
     ratio_of_means,
 )
 from offeval_ir.blocks import compute_frames
+from offeval_ir.choices import TESTS
 from offeval_ir.conventions import PRESETS, Conventions
 from offeval_ir.judgements import role_names
 from offeval_ir.measures import Measure
@@ -45,8 +46,6 @@ from offeval_ir.metrics import EXCLUSION_REASONS, MIN_GEO_MEAN, MetricResult
 from offeval_ir.peer_inputs import as_qrels, as_results, as_run, as_runs, measure_names
 from offeval_ir.prepared import measure_groups, measures_of, prepare_qrels
 
-#: Tests that can decide significance in :meth:`RunEvaluation.compare`.
-TESTS = ("t", "randomization", "tukey")
 #: The column of :meth:`RunEvaluation.compare` each test decides ``significant`` by.
 TEST_P = {"t": "p_adjusted", "randomization": "p_randomization_adjusted", "tukey": "p_tukey"}
 
