@@ -422,7 +422,7 @@ def test_an_output_file_is_replaced_whole_or_not_at_all(tmp_path, capsys, monkey
         Path(path).write_text("half a ta")
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("offeval_ir.command.write_csv", full_disk)
+    monkeypatch.setattr("offeval_ir.command_run.write_csv", full_disk)
     assert main([str(x) for x in ["compare", qrels, a, b, "--out", out]]) != 0
     assert out.read_text() == "the earlier table\n"  # untouched
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temp left
