@@ -11,7 +11,7 @@ integer codes).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -66,30 +66,23 @@ def compute_frames(
             negative_grades=conv.negative_grades,
         )
         return compute(judgements, metrics, ks, conv)
-    order, runs, starts = _user_runs(pred_users)
     if strict_users:
-        check_same_users(runs, pd.unique(label_users))
-    label_run = runs.get_indexer(label_users)
-    edges = _block_edges(starts, chunk_rows)
-    block_of_run = np.repeat(np.arange(edges.size - 1), np.diff(edges))
-    label_block = np.where(label_run >= 0, block_of_run[label_run], edges.size - 1)
-    label_order = np.argsort(label_block, kind="stable")
-    label_edges = np.searchsorted(label_block[label_order], np.arange(edges.size + 1))
-    parts = []
-    for b in range(edges.size):
-        lo, hi = (starts[edges[b]], starts[edges[b + 1]]) if b + 1 < edges.size else (0, 0)
-        rows = slice(lo, hi) if order is None else order[lo:hi]
-        block_labels = labels.iloc[label_order[label_edges[b] : label_edges[b + 1]]]
-        if b + 1 == edges.size and block_labels.empty:
-            break
-        judgements = Judgements.from_frames(
-            predictions.iloc[rows],
-            block_labels,
-            order_by=conv.order_by,
-            columns=columns,
-            negative_grades=conv.negative_grades,
+        check_same_users(pd.unique(pred_users), pd.unique(label_users))
+    parts = [
+        compute(
+            Judgements.from_frames(
+                block,
+                block_labels,
+                order_by=conv.order_by,
+                columns=columns,
+                negative_grades=conv.negative_grades,
+            ),
+            metrics,
+            ks,
+            conv,
         )
-        parts.append(compute(judgements, metrics, ks, conv))
+        for block, block_labels in user_blocks(predictions, labels, chunk_rows, columns=columns)
+    ]
     counts = parts[0].counts.copy()
     for part in parts[1:]:
         counts += part.counts
@@ -99,6 +92,43 @@ def compute_frames(
         counts,
         pd.concat([part.reasons for part in parts]),
     )
+
+
+def user_blocks(
+    predictions: pd.DataFrame,
+    labels: pd.DataFrame,
+    chunk_rows: int = 2_000_000,
+    *,
+    columns: Mapping[str, str] | None = None,
+) -> Iterator[tuple[pd.DataFrame, pd.DataFrame]]:
+    """The frames in blocks of whole users: each block's prediction rows (about
+    ``chunk_rows``; the frames themselves when they hold no more) with its users'
+    labels, then the labels of the users without predictions (when there are any).
+
+    Users come in order of first appearance in the predictions, each user's rows
+    in their order, so judging the blocks in turn gives
+    :meth:`Judgements.from_frames`' users and lists.
+    """
+    names = role_names(columns)
+    pred_users = _users(predictions, names, "predictions")
+    label_users = _users(labels, names, "labels")
+    if len(pred_users) <= chunk_rows:
+        yield predictions, labels
+        return
+    order, runs, starts = _user_runs(pred_users)
+    label_run = runs.get_indexer(label_users)
+    edges = _block_edges(starts, chunk_rows)
+    block_of_run = np.repeat(np.arange(edges.size - 1), np.diff(edges))
+    label_block = np.where(label_run >= 0, block_of_run[label_run], edges.size - 1)
+    label_order = np.argsort(label_block, kind="stable")
+    label_edges = np.searchsorted(label_block[label_order], np.arange(edges.size + 1))
+    for b in range(edges.size):
+        lo, hi = (starts[edges[b]], starts[edges[b + 1]]) if b + 1 < edges.size else (0, 0)
+        rows = slice(lo, hi) if order is None else order[lo:hi]
+        block_labels = labels.iloc[label_order[label_edges[b] : label_edges[b + 1]]]
+        if b + 1 == edges.size and block_labels.empty:
+            return
+        yield predictions.iloc[rows], block_labels
 
 
 def _users(frame: pd.DataFrame, names: dict[str, str], what: str) -> np.ndarray:

@@ -65,17 +65,21 @@ from offeval.plugin import (
     command_line,
     did_you_mean,
 )
-from offeval_ir.conventions import PRESETS
+from offeval_ir.blocks import user_blocks
+from offeval_ir.conventions import PRESETS, Conventions
 from offeval_ir.files import detect_format, read_qrels, read_run
 from offeval_ir.judgements import Judgements
 from offeval_ir.measures import Measure, trec_eval_measures
-from offeval_ir.runs import compute_measures
+from offeval_ir.metrics import compute
+from offeval_ir.prepared import measure_groups, measures_of
 from offeval_ir.trec_measures import relstrings
 
 #: The trec_eval release whose command line and output this reproduces.
 TREC_EVAL_VERSION = "10.0"
 #: Width the measure name is padded to (trec_eval's ``%-22s``).
 WIDTH = 22
+#: Run lines judged at once (whole queries): bounds the memory of the per-query matrices.
+CHUNK_ROWS = 2_000_000
 #: trec_eval's floor of a value before its logarithm in a geometric mean.
 MIN_GEO_MEAN = 0.00001
 
@@ -503,26 +507,72 @@ def _values(
     run: pd.DataFrame, qrels: pd.DataFrame, queries: list, printed: list[Requested], conventions
 ) -> dict[str, np.ndarray | list[str]]:
     """Per printed label, its per-query values in the order of ``queries`` (strings for
-    relstring; the number of queries for num_q)."""
+    relstring; the number of queries for num_q).
+
+    The values are :func:`~offeval_ir.runs.compute_measures`' (the same groups of
+    measures through :func:`~offeval_ir.metrics.compute`), computed a block of
+    queries at a time (:func:`~offeval_ir.blocks.user_blocks`); each block is judged
+    once for every measure and the relstrings."""
     measures = [r.offeval for r in printed if r.offeval is not None]
-    columns = [m.name for m in measures]
-    table = pd.DataFrame(index=pd.Index(queries, name="user"))
-    if columns:
-        table = compute_measures(run, qrels, measures, conventions).per_user.reindex(queries)
-        if table[columns].isna().any().any():  # every query printed has a value
-            missing = table.index[table[columns].isna().any(axis=1)][:5].tolist()
-            raise OffevalError(f"offeval gave no value for queries {missing} (a bug)")
+    names, groups = measure_groups(measures, conventions) if measures else ([], [])
+    lengths = {
+        r.label: int(_number(r.params or "10", ""))
+        for r in printed
+        if r.measure.name == "relstring"
+    }
+    tables: list[pd.DataFrame] = []
+    strings: dict[str, list[pd.Series]] = {label: [] for label in lengths}
+    for block, block_qrels in user_blocks(run, qrels, CHUNK_ROWS):
+        table, found = _block_values(block, block_qrels, names, groups, conventions, lengths)
+        tables.append(table)
+        for label, series in found.items():
+            strings[label].append(series)
+    table = pd.concat(tables).reindex(queries) if len(tables) > 1 else tables[0].reindex(queries)
+    if names and table[names].isna().any().any():  # every query printed has a value
+        missing = table.index[table[names].isna().any(axis=1)][:5].tolist()
+        raise OffevalError(f"offeval gave no value for queries {missing} (a bug)")
     values: dict[str, np.ndarray | list[str]] = {}
     for r in printed:
         if r.offeval is not None:
             values[r.label] = table[r.label].to_numpy(float)
         elif r.measure.name == "relstring":
-            values[r.label] = _relstrings(
-                run, qrels, queries, int(_number(r.params or "10", "")), conventions
-            )
+            found = pd.concat(strings[r.label])
+            values[r.label] = found.reindex(queries, fill_value="").tolist()
         elif r.measure.name == "num_q":
             values[r.label] = np.ones(len(queries))
     return values
+
+
+def _block_values(
+    run: pd.DataFrame,
+    qrels: pd.DataFrame,
+    names: list[str],
+    groups: list[tuple[Conventions, list[Measure]]],
+    conventions: Conventions,
+    lengths: dict[str, int],
+) -> tuple[pd.DataFrame, dict[str, pd.Series]]:
+    """One block's per-query values of the measures (a column per name) and relstrings
+    (by label: the relstring's length), from one judgement of the block per ordering."""
+    built: dict[tuple[str, str], Judgements] = {}
+
+    def judged(conv: Conventions) -> Judgements:
+        key = (conv.order_by, conv.negative_grades)
+        if key not in built:
+            built[key] = Judgements.from_frames(
+                run, qrels, order_by=conv.order_by, negative_grades=conv.negative_grades
+            )
+        return built[key]
+
+    def result_of(metrics, ks, conv):
+        return compute(judged(conv), metrics, ks, conv)
+
+    table = (
+        measures_of(names, groups, conventions, result_of).per_user
+        if names
+        else pd.DataFrame(index=judged(conventions).users)
+    )
+    found = {label: relstrings(judged(conventions), conventions, n) for label, n in lengths.items()}
+    return table, found
 
 
 def _refuse_named(requested: list[Requested]) -> None:
@@ -573,21 +623,6 @@ def _ranked(run: pd.DataFrame, depth: int | None) -> pd.DataFrame:
     if depth is not None:
         ordered = ordered[ordered.groupby("user", sort=False).cumcount().to_numpy() < depth]
     return ordered
-
-
-def _relstrings(
-    run: pd.DataFrame, qrels: pd.DataFrame, queries: list, n: int, conventions
-) -> list[str]:
-    """Per query, trec_eval's relstring of its first ``n`` documents (see
-    :func:`offeval_ir.trec_measures.relstrings`), in the order of ``queries``."""
-    judgements = Judgements.from_frames(
-        run,
-        qrels,
-        order_by=conventions.order_by,
-        negative_grades=conventions.negative_grades,
-    )
-    found = relstrings(judgements, conventions, n)
-    return found.reindex(queries, fill_value="").tolist()
 
 
 def _aggregate(r: Requested, values: np.ndarray, qrels: pd.DataFrame, args) -> float:

@@ -21,6 +21,7 @@ import pytest
 from cli_checks import one_line_error
 
 from offeval.cli.shell import main
+from offeval_ir import trec_command
 from offeval_ir.trec_command import GROUPS, expand, supported_measures
 
 DATA = Path(__file__).parent / "trec_eval_test"
@@ -109,10 +110,14 @@ def test_notice_lists_every_stored_output():
 
 
 @pytest.mark.filterwarnings("ignore:-m .*left out:UserWarning")
+@pytest.mark.parametrize("chunk_rows", [None, 400], ids=["whole", "blocks"])
 @pytest.mark.parametrize(("out", "argv"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
-def test_output_is_trec_eval_s_byte_for_byte(out, argv, monkeypatch, capsys):
-    """Every line of every measure offeval computes, as trec_eval printed it, in its order."""
+def test_output_is_trec_eval_s_byte_for_byte(out, argv, chunk_rows, monkeypatch, capsys):
+    """Every line of every measure offeval computes, as trec_eval printed it, in its order
+    (the run judged whole, or a block of queries at a time)."""
     monkeypatch.chdir(DATA)
+    if chunk_rows is not None:
+        monkeypatch.setattr(trec_command, "CHUNK_ROWS", chunk_rows)
     runnable = _runnable(argv)
     asked = [arg for *_, arg in _measure_args(runnable)] or ["official"]
     printed = {r.label for r in expand(asked) if r.supported}
@@ -232,6 +237,24 @@ def test_without_c_the_queries_of_both_files_are_averaged(monkeypatch, capsys):
         for name in ("map", "recip_rank", "P_10", "ndcg_cut_10")
     ]
     assert lines == expected
+
+
+def test_c_in_blocks_scores_the_query_missing_from_the_run_as_whole(monkeypatch, capsys):
+    """Judged a block of queries at a time, the query the run lacks (302 in results.trunc)
+    comes in a last block of its own under -c: every line as when judged whole, 302's
+    precision, AP and relstring those of an empty list."""
+    monkeypatch.chdir(DATA)
+    argv = ["trec_eval", "-q", "-c", "-m", "all_trec", "qrels.test", "results.trunc"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert main(argv) == 0
+        whole = capsys.readouterr().out
+        monkeypatch.setattr(trec_command, "CHUNK_ROWS", 50)
+        assert main(argv) == 0
+    assert capsys.readouterr().out == whole
+    lines = whole.splitlines()
+    for name, value in (("map", "0.0000"), ("P_10", "0.0000"), ("relstring", "''")):
+        assert f"{name:<22}\t302\t{value}" in lines
 
 
 def _write(path: Path, rows: list[str]) -> str:
