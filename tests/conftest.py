@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from oracles import synthetic_log
 
-import offeval.cli.evaluate as evaluate_module
+import offeval.cli.evaluate_run as evaluate_run
 import offeval.data.files as files_module
 import offeval.data.log as log_module
 
@@ -49,9 +49,14 @@ def no_reading(monkeypatch):
     def fail(*args, **kwargs):
         pytest.fail("the log was read")
 
-    for module in (evaluate_module, files_module, log_module):
-        for name in ("read_table", "columns_of", "stream_parquet"):
-            monkeypatch.setattr(module, name, fail, raising=False)
+    # each name where it is looked up (a name gone from a module fails here, not silently)
+    for module, names in (
+        (evaluate_run, ("columns_of", "stream_parquet")),
+        (files_module, ("read_table", "columns_of")),
+        (log_module, ("read_table", "stream_parquet")),
+    ):
+        for name in names:
+            monkeypatch.setattr(module, name, fail)
     monkeypatch.setattr(log_module.InteractionLog, "from_file", fail)
 
 

@@ -56,7 +56,8 @@ def test_a_failure_while_writing_keeps_the_earlier_folder_whole(
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("offeval.cli.evaluate.save_summaries", interrupted)  # after estimates.csv
+    # save_summaries runs after estimates.csv is written
+    monkeypatch.setattr("offeval.cli.evaluate_run.save_summaries", interrupted)
     argv = evaluate_args(user_log, "--estimator", "ncis", "--out", str(out))
     assert main(argv) == 130
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before

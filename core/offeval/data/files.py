@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from offeval.data.choices import DECIMALS
 from offeval.errors import (
     DECIMAL_COMMA,
     ColumnError,
@@ -32,8 +33,6 @@ SEPARATOR_NAMES = {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";", "pi
 #: How much of a text file, and how many of its lines, the separator is read off.
 SNIFF_BYTES, SNIFF_LINES = 64 * 1024, 50
 _QUOTED = re.compile(r'"[^"]*"')
-#: What a delimited text file's numbers may use as decimal mark.
-DECIMALS = (",", ".")
 
 
 def _checked_path(path: str | Path) -> Path:

@@ -329,8 +329,8 @@ def test_the_command_line_says_when_the_scale_is_not_stated(tmp_path, capsys):
 
 
 def test_the_command_line_warns_about_a_missing_pool_once_for_the_whole_log(tmp_path):
-    from offeval.cli.evaluate import PROBE_ROWS
     from offeval.cli.shell import main
+    from offeval.engine.evaluation import PROBE_ROWS
 
     count = PROBE_ROWS // 4 + 100  # more rows than the probe the command line tries first
     path = tmp_path / "banners.csv"

@@ -1,0 +1,356 @@
+"""What ``offeval evaluate`` does once its arguments parse (declared in
+:mod:`offeval.cli.evaluate`): everything it can check (options, estimator names, output
+folders, the file's header, columns, baseline) before the long computation, then the
+evaluation, its table, and the files and report asked for."""
+
+from __future__ import annotations
+
+import argparse
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pandas as pd
+
+from offeval.cli.document import ReportDocument
+from offeval.cli.options import progress_of
+from offeval.data.files import PARQUET_SUFFIXES, columns_of, in_lines, separator_named
+from offeval.data.log import ROLES, InteractionLog, stream_parquet
+from offeval.data.output import OutputFolder
+from offeval.data.policy import ColumnPolicy, RerankPolicy
+from offeval.data.tables import write_csv
+from offeval.engine.evaluation import PROBE_ROWS, evaluate, probe
+from offeval.engine.frames import ess_units, pairs_table, skipped_table
+from offeval.engine.summary import save_summaries
+from offeval.errors import (
+    ColumnError,
+    OffevalError,
+    OffevalWarning,
+    RowError,
+    SplitUnitError,
+    did_you_mean,
+)
+from offeval.registry.manager import Registry, allow_list_note, get_registry
+from offeval.registry.sections import EvaluationReport, ReportContext, report_sections
+from offeval.specs import parse_pairs
+from offeval.stats.corrections import CORRECTIONS
+from offeval.validation import check_level
+
+#: Why a streamed evaluation's report has no histogram of importance weights.
+STREAMED_WEIGHTS = (
+    "Not drawn: --stream reads the log in batches and keeps none of its rows, which the "
+    "histogram needs; run without --stream to see it (the weight diagnostics above cover "
+    "every row)."
+)
+
+
+def _policies(args: argparse.Namespace) -> list:
+    given = parse_pairs(args.policy, typed=False, what="--policy")
+    reranked = parse_pairs(args.rerank, typed=False, what="--rerank")
+    both = sorted(set(given) & set(reranked))
+    if both:
+        raise OffevalError(f"policy names {both} are given by both --policy and --rerank")
+    policies = [ColumnPolicy(col, name) for name, col in given.items()]
+    policies += [RerankPolicy(col, name=name) for name, col in reranked.items()]
+    if not policies:
+        raise OffevalError(
+            "give at least one target policy: --policy NAME=COLUMN or --rerank NAME=SCORE_COLUMN"
+        )
+    names = [p.name for p in policies]
+    if args.baseline is not None and args.baseline not in names:
+        raise OffevalError(
+            f"--baseline {args.baseline!r} is not one of the policies {names}"
+            + did_you_mean(args.baseline, names)
+        )
+    return policies
+
+
+def _check_roles(mapping: dict) -> None:
+    """Every role --map names is one of the log's roles."""
+    for role, column in mapping.items():
+        if role not in ROLES:
+            raise OffevalError(
+                f"--map {role}={column}: no role {role!r}{did_you_mean(role, ROLES)}; the "
+                f"roles: {', '.join(ROLES)}"
+            )
+
+
+def _check_columns(args: argparse.Namespace, mapping: dict, columns: list) -> None:
+    """Every column the options name is in the file's header (read before any row)."""
+    named = [("--map", f"{role}={col}", col) for role, col in mapping.items()]
+    for option in ("policy", "rerank"):
+        pairs = parse_pairs(getattr(args, option), typed=False, what=f"--{option}")
+        named += [(f"--{option}", f"{name}={col}", col) for name, col in pairs.items()]
+    roles = {col: role for role, col in mapping.items()}
+    what = {"--policy": "policy", "--rerank": "score"}
+    for option, given, column in named:
+        if option != "--map" and column in roles:
+            role = roles[column]
+            raise OffevalError(
+                f"{option} {given}: column {column!r} is mapped as the {role} "
+                f"(--map {role}={column}), so a {what[option]} column must be another one"
+            )
+        if column not in columns:
+            raise OffevalError(
+                f"{option} {given}: no column {column!r} in {Path(args.log).name}"
+                + (did_you_mean(column, columns) or f" (its columns: {', '.join(columns)})")
+            )
+
+
+def _folders(args: argparse.Namespace) -> tuple[OutputFolder | None, OutputFolder | None]:
+    """The --out and --report folders, checked now (the same object if they are one folder)."""
+    given = {"--out": args.out, "--report": args.report}
+    paths = {option: Path(path).resolve() for option, path in given.items() if path}
+    if len(paths) == 2 and paths["--out"] != paths["--report"]:
+        a, b = paths["--out"], paths["--report"]
+        if a in b.parents or b in a.parents:
+            raise OffevalError(
+                f"--out {args.out} and --report {args.report}: one is inside the other; give "
+                "one folder for both, or two separate folders"
+            )
+    folders = {
+        option: OutputFolder(given[option], option=option, force=args.force, inputs=[args.log])
+        for option in paths
+    }
+    out, report = folders.get("--out"), folders.get("--report")
+    if out is not None and report is not None and paths["--out"] == paths["--report"]:
+        report = out
+    return out, report
+
+
+def _in_users_words(exc: OffevalError, path: str, mapping: dict) -> OffevalError:
+    """An error about rows and columns in the user's words: their column names, the file's lines."""
+    if isinstance(exc, ColumnError):
+        exc = exc.named(mapping)
+    return in_lines(exc, path) if isinstance(exc, RowError) else exc
+
+
+@contextmanager
+def _users_words(path: str, mapping: dict) -> Iterator[None]:
+    """Within the block, errors about rows and columns are raised in the user's words."""
+    try:
+        yield
+    except RowError as exc:
+        words = _in_users_words(exc, path, mapping)
+        if words is exc:
+            raise
+        raise words from None
+
+
+def _usable(
+    registry: Registry,
+    specs: list[str] | None,
+    log: InteractionLog,
+    policies,
+    words: Callable[[OffevalError], OffevalError],
+) -> tuple[list, dict[str, str]]:
+    """The estimators to run, each tried on a small chunk of the log first
+    (:func:`offeval.engine.evaluation.probe`, which queries the policies first), and those
+    skipped (why).
+
+    Named estimators must run (an error otherwise, in the user's ``words``);
+    by default every registered estimator runs at its defaults (an alias's
+    original only), and those that cannot run on this log and these policies
+    are skipped, with a note (and in ``--out`` and
+    ``--report``).
+    """
+    chosen = specs or registry.distinct("estimator")
+    estimators = [registry.create_from_spec("estimator", spec) for spec in chosen]
+    usable, skipped = [], {}
+    for spec, estimator, error in zip(
+        chosen, estimators, probe(log, policies, estimators), strict=True
+    ):
+        if error is None:
+            usable.append(estimator)
+        elif specs:
+            raise OffevalError(f"--estimator {spec}: {words(error)}") from None
+        else:
+            skipped[spec] = str(error)
+    if not usable:
+        reasons = "; ".join(f"{spec}: {why}" for spec, why in skipped.items())
+        raise OffevalError(f"no registered estimator runs on this log ({reasons})")
+    if skipped:
+        print(
+            f"note: skipped {', '.join(skipped)}: they cannot run on this log with these "
+            "policies (name one with --estimator to see why)"
+        )
+    return usable, skipped
+
+
+def run_evaluate(args: argparse.Namespace) -> int:
+    """Check everything, evaluate, print the table, write the files."""
+    registry = get_registry()
+    check_level(args.level)
+    if args.correction != "none" and args.correction not in CORRECTIONS:
+        raise OffevalError(
+            f"--correction {args.correction!r}: one of none, {', '.join(CORRECTIONS)}"
+            + did_you_mean(args.correction, CORRECTIONS)
+        )
+    correction = None if args.correction == "none" else args.correction
+    if args.stream and args.workers > 1:
+        raise OffevalError(
+            f"--workers {args.workers}: workers share a log read whole; --stream evaluates its "
+            "batches in one process (drop --workers or --stream)"
+        )
+    if args.decimal is not None and Path(args.log).suffix.lower() in PARQUET_SUFFIXES:
+        raise OffevalError(
+            f"--decimal {args.decimal}: Parquet files store numbers, not text: drop --decimal"
+        )
+    mapping = parse_pairs(args.map, typed=False, what="--map")
+    _check_roles(mapping)
+    policies = _policies(args)
+    for spec in args.estimator or ():  # a mistyped name is refused before the file is read
+        registry.create_from_spec("estimator", spec)
+    out, report = _folders(args)
+    if report is not None and not registry.components("report"):
+        raise OffevalError(f"--report {args.report}: {_no_report_writer()}")
+    sep = separator_named(args.sep)
+    _check_columns(args, mapping, columns_of(args.log, sep))
+    with _users_words(args.log, mapping):
+        if args.stream:
+            log = stream_parquet(args.log, mapping, batch_rows=args.chunk_rows)
+            with warnings.catch_warnings():  # the file's warnings: said once, just above
+                warnings.simplefilter("ignore", OffevalWarning)
+                first = stream_parquet(args.log, mapping, batch_rows=PROBE_ROWS)
+            batch = next(iter(first))
+        else:
+            log = InteractionLog.from_file(args.log, mapping, sep=sep, decimal=args.decimal)
+            batch = log
+        estimators, skipped = _usable(
+            registry,
+            args.estimator,
+            batch,
+            policies,
+            lambda exc: _in_users_words(exc, args.log, mapping),
+        )
+        try:
+            evaluation = evaluate(
+                log,
+                policies,
+                estimators,
+                level=args.level,
+                chunk_rows=args.chunk_rows,
+                progress=progress_of(args),
+                workers=args.workers,
+            )
+        except SplitUnitError as exc:
+            if not args.stream:
+                raise
+            column = mapping.get("trajectory", "trajectory")
+            raise SplitUnitError(
+                exc.ids, exc.count, f"drop --stream, or sort the file by {column}"
+            ) from None
+    table = evaluation.to_frame()
+    if args.baseline:
+        rel = pd.DataFrame(
+            [
+                e.to_dict()
+                for label in evaluation.estimators
+                for e in evaluation.relative(args.baseline, label)
+            ]
+        )
+        table = table.merge(
+            rel[["policy", "estimator", "value", "ci_low", "ci_high"]].rename(
+                columns=lambda c: c if c in {"policy", "estimator"} else f"relative_{c}"
+            ),
+            on=["policy", "estimator"],
+        )
+    summaries = [evaluation.summary(label, args.baseline) for label in evaluation.estimators]
+    context = ReportContext(
+        {s.estimator: s for s in summaries},
+        log=None if args.stream else log,
+        policies=policies,
+        workers=args.workers,
+    )
+    sections = report_sections(registry, context)
+    shown = [c for c in table if not c.startswith("diag_") and c != "level"]
+    with pd.option_context("display.width", 120, "display.max_columns", 30):
+        print(table[shown].round(4).to_string(index=False))
+        print(f"({evaluation.level:.0%} intervals; --out or --report keep the diagnostics)")
+        for section in sections:
+            for name, frame in section.tables.items():
+                print(f"\n{section.title}: {name}\n{frame.round(4).to_string()}")
+    written = []
+    for folder in dict.fromkeys(f for f in (out, report) if f is not None):
+        with folder as tmp:
+            if folder is out:
+                _write_tables(
+                    tmp, evaluation, table, summaries, sections, args, correction, skipped
+                )
+                pairs = (
+                    "one pairs_*.csv per estimator, "
+                    if len(policies) > 1
+                    else "no pairs_*.csv (paired comparisons need two or more policies), "
+                )
+                written.append(
+                    f"written: {out.path}/estimates.csv, {pairs}summaries.json (values and "
+                    "covariances, to revisit decisions without the log), sections.md"
+                    + (" and skipped_estimators.csv" if skipped else "")
+                )
+            if folder is report:
+                path = _write_report(
+                    tmp, registry, evaluation, table, sections, context, args, correction, skipped
+                )
+                written.append(f"report: {report.path / path.name}")
+    print("\n".join(written), end="\n" if written else "")
+    return 0
+
+
+def _write_tables(
+    out: Path, evaluation, table, summaries, sections, args, correction, skipped
+) -> None:
+    """evaluate --out: estimates.csv, pairs_*.csv (of two or more policies), summaries.json
+    sections.md, and skipped_estimators.csv (what a default run could not run, and why).
+
+    CSV text cells are spreadsheet-safe; ``ess_unit`` says what ``diag_ess``
+    counts; with ``--baseline``, each pairs file's ``relative_to`` names it.
+    """
+
+    if "diag_ess" in table:
+        at = table.columns.get_loc("diag_ess") + 1
+        table = table.copy()
+        table.insert(at, "ess_unit", table["estimator"].map(ess_units(evaluation)))
+    write_csv(table, out / "estimates.csv")
+    paired = len(evaluation.policies) > 1  # no pairs file of one policy (a header only)
+    for label in evaluation.estimators if paired else ():
+        safe = "".join(c if c.isalnum() else "_" for c in label)
+        pairs = pairs_table(evaluation, label, correction, args.baseline)
+        write_csv(pairs, out / f"pairs_{safe}.csv")
+    if skipped:
+        write_csv(skipped_table(skipped), out / "skipped_estimators.csv")
+    save_summaries(out / "summaries.json", summaries)
+    doc = ReportDocument("offeval evaluate: the plugins' sections")
+    doc.sections(sections, out)
+    (out / "sections.md").write_text(doc.markdown())
+
+
+def _no_report_writer() -> str:
+    """Why no report writer is there: none installed, or the plugins' allow-list left it out."""
+    note = allow_list_note()
+    if note is None:
+        return (
+            "no report writer is installed (a plugin registers one with the hook "
+            "register_reports; offeval plugins lists what is installed)"
+        )
+    return f"no report writer is loaded ({note}; offeval plugins lists what is loaded)"
+
+
+def _write_report(
+    out: Path, registry: Registry, evaluation, table, sections, context, args, correction, skipped
+) -> Path:
+    """evaluate --report: what the first installed report writer writes (report.html, ...)."""
+    writer = registry.components("report")[0].factory()
+    report = EvaluationReport(
+        evaluation,
+        table,
+        baseline=args.baseline,
+        correction=correction,
+        sections=sections,
+        log=context.log,
+        policies=context.policies,
+        argv=getattr(args, "argv", None),
+        weights_note=STREAMED_WEIGHTS if args.stream else None,
+        skipped=skipped,
+    )
+    return writer.write(out, report)
