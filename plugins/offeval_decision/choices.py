@@ -29,9 +29,8 @@ from offeval.plugin import (
     check_whole,
     did_you_mean,
 )
+from offeval_decision.methods import METHODS
 from offeval_decision.ranks import RankDistribution
-
-METHODS = ("top", "sample")
 
 
 def check_attributes(

@@ -1,15 +1,15 @@
-"""``offeval demo``: a simulated A/B test predicted from one log, with its report."""
+"""``offeval demo``: a simulated A/B test predicted from one log, with its report.
+
+The arguments are declared without importing anything numerical (a mistake in them is
+answered at once); ``run`` imports the simulation and the report writer.
+"""
 
 from __future__ import annotations
 
 import argparse
 import time
 
-import pandas as pd
-
 from offeval.plugin import OutputFolder, at_least, force_option, progress_of
-from offeval_reports.demo import run_demo
-from offeval_reports.demo_report import write_demo_report
 
 
 class DemoCommand:
@@ -37,9 +37,14 @@ class DemoCommand:
         )
 
     def run(self, args: argparse.Namespace) -> int:
-        """Run the demo and write its report."""
+        """Check the report folder, run the demo and write its report."""
         start = time.perf_counter()
         folder = OutputFolder(args.out, option="--out", force=args.force)
+        import pandas as pd  # noqa: PLC0415 (the folder is checked without numpy)
+
+        from offeval_reports.demo import run_demo  # noqa: PLC0415
+        from offeval_reports.demo_report import write_demo_report  # noqa: PLC0415
+
         result = run_demo(
             seed=args.seed,
             n_trajectories=args.trajectories,
