@@ -14,7 +14,8 @@ HEAVY = ("numpy", "pandas", "scipy", "statsmodels", "matplotlib", "pyarrow", "sk
 
 def imported_after(argv: list[str], then: str = "") -> dict:
     """Run ``offeval argv`` in a fresh interpreter: its exit code, the heavy libraries and the
-    plugins' modules imported then (``then``: Python run after the command line)."""
+    plugins' modules imported then (``then``: Python run after the command line), and what
+    it wrote on stderr (``err``)."""
     code = (
         "import json, sys\n"
         "from offeval.cli.shell import main\n"
@@ -29,7 +30,7 @@ def imported_after(argv: list[str], then: str = "") -> dict:
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=False
     )
     assert run.stdout.strip(), run.stderr
-    return json.loads(run.stdout.strip().splitlines()[-1])
+    return {**json.loads(run.stdout.strip().splitlines()[-1]), "err": run.stderr}
 
 
 def beyond_packages(modules: list[str]) -> list[str]:

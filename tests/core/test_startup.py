@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from startup_checks import imported_after
+from startup_checks import beyond_packages, imported_after
 
 import offeval.plugin
 import offeval.registry.manager as manager
@@ -40,6 +40,26 @@ def test_help_and_mistakes_before_a_command_runs_import_no_numerical_library(arg
     done = imported_after(argv)
     assert done["code"] in (0, 2)
     assert done["heavy"] == [] and done["plugins"] == []
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["evaluate"], "the following arguments are required: log"),
+        (["evaluate", "--help"], ""),
+        (["evaluate", "log.csv", "--chunk-rows", "0"], "--chunk-rows: 0 is not >= 1"),
+        (["evaluate", "log.csv", "--decimal", ";"], "--decimal: invalid choice: ';'"),
+        (["evaluate", "log.csv", "--level", "high"], "--level: invalid float value: 'high'"),
+    ],
+    ids=["no log", "help", "chunk rows", "decimal", "level"],
+)
+def test_evaluates_argument_mistakes_import_no_numerical_library(argv, message):
+    """The command's arguments are declared in a module of its own (offeval.cli.evaluate);
+    reading, checking and evaluating the log (offeval.cli.evaluate_run) is not imported."""
+    done = imported_after(argv, then="assert 'offeval.cli.evaluate_run' not in sys.modules")
+    assert done["code"] == (0 if "--help" in argv else 2)
+    assert message in done["err"] and "Traceback" not in done["err"]
+    assert done["heavy"] == [] and beyond_packages(done["plugins"]) == []
 
 
 @pytest.mark.parametrize("name", ["evaluate", "plugins", "new-plugin"])

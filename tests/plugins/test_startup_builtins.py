@@ -1,7 +1,8 @@
 """Start-up with the built-in plugins: ``offeval --help`` imports none of their modules nor
-any numerical library, a plugin command imports its own module alone, the help built from
-the references is the help of every command built, and every plugin's public names (now
-imported on first use) are still there.
+any numerical library, a plugin command's argument mistakes import the module declaring
+its arguments alone (no numerical library), the help built from the references is the help
+of every command built, and every plugin's public names (now imported on first use) are
+still there.
 
 No timing here: ``benchmarks/startup_benchmark.py`` times it.
 """
@@ -35,16 +36,52 @@ def test_help_and_top_level_mistakes_import_no_plugin_module_and_no_numerical_li
     assert beyond_packages(done["plugins"]) == []  # the packages are loaded, nothing else
 
 
-@pytest.mark.parametrize("argv", [["metrics"], ["metrics", "--help"], ["compare", "--bogus"]])
-def test_a_plugin_command_imports_its_own_module_alone(argv):
-    """The command's module is imported (its arguments are declared there), no other
-    command's; neither statsmodels nor matplotlib, which no IR argument needs."""
+#: Each command's own modules: the one declaring its arguments and the one it takes its
+#: choices from (neither imports anything numerical).
+DECLARED = {
+    "metrics": ["offeval_ir.choices", "offeval_ir.command"],
+    "compare": ["offeval_ir.choices", "offeval_ir.command"],
+    "decide": ["offeval_decision.command", "offeval_decision.methods"],
+    "demo": ["offeval_reports.command"],
+}
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["metrics"], "the following arguments are required: run, qrels"),
+        (["metrics", "--help"], ""),
+        (["metrics", "run", "qrels", "--level", "high"], "--level: invalid float value: 'high'"),
+        (["metrics", "run", "qrels", "--run-format", "xml"], "--run-format: invalid choice"),
+        (["compare", "q", "a", "b", "--bogus"], "unrecognized arguments: --bogus"),
+        (["compare", "qrels", "one.run"], "compare needs at least two runs"),
+        (["compare", "qrels", "a/x.run", "b/x.run"], "runs need distinct file names"),
+        (["compare", "q", "a", "b", "--correction", "holmes"], "--correction: invalid choice"),
+        (["compare", "q", "a", "b", "--test", "wilcoxon"], "--test: invalid choice"),
+        (["compare", "q", "a", "b", "--resamples", "0"], "--resamples: 0 is not >= 1"),
+        (["decide"], "the following arguments are required: summaries"),
+        (["decide", "summaries.json", "--method", "best"], "--method: invalid choice: 'best'"),
+        (["decide", "summaries.json", "--draws", "0"], "--draws: 0 is not >= 1"),
+        (["demo", "--seed", "-1"], "--seed: -1 is not >= 0"),
+        (["demo", "--help"], ""),
+    ],
+)
+def test_a_plugin_commands_argument_mistakes_import_its_declarations_alone(argv, message):
+    """The command's module is imported (its arguments are declared there), with the module
+    of its choices; no other command's, not the module that does its work, and no
+    numerical library."""
     done = imported_after(argv)
-    assert done["code"] in (0, 2)
-    assert not {"statsmodels", "matplotlib", "sklearn"} & set(done["heavy"])
-    others = ("offeval_reports.", "offeval_decision.", "offeval_dcg.estimators")
-    assert not [m for m in done["plugins"] if m.startswith(others)]
-    assert "offeval_ir.command" in done["plugins"]
+    assert done["code"] == (0 if "--help" in argv else 2)
+    assert message in done["err"] and "Traceback" not in done["err"]
+    assert done["heavy"] == []
+    assert beyond_packages(done["plugins"]) == DECLARED[argv[0]]
+
+
+def test_the_demo_checks_its_folder_before_importing_the_simulation(tmp_path):
+    (tmp_path / "notes.txt").write_text("not offeval's\n")
+    done = imported_after(["demo", "--out", str(tmp_path), "--quiet"])
+    assert done["code"] == 2 and "--force" in done["err"]
+    assert done["heavy"] == [] and beyond_packages(done["plugins"]) == DECLARED["demo"]
 
 
 def test_the_registry_asked_for_commands_imports_no_estimator():
