@@ -482,13 +482,32 @@ def _ranking_order(users: np.ndarray, key: np.ndarray) -> tuple[np.ndarray | Non
     and whether any user has two rows with the same key."""
     if len(users) < 2:
         return None, False
-    du, dk = np.diff(users), np.diff(key)
+    du = np.diff(users)
+    with np.errstate(invalid="ignore"):  # inf - inf: not known to be in order
+        dk = np.diff(key)
     if ((du > 0) | ((du == 0) & (dk >= 0))).all():
         return None, bool(((du == 0) & (dk == 0)).any())
-    order = np.lexsort((key, users))
+    order = _order_in_runs(du, key) if (du >= 0).all() else np.lexsort((key, users))
     ordered_users, ordered_key = users[order], key[order]
     same = (ordered_users[1:] == ordered_users[:-1]) & (ordered_key[1:] == ordered_key[:-1])
     return order, bool(same.any())
+
+
+def _order_in_runs(du: np.ndarray, key: np.ndarray) -> np.ndarray:
+    """Row order by key ascending (ties in input order) within each run of rows of one
+    user, the runs in place (``du``: the steps of the users' codes, none negative): one
+    stable sort per row of a runs x longest-run matrix, not a sort of all rows."""
+    starts = np.flatnonzero(np.r_[True, du != 0])
+    lengths = np.diff(np.r_[starts, len(key)])
+    width = int(lengths.max())
+    if len(key) == len(starts) * width:  # runs of one length: the rows themselves
+        perm = np.argsort(key.reshape(len(starts), width), axis=1, kind="stable")
+        return (perm + starts[:, None]).reshape(-1)
+    inside = np.arange(width) < lengths[:, None]
+    matrix = np.full((len(starts), width), np.inf)  # padding sorts after every key (stable)
+    matrix[inside] = key
+    perm = np.argsort(matrix, axis=1, kind="stable")
+    return (perm + starts[:, None])[inside]
 
 
 #: Largest users x items table used for the dense grade lookup (float32 cells).
@@ -505,13 +524,9 @@ def _lookup(pu, pi, lu, li, grade, n_users, n_items) -> np.ndarray:
         exact = np.array_equal(table[lu, li], grade)
         if exact:
             return table[pu, pi].astype(float)
-    label_key = lu.astype(np.int64) * n_items + li
-    order = np.argsort(label_key)
-    sorted_keys = label_key[order]
-    query = pu.astype(np.int64) * n_items + pi
-    at = np.minimum(np.searchsorted(sorted_keys, query), len(sorted_keys) - 1)
-    found = sorted_keys[at] == query
-    return np.where(found, grade[order][at], 0.0)
+    label_key = lu.astype(np.int64) * n_items + li  # distinct (duplicates are refused)
+    at = pd.Index(label_key).get_indexer(pu.astype(np.int64) * n_items + pi)  # a hash table
+    return np.where(at >= 0, grade[at], 0.0)
 
 
 @dataclass(frozen=True)

@@ -233,7 +233,7 @@ def compute(
             f"{sorted(set(metrics) - set(TIE_LINEAR))} choose a deterministic tie policy "
             f"({switch('ties', 'item_desc')}, item_asc or input_order)"
         )
-    j = _in_tie_order(judgements, conv)
+    j = in_tie_order(judgements, conv)
     # ranks past the largest cut-off never matter (tie groups are averaged first, in full)
     n_ranks = j.max_length if None in ks else min(j.max_length, int(max(ks)))
     width = j.max_length if tied else n_ranks
@@ -448,7 +448,7 @@ def _bpref_terms(
     return rel * (1 - penalty)
 
 
-def _in_tie_order(j: Judgements, conv: Conventions) -> Judgements:
+def in_tie_order(j: Judgements, conv: Conventions) -> Judgements:
     """The judgements with tied predictions ordered as ``conv.ties`` says.
 
     Item ties reorder the cells of each tie group by item code; ``input_order``

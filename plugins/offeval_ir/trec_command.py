@@ -70,7 +70,7 @@ from offeval_ir.conventions import PRESETS, Conventions
 from offeval_ir.files import detect_format, read_qrels, read_run
 from offeval_ir.judgements import Judgements
 from offeval_ir.measures import Measure, trec_eval_measures
-from offeval_ir.metrics import compute
+from offeval_ir.metrics import compute, in_tie_order
 from offeval_ir.prepared import measure_groups, measures_of
 from offeval_ir.trec_measures import relstrings
 
@@ -484,7 +484,9 @@ def trec_eval_lines(args: argparse.Namespace) -> list[str]:
         )
     _warn_left_out(requested)
     printed = [r for r in requested if r.supported]
-    run = run[run["user"].isin(set(queries))]
+    kept = run["user"].isin(set(queries)).to_numpy()
+    if not kept.all():  # run queries without qrels are ignored
+        run = run[kept]
     if depth is not None:
         run = _ranked(run, depth)
     overrides = {"no_predictions": "zero" if args.complete_rel_info_wanted else "nan"}
@@ -553,14 +555,15 @@ def _block_values(
 ) -> tuple[pd.DataFrame, dict[str, pd.Series]]:
     """One block's per-query values of the measures (a column per name) and relstrings
     (by label: the relstring's length), from one judgement of the block per ordering."""
-    built: dict[tuple[str, str], Judgements] = {}
+    built: dict[tuple[str, str, str], Judgements] = {}
 
-    def judged(conv: Conventions) -> Judgements:
-        key = (conv.order_by, conv.negative_grades)
+    def judged(conv: Conventions) -> Judgements:  # ties put in order once, too
+        key = (conv.order_by, conv.negative_grades, conv.ties)
         if key not in built:
-            built[key] = Judgements.from_frames(
+            judgements = Judgements.from_frames(
                 run, qrels, order_by=conv.order_by, negative_grades=conv.negative_grades
             )
+            built[key] = in_tie_order(judgements, conv)
         return built[key]
 
     def result_of(metrics, ks, conv):

@@ -548,10 +548,10 @@ def relstrings(j: Judgements, conventions=None, length: int = 10) -> pd.Series:
     the ``trec_eval`` preset's: score, ties by docno descending). trec_eval prints it
     quoted, labelled ``relstring`` (``relstring_<length>`` when given a length)."""
     from offeval_ir.conventions import PRESETS  # noqa: PLC0415 (metrics imports this module)
-    from offeval_ir.metrics import _in_tie_order  # noqa: PLC0415
+    from offeval_ir.metrics import in_tie_order  # noqa: PLC0415
 
     conv = conventions or PRESETS["trec_eval"]()
-    ordered = _in_tie_order(j, conv)
+    ordered = in_tie_order(j, conv)
     width = min(int(length), ordered.max_length)
     grades = ordered.grades[:, :width]
     judged = ordered.judged[:, :width]

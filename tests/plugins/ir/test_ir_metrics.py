@@ -365,3 +365,44 @@ def test_cut_offs_per_metric_must_name_the_metrics():
         compute(judgements, ["ndcg"], {"ndcg": [5], "rr": [1]})
     with pytest.raises(ConfigurationError, match="ks is empty"):
         compute(judgements, ["ndcg"], {"ndcg": []})
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(
+        st.lists(
+            st.sampled_from([-np.inf, -1.0, 0.0, 0.5, 0.5, 2.0, np.inf]), min_size=1, max_size=7
+        ),
+        min_size=1,
+        max_size=6,
+    ),
+    st.booleans(),
+)
+def test_lists_sorted_within_grouped_users_as_by_a_stable_sort(scores, by_rank):
+    """Rows grouped by user (lists of several lengths, scores tied and infinite, in no
+    order): the judgements of a frame already put in order by a plain-Python stable sort
+    (score descending, or rank ascending; ties in input order)."""
+    rows = [
+        (f"u{u}", f"d{u}_{i}", i + 1, s)
+        for u, list_ in enumerate(scores)
+        for i, s in enumerate(list_)
+    ]
+    frame = pd.DataFrame(rows, columns=["user", "item", "rank", "score"])
+    if by_rank:  # ranks that disagree with the row order: the negated scores, finite
+        frame["rank"] = np.nan_to_num(-frame["score"], posinf=9.0, neginf=-9.0)
+    key = frame["rank"] if by_rank else -frame["score"]
+    position = {u: p for p, u in enumerate(dict.fromkeys(frame["user"]))}
+    ordered = sorted(range(len(frame)), key=lambda r: (position[frame["user"][r]], key[r], r))
+    reference = frame.iloc[ordered].reset_index(drop=True)
+    labels = pd.DataFrame(
+        {"user": frame["user"][::2], "item": frame["item"][::2], "relevance": 1.0}
+    )
+    order_by = "rank" if by_rank else "score"
+    got = Judgements.from_frames(frame, labels, order_by=order_by)
+    expected = Judgements.from_frames(reference, labels, order_by=order_by)
+    for field in ("grades", "judged", "lengths", "label_grades", "positive"):
+        np.testing.assert_array_equal(getattr(got, field), getattr(expected, field))
+    assert (got.tie_group is None) == (expected.tie_group is None)
+    if got.tie_group is not None:
+        np.testing.assert_array_equal(got.tie_group, expected.tie_group)
+        np.testing.assert_array_equal(got.tie_item, expected.tie_item)
