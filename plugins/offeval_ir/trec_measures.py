@@ -169,8 +169,12 @@ def trec_columns(
     """
     cutoffs = ks if isinstance(ks, Mapping) else dict.fromkeys(metrics, ks)
     columns = {}
+    built: dict[int | None, _Lists] = {}
     for k in dict.fromkeys(k for m in metrics for k in cutoffs[m]):
-        lists = _lists(j, threshold, k)
+        cut = None if k is None or k >= j.max_length else k  # a cut past every list: none
+        if cut not in built:
+            built[cut] = _lists(j, threshold, cut)
+        lists = built[cut]
         for metric in (m for m in metrics if k in cutoffs[m]):
             base, _, param = metric.partition(":")
             if k is None and base in NEEDS_CUTOFF:  # not defined: a column of NaN
@@ -345,7 +349,15 @@ def _utility(x: _Lists, coefficients, k):
 def _gains(x: _Lists, pairs: dict[str, float] | None):
     """(gain of each rank, gains of the labels in decreasing order) under trec_eval's
     gains: a grade's gain is the grade unless ``pairs`` maps it (gain_init.c); a rank
-    not judged, or of negative grade, has gain 0, and so does a label of negative grade."""
+    not judged, or of negative grade, has gain 0, and so does a label of negative grade
+    (computed once per set of gains and shared by the measures of the lists)."""
+    key = ("gains", tuple(sorted((pairs or {}).items())))
+    if key not in x.cache:
+        x.cache[key] = _gains_of(x, pairs)
+    return x.cache[key]
+
+
+def _gains_of(x: _Lists, pairs: dict[str, float] | None):
     mapped = {
         int(name): value for name, value in (pairs or {}).items() if name.lstrip("+-").isdigit()
     }
