@@ -151,6 +151,15 @@ def _upto(matrix: np.ndarray, k: int, weights: np.ndarray | None = None) -> np.n
     return head @ weights[: head.shape[1]]
 
 
+def _running(cumulative: np.ndarray, k: int) -> np.ndarray:
+    """Per user, the sum of the first k columns read from their running sums
+    (``np.cumsum(terms, axis=1)``: added left to right, as trec_eval adds a query's
+    terms rank by rank); 0 for no columns."""
+    if cumulative.shape[1] == 0:
+        return np.zeros(len(cumulative))
+    return cumulative[:, min(k, cumulative.shape[1]) - 1]
+
+
 def _precision_terms(rel: np.ndarray):
     """k -> per user, sum over ranks i <= k of rel_i * hits_i / i (the numerator of AP@k).
 
@@ -273,7 +282,10 @@ def compute(
     if "bpref" in wanted:  # trec_eval's bpref: a negative grade is not a judgement
         n_judged = j.n_judged - (j.label_grades < 0).sum(axis=1) if negative else j.n_judged
         scored = judged * (j.grades[:, :n_ranks] >= 0) if negative else judged
-        bpref_terms = _bpref_terms(rel, scored, n_rel, n_judged)
+        # added rank by rank, as trec_eval adds them: its terms are fractions with small
+        # denominators, so a value often lies on a tie of the fourth decimal, and numpy's
+        # pairwise sum would round some of those the other way
+        bpref_terms = np.cumsum(_bpref_terms(rel, scored, n_rel, n_judged), axis=1)
     if tied and conv.ideal == "list":
         raise ConfigurationError(
             "ideal='list' needs a definite top k: use a deterministic tie policy "
@@ -317,7 +329,7 @@ def compute(
             if "rprec" in here:
                 values["rprec"] = _r_precision(hits_before, n_rel, kk)
             if "bpref" in here:
-                values["bpref"] = _upto(bpref_terms, kk) / n_rel
+                values["bpref"] = _running(bpref_terms, kk) / n_rel
             if "err" in here:
                 values["err"] = _upto(err_terms, kk)
             if "rbp" in here:

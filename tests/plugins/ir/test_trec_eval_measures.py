@@ -630,3 +630,24 @@ def test_blocks_of_users_give_the_same_values():
     whole = compute_measures(run, qrels, measures, conventions)
     blocks = compute_measures(run, qrels, measures, conventions, chunk_rows=300)
     pd.testing.assert_frame_equal(blocks.per_user, whole.per_user)
+
+
+def test_bpref_adds_its_terms_rank_by_rank_as_trec_eval():
+    """A bpref on a tie of the fourth decimal: R = 16 relevant labels, N = 10 judged
+    non-relevant, the list relevant, non, non, relevant, non, relevant, non, relevant.
+    trec_eval adds 1, 1 - 2/10, 1 - 3/10 and 1 - 4/10 in rank order (3.1 / 16, printed
+    0.1938, as the trec_eval binary prints it); a pairwise sum of the row (numpy's, eight
+    accumulators) lands just below the tie and prints 0.1937."""
+    qrels = {"q": {**{f"r{i}": 1 for i in range(16)}, **{f"n{i}": 0 for i in range(10)}}}
+    docs = ["r0", "n0", "n1", "r1", "n2", "r2", "n3", "r3"]
+    got = compute_measures(*_frames({"q": docs}, qrels), ["bpref"]).per_user.loc["q", "bpref"]
+    total, nonrel = 0.0, 0
+    for doc in docs:  # trec_eval's loop (m_bpref.c)
+        if doc.startswith("n"):
+            nonrel += 1
+        else:
+            total += 1.0 - min(nonrel, 16) / min(10, 16) if nonrel else 1.0
+    assert got == total / 16
+    assert f"{got:6.4f}" == "0.1938"
+    row = np.array([[1.0, 0.0, 0.0, 1 - 2 / 10, 0.0, 1 - 3 / 10, 0.0, 1 - 4 / 10]])
+    assert f"{row.sum(axis=1)[0] / 16:6.4f}" == "0.1937"  # the sum this guards against
