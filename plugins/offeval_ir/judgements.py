@@ -8,6 +8,15 @@ for all users at once: ``grades[u, j]`` is the label grade of the item user
 A negative grade (trec_eval's qrels use -1) is kept as it is: it is an item
 in the pool but not judged (see :class:`Judgements`), and the conventions'
 ``negative_grades`` says whether metrics read it or refuse it.
+
+Besides :class:`Judgements`, the checks and building blocks its constructor
+uses are public, for :mod:`offeval_ir.prepared` (qrels prepared once, runs
+judged against them) and :mod:`offeval_ir.blocks`, so each lives here only:
+reading the role columns (:func:`role_columns`, :func:`checked_grades`,
+:func:`number_column`), naming rows in errors (:func:`table_name`), refusing
+an item listed twice (:func:`check_duplicates`, :func:`check_list_duplicates`),
+ordering each user's rows (:func:`ranking_order`), placing rows in the dense
+matrices (:class:`Cells`, :func:`sorted_labels`) and :data:`DENSE_CELLS`.
 """
 
 from __future__ import annotations
@@ -178,17 +187,19 @@ class Judgements:
         check_choice(negative_grades, "negative_grades", NEGATIVE_GRADES)
         names = role_names(columns)
         _check_swapped(predictions, labels, names)
-        pred = _columns(predictions, names, ("user", "item"), "predictions")
-        lab = _columns(labels, names, ("user", "item", "relevance"), "labels")
-        grade = _grades(lab, names["relevance"], labels, negative_grades == "error")
+        pred = role_columns(predictions, names, ("user", "item"), "predictions")
+        lab = role_columns(labels, names, ("user", "item", "relevance"), "labels")
+        grade = checked_grades(lab, names["relevance"], labels, negative_grades == "error")
         if strict_users:
             check_same_users(pred["user"], lab["user"])
         pu, lu, all_users = _user_codes(pred["user"], lab["user"], users)
         pi, li, n_items, item_order = _item_codes(pred["item"], lab["item"], len(all_users))
-        _check_duplicates(lu, li, "labels", labels.index.to_numpy(), _table(labels))
-        index, table = predictions.index.to_numpy(), _table(predictions)
+        check_duplicates(lu, li, "labels", labels.index.to_numpy(), table_name(labels))
+        index, table = predictions.index.to_numpy(), table_name(predictions)
         score = (
-            _number(pred, "score", names, index, table, finite=False) if "score" in pred else None
+            number_column(pred, "score", names, index, table, finite=False)
+            if "score" in pred
+            else None
         )
         column = "rank" if "rank" in pred and (order_by == "rank" or score is None) else "score"
         if column == "score" and score is None:
@@ -198,17 +209,17 @@ class Judgements:
                 f"the predictions need a rank or a score column; if another column holds one, "
                 f"name it with {how} (columns: {', '.join(map(str, predictions.columns[:10]))})",
             )
-        key = _number(pred, "rank", names, index, table) if column == "rank" else -score
-        order, tied = _ranking_order(pu, key)
+        key = number_column(pred, "rank", names, index, table) if column == "rank" else -score
+        order, tied = ranking_order(pu, key)
         if order is not None:
             pu, pi = pu[order], pi[order]
         shift = 1.0 - min(grade.min(initial=0.0), 0.0)  # found grades look up as >= 1
         looked_up = _lookup(pu, pi, lu, li, grade + shift, len(all_users), n_items)
         found = looked_up > 0
-        cells = _Cells.of(pu, len(all_users))
+        cells = Cells.of(pu, len(all_users))
         grades = cells.place(np.where(found, looked_up - shift, 0.0))
         judged = cells.place(found, fill=False, dtype=bool)
-        _check_list_duplicates(
+        check_list_duplicates(
             cells, pu, pi, lambda: index if order is None else index[order], table
         )
         tie_group = tie_item = None
@@ -225,7 +236,7 @@ class Judgements:
             all_users,
             grades,
             cells.lengths,
-            _sorted_labels(lu, grade, len(all_users)),
+            sorted_labels(lu, grade, len(all_users)),
             judged,
             np.bincount(lu, minlength=len(all_users)),
             tie_group,
@@ -288,9 +299,10 @@ def _check_swapped(predictions: object, labels: object, names: dict[str, str]) -
         )
 
 
-def _table(frame: pd.DataFrame) -> str:
-    """What a frame's index labels are: ``rows``, or lines of the file the readers name in
-    ``attrs["file"]`` (``run.csv, lines``)."""
+def table_name(frame: pd.DataFrame) -> str:
+    """What a frame's index labels are, as errors name them (``ColumnError``'s ``table``):
+    ``rows``, or lines of the file the readers name in ``attrs["file"]`` (``run.csv,
+    lines``)."""
     if frame.index.name != LINE:
         return "rows"
     return f"{frame.attrs['file']}, lines" if "file" in frame.attrs else "lines"
@@ -313,8 +325,11 @@ def id_array(ids: npt.ArrayLike) -> np.ndarray | pd.arrays.ArrowStringArray:
     return array if isinstance(array, pd.arrays.ArrowStringArray) else np.asarray(ids)
 
 
-def _columns(frame: pd.DataFrame, names, required, what: str) -> dict[str, np.ndarray]:
-    """The role columns of ``frame`` as arrays (no copy for numeric columns)."""
+def role_columns(frame: pd.DataFrame, names, required, what: str) -> dict[str, np.ndarray]:
+    """The role columns of ``frame`` as arrays, by role (no copy for numeric columns; ids
+    as :func:`id_array`): ``names`` maps roles to columns (:func:`role_names`), the
+    ``required`` roles must be there, and a missing user or item is an error naming the
+    rows; ``what`` names the frame in errors (``predictions``, ``labels``)."""
     if not isinstance(frame, pd.DataFrame):
         raise OffevalError(f"{what} must be a pandas DataFrame, got {type(frame).__name__}")
     for role in required:
@@ -332,7 +347,7 @@ def _columns(frame: pd.DataFrame, names, required, what: str) -> dict[str, np.nd
                 names[role],
                 f"missing values in the {what}",
                 frame.index.to_numpy()[missing],
-                table=_table(frame),
+                table=table_name(frame),
             )
     return out
 
@@ -402,10 +417,13 @@ def _user_codes(pred_users: np.ndarray, label_users: np.ndarray, users: Sequence
     return pu, codes[given + len(pred_users) :], pd.Index(uniques)
 
 
-def _grades(lab: dict, column: str, labels: pd.DataFrame, refuse_negative: bool) -> np.ndarray:
-    """The label grades as floats: finite, and not negative when ``refuse_negative``."""
+def checked_grades(
+    lab: dict, column: str, labels: pd.DataFrame, refuse_negative: bool
+) -> np.ndarray:
+    """The label grades of ``lab`` (:func:`role_columns` of ``labels``) as floats: finite,
+    and not negative when ``refuse_negative``; errors name ``column`` and the rows."""
     grade = pd.to_numeric(pd.Series(lab["relevance"]), errors="coerce").to_numpy(dtype=float)
-    index, table = labels.index.to_numpy(), _table(labels)
+    index, table = labels.index.to_numpy(), table_name(labels)
     bad = ~np.isfinite(grade)
     if bad.any():
         raise ColumnError(column, "relevance must be a finite number", index[bad], table=table)
@@ -431,10 +449,12 @@ def check_same_users(pred_users, label_users) -> None:
         )
 
 
-def _check_duplicates(
+def check_duplicates(
     users: np.ndarray, items: np.ndarray, what: str, index: np.ndarray, table: str
 ) -> None:
-    """An item listed twice for one user is an error naming the second row."""
+    """An item listed twice for one user (integer codes of both) is an error naming the
+    second row by ``index`` (the frame's labels) and ``table`` (:func:`table_name`);
+    ``what`` names the frame."""
     if len(users) < 2:
         return
     key = users.astype(np.int64) * (int(items.max(initial=0)) + 1) + items
@@ -449,10 +469,12 @@ def _check_duplicates(
         )
 
 
-def _check_list_duplicates(
-    cells: _Cells, users: np.ndarray, items: np.ndarray, index, table: str
+def check_list_duplicates(
+    cells: Cells, users: np.ndarray, items: np.ndarray, index, table: str
 ) -> None:
-    """Duplicate items within each user's list, found by sorting the rows of the item matrix."""
+    """Duplicate items within each user's list, found by sorting the rows of the item
+    matrix (rows placed by ``cells``); only when there is one are the rows' labels asked
+    for (``index()``, in the rows' order) and :func:`check_duplicates` names them."""
     width = cells.shape[1]
     if width < 2:
         return
@@ -464,12 +486,13 @@ def _check_list_duplicates(
         ranked.reshape(-1)[cells.flat] = items
     ranked.sort(axis=1)
     if (ranked[:, 1:] == ranked[:, :-1]).any():
-        _check_duplicates(users, items, "predictions", index(), table)
+        check_duplicates(users, items, "predictions", index(), table)
 
 
-def _number(pred, role: str, names, index, table: str, finite: bool = True) -> np.ndarray:
-    """A rank or score column as floats; NaN (and with ``finite`` infinity) is an error
-    naming the rows."""
+def number_column(pred, role: str, names, index, table: str, finite: bool = True) -> np.ndarray:
+    """The ``role`` column (rank or score) of ``pred`` (:func:`role_columns`) as floats;
+    NaN (and with ``finite`` infinity) is an error naming the rows by ``index`` and
+    ``table``."""
     values = pd.to_numeric(pd.Series(pred[role]), errors="coerce").to_numpy(dtype=float)
     bad = ~np.isfinite(values) if finite else np.isnan(values)
     if bad.any():
@@ -477,9 +500,10 @@ def _number(pred, role: str, names, index, table: str, finite: bool = True) -> n
     return values
 
 
-def _ranking_order(users: np.ndarray, key: np.ndarray) -> tuple[np.ndarray | None, bool]:
-    """Row order by user, then key ascending, ties in input order (None: already so),
-    and whether any user has two rows with the same key."""
+def ranking_order(users: np.ndarray, key: np.ndarray) -> tuple[np.ndarray | None, bool]:
+    """Row order by user code, then ``key`` ascending (a rank, or a negated score), ties
+    in input order (None: already so), and whether any user has two rows with the same
+    key. Rows already grouped by user are ordered within each user's rows only."""
     if len(users) < 2:
         return None, False
     du = np.diff(users)
@@ -510,7 +534,8 @@ def _order_in_runs(du: np.ndarray, key: np.ndarray) -> np.ndarray:
     return (perm + starts[:, None])[inside]
 
 
-#: Largest users x items table used for the dense grade lookup (float32 cells).
+#: Largest users x items table used for the dense grade lookup (float32 cells), here and
+#: in :class:`offeval_ir.prepared.PreparedQrels`.
 DENSE_CELLS = 20_000_000
 
 
@@ -530,15 +555,19 @@ def _lookup(pu, pi, lu, li, grade, n_users, n_items) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class _Cells:
-    """Where rows land in a (n_users, width) matrix: users sorted, rows in rank order."""
+class Cells:
+    """Where rows land in a (n_users, width) matrix, one row per user and one column per
+    rank: build with :meth:`of` from the rows' user codes (sorted, each user's rows in
+    rank order), then :meth:`place` puts any per-row values there. ``lengths`` holds each
+    user's number of rows; ``flat`` each row's flat cell (None when every user has
+    ``width`` rows, and row j is cell j)."""
 
     shape: tuple[int, int]
     lengths: np.ndarray
     flat: np.ndarray | None  # flat cell of each row; None when row j is cell j (equal lengths)
 
     @classmethod
-    def of(cls, users: np.ndarray, n_users: int) -> _Cells:
+    def of(cls, users: np.ndarray, n_users: int) -> Cells:
         """The cells of rows whose user codes ``users`` are sorted."""
         lengths = np.bincount(users, minlength=n_users)
         width = int(lengths.max(initial=0))
@@ -558,9 +587,11 @@ class _Cells:
         return out
 
 
-def _sorted_labels(users: np.ndarray, grade: np.ndarray, n_users: int) -> np.ndarray:
-    """(n_users, most labels) label grades, each row sorted in decreasing order."""
+def sorted_labels(users: np.ndarray, grade: np.ndarray, n_users: int) -> np.ndarray:
+    """(n_users, most labels) label grades (``users``: each label's user code), each row
+    sorted in decreasing order: the padding zeros after the positive grades, the
+    negative grades after them (see :class:`Judgements`)."""
     order = np.argsort(users, kind="stable")  # linear when already grouped by user
-    matrix = _Cells.of(users[order], n_users).place(grade[order])
+    matrix = Cells.of(users[order], n_users).place(grade[order])
     matrix.sort(axis=1)  # padding is 0: after the positive grades, reversed (before negatives)
     return matrix[:, ::-1]

@@ -32,18 +32,18 @@ from offeval_ir.conventions import PRESETS, Conventions
 from offeval_ir.judgements import (
     DENSE_CELLS,
     NEGATIVE_GRADES,
+    Cells,
     Judgements,
-    _Cells,
-    _check_duplicates,
-    _check_list_duplicates,
-    _columns,
-    _grades,
-    _number,
-    _ranking_order,
-    _sorted_labels,
-    _table,
+    check_duplicates,
+    check_list_duplicates,
+    checked_grades,
     id_array,
+    number_column,
+    ranking_order,
+    role_columns,
     role_names,
+    sorted_labels,
+    table_name,
 )
 from offeval_ir.measures import Measure, parse_measures
 from offeval_ir.metrics import MetricResult, compute
@@ -194,7 +194,7 @@ class PreparedQrels:
         self.order_by = order_by
         self.name = name
         self.n_labels = len(grades)
-        self.label_grades = _sorted_labels(label_users, grades, len(users))
+        self.label_grades = sorted_labels(label_users, grades, len(users))
         self.n_judged = np.bincount(label_users, minlength=len(users))
         # found grades look up as >= 1, so that 0 means "no label"
         self._shift = 1.0 - min(grades.min(initial=0.0), 0.0)
@@ -265,10 +265,12 @@ class PreparedQrels:
         the qrels' users the run does not rank."""
         order_by = order_by or self.order_by
         names = role_names(columns)
-        pred = _columns(run, names, ("user", "item"), "predictions")
-        index, table = run.index.to_numpy(), _table(run)
+        pred = role_columns(run, names, ("user", "item"), "predictions")
+        index, table = run.index.to_numpy(), table_name(run)
         score = (
-            _number(pred, "score", names, index, table, finite=False) if "score" in pred else None
+            number_column(pred, "score", names, index, table, finite=False)
+            if "score" in pred
+            else None
         )
         column = "rank" if "rank" in pred and (order_by == "rank" or score is None) else "score"
         if column == "score" and score is None:
@@ -278,7 +280,7 @@ class PreparedQrels:
                 f"the predictions need a rank or a score column; if another column holds one, "
                 f"name it with {how} (columns: {', '.join(map(str, run.columns[:10]))})",
             )
-        key = _number(pred, "rank", names, index, table) if column == "rank" else -score
+        key = number_column(pred, "rank", names, index, table) if column == "rank" else -score
         pu, run_users = _run_users(pred["user"])
         q_of_run = self.users.get_indexer(run_users)
         only_qrels = self._not_in(q_of_run)
@@ -286,15 +288,15 @@ class PreparedQrels:
         n_users = len(all_users)
         qi = self.items.codes(pred["item"])
         own, item_order = _own_item_codes(pred["item"])
-        order, tied = _ranking_order(pu, key)
+        order, tied = ranking_order(pu, key)
         if order is not None:
             pu, qi, own = pu[order], qi[order], own[order]
         looked_up = self._lookup(q_of_run[pu], qi)
         found = looked_up > 0
-        cells = _Cells.of(pu, n_users)
+        cells = Cells.of(pu, n_users)
         grades = cells.place(np.where(found, looked_up - self._shift, 0.0))
         judged = cells.place(found, fill=False, dtype=bool)
-        _check_list_duplicates(
+        check_list_duplicates(
             cells, pu, own, lambda: index if order is None else index[order], table
         )
         tie_group = tie_item = None
@@ -421,12 +423,12 @@ def prepare_qrels(
     if not isinstance(qrels, pd.DataFrame):
         return _from_matrix(qrels, conv, name)
     names = role_names(columns)
-    lab = _columns(qrels, names, ("user", "item", "relevance"), "labels")
-    grade = _grades(lab, names["relevance"], qrels, conv.negative_grades == "error")
+    lab = role_columns(qrels, names, ("user", "item", "relevance"), "labels")
+    grade = checked_grades(lab, names["relevance"], qrels, conv.negative_grades == "error")
     lu, users = pd.factorize(lab["user"])
     lu = lu.astype(np.int64)
     li, items = _label_items(lab["item"], len(users))
-    _check_duplicates(lu, li, "labels", qrels.index.to_numpy(), _table(qrels))
+    check_duplicates(lu, li, "labels", qrels.index.to_numpy(), table_name(qrels))
     return PreparedQrels(
         pd.Index(users), lu, li, grade, items, conv.negative_grades, conv.order_by, name
     )
