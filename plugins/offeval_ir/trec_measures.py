@@ -283,8 +283,14 @@ def _iprec_at_recall(x: _Lists, level, k):
 
 
 def _eleven_point(x: _Lists, levels, k):
+    """The interpolated precisions at the levels, added from the last level to the first
+    (as m_11pt_avg.c adds them: a mean on a tie of the fourth decimal prints as there),
+    over the number of levels."""
     levels = RECALL_LEVELS if levels is None else levels
-    return np.mean(_interpolated(x, tuple(levels)), axis=0)
+    total = np.zeros(len(x.lengths))
+    for value in reversed(_interpolated(x, tuple(levels))):
+        total = total + value
+    return total / len(levels)
 
 
 def _hits_at(x: _Lists, cut: np.ndarray) -> np.ndarray:

@@ -651,3 +651,32 @@ def test_bpref_adds_its_terms_rank_by_rank_as_trec_eval():
     assert f"{got:6.4f}" == "0.1938"
     row = np.array([[1.0, 0.0, 0.0, 1 - 2 / 10, 0.0, 1 - 3 / 10, 0.0, 1 - 4 / 10]])
     assert f"{row.sum(axis=1)[0] / 16:6.4f}" == "0.1937"  # the sum this guards against
+
+
+def test_11pt_avg_adds_the_levels_from_the_last_as_trec_eval():
+    """An 11pt_avg on a tie of the fourth decimal: 37 documents, 19 of them among R = 29
+    relevant labels. m_11pt_avg.c adds the interpolated precisions from recall 1.0 down
+    to 0.0 (0.43375, printed 0.4338 as the trec_eval binary prints it); added from 0.0 up
+    they print 0.4337."""
+    pattern = "1010011010110111011101011000000100101"
+    relevant = iter(range(29))
+    docs = [f"r{next(relevant)}" if c == "1" else f"n{i}" for i, c in enumerate(pattern)]
+    qrels = {"q": {**{f"r{i}": 1 for i in range(29)}, **{d: 0 for d in docs if d[0] == "n"}}}
+    got = compute_measures(*_frames({"q": docs}, qrels), ["11pt_avg"]).per_user.loc["q"]
+    hits = np.cumsum([c == "1" for c in pattern])
+    precision = [h / (i + 1) for i, h in enumerate(hits)]
+    best_after = [max(precision[i:]) for i in range(len(pattern))]
+    at_hit = [best_after[i] for i, c in enumerate(pattern) if c == "1"]
+    levels = []
+    for level in [i / 10 for i in range(11)]:
+        cut = math.floor(level * 29 + 0.5)  # C's lround: 0.5 x 29 = 14.5 gives 15
+        levels.append(best_after[0] if cut == 0 else at_hit[cut - 1] if cut <= 19 else 0.0)
+    total = 0.0
+    for value in reversed(levels):  # m_11pt_avg.c: from the last cut-off down
+        total += value
+    assert got["11pt_avg"] == total / 11
+    assert f"{got['11pt_avg']:6.4f}" == "0.4338"
+    forward = 0.0
+    for value in levels:
+        forward += value
+    assert f"{forward / 11:6.4f}" == "0.4337"  # the order this guards against
