@@ -13,6 +13,9 @@ from pathlib import Path
 from offeval.plugin import CORRECTIONS, OffevalError, at_least, command_line
 from offeval_ir.choices import FORMATS, TESTS
 
+#: The most decimals ``offeval compare`` prints: a double holds about 15 significant digits.
+MAX_DECIMALS = 15
+
 #: Measures computed when none are named (what a trec_eval user looks at first).
 DEFAULT_MEASURES = ("nDCG@10", "P@5", "P@10", "R@100", "AP", "RR")
 
@@ -105,14 +108,19 @@ class CompareCommand:
             choices=[*CORRECTIONS, "none"],
             help="multiple-testing correction over the pairs of each measure",
         )
-        parser.add_argument("--alpha", type=float, default=0.05)
+        parser.add_argument(
+            "--alpha",
+            type=_alpha,
+            default=0.05,
+            help="significance level, in (0, 1): p < alpha is significant (default: 0.05)",
+        )
         parser.add_argument(
             "--resamples", type=at_least(1), default=10_000, help="randomisation test"
         )
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument(
             "--decimals",
-            type=at_least(0),
+            type=_decimals,
             default=4,
             help="decimals of the means and intervals printed and written (default: 4)",
         )
@@ -139,3 +147,22 @@ class CompareCommand:
 
         with command_line():
             return run_compare(args)
+
+
+def _alpha(text: str) -> float:
+    """argparse type of ``--alpha``: a number in (0, 1)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"{text} is not in (0, 1), e.g. 0.05")
+    return value
+
+
+def _decimals(text: str) -> int:
+    """argparse type of ``--decimals``: a whole number in 0..15 (a float's digits)."""
+    value = at_least(0)(text)
+    if value > MAX_DECIMALS:
+        raise argparse.ArgumentTypeError(f"{value} is not <= {MAX_DECIMALS}")
+    return value

@@ -29,6 +29,7 @@ from offeval.plugin import (
     PairwiseComparison,
     adjusted_p_values,
     check_choice,
+    check_number,
     check_whole,
     describe_rows,
     evaluate,
@@ -52,6 +53,11 @@ TEST_P = {"t": "p_adjusted", "randomization": "p_randomization_adjusted", "tukey
 
 #: Randomisation-test resamples held in memory at once, as resamples x users.
 BLOCK_CELLS = 20_000_000
+
+
+def check_alpha(alpha: float) -> float:
+    """The significance level as a float in (0, 1): p < alpha is significant."""
+    return check_number(alpha, "alpha", low=0, high=1, low_open=True, high_open=True)
 
 
 def check_randomization(resamples: int, alpha: float, correction: str | None, pairs: int) -> None:
@@ -349,6 +355,7 @@ class RunEvaluation:
         nothing. Otherwise the difference of two runs' means has the
         engine's delta-method standard error over all users.
         """
+        alpha = check_alpha(alpha)
         ev = self.evaluation
         values = np.array([ev.estimate(run, measure).value for run in ev.policies])
         users = min(ev.estimate(run, measure).n_units for run in ev.policies)
@@ -394,6 +401,7 @@ class RunEvaluation:
         comparison report has them (see :mod:`offeval_ir.comparison`).
         """
         check_choice(test, "test", TESTS)
+        alpha = check_alpha(alpha)
         runs = len(self.evaluation.policies)
         if runs < 2:
             raise ConfigurationError("compare at least two runs")

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from offeval.plugin import OffevalError, hint
+from offeval.plugin import OffevalError, check_whole, hint
+from offeval_ir.command import MAX_DECIMALS
 from offeval_ir.runs import TEST_P
 
 if TYPE_CHECKING:
@@ -68,8 +69,8 @@ def comparison_table(
 ) -> tuple[pd.DataFrame, str]:
     """Runs x measures, each cell ``mean [low, high]`` (to ``decimals``) and the letters of
     the runs it beats."""
+    d = check_whole(decimals, "decimals", low=0, high=MAX_DECIMALS)
     letter, beaten = _letters(names), _beaten(pairs, names)
-    d = decimals
     rows = []
     for run in names:
         row = {"run": f"({letter[run]}) {run}"}
@@ -94,6 +95,7 @@ def latex_table(
     """A booktabs table: means (to ``decimals``) with superscript letters of the runs each
     beats, best in bold; ``caption`` (escaped; see :func:`latex_caption`) and, given,
     ``\\label{label}`` under it."""
+    decimals = check_whole(decimals, "decimals", low=0, high=MAX_DECIMALS)
     letter, beaten = _letters(names), _beaten(pairs, names)
     measures = list(dict.fromkeys(means["measure"]))
     best = means.loc[means.groupby("measure")["mean"].idxmax()].set_index("measure")["run"]

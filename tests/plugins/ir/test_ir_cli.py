@@ -177,3 +177,36 @@ def test_compare_report_option_mistakes_are_one_line(trec_files, capsys, extra, 
     paths, _, _ = trec_files
     argv = ["compare", paths["qrels"], paths["run"], paths["other"], *extra]
     one_line_error(capsys, argv, message)
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--alpha", "2"], "--alpha: 2 is not in (0, 1)"),
+        (["--alpha", "0"], "--alpha: 0 is not in (0, 1)"),
+        (["--alpha", "nan"], "--alpha: nan is not in (0, 1)"),
+        (["--alpha", "x"], "--alpha: 'x' is not a number"),
+        (["--decimals", "16"], "--decimals: 16 is not <= 15"),
+        (["--decimals", "-1"], "--decimals: -1 is not >= 0"),
+    ],
+)
+def test_compare_refuses_alpha_outside_0_1_and_decimals_past_15(trec_files, capsys, extra, message):
+    """An alpha of 2 made every pair significant; 40 decimals printed noise digits."""
+    paths, _, _ = trec_files
+    code = main(["compare", str(paths["qrels"]), str(paths["run"]), str(paths["other"]), *extra])
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("alpha", [2, 0, 1, -0.5, float("nan"), "0.05"])
+def test_run_evaluation_compare_and_grid_refuse_alpha_outside_0_1(trec_files, alpha):
+    from offeval.plugin import ConfigurationError
+    from offeval_ir import evaluate_runs
+
+    _, run, qrels = trec_files
+    other = run.assign(score=run["score"].to_numpy()[::-1])
+    evaluation = evaluate_runs({"a": run, "b": other}, qrels, ["AP"])
+    with pytest.raises(ConfigurationError, match=r"alpha must be a number in \(0, 1\)"):
+        evaluation.compare(alpha=alpha)
+    with pytest.raises(ConfigurationError, match=r"alpha must be a number in \(0, 1\)"):
+        evaluation.grid("AP", alpha=alpha)
