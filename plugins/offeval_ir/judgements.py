@@ -341,7 +341,10 @@ def role_columns(frame: pd.DataFrame, names, required, what: str) -> dict[str, n
         if v in frame
     }
     for role in ("user", "item"):
-        missing = frame[names[role]].isna().to_numpy()  # text columns: their null mask
+        column = frame[names[role]]
+        if isinstance(column.dtype, np.dtype) and column.dtype.kind in "iub":
+            continue  # numpy integers: nothing is missing
+        missing = column.isna().to_numpy()  # text columns: their null mask
         if missing.any():
             raise ColumnError(
                 names[role],

@@ -611,8 +611,11 @@ def evaluate_runs(
         from offeval_ir.distributed import evaluate_runs_dask  # Dask frames: per partition
 
         return evaluate_runs_dask(runs, labels, measures, conventions, columns=columns, level=level)
+    label_users = None  # the qrels' queries, found once for every run
     for name, frame in runs.items():
-        check_common_queries(frame, labels, columns, f"run {name!r}", qrels_name)
+        label_users = check_common_queries(
+            frame, labels, columns, f"run {name!r}", qrels_name, label_users=label_users
+        )
     conv = conventions or PRESETS["trec_eval"]()
     if _many(runs, labels, chunk_rows):  # the qrels checked, numbered and sorted once
         prepared = prepare_qrels(labels, conv, columns=columns, name=qrels_name)
@@ -646,14 +649,20 @@ def check_common_queries(
     columns: Mapping[str, str] | None,
     run_name: str = "the run",
     qrels_name: str = "",
-) -> None:
-    """An error when no query (user) of ``run`` is in ``labels``, naming a few of each."""
+    *,
+    label_users: pd.Index | None = None,
+) -> pd.Index | None:
+    """An error when no query (user) of ``run`` is in ``labels``, naming a few of each.
+
+    Returns the labels' distinct queries (None when a frame lacks the column), to be
+    given back as ``label_users`` when checking another run against the same labels."""
     user = role_names(columns)["user"]
     if not all(isinstance(f, pd.DataFrame) and user in f for f in (run, labels)):
-        return  # the measures name what is missing
-    ours, theirs = pd.Index(pd.unique(run[user])), pd.Index(pd.unique(labels[user]))
+        return None  # the measures name what is missing
+    ours = pd.Index(pd.unique(run[user]))
+    theirs = pd.Index(pd.unique(labels[user])) if label_users is None else label_users
     if ours.empty or ours.isin(theirs).any():
-        return
+        return theirs
     same_text = ours.astype(str).isin(theirs.astype(str)).any()
     advice = (
         "; the ids match as text only: make both sides text (the file readers do)"
