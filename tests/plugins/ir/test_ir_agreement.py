@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
 
-from offeval.plugin import ConfigurationError, agreement
+from offeval.plugin import ConfigurationError, OffevalWarning, agreement
 from offeval_ir.agreement import measure_agreement, topn_frame
 
 K = 5
@@ -133,3 +134,67 @@ def test_a_relevance_matrix_and_item_indices_give_the_same_agreement():
     want = measure_agreement(qrels, runs, resamples=30, users=users)
     got = measure_agreement(matrix, indices, resamples=30)
     pd.testing.assert_frame_equal(got.table(), want.table())
+
+
+def readme_models(seed, users=50, items=120, models=4):
+    """The README's top-n snippet on random data: models with equal expected quality."""
+    import scipy.sparse as sp
+
+    from offeval_ir import prepare_qrels, top_n
+
+    rng = np.random.default_rng(seed)
+    held_out = sp.csr_matrix((rng.random((users, items)) < 0.05).astype(float))
+    train = sp.csr_matrix((rng.random((users, items)) < 0.1).astype(float))
+    scores = {f"m{i}": rng.random((users, items)) for i in range(models)}
+    qrels = prepare_qrels(held_out)
+    return qrels, {n: top_n(s, 100, exclude=train) for n, s in scores.items()}
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_near_tied_models_never_get_an_interval_that_excludes_the_point(seed):
+    """Percentile intervals of near-tied models excluded their point (README: pearson 0.409
+    [0.523, 0.997]). Now each interval holds its point, or, where the point lies outside
+    the central 95% of the resamples (a plain numpy resampling of the per-user values
+    decides), it is NaN and a warning names the statistic."""
+    from offeval_ir import compute_topn
+
+    qrels, lists = readme_models(seed)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = measure_agreement(qrels, lists, a="nDCG@100", b="DCG@100", resamples=500)
+    a, b = (
+        np.column_stack(
+            [compute_topn(t, qrels, [m]).per_user[m].to_numpy() for t in lists.values()]
+        )
+        for m in ("nDCG@100", "DCG@100")
+    )
+    rng = np.random.default_rng(0)
+    draws = {s: [] for s in ("pearson", "kendall", "inverted_share")}
+    for _ in range(500):
+        rows = rng.integers(0, len(a), len(a))
+        x, y = np.nanmean(a[rows], axis=0), np.nanmean(b[rows], axis=0)
+        draws["pearson"].append(stats.pearsonr(x, y).statistic)
+        draws["kendall"].append(stats.kendalltau(x, y).statistic)
+        i, j = np.triu_indices(len(x), 1)
+        sx, sy = np.sign(x[i] - x[j]), np.sign(y[i] - y[j])
+        draws["inverted_share"].append(np.sum(sx * sy < 0) / np.count_nonzero(sx))
+    messages = " ".join(str(w.message) for w in caught if w.category is OffevalWarning)
+    for name, d in draws.items():
+        d = np.asarray(d)
+        point = getattr(got, name)
+        low, high, bias = got.intervals.loc[name, ["low", "high", "bias"]]
+        assert bias == pytest.approx(d.mean() - point, abs=1e-9)
+        below = (np.sum(d < point) + np.sum(d == point) / 2) / d.size
+        if 0.025 < below < 0.975:
+            assert low <= point <= high, (name, point, low, high)
+        else:
+            assert math.isnan(low) and math.isnan(high)
+            assert f"{name} {point:.3g}" in messages
+
+
+def test_the_readme_case_warns_and_gives_no_interval_for_pearson():
+    qrels, lists = readme_models(0)
+    with pytest.warns(OffevalWarning, match=r"no bootstrap interval for pearson 0\.409"):
+        got = measure_agreement(qrels, lists, a="nDCG@100", b="DCG@100")
+    assert math.isnan(got.intervals.loc["pearson", "low"])
+    assert "pearson=0.409 [no interval: biased bootstrap]" in repr(got)
