@@ -536,7 +536,8 @@ def _apply_edge_cases(
         excluded |= no_labels
     if conv.no_predictions == "nan":
         excluded |= no_predictions
-    per_user.loc[excluded] = np.nan
+    if excluded.any():
+        per_user.loc[excluded] = np.nan
     code = np.zeros(j.n_users, dtype=np.int8)
     if conv.empty_labels != "zero":
         code[no_labels] = EXCLUSION_REASONS.index("no_labels")

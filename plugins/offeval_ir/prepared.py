@@ -124,7 +124,14 @@ def measures_of(
         result = result_of(list(ks), ks, conv)
         index = result.per_user.index if index is None else index  # the same users
         columns = [_column(m) for m in group]
-        counted.append(result.counts.loc[columns].set_axis([m.name for m in group]))
+        rows = result.counts.index.get_indexer(columns)  # a frame from an array: no .loc
+        counted.append(
+            pd.DataFrame(
+                result.counts.to_numpy()[rows],
+                index=[m.name for m in group],
+                columns=result.counts.columns,
+            )
+        )
         for m, column in zip(group, columns, strict=True):
             values[m.name] = result.per_user[column].to_numpy()
             codes[m.name] = result.reasons[column].to_numpy()
