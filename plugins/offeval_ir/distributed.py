@@ -6,9 +6,13 @@ may also be a pandas frame) and gives the
 :func:`~offeval_ir.runs.evaluate_runs` gives in memory, with the same
 numbers up to floating-point rounding:
 
-1. every frame is shuffled by user into the same ``partitions`` (a user's
-   rows of every run and of the qrels land in the same partition, wherever
-   they were in the input);
+1. the user columns' types are checked (a run whose ids are numbers cannot
+   meet qrels whose ids are text, nor the other way: the error of
+   :func:`~offeval_ir.runs.evaluate_runs`, before any work); every frame is
+   shuffled by user into the same ``partitions`` (a user's rows of every run
+   and of the qrels land in the same partition, wherever they were in the
+   input; ids are hashed in a canonical form, a whole float as the integer,
+   so that 3.0 in the qrels meets 3 in a run as it does in memory);
 2. on the workers, each partition's qrels are prepared once
    (:func:`~offeval_ir.prepared.prepare_qrels`) and every run's rows of that
    partition judged against them, giving one row per user with each run's
@@ -16,7 +20,8 @@ numbers up to floating-point rounding:
    measure's numerator and denominator (``map_partitions``);
 3. those rows are folded by the engine where they live and the fold states
    merged (:func:`offeval.plugin.evaluate_dask`): means, standard errors and
-   their covariances, as for off-policy estimators on Dask.
+   their covariances, as for off-policy estimators on Dask. A run none of
+   whose users is in the qrels is then the error ``evaluate_runs`` raises.
 
 The runs and the qrels never come to the client; the per-user values do (one
 row per user, a few numbers per run and measure), for the result's per-user
@@ -26,6 +31,7 @@ tables and the paired comparisons on common queries
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -39,7 +45,8 @@ from offeval_ir.prepared import measure_groups, prepare_qrels
 from offeval_ir.runs import (
     MeasureMean,
     RunEvaluation,
-    _not_averaged,
+    count_not_averaged,
+    no_common_queries,
     run_values,
 )
 
@@ -124,6 +131,7 @@ def evaluate_runs_dask(
                 f"{'the labels' if what == 'labels' else f'run {what!r}'} have no user column "
                 f"{user!r} (columns: {', '.join(map(str, list(frame.columns)[:10]))})"
             )
+    _check_id_types(runs, labels, user)
     count = partitions or max(f.npartitions for f in frames.values() if _is_dask(f))
     shuffled = [_by_user(frame, user, count, dd) for frame in frames.values()]
     layout = list(runs)
@@ -145,9 +153,10 @@ def evaluate_runs_dask(
         per_user, policies, estimators, mapping={"trajectory": user}, level=level
     )
     local = per_user.compute()
+    _check_common_queries(local, user, layout)
     results = _results(local, user, layout, names, aggregation, conv)
     _, _, _, values = run_values(results)
-    not_averaged = _not_averaged(values, names)
+    not_averaged = count_not_averaged(values, names)
     return RunEvaluation(
         evaluation,
         results,
@@ -166,11 +175,83 @@ def _by_user(frame, user: str, count: int, dd):
         frame = dd.from_pandas(frame, npartitions=1)
 
     def numbered(part: pd.DataFrame) -> pd.DataFrame:
-        codes = (hash_ids(part[user].to_numpy()) % np.uint64(count)).astype(np.int64)
+        ids = canonical_ids(part[user].to_numpy())
+        codes = (hash_ids(ids) % np.uint64(count)).astype(np.int64)
         return part.assign(**{PART: codes})
 
     meta = frame._meta.assign(**{PART: np.int64(0)})
     return frame.map_partitions(numbered, meta=meta).shuffle(PART, npartitions=count)
+
+
+def canonical_ids(ids: np.ndarray) -> np.ndarray:
+    """Ids as they are hashed to partitions: a whole float as the integer (3.0 as 3, so
+    that it meets 3 as pandas matches them), anything else as it is."""
+    if ids.dtype.kind == "f":
+        whole = np.isfinite(ids) & (ids == np.round(ids))
+        if whole.all():
+            return ids.astype(np.int64)
+        out = ids.astype(object)
+        out[whole] = ids[whole].astype(np.int64)
+        return out
+    if pd.api.types.is_object_dtype(ids.dtype):
+        return np.array(
+            [
+                int(x)
+                if isinstance(x, float | np.floating) and np.isfinite(x) and x == int(x)
+                else x
+                for x in ids
+            ],
+            dtype=object,
+        )
+    return ids
+
+
+def _id_kind(dtype) -> str | None:
+    """``numbers``, ``text``, or None (an object column may hold either)."""
+    if pd.api.types.is_object_dtype(dtype):
+        return None
+    if dtype.kind in "iuf":
+        return "numbers"
+    return "text" if pd.api.types.is_string_dtype(dtype) else None
+
+
+def _check_id_types(runs: Mapping, labels, user: str) -> None:
+    """The error of ``evaluate_runs`` for a run whose user ids are numbers and the qrels'
+    text (or the other way), from the frames' types, before any work: such ids never
+    meet (a few ids of each side, from their first rows, are named)."""
+    theirs = _id_kind(labels[user].dtype)
+    for name, frame in runs.items():
+        ours = _id_kind(frame[user].dtype)
+        if ours is None or theirs is None or ours == theirs:
+            continue
+        run_ids, label_ids = _first_ids(frame[user]), _first_ids(labels[user])
+        raise no_common_queries(
+            f"run {name!r}",
+            run_ids,
+            label_ids,
+            advice=f"the run's ids are {ours} and the qrels' {theirs}: make both sides text "
+            "(the file readers do)",
+        )
+
+
+def _first_ids(column, rows: int = 5) -> pd.Index:
+    """The distinct ids among a column's first rows (a Dask column's first partition)."""
+    with warnings.catch_warnings():  # Dask warns when the first partition is shorter
+        warnings.simplefilter("ignore", UserWarning)
+        return pd.Index(pd.unique(column.head(rows).to_numpy()))
+
+
+def _check_common_queries(local: pd.DataFrame, user: str, layout) -> None:
+    """The error of ``evaluate_runs`` for a run none of whose users is in the qrels."""
+    labelled = local["l"].to_numpy()
+    for j, name in enumerate(layout):
+        ranked = local[f"i{j}"].to_numpy()
+        if ranked.any() and not (ranked & labelled).any():
+            raise no_common_queries(
+                f"run {name!r}",
+                pd.Index(local[user][ranked].to_numpy()),
+                pd.Index(local[user][labelled].to_numpy()),
+            )
 
 
 def _meta(labels_meta: pd.DataFrame, user: str, layout, names, aggregation) -> pd.DataFrame:
@@ -180,9 +261,11 @@ def _meta(labels_meta: pd.DataFrame, user: str, layout, names, aggregation) -> p
         user: labels_meta[user].iloc[:0],
         "item": pd.Series([], dtype=np.int64),
         "reward": pd.Series([], dtype=float),
+        "l": pd.Series([], dtype=bool),
     }
     for j in range(len(layout)):
         data[f"u{j}"] = pd.Series([], dtype=bool)
+        data[f"i{j}"] = pd.Series([], dtype=bool)
         for k, m in enumerate(names):
             data[f"v{j}_{k}"] = pd.Series([], dtype=float)
             data[f"r{j}_{k}"] = pd.Series([], dtype=np.int8)
@@ -203,18 +286,24 @@ def _judge_partition(labels, *runs, user, layout, measures, conventions, columns
     names, groups = measure_groups(measures, conventions)
     aggregation = {m.name: m.aggregate for _, g in groups for m in g if m.aggregate != "mean"}
     users, _, _, _ = run_values(results)
-    return _rows(users, user, layout, names, aggregation, results)
+    frame = _rows(users, user, layout, names, aggregation, results)
+    frame["l"] = users.isin(labels[user]) if len(labels) else False
+    for j, run in enumerate(runs):
+        frame[f"i{j}"] = users.isin(run[user]) if len(run) else False
+    return frame
 
 
 def _rows(users, user, layout, names, aggregation, results) -> pd.DataFrame:
-    """The per-user frame of one partition: per run whether its result has the user
-    (``u{j}``), then per measure the value and reason (``no_labels`` for a user of
+    """The per-user frame of one partition: whether the qrels have the user (``l``),
+    per run whether its result has the user (``u{j}``) and whether the run ranks it
+    (``i{j}``), then per measure the value and reason (``no_labels`` for a user of
     another run only, as in memory) and a ratio's numerator and denominator."""
     no_labels = EXCLUSION_REASONS.index("no_labels")
-    data = {user: users, "item": np.zeros(len(users), np.int64), "reward": 0.0}
+    data = {user: users, "item": np.zeros(len(users), np.int64), "reward": 0.0, "l": False}
     for j, name in enumerate(layout):
         result = results[name]
         data[f"u{j}"] = users.isin(result.per_user.index)
+        data[f"i{j}"] = False
         for k, m in enumerate(names):
             v = result.per_user[m].reindex(users).to_numpy(dtype=float)
             r = result.reasons[m].reindex(users).fillna(no_labels).to_numpy().astype(np.int8)

@@ -265,6 +265,8 @@ class MeasureMean(BaseEstimator):
     def combine(self, stats):
         """The aggregate over the averaged users, linearised (see the class docstring)."""
         if self.aggregate == "ratio":
+            if stats.mean("users") == 0:  # no user averaged: no value, as metrics.aggregate
+                return Linearisation(np.nan, np.array([stats.index("num")]), np.array([np.nan]))
             if stats.mean("den") <= 0:  # no ideal gain at all: 0, as MetricResult.value
                 return Linearisation(0.0, np.array([stats.index("num")]), np.array([0.0]))
             return ratio_of_means(stats, "num", "den")
@@ -476,7 +478,7 @@ def evaluate_results(
     ``common``, each measure is averaged on the users every run averages only (see
     :meth:`RunEvaluation.on_common_queries`)."""
     users, names, aggregation, policies = run_values(results)
-    not_averaged = _not_averaged(policies, names)  # before the restriction marks users
+    not_averaged = count_not_averaged(policies, names)  # before the restriction marks users
     left_out = _restrict_to_common(policies, names) if common else None
     log = InteractionLog.from_frame(
         pd.DataFrame({"trajectory": np.arange(len(users)), "item": 0, "reward": 0.0})
@@ -544,7 +546,7 @@ def run_values(
     return users, names, dict(aggregation), policies
 
 
-def _not_averaged(policies: list[RunValues], measures: list[str]) -> dict[str, dict[str, int]]:
+def count_not_averaged(policies: list[RunValues], measures: list[str]) -> dict[str, dict[str, int]]:
     """Per measure, the users no run averages, by reason (each user's first reason among
     the runs, in :data:`EXCLUSION_REASONS`' order)."""
     reasons = np.stack([p.reasons for p in policies])  # runs x users x measures
@@ -663,16 +665,25 @@ def check_common_queries(
     theirs = pd.Index(pd.unique(labels[user])) if label_users is None else label_users
     if ours.empty or ours.isin(theirs).any():
         return theirs
-    same_text = ours.astype(str).isin(theirs.astype(str)).any()
-    advice = (
-        "; the ids match as text only: make both sides text (the file readers do)"
-        if same_text
-        else "; are these the qrels of this run's topics?"
-    )
+    raise no_common_queries(run_name, ours, theirs, qrels_name)
+
+
+def no_common_queries(
+    run_name: str, ours: pd.Index, theirs: pd.Index, qrels_name: str = "", advice: str = ""
+) -> OffevalError:
+    """The error of a run none of whose queries (``ours``) is in the qrels (``theirs``),
+    naming a few of each; ``advice`` (default: whether the ids match as text) ends it."""
+    if not advice:
+        same_text = ours.astype(str).isin(theirs.astype(str)).any()
+        advice = (
+            "the ids match as text only: make both sides text (the file readers do)"
+            if same_text
+            else "are these the qrels of this run's topics?"
+        )
     qrels = f"the qrels {qrels_name}" if qrels_name else "the qrels"
-    raise OffevalError(
+    return OffevalError(
         f"{run_name}: no query of the run is in the qrels: queries of the run "
-        f"{_few(ours)}, of {qrels} {_few(theirs)}{advice}"
+        f"{_few(ours)}, of {qrels} {_few(theirs)}; {advice}"
     )
 
 
