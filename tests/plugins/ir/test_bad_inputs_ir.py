@@ -114,7 +114,8 @@ def test_negative_grades_follow_trec_eval_under_its_preset():
 def test_negative_grades_as_pytrec_eval_reads_them():
     """q2 has only a negative label: trec_eval still evaluates it (it is in the qrels),
     scoring 0; q1 as above. Compared user for user with trec_eval itself."""
-    pytrec_eval = pytest.importorskip("pytrec_eval")
+    import pytrec_eval
+
     run = pd.concat([NEG_RUN, pd.DataFrame({"user": "q2", "item": ["x", "y"], "score": [2.0, 1]})])
     qrels = pd.concat([NEG_QRELS, pd.DataFrame({"user": ["q2"], "item": ["x"], "relevance": [-1]})])
     ours = compute_measures(run, qrels, ["nDCG@10", "P@2", "Bpref", "AP", "RR", "Rprec"]).per_user

@@ -6,6 +6,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import dask
+import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 import pytest
@@ -15,9 +17,6 @@ from offeval_ir import evaluate_runs
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_ir_trec import trec_data  # noqa: E402
-
-dask = pytest.importorskip("dask")
-dd = pytest.importorskip("dask.dataframe")
 
 MEASURES = ["nDCG@10", "map", "pnDCG@5", "P@5", "gm_map", "recip_rank"]
 

@@ -63,7 +63,8 @@ def trec_inputs(predictions, labels):
 
 @pytest.mark.parametrize("dataset", DATASETS)
 def test_trec_eval_preset_matches_pytrec_eval(dataset):
-    pytrec_eval = pytest.importorskip("pytrec_eval")
+    import pytrec_eval
+
     predictions, labels, _ = DATASETS[dataset]
     run, qrels = trec_inputs(predictions, labels)
     names = {TREC[m].format(k=k): f"{m}@{k}" for m in TREC for k in KS}
@@ -84,7 +85,8 @@ def test_trec_eval_preset_matches_pytrec_eval(dataset):
 
 @pytest.mark.parametrize("dataset", DATASETS)
 def test_trec_eval_preset_matches_ir_measures_means(dataset):
-    ir_measures = pytest.importorskip("ir_measures")
+    import ir_measures
+
     predictions, labels, _ = DATASETS[dataset]
     run, qrels = trec_inputs(predictions, labels)
     qrel_rows = [ir_measures.Qrel(q, d, r) for q, ds in qrels.items() for d, r in ds.items()]
@@ -116,7 +118,8 @@ def test_trec_eval_preset_matches_ir_measures_means(dataset):
 @pytest.mark.slow
 @pytest.mark.parametrize("dataset", DATASETS)
 def test_ranx_preset_matches_ranx(dataset):
-    ranx = pytest.importorskip("ranx")
+    import ranx
+
     predictions, labels, _ = DATASETS[dataset]
     run, qrels = trec_inputs(predictions, labels)
     names = {
@@ -146,7 +149,8 @@ def test_ranx_preset_matches_ranx(dataset):
 
 @pytest.mark.parametrize("dataset", DATASETS)
 def test_sklearn_preset_matches_ndcg_score(dataset):
-    metrics = pytest.importorskip("sklearn.metrics")
+    from sklearn import metrics
+
     predictions, labels, items = DATASETS[dataset]
     scores = universe_scores(predictions, items, tie_free=False)
     users = list(predictions)
@@ -239,7 +243,8 @@ def trec_dicts(run_path, qrels_path):
 def test_trec_eval_preset_matches_pytrec_eval_on_trec_files(tmp_path, missing):
     """Per query, from the files: pytrec_eval's values (trec_eval's C code), and with
     no_predictions='zero' (trec_eval -c) every query of the qrels, 0 where the run has none."""
-    pytrec_eval = pytest.importorskip("pytrec_eval")
+    import pytrec_eval
+
     from offeval_ir import compute_measures
     from offeval_ir.files import read_qrels, read_run
 
@@ -259,7 +264,8 @@ def test_trec_eval_preset_matches_pytrec_eval_on_trec_files(tmp_path, missing):
 def test_trec_eval_preset_judged_matches_ir_measures_with_ties(tmp_path):
     """ir-measures' Judged@k sorts tied scores by docno ascending (its judged provider:
     key (-score, docno)), not by docno descending as trec_eval does; a -1 grade is judged."""
-    ir_measures = pytest.importorskip("ir_measures")
+    import ir_measures
+
     from offeval_ir import compute_measures
     from offeval_ir.files import read_qrels, read_run
 
@@ -335,8 +341,9 @@ PEER_MEASURES = ["nDCG@10", "P(rel=2)@5", "AP", "RR", "R@20", "Rprec", "Bpref"]
 
 @pytest.mark.slow
 def test_ranx_objects_dicts_and_ir_measures_tuples_give_the_frames_numbers():
-    ranx = pytest.importorskip("ranx")
-    ir_measures = pytest.importorskip("ir_measures")
+    import ir_measures
+    import ranx
+
     from offeval_ir import compute_measures
 
     run, qrels = _peer_data()
@@ -365,7 +372,8 @@ def test_ranx_objects_dicts_and_ir_measures_tuples_give_the_frames_numbers():
 @pytest.mark.slow
 def test_ranx_inputs_give_ranx_numbers():
     """Under the ranx preset, the numbers ranx.evaluate gives for the same objects."""
-    ranx = pytest.importorskip("ranx")
+    import ranx
+
     from offeval_ir import PRESETS, evaluate_runs
 
     run, qrels = _peer_data()
@@ -395,7 +403,8 @@ def test_ranx_inputs_give_ranx_numbers():
 def test_ir_measures_objects_give_its_means_and_offeval_intervals():
     """The documented path for intervals: ir-measures' measure objects and inputs into
     evaluate_runs; with no_predictions='zero' the means are ir-measures' aggregates."""
-    ir_measures = pytest.importorskip("ir_measures")
+    import ir_measures
+
     from offeval_ir import PRESETS, evaluate_runs
 
     run, qrels = _peer_data()
@@ -418,8 +427,9 @@ def test_ir_measures_objects_give_its_means_and_offeval_intervals():
 def test_compare_systems_takes_values_computed_elsewhere():
     """pytrec_eval's evaluate output and ranx runs ranx has evaluated: the comparison of
     offeval's own per-user values of the same measures."""
-    ranx = pytest.importorskip("ranx")
-    pytrec_eval = pytest.importorskip("pytrec_eval")
+    import pytrec_eval
+    import ranx
+
     from offeval_ir import compare_systems, compute_measures
 
     run, qrels = _peer_data()
@@ -474,7 +484,8 @@ def test_peer_input_mistakes_are_named(call, message):
 
 @pytest.mark.slow
 def test_a_ranx_qrels_given_as_the_run_is_named():
-    ranx = pytest.importorskip("ranx")
+    import ranx
+
     from offeval.plugin import ConfigurationError
     from offeval_ir import compute_measures
 
@@ -488,7 +499,8 @@ def test_a_ranx_qrels_given_as_the_run_is_named():
 
 
 def test_an_unsupported_ir_measures_object_says_why():
-    ir_measures = pytest.importorskip("ir_measures")
+    import ir_measures
+
     from offeval.plugin import ConfigurationError
     from offeval_ir import compute_measures
 
@@ -499,7 +511,8 @@ def test_an_unsupported_ir_measures_object_says_why():
 
 def test_ir_measures_readers_generators_are_read_once(tmp_path):
     """ir_measures.read_trec_run and read_trec_qrels yield tuples lazily."""
-    ir_measures = pytest.importorskip("ir_measures")
+    import ir_measures
+
     from offeval_ir import compute_measures
 
     here = Path(__file__).parent / "trec_eval_test"

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import ir_measures
 import pandas as pd
 import pytest
 
-ir_measures = pytest.importorskip("ir_measures")
-provider = pytest.importorskip("offeval_ir.provider")
-
-from offeval.plugin import ConfigurationError  # noqa: E402
+import offeval_ir.provider as provider
+from offeval.plugin import ConfigurationError
 
 HERE = Path(__file__).parent / "trec_eval_test"
 M = ir_measures
