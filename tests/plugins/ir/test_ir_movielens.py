@@ -99,3 +99,31 @@ def test_the_split_holds_out_the_floor_of_each_users_share_at_random():
     assert list(test.index) == [i for i in frame.index if i in set(test.index)]  # order kept
     with pytest.raises(ConfigurationError, match="test_share"):
         movielens.split_by_user(frame, test_share=1.0)
+
+
+def test_the_books_tests_give_pip_a_minute_once_and_skip_with_the_reason(monkeypatch, tmp_path):
+    """book/conftest.py loads MovieLens-100k before the chapter: an empty cache downloads
+    with a 60 s limit (the library's 300 s stalled a suite on a blackholed index for five
+    minutes), once; the skip reason is the download's one-line error."""
+    import importlib.util
+    import subprocess
+    from pathlib import Path
+
+    from offeval.data import public
+
+    spec = importlib.util.spec_from_file_location(
+        "book_conftest", Path(__file__).parents[3] / "book" / "conftest.py"
+    )
+    conftest = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conftest)
+    monkeypatch.setenv("OFFEVAL_DATA", str(tmp_path))  # an empty cache
+    calls = []
+
+    def blackholed(command, *, timeout, **kwargs):
+        calls.append(timeout)
+        raise subprocess.TimeoutExpired(command[:5], timeout)
+
+    monkeypatch.setattr(public.subprocess, "run", blackholed)
+    first, again = conftest.movielens_missing(), conftest.movielens_missing()
+    assert calls == [60] and public.DOWNLOAD_SECONDS == 300
+    assert first == again and "timed out after 60 seconds" in first and "\n" not in first
