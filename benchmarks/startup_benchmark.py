@@ -37,12 +37,8 @@ COMMANDS = {
 }
 
 
-def run_once(args: list[str], pythonpath: str | None) -> dict:
-    """One ``python -m offeval args`` process: exit code, wall seconds, peak memory (MB)."""
-    env = dict(os.environ)
-    if pythonpath:
-        env["PYTHONPATH"] = pythonpath + os.pathsep + env.get("PYTHONPATH", "")
-    command = [sys.executable, "-m", "offeval", *args]
+def time_process(command: list[str], env: dict[str, str] | None = None) -> dict:
+    """One process: exit code, wall seconds, CPU seconds and peak memory (MB)."""
     start = time.perf_counter()
     process = subprocess.Popen(
         command, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
@@ -55,6 +51,14 @@ def run_once(args: list[str], pythonpath: str | None) -> dict:
         "cpu_s": usage.ru_utime + usage.ru_stime,
         "peak_mb": usage.ru_maxrss / 1024,
     }
+
+
+def run_once(args: list[str], pythonpath: str | None) -> dict:
+    """One ``python -m offeval args`` process, ``pythonpath`` first on the path."""
+    env = dict(os.environ)
+    if pythonpath:
+        env["PYTHONPATH"] = pythonpath + os.pathsep + env.get("PYTHONPATH", "")
+    return time_process([sys.executable, "-m", "offeval", *args], env)
 
 
 def main() -> None:
