@@ -343,7 +343,9 @@ def _lookup(name: str) -> tuple[str, str] | None:
     return _ANY_CASE.get(name.lower()) if len(name) > 1 else None
 
 
-def _parse(text: str) -> list[Measure]:
+def _parse(text: str, *, suggest: bool = True) -> list[Measure]:
+    """The measures of ``text``; ``suggest=False`` (the suggestions' own check) raises
+    without looking for close names, so a suggestion never re-enters the search."""
     if not isinstance(text, str):
         raise ConfigurationError(f"a measure is a string such as 'nDCG@10', got {text!r}")
     label = text.strip()
@@ -353,9 +355,11 @@ def _parse(text: str) -> list[Measure]:
     if trec is not None:
         return trec
     form = _IR_FORM.fullmatch(label)
+    if form and form["name"] in _TREC_ONLY_CUTS and form["cut"] is not None:
+        return _trec_at(form, label)
     entry = _lookup(form["name"]) if form else None
     if entry is None:
-        raise ConfigurationError(_unknown(label))
+        raise ConfigurationError(_unknown(label) if suggest else label)
     metric, rule = entry
     spelling = form["name"]
     raw = _split_params(form["params"], label) if form["params"] is not None else {}
@@ -404,6 +408,20 @@ def _parse(text: str) -> list[Measure]:
             aggregate,
         )
     ]
+
+
+#: trec_eval's cut-off measures that no other table spells: ``unj@3`` is ``unj_3``.
+_TREC_ONLY_CUTS = ("relative_P", "unj")
+
+
+def _trec_at(form: re.Match, label: str) -> list[Measure]:
+    """``unj@k`` / ``relative_P@k``: trec_eval's measure at cut-off k, labelled as written
+    (as ``map_cut@5`` is)."""
+    name = form["name"]
+    if form["params"] is not None:
+        raise ConfigurationError(f"{label!r}: {name} takes no parameter (write {name}@k)")
+    (measure,) = _trec_parameterised(name, name, form["cut"], label, strict=True)
+    return [Measure(measure.metric, measure.k, (), label)]
 
 
 def _trec_cuts(label: str) -> list[Measure] | None:
@@ -697,7 +715,7 @@ def _close_names(label: str, names: Iterable[str]) -> list[str]:
         for match in difflib.get_close_matches(name.lower(), list(_SUGGESTED), n=5, cutoff=0.6):
             candidate = label.replace(name, _SUGGESTED[match], 1)
             try:
-                _parse(candidate)
+                _parse(candidate, suggest=False)
             except ConfigurationError:
                 continue
             if candidate not in close:

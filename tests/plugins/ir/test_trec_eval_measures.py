@@ -681,3 +681,35 @@ def test_11pt_avg_adds_the_levels_from_the_last_as_trec_eval():
     for value in levels:
         forward += value
     assert f"{forward / 11:6.4f}" == "0.4337"  # the order this guards against
+
+
+def test_every_known_name_with_an_at_cut_off_parses_or_is_refused_never_crashes():
+    from offeval_ir.measures import _SUGGESTED
+
+    for name in sorted(set(_SUGGESTED.values())):
+        try:
+            parse_measures([f"{name}@3"])
+        except ConfigurationError:
+            pass
+
+
+def test_unj_and_relative_p_take_an_at_cut_off_as_map_cut_does():
+    # m_unjudged.c: unjudged in the top k over k; m_rel_P.c: relevant in the top k
+    # over min(k, relevant labels), 0 for a query without relevant labels
+    runs = {"a": ["d1", "d2", "d3", "d4"], "b": ["d5", "d6"], "c": ["d7", "d8", "d9"]}
+    qrels = {"a": {"d1": 1, "d3": 0, "d9": 2}, "b": {"d6": 2}, "c": {"d8": 0, "d7": 0}}
+    pred, lab = _frames(runs, qrels)
+    result = compute_measures(pred, lab, ["unj@3", "relative_P@2", "unj_3", "relative_P_2"])
+    unj = [sum(i not in qrels[u] for i in runs[u][:3]) / 3 for u in "abc"]
+    relevant = {u: [i for i, g in qrels[u].items() if g >= 1] for u in "abc"}
+    rel_p = [
+        sum(i in relevant[u] for i in runs[u][:2]) / min(2, len(relevant[u]))
+        if relevant[u]
+        else 0.0
+        for u in "abc"
+    ]
+    frame = result.per_user.loc[list("abc")]
+    assert frame["unj@3"].to_numpy() == pytest.approx(unj)
+    assert frame["unj_3"].to_numpy() == pytest.approx(unj)
+    assert frame["relative_P@2"].to_numpy() == pytest.approx(rel_p)
+    assert frame["relative_P_2"].to_numpy() == pytest.approx(rel_p)
