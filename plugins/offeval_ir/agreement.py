@@ -7,9 +7,11 @@ two measure strings, and hands each user's values to
 models' values under the two measures, the share of model pairs the second
 measure orders opposite to the first, and BCa bootstrap intervals over
 users (NaN, with a warning, for a statistic the bootstrap is too biased on:
-models tied within their noise). This is the analysis of Jeunen, Potapov and Ustimenko (2024,
-Appendix A), where nDCG@100 inverts DCG@100's order for about a quarter of the
-pairs of models trained on MovieLens-1M.
+models tied within their noise). This is the analysis of Jeunen, Potapov and
+Ustimenko (2024, Appendix A), where nDCG@100 inverts DCG@100's order for about
+a quarter of the pairs of models trained on MovieLens-1M. A top-n matrix is
+judged as :func:`~offeval_ir.topn.compute_topn` judges it (its padding rule is
+:meth:`~offeval_ir.prepared.PreparedQrels.topn_judgements`').
 """
 
 from __future__ import annotations
@@ -21,36 +23,8 @@ import pandas as pd
 
 from offeval.plugin import Agreement, ConfigurationError, agreement
 from offeval_ir.conventions import PRESETS, Conventions
-from offeval_ir.judgements import role_names
 from offeval_ir.measures import parse_measures
 from offeval_ir.prepared import PreparedQrels, prepare_qrels
-
-
-def topn_frame(topn, users: Sequence, columns: Mapping[str, str] | None = None) -> pd.DataFrame:
-    """A (users x n) top-n matrix as a predictions frame with a rank column.
-
-    Row r ranks the items ``topn[r]`` (best first) for user ``users[r]``; a
-    negative entry (integer ids) or a missing one pads a short list at its end
-    and is dropped.
-    """
-    matrix = np.asarray(topn)
-    if matrix.ndim != 2:
-        raise ConfigurationError(f"a top-n matrix is users x n, got {matrix.ndim} dimensions")
-    users = pd.Index(list(users))
-    if len(users) != matrix.shape[0]:
-        raise ConfigurationError(
-            f"users has {len(users)} entries and the top-n matrix {matrix.shape[0]} rows"
-        )
-    pad = matrix < 0 if matrix.dtype.kind in "iu" else pd.isna(matrix)
-    keep = ~pad.ravel()
-    names = role_names(columns)
-    return pd.DataFrame(
-        {
-            names["user"]: np.repeat(users.to_numpy(), matrix.shape[1])[keep],
-            names["item"]: matrix.ravel()[keep],
-            names["rank"]: np.tile(np.arange(1, matrix.shape[1] + 1), matrix.shape[0])[keep],
-        }
-    )
 
 
 def measure_agreement(

@@ -11,7 +11,7 @@ import pytest
 from scipy import stats
 
 from offeval.plugin import ConfigurationError, OffevalWarning, agreement
-from offeval_ir.agreement import measure_agreement, topn_frame
+from offeval_ir.agreement import measure_agreement
 
 K = 5
 
@@ -94,9 +94,21 @@ def test_post_normalised_dcg_is_the_ratio_of_sums_and_agrees_with_dcg():
     pd.testing.assert_frame_equal(got.intervals, same.intervals, rtol=1e-12)
 
 
+def plain_frame(topn, users) -> pd.DataFrame:
+    """A top-n matrix as a predictions frame, by hand: one row per item, rank from 1,
+    -1 (padding at the end of a short list) dropped."""
+    rows = [
+        (u, item, rank)
+        for u, row in zip(users, topn.tolist(), strict=True)
+        for rank, item in enumerate(row, start=1)
+        if item != -1
+    ]
+    return pd.DataFrame(rows, columns=["user", "item", "rank"])
+
+
 def test_frames_and_top_n_matrices_give_the_same_agreement():
     users, qrels, runs = collection(seed=2)
-    frames = {name: topn_frame(topn, users) for name, topn in runs.items()}
+    frames = {name: plain_frame(topn, users) for name, topn in runs.items()}
     scored = {
         name: frame.assign(score=-frame["rank"].astype(float)).drop(columns="rank")
         for name, frame in frames.items()
@@ -108,9 +120,24 @@ def test_frames_and_top_n_matrices_give_the_same_agreement():
 
 
 def test_short_lists_are_padded_and_rows_name_their_users():
-    frame = topn_frame(np.array([[3, 1, -1], [2, -1, -1]]), ["b", "a"])
-    assert frame.values.tolist() == [["b", 3, 1], ["b", 1, 2], ["a", 2, 1]]
-    assert list(frame.columns) == ["user", "item", "rank"]
+    """-1 pads a short list (the top-n matrices' rule, prepared.topn_judgements'), rows are
+    the users named: the agreement of the frames without the padding."""
+    rng = np.random.default_rng(4)
+    users = ["c", "a", "b", "d"]
+    qrels = pd.DataFrame(
+        [(u, i, int(rng.integers(1, 3))) for u in users for i in rng.choice(6, 3, replace=False)],
+        columns=["user", "item", "relevance"],
+    )
+    runs = {}
+    for m in range(4):
+        top = np.array([rng.permutation(6)[:4] for _ in users])
+        top[rng.random(top.shape) < 0.3] = -1
+        runs[f"m{m}"] = -np.sort(-np.where(top < 0, -1, top), axis=1)  # padding at the end
+    want = measure_agreement(
+        qrels, {n: plain_frame(t, users) for n, t in runs.items()}, "nDCG@4", "P@4", resamples=0
+    )
+    got = measure_agreement(qrels, runs, "nDCG@4", "P@4", users=users, resamples=0)
+    pd.testing.assert_frame_equal(got.means, want.means)
 
 
 def test_bad_inputs_name_the_argument():
