@@ -73,7 +73,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from offeval.plugin import ConfigurationError, check_choice, check_number, hint
-from offeval_ir.trec_measures import check_trec_metric
+from offeval_ir.trec_params import check_trec_metric
 
 #: Per offeval metric: whether it takes a cut-off, the parameters it accepts
 #: besides ``cutoff`` (as ir-measures names them), and its name in hints.
@@ -482,6 +482,8 @@ def _trec_parameterised(
             levels = [_atof(value, label) for value in rest.split(",")]
             _no_duplicate([f"{typed}_{level:3.2f}" for level in levels], label)
             levels = levels if strict else sorted(levels)
+        for level in levels:  # a recall level in [0, 1], a multiple of R > 0
+            _check_trec(f"{metric}:{level!r}", base, label)
         return [
             Measure(f"{metric}:{level!r}", None, (), f"{typed}_{level:3.2f}") for level in levels
         ]
@@ -491,11 +493,16 @@ def _trec_parameterised(
     if base == "ndcg":
         metric = "trec_ndcg"
     full = f"{metric}:{_trec_param_text(base, rest, label)}"
+    _check_trec(full, base, label)
+    return [Measure(full, None, (), f"{typed}_{rest}")]
+
+
+def _check_trec(metric: str, base: str, label: str) -> None:
+    """trec_measures' check of ``metric`` with its parameter, its error naming ``label``."""
     try:
-        check_trec_metric(full, None, base)
+        check_trec_metric(metric, None, base)
     except ConfigurationError as error:
         raise ConfigurationError(f"{label!r}: {error}") from None
-    return [Measure(full, None, (), f"{typed}_{rest}")]
 
 
 def _trec_param_text(base: str, rest: str, label: str) -> str:

@@ -252,8 +252,10 @@ class Requested:
 
 def offeval_measures(name: str, params: str | None) -> dict[str, Measure]:
     """The offeval measures of one trec_eval measure with its parameters (None: its
-    defaults), by the label trec_eval prints; empty when offeval does not compute it (or
-    not with these parameters).
+    defaults), by the label trec_eval prints; empty when offeval does not compute it.
+    Raises the parameter check's :class:`~offeval.ConfigurationError` for parameters
+    a measure offeval computes does not take (``ndcg.1=x``, ``utility.1,2``,
+    ``rbp.p=2``).
 
     The one place that decides which trec_eval measures offeval computes:
     :func:`offeval_ir.measures.trec_eval_measures` reads trec_eval's names.
@@ -262,8 +264,10 @@ def offeval_measures(name: str, params: str | None) -> dict[str, Measure]:
         return {}
     try:
         found = trec_eval_measures([name if params is None else f"{name}.{params}"])
-    except ConfigurationError:  # a name or parameters offeval does not take
-        return {}
+    except ConfigurationError:
+        if params is not None and offeval_measures(name, None):
+            raise  # offeval computes the measure: its parameters are wrong, as the error says
+        return {}  # a measure offeval does not compute
     return {m.name: m for m in found}
 
 

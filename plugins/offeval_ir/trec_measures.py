@@ -53,8 +53,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from offeval.plugin import ConfigurationError
 from offeval_ir.judgements import Judgements
+from offeval_ir.trec_params import NEEDS_CUTOFF, check_trec_metric, parsed_param
 
 #: trec_eval's measures computed here (offeval metric names; parameters after ``:``).
 TREC_METRICS = (
@@ -80,20 +80,6 @@ TREC_METRICS = (
     "infAP",
     "unj",
 )
-#: Those that need a cut-off k (their k is part of the definition).
-NEEDS_CUTOFF = ("relative_P", "unj")
-#: Those that take a parameter after ``:`` (the rest take none).
-PARAMETERS = {
-    "iprec_at_recall": "a recall level",
-    "11pt_avg": "recall levels",
-    "Rprec_mult": "a multiple of R",
-    "utility": "four coefficients",
-    "G": "gains as grade=gain,...",
-    "trec_ndcg": "gains as grade=gain,...",
-    "ndcg_rel": "gains as grade=gain,...",
-    "Rndcg": "gains as grade=gain,...",
-    "trec_rbp": "p=persistence and gains as grade=gain,...",
-}
 #: trec_eval's default recall levels of iprec_at_recall and 11pt_avg.
 RECALL_LEVELS = tuple(round(0.1 * i, 1) for i in range(11))
 #: trec_eval's infAP constant (INFAP_EPSILON).
@@ -103,19 +89,6 @@ INFAP_EPSILON = 1e-5
 def is_trec_metric(metric: str) -> bool:
     """Whether ``metric`` (``name`` or ``name:param``) is one of :data:`TREC_METRICS`."""
     return isinstance(metric, str) and metric.partition(":")[0] in TREC_METRICS
-
-
-def check_trec_metric(metric: str, k: int | None, name: str | None = None) -> None:
-    """An error for a cut-off measure without a cut-off or a parameter it does not take
-    (``name``: the measure's name in the message, default the metric's)."""
-    base, colon, param = metric.partition(":")
-    if base in NEEDS_CUTOFF and k is None:
-        raise ConfigurationError(f"{base} needs a cut-off k")
-    if colon and base not in PARAMETERS:
-        raise ConfigurationError(f"{base} takes no parameter, got {param!r}")
-    if base in ("iprec_at_recall", "Rprec_mult") and not colon:
-        raise ConfigurationError(f"{base} needs {PARAMETERS[base]} after ':'")
-    _parsed_param(base, param, name)
 
 
 @dataclass(frozen=True)
@@ -181,47 +154,11 @@ def trec_columns(
                 columns[metric] = np.full(j.n_users, np.nan)
                 continue
             check_trec_metric(metric, k)
-            value = _VALUES[base](lists, _parsed_param(base, param), k)
+            value = _VALUES[base](lists, parsed_param(base, param), k)
             columns[metric if k is None else f"{metric}@{k}"] = np.nan_to_num(
                 value, nan=0.0, posinf=0.0, neginf=0.0
             )
     return columns
-
-
-def _parsed_param(base: str, param: str, name: str | None = None):
-    """A metric's parameter from its text (None when absent)."""
-    if not param:
-        return None
-    try:
-        if base in ("iprec_at_recall", "Rprec_mult"):
-            return float(param)
-        if base == "11pt_avg":
-            return tuple(float(x) for x in param.split(","))
-        if base == "utility":
-            coefficients = tuple(float(x) for x in param.split(","))
-            if len(coefficients) != 4:
-                raise ValueError
-            return coefficients
-        pairs = _gain_pairs(param)
-        allowed = ("p",) if base == "trec_rbp" else ()
-        if any(not (n.lstrip("+-").isdigit() or n in allowed) for n in pairs):
-            raise ValueError
-        return pairs
-    except ValueError:
-        raise ConfigurationError(
-            f"{name or base}: bad parameter {param!r} (expected {PARAMETERS.get(base, 'none')})"
-        ) from None
-
-
-def _gain_pairs(param: str) -> dict[str, float]:
-    """``1=3,2=9,p=0.8`` -> {'1': 3.0, '2': 9.0, 'p': 0.8}."""
-    pairs = {}
-    for part in param.split(","):
-        name, equals, value = part.partition("=")
-        if not equals or not name.strip():
-            raise ValueError
-        pairs[name.strip()] = float(value)
-    return pairs
 
 
 # ---- counts -------------------------------------------------------------------------

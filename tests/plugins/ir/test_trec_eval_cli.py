@@ -318,6 +318,16 @@ def test_query_order_geometric_mean_counts_and_runid(tmp_path, capsys):
         (["-m", "P.0"], [r"-m P\.0: cut-offs must be positive"]),
         (["-m", "iprec_at_recall.x"], [r"'x' is not a number"]),
         (["-m", "prefs_simp"], [r"offeval does not compute trec_eval's prefs_simp; it computes "]),
+        # trec_eval takes each of these and prints a number (-1.8e+151 for rbp.p=2)
+        (["-m", "ndcg.1=x"], [r"^offeval: error: 'ndcg\.1=x': ndcg: bad parameter '1=x'"]),
+        (["-m", "utility.1,2"], [r"'utility\.1,2': .*bad parameter '1,2' .*four coefficients"]),
+        (["-m", "rbp.p=2"], [r"'rbp\.p=2': rbp: RBP's persistence p must be in \(0, 1\)"]),
+        (["-m", "rbp.p=0"], [r"persistence p must be in \(0, 1\), got 0\.0 \(trec_eval acc"]),
+        (["-m", "rbp.p=nan"], [r"'rbp\.p=nan': rbp: bad parameter 'p=nan'"]),
+        (["-m", "iprec_at_recall.1.5"], [r"a recall level must be in \[0, 1\], got 1\.5"]),
+        (["-m", "11pt_avg.0.5,-0.1"], [r"a recall level must be in \[0, 1\], got -0\.1"]),
+        (["-m", "Rprec_mult.-1"], [r"'Rprec_mult\.-1': .*multiple of R must be > 0, got -1"]),
+        (["-m", "Rprec_mult.0"], [r"the multiple of R must be > 0, got 0\.0"]),
     ],
 )
 def test_a_mistake_is_one_line_naming_the_option(argv, patterns, monkeypatch, capsys):

@@ -494,6 +494,15 @@ def test_gain_measures_against_trec_eval_s_loops(seed, pairs):
         ("ndcg_cut.10,20,23.4", "must be a whole number >= 1, got '23.4'"),
         ("unj_0", "must be a whole number >= 1, got '0'"),
         ("Rprec_mult.0.2,0.2", "measure 'Rprec_mult_0.20' is given twice"),
+        ("rbp.p=2", "'rbp.p=2': rbp: RBP's persistence p must be in (0, 1), got 2.0"),
+        ("rbp.p=1,1=2", "RBP's persistence p must be in (0, 1), got 1.0"),
+        ("rbp.p=-0.5", "RBP's persistence p must be in (0, 1), got -0.5"),
+        ("rbp.p=nan", "'rbp.p=nan': rbp: bad parameter 'p=nan'"),
+        ("iprec_at_recall_1.5", "a recall level must be in [0, 1], got 1.5"),
+        ("iprec_at_recall.0.5,-0.1", "a recall level must be in [0, 1], got -0.1"),
+        ("11pt_avg.0.5,2", "a recall level must be in [0, 1], got 2.0"),
+        ("Rprec_mult_0", "the multiple of R must be > 0, got 0.0"),
+        ("Rprec_mult.-1", "the multiple of R must be > 0, got -1.0"),
     ],
 )
 def test_bad_trec_eval_measures_are_named(text, problem):
