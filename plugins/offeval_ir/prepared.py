@@ -155,14 +155,17 @@ def measures_of(
 @dataclass(frozen=True)
 class _Items:
     """How item ids become codes: integer ids shifted by ``low`` (``index`` None), or
-    positions in ``index``; ``count`` codes in all."""
+    positions in ``index``; ``count`` codes in all. ``matrix``: the qrels are a users x
+    items matrix, whose items are exactly the ids 0 ... count - 1."""
 
     low: int
     count: int
     index: pd.Index | None
+    matrix: bool = False
 
     def codes(self, ids) -> np.ndarray:
-        """Codes of ``ids``; -1 for an id the qrels never name."""
+        """Codes of ``ids``; -1 for an id the qrels never name (for matrix qrels, also an
+        id that cannot be an item: :meth:`PreparedQrels.topn_judgements` refuses those)."""
         ids = id_array(ids)
         if ids.dtype.kind == "f" and np.array_equal(ids, np.round(ids)):
             ids = ids.astype(np.int64)  # whole numbers held as floats
@@ -354,13 +357,15 @@ class PreparedQrels:
                 raise ConfigurationError(f"users lists a user twice: {twice}")
         q_of_row = self.users.get_indexer(row_users).astype(np.int64)
         n_rows, width = topn.shape
-        pad = topn < 0 if topn.dtype.kind in "iu" else pd.isna(topn)
+        pad = _padding(topn)
         lengths = width - pad.sum(axis=1)
         if check:
             _check_topn(topn, pad, lengths, row_users)
         qi = self.items.codes(topn.reshape(-1)).reshape(topn.shape)
         if lengths.min(initial=width) < width:
             qi[pad] = -1
+        if self.items.matrix:
+            _check_matrix_items(topn, pad, self.items.count, row_users)
         looked_up = self._lookup(q_of_row[:, None], qi)
         judged = looked_up > 0
         if self._shift == 1.0:  # no negative grade: found cells hold grade + 1 >= 1
@@ -476,7 +481,14 @@ def _from_matrix(matrix, conv: Conventions, name: str) -> PreparedQrels:
         )
     users = pd.RangeIndex(shape[0], name="user")
     return PreparedQrels(
-        users, lu, li, grade, _Items(0, shape[1], None), conv.negative_grades, conv.order_by, name
+        users,
+        lu,
+        li,
+        grade,
+        _Items(0, shape[1], None, matrix=True),
+        conv.negative_grades,
+        conv.order_by,
+        name,
     )
 
 
@@ -520,6 +532,38 @@ def _own_item_codes(ids):
         return rank[c]
 
     return codes.astype(np.int64), in_item_order
+
+
+def _padding(topn: np.ndarray) -> np.ndarray:
+    """Where a top-n matrix pads its rows: negative ids (-1, or -1.0 in a float matrix,
+    as a model's float output holds its ids) and, for other kinds, missing values."""
+    if topn.dtype.kind in "iu":
+        return topn < 0
+    if topn.dtype.kind == "f":
+        with np.errstate(invalid="ignore"):
+            return np.isnan(topn) | ((topn < 0) & (topn == np.round(topn)))
+    return pd.isna(topn)
+
+
+def _check_matrix_items(topn: np.ndarray, pad: np.ndarray, count: int, users: pd.Index) -> None:
+    """Against a users x items qrels matrix, every id of a top-n matrix (padding aside) is
+    a whole number in [0, count): an error naming the users whose rows hold another."""
+    if topn.dtype.kind in "iuf":
+        with np.errstate(invalid="ignore"):
+            item = (topn >= 0) & (topn < count)
+            if topn.dtype.kind == "f":
+                item &= topn == np.round(topn)
+    else:
+        item = np.zeros(topn.shape, bool)
+    wrong = ~item & ~pad
+    if wrong.any():
+        rows = np.flatnonzero(wrong.any(axis=1))
+        ids = list(dict.fromkeys(topn[wrong][:5].tolist()))
+        raise ConfigurationError(
+            f"topn: item ids must be whole numbers in [0, {count}) (the qrels matrix's "
+            f"{count} columns; pad with -1), got {ids} in the rows of users "
+            f"{users[rows[:5]].tolist()}"
+        )
 
 
 def _check_topn(topn: np.ndarray, pad: np.ndarray, lengths: np.ndarray, users: pd.Index):

@@ -1,0 +1,55 @@
+"""Top-n matrices against a users x items qrels matrix: ids that cannot be items are
+refused, naming the users, and a float matrix pads with -1.0 as an int one with -1."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from offeval import ConfigurationError
+from offeval_ir.topn import compute_topn
+
+QRELS = np.array([[1, 0, 2, 0, 0, 1], [0, 0, 1, 0, 0, 0], [0, 3, 0, 0, 1, 0]], dtype=float)
+
+
+def _brute(topn_rows: list[list[int]], k: int) -> tuple[list[float], list[float]]:
+    """num_ret and P@k of rows of item ids (padding dropped) in plain Python."""
+    num_ret = [float(len(row)) for row in topn_rows]
+    precision = [sum(QRELS[u][i] >= 1 for i in row[:k]) / k for u, row in enumerate(topn_rows)]
+    return num_ret, precision
+
+
+@pytest.mark.parametrize("qrels", [QRELS, sp.csr_matrix(QRELS)], ids=["dense", "sparse"])
+@pytest.mark.parametrize(
+    ("topn", "bad", "users"),
+    [
+        ([[0, 1, 2, 99], [0, 1, 2, 3], [0, 1, -1, -1]], "[99]", "[0]"),
+        ([[0, 1, 2, 3], [0, 6, -1, -1], [1, 2, 7, -1]], "[6, 7]", "[1, 2]"),
+        ([[0, 1.5, 2, -1], [0, 1, 2, 3], [0, 1, 2, 3]], "[1.5]", "[0]"),
+        ([[0, 1, 2, -0.5], [0, 1, 2, 3], [0, 1, 2, 3]], "[-0.5]", "[0]"),
+    ],
+)
+def test_ids_outside_the_qrels_matrix_are_refused_naming_the_users(qrels, topn, bad, users):
+    with pytest.raises(ConfigurationError) as caught:
+        compute_topn(np.array(topn), qrels, ["P@4"])
+    message = str(caught.value)
+    assert "[0, 6)" in message and f"got {bad}" in message
+    assert message.endswith(f"the rows of users {users}")
+
+
+def test_text_ids_against_a_qrels_matrix_are_refused():
+    with pytest.raises(ConfigurationError, match=r"whole numbers in \[0, 6\)"):
+        compute_topn(np.array([["a", "b"], ["c", "d"], ["e", "f"]]), QRELS, ["P@2"])
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.float64, np.float32])
+def test_a_float_matrix_pads_with_minus_one_as_an_int_matrix(dtype):
+    rows = [[1, 2, 3], [2], [4, 1, 0, 5]]
+    topn = np.array([row + [-1] * (4 - len(row)) for row in rows], dtype=dtype)
+    result = compute_topn(topn, QRELS, ["num_ret", "P@4", "P@2"])
+    num_ret, p4 = _brute(rows, 4)
+    _, p2 = _brute(rows, 2)
+    assert result.per_user["num_ret"].tolist() == num_ret
+    assert result.per_user["P@4"].to_numpy() == pytest.approx(p4)
+    assert result.per_user["P@2"].to_numpy() == pytest.approx(p2)
