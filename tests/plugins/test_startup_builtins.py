@@ -43,6 +43,7 @@ DECLARED = {
     "compare": ["offeval_ir.choices", "offeval_ir.command"],
     "decide": ["offeval_decision.command", "offeval_decision.methods"],
     "demo": ["offeval_reports.command"],
+    "trec_eval": ["offeval_ir.trec_command"],
 }
 
 
@@ -64,6 +65,16 @@ DECLARED = {
         (["decide", "summaries.json", "--draws", "0"], "--draws: 0 is not >= 1"),
         (["demo", "--seed", "-1"], "--seed: -1 is not >= 0"),
         (["demo", "--help"], ""),
+        (["trec_eval"], "the following arguments are required: qrels, run"),
+        (["trec_eval", "--help"], ""),
+        (["trec_eval", "-x", "q", "r"], "unrecognized arguments: -x"),
+        (["trec_eval", "-R", "qrels", "q", "r"], "-R/--Rel_info_format is not supported"),
+        (["trec_eval", "-J", "q", "r"], "-J/--Judged_docs_only is not supported"),
+        (["trec_eval", "-l0", "q", "r"], "-l must be at least 1, got 0"),
+        (["trec_eval", "-l", "two", "q", "r"], "-l takes a whole number, got 'two'"),
+        (["trec_eval", "-M", "0", "q", "r"], "-M must be at least 1"),
+        (["trec_eval", "-m", "nDCG", "q", "r"], "trec_eval has no measure 'nDCG'"),
+        (["trec_eval", "-m", "P.", "q", "r"], "-m P.: no parameters after the dot"),
     ],
 )
 def test_a_plugin_commands_argument_mistakes_import_its_declarations_alone(argv, message):

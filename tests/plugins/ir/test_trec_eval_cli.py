@@ -21,8 +21,9 @@ import pytest
 from cli_checks import one_line_error
 
 from offeval.cli.shell import main
-from offeval_ir import trec_command
-from offeval_ir.trec_command import GROUPS, expand, supported_measures
+from offeval_ir import trec_command_run
+from offeval_ir.trec_command import GROUPS, SUPPORTED
+from offeval_ir.trec_command_run import expand, supported_measures
 
 DATA = Path(__file__).parent / "trec_eval_test"
 
@@ -117,7 +118,7 @@ def test_output_is_trec_eval_s_byte_for_byte(out, argv, chunk_rows, monkeypatch,
     (the run judged whole, or a block of queries at a time)."""
     monkeypatch.chdir(DATA)
     if chunk_rows is not None:
-        monkeypatch.setattr(trec_command, "CHUNK_ROWS", chunk_rows)
+        monkeypatch.setattr(trec_command_run, "CHUNK_ROWS", chunk_rows)
     runnable = _runnable(argv)
     asked = [arg for *_, arg in _measure_args(runnable)] or ["official"]
     printed = {r.label for r in expand(asked) if r.supported}
@@ -250,7 +251,7 @@ def test_c_in_blocks_scores_the_query_missing_from_the_run_as_whole(monkeypatch,
         warnings.simplefilter("ignore")
         assert main(argv) == 0
         whole = capsys.readouterr().out
-        monkeypatch.setattr(trec_command, "CHUNK_ROWS", 50)
+        monkeypatch.setattr(trec_command_run, "CHUNK_ROWS", 50)
         assert main(argv) == 0
     assert capsys.readouterr().out == whole
     lines = whole.splitlines()
@@ -386,6 +387,12 @@ def test_help_names_the_groups_and_the_measures_offeval_computes(capsys):
     assert "all_trec" in text and "official" in text
     assert f"measures {', '.join(supported_measures())}" in text
     assert {"map", "P", "recall", "ndcg", "ndcg_cut", "Rprec", "bpref"} <= set(supported_measures())
+
+
+def test_the_help_s_list_of_measures_is_the_computed_one():
+    """The light module's list (named by ``--help`` without computing) is what offeval
+    computes under trec_eval's default parameters."""
+    assert SUPPORTED == tuple(supported_measures())
 
 
 def test_max_retrieved_keeps_trec_eval_s_first_documents(tmp_path, capsys):

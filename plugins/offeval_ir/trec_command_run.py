@@ -1,0 +1,411 @@
+"""The work of ``offeval trec_eval`` (:mod:`offeval_ir.trec_command` declares the
+command and its arguments, and imports this module when it runs): ``-m``'s measures
+expanded into trec_eval's lines, the files read, offeval's per-query values, and
+trec_eval's output lines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import bz2
+import gzip
+import lzma
+import math
+import re
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from offeval.plugin import (
+    ConfigurationError,
+    OffevalError,
+    OffevalWarning,
+)
+from offeval_ir.blocks import user_blocks
+from offeval_ir.conventions import PRESETS, Conventions
+from offeval_ir.files import detect_format, read_qrels, read_run
+from offeval_ir.judgements import Judgements
+from offeval_ir.measures import Measure, trec_eval_measures
+from offeval_ir.metrics import compute, in_tie_order
+from offeval_ir.prepared import measure_groups, measures_of
+from offeval_ir.trec_command import (
+    CATALOGUE,
+    CUT_DOUBLE,
+    CUT_LONG,
+    DOUBLES,
+    NONE,
+    OWN,
+    PAIRS,
+    TrecMeasure,
+    marked_measures,
+    parameter_number,
+    whole_option,
+)
+from offeval_ir.trec_measures import relstrings
+
+#: Width the measure name is padded to (trec_eval's ``%-22s``).
+WIDTH = 22
+#: Run lines judged at once (whole queries): bounds the memory of the per-query matrices.
+CHUNK_ROWS = 2_000_000
+#: trec_eval's floor of a value before its logarithm in a geometric mean.
+MIN_GEO_MEAN = 0.00001
+#: trec_eval's aggregations under offeval's names (:attr:`Measure.aggregate`).
+_AGGREGATES = {"mean": "mean", "sum": "sum", "geometric": "gm"}
+
+
+@dataclass(frozen=True)
+class Requested:
+    """One line label of the output: a measure at one cut-off, or with its parameters.
+
+    ``label`` is the name trec_eval prints (``P_5``, ``iprec_at_recall_0.10``,
+    ``utility_2,-1,0,0``); ``cutoff`` the cut-off of a cut-off measure;
+    ``params`` the parameters as written after the dot (None: the default);
+    ``group`` the group that brought the measure in (None: named itself);
+    ``offeval`` the offeval measure computing the per-query value (None for the
+    measures this command computes itself and for those offeval does not
+    compute: :attr:`supported` tells them apart).
+    """
+
+    measure: TrecMeasure
+    label: str
+    cutoff: float | int | None = None
+    params: str | None = None
+    group: str | None = None
+    offeval: Measure | None = None
+
+    @property
+    def supported(self) -> bool:
+        """Whether offeval prints this line."""
+        return self.offeval is not None or self.measure.name in OWN
+
+
+def offeval_measures(name: str, params: str | None) -> dict[str, Measure]:
+    """The offeval measures of one trec_eval measure with its parameters (None: its
+    defaults), by the label trec_eval prints; empty when offeval does not compute it.
+    Raises the parameter check's :class:`~offeval.ConfigurationError` for parameters
+    a measure offeval computes does not take (``ndcg.1=x``, ``utility.1,2``,
+    ``rbp.p=2``).
+
+    The one place that decides which trec_eval measures offeval computes:
+    :func:`offeval_ir.measures.trec_eval_measures` reads trec_eval's names.
+    """
+    if name in OWN:
+        return {}
+    try:
+        found = trec_eval_measures([name if params is None else f"{name}.{params}"])
+    except ConfigurationError:
+        if params is not None and offeval_measures(name, None):
+            raise  # offeval computes the measure: its parameters are wrong, as the error says
+        return {}  # a measure offeval does not compute
+    return {m.name: m for m in found}
+
+
+def expand(arguments: Sequence[str]) -> list[Requested]:
+    """The lines the ``-m`` arguments ask for, in trec_eval's order (its own order of
+    measures, then each measure's cut-offs sorted), as trec_eval 10.0 expands them.
+
+    An argument is a measure or a group, with parameters after the first dot; a
+    measure's parameters come from the first argument naming it with some, as
+    in trec_eval. Raises :class:`offeval.OffevalError` for an unknown name, empty
+    or malformed parameters, and negative or repeated cut-offs.
+    """
+    marked, params = marked_measures(arguments)
+    lines = []
+    for measure in CATALOGUE.values():
+        if measure.name in marked:
+            lines.extend(_lines(measure, params.get(measure.name), marked[measure.name]))
+    return lines
+
+
+def _lines(measure: TrecMeasure, given: str | None, group: str | None) -> list[Requested]:
+    """The lines of one measure: one per cut-off, or one labelled by its parameters."""
+    option = f"-m {measure.name}.{given}" if given else f"-m {measure.name}"
+    if given is not None and measure.params == NONE:
+        given = None  # trec_eval ignores parameters of a measure that takes none
+    if measure.params in (CUT_LONG, CUT_DOUBLE):
+        texts = (given or measure.default).split(",")
+        if measure.params == CUT_LONG:
+            cuts = sorted(math.trunc(parameter_number(text, option)) for text in texts)  # C's atol
+            if cuts[0] <= 0:
+                raise OffevalError(f"{option}: cut-offs must be positive, got {cuts[0]}")
+            labels = [f"{measure.name}_{cut}" for cut in cuts]
+        else:
+            cuts = sorted(parameter_number(text, option) for text in texts)
+            labels = [f"{measure.name}_{cut:3.2f}" for cut in cuts]
+        if len(set(cuts)) != len(cuts):
+            raise OffevalError(f"{option}: a cut-off is given twice")
+        computed = offeval_measures(measure.name, given)
+        return [
+            Requested(measure, label, cut, given, group, computed.get(label))
+            for cut, label in zip(cuts, labels, strict=True)
+        ]
+    if given is not None and measure.params == DOUBLES:
+        for text in given.split(","):
+            parameter_number(text, option)
+    if given is not None and measure.params == PAIRS:
+        pair = r"[^=,]+=[^=,]+"
+        if not re.fullmatch(rf"{pair}(,{pair})*", given):
+            raise OffevalError(f"{option}: parameters are written level=gain, as in ndcg.1=3,2=9")
+    label = f"{measure.name}_{given}" if given is not None else measure.name
+    computed = offeval_measures(measure.name, given).get(label)
+    return [Requested(measure, label, None, given, group, computed)]
+
+
+def trec_eval_lines(args: argparse.Namespace) -> list[str]:
+    """The output lines (each ending in a newline) for parsed trec_eval arguments."""
+    level = whole_option(args.level_for_rel, "-l", 1)
+    depth = whole_option(args.Max_retrieved_per_topic, "-M", 1)
+    requested = expand(args.measure or ["official"])
+    _refuse_named(requested)
+    for role, path in (("qrels", args.qrels), ("run", args.run)):
+        if path == "-":
+            raise OffevalError(f"{role} '-': reading stdin is not supported; give a file")
+        if not Path(path).is_file():
+            what = "is a directory" if Path(path).is_dir() else "no such file"
+            raise OffevalError(f"{role} file {path}: {what}")
+    qrels = read_qrels(args.qrels)
+    run = read_run(args.run)
+    queries = sorted(pd.unique(qrels["user"]))  # trec_eval's order: qids compared as text
+    if not args.complete_rel_info_wanted:
+        in_run = set(pd.unique(run["user"]))
+        queries = [q for q in queries if q in in_run]
+    if not queries:
+        raise OffevalError(
+            f"no query has both results ({args.run}) and relevance information ({args.qrels})"
+        )
+    _warn_left_out(requested)
+    printed = [r for r in requested if r.supported]
+    kept = run["user"].isin(set(queries)).to_numpy()
+    if not kept.all():  # run queries without qrels are ignored
+        run = run[kept]
+    if depth is not None:
+        run = _ranked(run, depth)
+    overrides = {"no_predictions": "zero" if args.complete_rel_info_wanted else "nan"}
+    if level is not None:
+        overrides["relevance_threshold"] = float(level)
+    values = _values(run, qrels, queries, printed, PRESETS["trec_eval"](**overrides))
+    out: list[str] = []
+    if args.query_eval_wanted:  # query by query, each query's measures in order
+        out.extend(_per_query_lines([r for r in printed if r.measure.per_query], queries, values))
+    if not args.nosummary:
+        for r in printed:
+            if r.measure.name == "runid":
+                out.append(f"{'runid':<{WIDTH}}\tall\t{_run_tag(args.run)}\n")
+            elif r.measure.summary:
+                out.append(_line(r, "all", _aggregate(r, values[r.label], qrels, args)))
+    return out
+
+
+def _values(
+    run: pd.DataFrame, qrels: pd.DataFrame, queries: list, printed: list[Requested], conventions
+) -> dict[str, np.ndarray | list[str]]:
+    """Per printed label, its per-query values in the order of ``queries`` (strings for
+    relstring; the number of queries for num_q).
+
+    The values are :func:`~offeval_ir.runs.compute_measures`' (the same groups of
+    measures through :func:`~offeval_ir.metrics.compute`), computed a block of
+    queries at a time (:func:`~offeval_ir.blocks.user_blocks`); each block is judged
+    once for every measure and the relstrings."""
+    measures = [r.offeval for r in printed if r.offeval is not None]
+    names, groups = measure_groups(measures, conventions) if measures else ([], [])
+    lengths = {
+        r.label: int(parameter_number(r.params or "10", ""))
+        for r in printed
+        if r.measure.name == "relstring"
+    }
+    tables: list[pd.DataFrame] = []
+    strings: dict[str, list[pd.Series]] = {label: [] for label in lengths}
+    for block, block_qrels in user_blocks(run, qrels, CHUNK_ROWS):
+        table, found = _block_values(block, block_qrels, names, groups, conventions, lengths)
+        tables.append(table)
+        for label, series in found.items():
+            strings[label].append(series)
+    table = pd.concat(tables).reindex(queries) if len(tables) > 1 else tables[0].reindex(queries)
+    if names and table[names].isna().any().any():  # every query printed has a value
+        missing = table.index[table[names].isna().any(axis=1)][:5].tolist()
+        raise OffevalError(f"offeval gave no value for queries {missing} (a bug)")
+    values: dict[str, np.ndarray | list[str]] = {}
+    for r in printed:
+        if r.offeval is not None:
+            values[r.label] = table[r.label].to_numpy(float)
+        elif r.measure.name == "relstring":
+            found = pd.concat(strings[r.label])
+            values[r.label] = found.reindex(queries, fill_value="").tolist()
+        elif r.measure.name == "num_q":
+            values[r.label] = np.ones(len(queries))
+    return values
+
+
+def _block_values(
+    run: pd.DataFrame,
+    qrels: pd.DataFrame,
+    names: list[str],
+    groups: list[tuple[Conventions, list[Measure]]],
+    conventions: Conventions,
+    lengths: dict[str, int],
+) -> tuple[pd.DataFrame, dict[str, pd.Series]]:
+    """One block's per-query values of the measures (a column per name) and relstrings
+    (by label: the relstring's length), from one judgement of the block per ordering."""
+    built: dict[tuple[str, str, str], Judgements] = {}
+
+    def judged(conv: Conventions) -> Judgements:  # ties put in order once, too
+        key = (conv.order_by, conv.negative_grades, conv.ties)
+        if key not in built:
+            judgements = Judgements.from_frames(
+                run, qrels, order_by=conv.order_by, negative_grades=conv.negative_grades
+            )
+            built[key] = in_tie_order(judgements, conv)
+        return built[key]
+
+    def result_of(metrics, ks, conv):
+        return compute(judged(conv), metrics, ks, conv)
+
+    table = (
+        measures_of(names, groups, conventions, result_of).per_user
+        if names
+        else pd.DataFrame(index=judged(conventions).users)
+    )
+    found = {label: relstrings(judged(conventions), conventions, n) for label, n in lengths.items()}
+    return table, found
+
+
+def _refuse_named(requested: list[Requested]) -> None:
+    """An error for a measure named by ``-m`` that offeval does not compute."""
+    named = list(dict.fromkeys(r.label for r in requested if not r.supported and not r.group))
+    if named:
+        raise OffevalError(
+            f"offeval does not compute trec_eval's {', '.join(named)}; it computes "
+            f"{', '.join(supported_measures())}"
+        )
+
+
+def _warn_left_out(requested: list[Requested]) -> None:
+    """One warning per group listing the measures it brings in that offeval does not
+    compute (left out of the output)."""
+    skipped: dict[str, list[str]] = {}
+    for r in requested:
+        if not r.supported:
+            skipped.setdefault(r.group, [])
+            if r.measure.name not in skipped[r.group]:
+                skipped[r.group].append(r.measure.name)
+    for group, names in skipped.items():
+        warnings.warn(
+            f"-m {group}: left out {len(names)} measures offeval does not compute: "
+            f"{', '.join(names)}",
+            OffevalWarning,
+            stacklevel=2,
+        )
+
+
+def supported_measures() -> list[str]:
+    """The trec_eval measures offeval prints (under their default parameters)."""
+    return [
+        name for name in CATALOGUE if all(r.supported for r in _lines(CATALOGUE[name], None, None))
+    ]
+
+
+def _ranked(run: pd.DataFrame, depth: int | None) -> pd.DataFrame:
+    """The run in trec_eval's order (per query: score descending, ties by document id
+    descending; by rank when there is no score), cut to its first ``depth`` per query."""
+    items = pd.factorize(run["item"], sort=True)[0]  # codes in the order of the ids as text
+    users = pd.factorize(run["user"])[0]
+    if "score" in run:
+        order = np.lexsort((-items, -run["score"].to_numpy(float), users))
+    else:
+        order = np.lexsort((-items, run["rank"].to_numpy(float), users))
+    ordered = run.iloc[order]
+    if depth is not None:
+        ordered = ordered[ordered.groupby("user", sort=False).cumcount().to_numpy() < depth]
+    return ordered
+
+
+def _aggregate(r: Requested, values: np.ndarray, qrels: pd.DataFrame, args) -> float:
+    """The ``all`` value of a measure from its per-query values, summed in query order as
+    trec_eval sums them (meas_avg.c)."""
+    if r.measure.name == "num_rel" and args.complete_rel_info_wanted:
+        return float((qrels["relevance"].to_numpy(float) > 0).sum())  # m_num_rel.c, with -c
+    how = _AGGREGATES[r.offeval.aggregate] if r.offeval is not None else r.measure.aggregate
+    if how == "gm":
+        logs = np.log(np.maximum(values, MIN_GEO_MEAN))
+        return float(np.exp(np.cumsum(logs)[-1] / len(values)))
+    total = float(np.cumsum(values)[-1])
+    return total if how == "sum" else total / len(values)
+
+
+def _per_query_lines(printed: list[Requested], queries: list, values) -> list[str]:
+    """The per-query lines, query by query, each query's measures in the order given."""
+    if not printed:
+        return []
+    lines = np.empty((len(queries), len(printed)), dtype=object)
+    tabbed = np.array([f"\t{query}\t" for query in queries], dtype=object)
+    for column, r in enumerate(printed):
+        lines[:, column] = f"{r.label:<{WIDTH}}" + tabbed + _texts(r, values[r.label])
+    return lines.ravel().tolist()
+
+
+def _texts(r: Requested, values) -> np.ndarray:
+    """Each value as trec_eval prints it, newline included (an object array); each
+    distinct value (bit for bit) is formatted once."""
+    if r.measure.name == "relstring":
+        return np.array([f"'{value}'\n" for value in values], dtype=object)
+    values = np.ascontiguousarray(values, dtype=float)
+    bits, at = np.unique(values.view(np.int64), return_inverse=True)
+    distinct = bits.view(np.float64).tolist()
+    if r.measure.value == "long":
+        texts = [f"{math.trunc(v)}\n" for v in distinct]
+    else:
+        texts = [f"{v:6.4f}\n" for v in distinct]
+    return np.array(texts, dtype=object)[at]
+
+
+def _line(r: Requested, query: str, value) -> str:
+    """One output line, the value formatted as trec_eval prints this measure."""
+    if r.measure.name == "relstring":
+        return f"{r.label:<{WIDTH}}\t{query}\t'{value}'\n"
+    if r.measure.value == "long":
+        return f"{r.label:<{WIDTH}}\t{query}\t{math.trunc(value)}\n"
+    return f"{r.label:<{WIDTH}}\t{query}\t{value:6.4f}\n"
+
+
+_OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
+
+
+def _run_tag(path: str) -> str:
+    """trec_eval's runid: the run tag (sixth field) of the run file's last line that is
+    neither blank nor a ``#`` comment; a run that is not a TREC file is named by its file."""
+    if detect_format(path, "run") != "trec":
+        return Path(path).name
+    opener = _OPENERS.get(Path(path).suffix.lower())
+    if opener is None:
+        last = _last_content_line(path)
+    else:
+        last = b""
+        with opener(path, "rb") as handle:
+            for line in handle:
+                if line.strip() and not line.lstrip().startswith(b"#"):
+                    last = line
+    fields = last.split()
+    return fields[5].decode(errors="replace") if len(fields) > 5 else Path(path).name
+
+
+def _last_content_line(path: str, block: int = 1 << 16) -> bytes:
+    """The last line of an uncompressed file that is neither blank nor a comment, read
+    from the end in growing blocks."""
+    size = Path(path).stat().st_size
+    with open(path, "rb") as handle:
+        while True:
+            start = max(0, size - block)
+            handle.seek(start)
+            lines = handle.read().split(b"\n")
+            if start > 0:
+                lines = lines[1:]  # the first may be cut
+            for line in reversed(lines):
+                if line.strip() and not line.lstrip().startswith(b"#"):
+                    return line
+            if start == 0:
+                return b""
+            block *= 4
