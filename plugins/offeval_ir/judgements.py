@@ -195,7 +195,46 @@ class Judgements:
         pu, lu, all_users = _user_codes(pred["user"], lab["user"], users)
         pi, li, n_items, item_order = _item_codes(pred["item"], lab["item"], len(all_users))
         check_duplicates(lu, li, "labels", labels.index.to_numpy(), table_name(labels))
-        index, table = predictions.index.to_numpy(), table_name(predictions)
+        ranking = Ranking.of(pred, names, predictions, order_by)
+        shift = 1.0 - min(grade.min(initial=0.0), 0.0)  # found grades look up as >= 1
+        shifted = grade + shift
+
+        def looked_up(order: np.ndarray | None) -> np.ndarray:
+            ranked_u, ranked_i = (pu, pi) if order is None else (pu[order], pi[order])
+            return _lookup(ranked_u, ranked_i, lu, li, shifted, len(all_users), n_items)
+
+        return judge_ranked(
+            all_users,
+            pu,
+            pi,
+            item_order,
+            ranking,
+            looked_up,
+            shift,
+            sorted_labels(lu, grade, len(all_users)),
+            np.bincount(lu, minlength=len(all_users)),
+        )
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """What orders a run's lists: the ``column`` used (``rank`` or ``score``), its sort
+    ``key`` (rank, or minus the score), the ``score`` (None without one), whether the
+    run has ``both`` columns, and the run's row ``index`` and ``table`` name for errors."""
+
+    column: str
+    key: np.ndarray
+    score: np.ndarray | None
+    both: bool
+    index: np.ndarray
+    table: str
+
+    @classmethod
+    def of(cls, pred: dict, names: dict[str, str], run: pd.DataFrame, order_by: str) -> Ranking:
+        """The ranking of a run's role columns ``pred``: by rank (ascending) or score
+        (highest first), ``order_by`` choosing when the run has both; a ColumnError when
+        it has neither."""
+        index, table = run.index.to_numpy(), table_name(run)
         score = (
             number_column(pred, "score", names, index, table, finite=False)
             if "score" in pred
@@ -207,44 +246,67 @@ class Judgements:
             raise ColumnError(
                 names["rank"],
                 f"the predictions need a rank or a score column; if another column holds one, "
-                f"name it with {how} (columns: {', '.join(map(str, predictions.columns[:10]))})",
+                f"name it with {how} (columns: {', '.join(map(str, run.columns[:10]))})",
             )
         key = number_column(pred, "rank", names, index, table) if column == "rank" else -score
-        order, tied = ranking_order(pu, key)
-        if order is not None:
-            pu, pi = pu[order], pi[order]
-        shift = 1.0 - min(grade.min(initial=0.0), 0.0)  # found grades look up as >= 1
-        looked_up = _lookup(pu, pi, lu, li, grade + shift, len(all_users), n_items)
-        found = looked_up > 0
-        cells = Cells.of(pu, len(all_users))
-        grades = cells.place(np.where(found, looked_up - shift, 0.0))
-        judged = cells.place(found, fill=False, dtype=bool)
-        check_list_duplicates(
-            cells, pu, pi, lambda: index if order is None else index[order], table
-        )
-        tie_group = tie_item = None
-        if tied:
-            ordered_key = key if order is None else key[order]
-            new = np.r_[True, (pu[1:] != pu[:-1]) | (ordered_key[1:] != ordered_key[:-1])]
-            tie_group = cells.place(np.cumsum(new[: len(pu)]) - 1, fill=-1, dtype=np.int64)
-            tie_item = cells.place(item_order(pi), fill=-1, dtype=np.int64)
-        positive = None
-        if score is not None:
-            ordered_score = score if order is None else score[order]
-            positive = cells.place(ordered_score > 0, fill=False, dtype=bool)
-        return cls(
-            all_users,
-            grades,
-            cells.lengths,
-            sorted_labels(lu, grade, len(all_users)),
-            judged,
-            np.bincount(lu, minlength=len(all_users)),
-            tie_group,
-            tie_item,
-            positive,
-            column,
-            "rank" in pred and score is not None,
-        )
+        return cls(column, key, score, "rank" in pred and score is not None, index, table)
+
+
+def judge_ranked(
+    users: pd.Index,
+    pu: np.ndarray,
+    items: np.ndarray,
+    item_order: Callable[[np.ndarray], np.ndarray],
+    ranking: Ranking,
+    looked_up: Callable[[np.ndarray | None], np.ndarray],
+    shift: float,
+    label_grades: np.ndarray,
+    n_judged: np.ndarray,
+) -> Judgements:
+    """The :class:`Judgements` of a run's rows: ``pu`` their user codes (into ``users``),
+    ``items`` their item codes (a duplicate in a list is an error; ``item_order`` maps
+    codes to the items' order, for ties), ranked by ``ranking``. ``looked_up(order)``
+    gives each row's label grade plus ``shift`` (so >= 1), 0 for a row without a label,
+    in ranked order (``order``: the rows' ranked order, None when already ranked).
+    ``label_grades`` and ``n_judged``: the users' sorted label grades and label counts.
+    :meth:`Judgements.from_frames` and
+    :meth:`PreparedQrels.judgements <offeval_ir.prepared.PreparedQrels.judgements>`
+    both judge through this."""
+    order, tied = ranking_order(pu, ranking.key)
+    shifted = looked_up(order)
+    if order is not None:
+        pu, items = pu[order], items[order]
+    found = shifted > 0
+    cells = Cells.of(pu, len(users))
+    grades = cells.place(np.where(found, shifted - shift, 0.0))
+    judged = cells.place(found, fill=False, dtype=bool)
+    index = ranking.index
+    check_list_duplicates(
+        cells, pu, items, lambda: index if order is None else index[order], ranking.table
+    )
+    tie_group = tie_item = None
+    if tied:
+        key = ranking.key if order is None else ranking.key[order]
+        new = np.r_[True, (pu[1:] != pu[:-1]) | (key[1:] != key[:-1])]
+        tie_group = cells.place(np.cumsum(new[: len(pu)]) - 1, fill=-1, dtype=np.int64)
+        tie_item = cells.place(item_order(items), fill=-1, dtype=np.int64)
+    positive = None
+    if ranking.score is not None:
+        ordered_score = ranking.score if order is None else ranking.score[order]
+        positive = cells.place(ordered_score > 0, fill=False, dtype=bool)
+    return Judgements(
+        users,
+        grades,
+        cells.lengths,
+        label_grades,
+        judged,
+        n_judged,
+        tie_group,
+        tie_item,
+        positive,
+        ranking.column,
+        ranking.both,
+    )
 
 
 ROLES = ("user", "item", "rank", "score", "relevance")

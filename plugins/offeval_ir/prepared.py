@@ -27,19 +27,17 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from offeval.plugin import ColumnError, ConfigurationError, check_choice, hint
+from offeval.plugin import ConfigurationError, check_choice
 from offeval_ir.conventions import PRESETS, Conventions
 from offeval_ir.judgements import (
     DENSE_CELLS,
     NEGATIVE_GRADES,
-    Cells,
     Judgements,
+    Ranking,
     check_duplicates,
-    check_list_duplicates,
     checked_grades,
     id_array,
-    number_column,
-    ranking_order,
+    judge_ranked,
     role_columns,
     role_names,
     sorted_labels,
@@ -276,62 +274,28 @@ class PreparedQrels:
         order_by = order_by or self.order_by
         names = role_names(columns)
         pred = role_columns(run, names, ("user", "item"), "predictions")
-        index, table = run.index.to_numpy(), table_name(run)
-        score = (
-            number_column(pred, "score", names, index, table, finite=False)
-            if "score" in pred
-            else None
-        )
-        column = "rank" if "rank" in pred and (order_by == "rank" or score is None) else "score"
-        if column == "score" and score is None:
-            how = hint("columns={'score': ...}", "--column score=NAME (or rank=NAME)")
-            raise ColumnError(
-                names["rank"],
-                f"the predictions need a rank or a score column; if another column holds one, "
-                f"name it with {how} (columns: {', '.join(map(str, run.columns[:10]))})",
-            )
-        key = number_column(pred, "rank", names, index, table) if column == "rank" else -score
+        ranking = Ranking.of(pred, names, run, order_by)
         pu, run_users = _run_users(pred["user"])
         q_of_run = self.users.get_indexer(run_users)
         only_qrels = self._not_in(q_of_run)
-        all_users = run_users.append(self.users[only_qrels])
-        n_users = len(all_users)
         qi = self.items.codes(pred["item"])
         own, item_order = _own_item_codes(pred["item"])
-        order, tied = ranking_order(pu, key)
-        if order is not None:
-            pu, qi, own = pu[order], qi[order], own[order]
-        looked_up = self._lookup(q_of_run[pu], qi)
-        found = looked_up > 0
-        cells = Cells.of(pu, n_users)
-        grades = cells.place(np.where(found, looked_up - self._shift, 0.0))
-        judged = cells.place(found, fill=False, dtype=bool)
-        check_list_duplicates(
-            cells, pu, own, lambda: index if order is None else index[order], table
-        )
-        tie_group = tie_item = None
-        if tied:
-            ordered_key = key if order is None else key[order]
-            new = np.r_[True, (pu[1:] != pu[:-1]) | (ordered_key[1:] != ordered_key[:-1])]
-            tie_group = cells.place(np.cumsum(new[: len(pu)]) - 1, fill=-1, dtype=np.int64)
-            tie_item = cells.place(item_order(own), fill=-1, dtype=np.int64)
-        positive = None
-        if score is not None:
-            ordered_score = score if order is None else score[order]
-            positive = cells.place(ordered_score > 0, fill=False, dtype=bool)
+
+        def looked_up(order: np.ndarray | None) -> np.ndarray:
+            ranked_u, ranked_i = (pu, qi) if order is None else (pu[order], qi[order])
+            return self._lookup(q_of_run[ranked_u], ranked_i)
+
         label_grades, n_judged = self._labels_of(np.r_[q_of_run, only_qrels])
-        return Judgements(
-            all_users,
-            grades,
-            cells.lengths,
+        return judge_ranked(
+            run_users.append(self.users[only_qrels]),
+            pu,
+            own,
+            item_order,
+            ranking,
+            looked_up,
+            self._shift,
             label_grades,
-            judged,
             n_judged,
-            tie_group,
-            tie_item,
-            positive,
-            column,
-            "rank" in pred and score is not None,
         )
 
     def topn_judgements(
