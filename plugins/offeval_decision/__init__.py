@@ -60,6 +60,6 @@ __getattr__ = lazy_names(
         ),
         "offeval_decision.ranks": ("RankDistribution", "expected_ranks", "rank_distribution"),
         "offeval_decision.section": ("decision_section",),
-        "offeval_decision.sweep": ("CAPS", "FAMILIES", "plot_sweep", "sweep"),
+        "offeval_decision.sweeps": ("CAPS", "FAMILIES", "plot_sweep", "sweep"),
     },
 )

@@ -8,7 +8,7 @@ import pandas as pd
 from offeval.plugin import OffevalError, ReportContext, ReportSection, markdown_escape
 from offeval_decision.choices import select
 from offeval_decision.ranks import not_finite, rank_distribution
-from offeval_decision.sweep import plot_sweep, sweep
+from offeval_decision.sweeps import plot_sweep, sweep
 
 #: The section's heading.
 TITLE = "Which policies deserve an online test"

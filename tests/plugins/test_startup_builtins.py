@@ -10,6 +10,7 @@ No timing here: ``benchmarks/startup_benchmark.py`` times it.
 from __future__ import annotations
 
 import json
+import pkgutil
 import subprocess
 import sys
 from importlib import import_module
@@ -137,6 +138,16 @@ def test_every_public_name_of_a_plugin_still_imports(package):
     assert set(plugin.__all__) <= set(namespace)
     with pytest.raises(AttributeError, match=f"module '{package}' has no attribute 'nosuch'"):
         plugin.nosuch  # noqa: B018
+
+
+@pytest.mark.parametrize("package", PLUGINS)
+def test_no_public_name_of_a_plugin_is_also_one_of_its_modules(package):
+    """Importing a module ``offeval_x.name`` sets the package's attribute ``name`` to that
+    module, hiding a lazily imported public ``name`` (``sweep`` was both, and
+    ``from offeval_decision import sweep`` gave the module once any code had imported it)."""
+    plugin = import_module(package)
+    modules = {module.name for module in pkgutil.iter_modules(plugin.__path__)}
+    assert not set(plugin.__all__) & modules
 
 
 def test_importing_every_plugin_imports_none_of_their_modules():
