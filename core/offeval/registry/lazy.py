@@ -15,7 +15,7 @@ from offeval.errors import RegistryError
 class Deferred:
     """A component registered by reference, imported when it is first used.
 
-    ``Deferred("offeval_ir.command:MetricsCommand", help="IR measures ...")``:
+    ``Deferred("my_plugin.commands:HelloCommand", help="say hello")``:
     ``target`` is ``"package.module:Name"`` (a dotted name after the colon
     reaches into a class); the keywords are the attributes the host may read
     without importing the module (a command's one-line ``help``, which
