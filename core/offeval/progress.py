@@ -1,6 +1,6 @@
 """Progress bars: on by default in a notebook or a terminal, off with ``progress=False``.
 
-Every long step (``evaluate``, ``bootstrap``, the decision plugin's sweeps
+Every long step (``evaluate``, ``bootstrap``, a plugin's sweeps
 and studies) takes ``progress``: True or False, or None (the default) for
 "on when someone is watching a step long enough to watch": in a Jupyter
 kernel, or when standard error is a terminal, for a step of at least
