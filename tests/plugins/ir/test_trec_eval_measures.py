@@ -43,6 +43,19 @@ def _frames(runs, qrels):
     return pred, lab
 
 
+def _scored_frames(run, qrels):
+    """A run given as {query: {doc: score}} and its qrels as long frames."""
+    pred = pd.DataFrame(
+        [(q, d, s) for q, docs in run.items() for d, s in docs.items()],
+        columns=["user", "item", "score"],
+    )
+    lab = pd.DataFrame(
+        [(q, d, g) for q, docs in qrels.items() for d, g in docs.items()],
+        columns=["user", "item", "relevance"],
+    )
+    return pred, lab
+
+
 def test_idcg_and_post_normalised_ndcg_against_brute_force():
     rng = np.random.default_rng(5)
     runs, qrels = {}, {}
@@ -294,14 +307,7 @@ def test_agrees_with_pytrec_eval_on_ties_and_unjudged_in_pool(seed, level):
     theirs = pytrec_eval.RelevanceEvaluator(
         qrels, set(PYTREC_MEASURES), relevance_level=level
     ).evaluate(run)
-    pred = pd.DataFrame(
-        [(q, d, s) for q, docs in run.items() for d, s in docs.items()],
-        columns=["user", "item", "score"],
-    )
-    lab = pd.DataFrame(
-        [(q, d, g) for q, docs in qrels.items() for d, g in docs.items()],
-        columns=["user", "item", "relevance"],
-    )
+    pred, lab = _scored_frames(run, qrels)
     measures = trec_eval_measures(PYTREC_MEASURES)
     ours = compute_measures(
         pred, lab, measures, PRESETS["trec_eval"](relevance_threshold=float(level))
@@ -456,14 +462,7 @@ def test_gain_measures_against_trec_eval_s_loops(seed, pairs):
     measures = trec_eval_measures(list(names.values()))
     base_of = {text.replace(".", "_", 1): base for base, text in names.items()}
     assert sorted(m.name for m in measures) == sorted(base_of)
-    pred = pd.DataFrame(
-        [(q, d, s) for q, docs in run.items() for d, s in docs.items()],
-        columns=["user", "item", "score"],
-    )
-    lab = pd.DataFrame(
-        [(q, d, g) for q, docs in qrels.items() for d, g in docs.items()],
-        columns=["user", "item", "relevance"],
-    )
+    pred, lab = _scored_frames(run, qrels)
     ours = compute_measures(pred, lab, measures, PRESETS["trec_eval"]()).per_user
     for query, docs in run.items():
         ranked = sorted(docs, key=lambda d: (docs[d], d), reverse=True)  # ties: docno desc
@@ -580,14 +579,7 @@ def test_stored_settings_are_notice_md_s_command_lines(name):
 @pytest.mark.parametrize("seed", range(3))
 def test_identities_between_trec_eval_s_measures(seed):
     qrels, run = _random_collection(seed)
-    pred = pd.DataFrame(
-        [(q, d, s) for q, docs in run.items() for d, s in docs.items()],
-        columns=["user", "item", "score"],
-    )
-    lab = pd.DataFrame(
-        [(q, d, g) for q, docs in qrels.items() for d, g in docs.items()],
-        columns=["user", "item", "relevance"],
-    )
+    pred, lab = _scored_frames(run, qrels)
     names = ["num_rel", "num_rel_ret", "num_ret", "Rprec", "iprec_at_recall", "11pt_avg"]
     names += ["Rprec_mult.1.0", "set_P", "set_recall", "set_map", "set_relative_P"]
     v = compute_measures(pred, lab, trec_eval_measures(names), PRESETS["trec_eval"]()).per_user
