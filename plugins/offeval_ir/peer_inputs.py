@@ -164,16 +164,23 @@ def _is_dask(obj: object) -> bool:
     return type(obj).__module__.split(".")[0].startswith("dask")
 
 
+def _named_ranx_runs(runs: object) -> object:
+    """A list of ranx ``Run`` objects as ``{run.name: run}`` (``run_1``, ``run_2``, ... for
+    unnamed ones, as ranx's ``compare`` names them); anything else unchanged."""
+    if isinstance(runs, list | tuple) and runs and all(_is_ranx(r, "Run") for r in runs):
+        names = [r.name if r.name is not None else f"run_{i + 1}" for i, r in enumerate(runs)]
+        if len(set(names)) != len(names):
+            raise ConfigurationError(f"the ranx runs need distinct names, got {names}")
+        return dict(zip(names, runs, strict=True))
+    return runs
+
+
 def as_runs(runs: object, columns: Mapping | None = None) -> object:
     """The ``runs`` of :func:`~offeval_ir.runs.evaluate_runs` with each run converted by
     :func:`as_run`; a list of ranx ``Run`` objects becomes ``{run.name: run}`` (``run_1``,
     ``run_2``, ... for unnamed ones, as ranx's ``compare`` names them). A single run given
     where the mapping of named runs belongs is an error saying so."""
-    if isinstance(runs, list | tuple) and runs and all(_is_ranx(r, "Run") for r in runs):
-        names = [r.name if r.name is not None else f"run_{i + 1}" for i, r in enumerate(runs)]
-        if len(set(names)) != len(names):
-            raise ConfigurationError(f"the ranx runs need distinct names, got {names}")
-        runs = dict(zip(names, runs, strict=True))
+    runs = _named_ranx_runs(runs)
     if _is_ranx(runs, "Run"):
         raise ConfigurationError(
             f"runs maps run names to runs, got a single ranx Run: give {{{runs.name or 'name'!r}: "
@@ -237,11 +244,7 @@ def as_results(results: object) -> object:
     from offeval_ir.conventions import Conventions
     from offeval_ir.metrics import MetricResult
 
-    if isinstance(results, list | tuple) and results and all(_is_ranx(r, "Run") for r in results):
-        names = [r.name if r.name is not None else f"run_{i + 1}" for i, r in enumerate(results)]
-        if len(set(names)) != len(names):
-            raise ConfigurationError(f"the ranx runs need distinct names, got {names}")
-        results = dict(zip(names, results, strict=True))
+    results = _named_ranx_runs(results)
     if not isinstance(results, Mapping):
         return results
     out = {}
