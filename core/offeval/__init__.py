@@ -7,52 +7,51 @@ The names below are the user's API; they are imported on first use (so
 
 from __future__ import annotations
 
-from importlib import import_module
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from offeval.lazy import lazy_names
 
 __version__ = "0.1.0"
 
-#: Each public name and the module that defines it.
+#: Each module of the package and the public names it defines.
 _WHERE = {
-    "Environment": "offeval.engine.environment",
-    "ColumnError": "offeval.errors",
-    "ConfigurationError": "offeval.errors",
-    "OffevalError": "offeval.errors",
-    "OffevalWarning": "offeval.errors",
-    "RegistryError": "offeval.errors",
-    "RowError": "offeval.errors",
-    "SplitUnitError": "offeval.errors",
-    "SupportError": "offeval.errors",
-    "ESTIMANDS": "offeval.engine.estimator",
-    "BaseEstimator": "offeval.engine.estimator",
-    "Contribution": "offeval.engine.estimator",
-    "Estimator": "offeval.engine.estimator",
-    "PolicyView": "offeval.engine.estimator",
-    "Shared": "offeval.engine.estimator",
-    "Accumulator": "offeval.engine.evaluation",
-    "Evaluation": "offeval.engine.evaluation",
-    "evaluate": "offeval.engine.evaluation",
-    "hookimpl": "offeval.registry.hookspecs",
-    "hookspec": "offeval.registry.hookspecs",
-    "ActionDistPolicy": "offeval.data.interop",
-    "from_obp": "offeval.data.interop",
-    "InteractionLog": "offeval.data.log",
-    "read_table": "offeval.data.files",
-    "stream_parquet": "offeval.data.log",
-    "ColumnPolicy": "offeval.data.policy",
-    "ExposurePolicy": "offeval.data.policy",
-    "LoggingPolicy": "offeval.data.policy",
-    "Policy": "offeval.data.policy",
-    "RerankPolicy": "offeval.data.policy",
-    "ScoringPolicy": "offeval.data.policy",
-    "TablePolicy": "offeval.data.policy",
-    "Registry": "offeval.registry.manager",
-    "active_registry": "offeval.registry.manager",
-    "get_registry": "offeval.registry.manager",
-    "Estimate": "offeval.engine.result",
-    "per_trajectory": "offeval.data.trajectories",
-    "trajectory_flags": "offeval.data.trajectories",
+    "offeval.engine.environment": ("Environment",),
+    "offeval.errors": (
+        "ColumnError",
+        "ConfigurationError",
+        "OffevalError",
+        "OffevalWarning",
+        "RegistryError",
+        "RowError",
+        "SplitUnitError",
+        "SupportError",
+    ),
+    "offeval.engine.estimator": (
+        "ESTIMANDS",
+        "BaseEstimator",
+        "Contribution",
+        "Estimator",
+        "PolicyView",
+        "Shared",
+    ),
+    "offeval.engine.evaluation": ("Accumulator", "Evaluation", "evaluate"),
+    "offeval.registry.hookspecs": ("hookimpl", "hookspec"),
+    "offeval.data.interop": ("ActionDistPolicy", "from_obp"),
+    "offeval.data.log": ("InteractionLog", "stream_parquet"),
+    "offeval.data.files": ("read_table",),
+    "offeval.data.policy": (
+        "ColumnPolicy",
+        "ExposurePolicy",
+        "LoggingPolicy",
+        "Policy",
+        "RerankPolicy",
+        "ScoringPolicy",
+        "TablePolicy",
+    ),
+    "offeval.registry.manager": ("Registry", "active_registry", "get_registry"),
+    "offeval.engine.result": ("Estimate",),
+    "offeval.data.trajectories": ("per_trajectory", "trajectory_flags"),
 }
 
 __all__ = [
@@ -97,20 +96,14 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """The public name ``name``, imported from its module on first use."""
-    if name not in _WHERE:
-        raise AttributeError(f"module 'offeval' has no attribute {name!r}")
-    value = getattr(import_module(_WHERE[name]), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _WHERE)
 
 
 def __dir__() -> list[str]:
     """The public names (imported yet or not), each once, with the dunders and the loaded
     subpackages: not the names this module imports for itself (``import_module``, ...)."""
     own = (n for n, v in globals().items() if n.startswith("__") or isinstance(v, ModuleType))
-    return sorted({*_WHERE, *own})
+    return sorted({*(n for names in _WHERE.values() for n in names), *own})
 
 
 if TYPE_CHECKING:

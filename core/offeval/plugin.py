@@ -163,9 +163,9 @@ if TYPE_CHECKING:
         hint,
         plain,
     )
+    from offeval.lazy import Deferred, lazy_names
     from offeval.progress import progress_bar
     from offeval.registry.hookspecs import Register, hookimpl, hookspec
-    from offeval.registry.lazy import Deferred, lazy_names
     from offeval.registry.manager import Registry, active_registry, get_registry
     from offeval.registry.sections import (
         EvaluationReport,

@@ -24,8 +24,8 @@ from typing import Any, NoReturn
 from offeval.cli.options import Parser
 from offeval.cli.plugins import PluginsCommand
 from offeval.errors import OffevalError, OffevalWarning, command_line
+from offeval.lazy import Deferred
 from offeval.registry.hookspecs import COMMAND_METHODS
-from offeval.registry.lazy import Deferred
 from offeval.registry.manager import Registry, allow_list_note, get_registry
 
 #: The core's own sub-commands, by reference (imported when they run).

@@ -45,8 +45,8 @@ from typing import Any
 import pluggy
 
 from offeval.errors import RegistryError, did_you_mean
+from offeval.lazy import Deferred
 from offeval.registry import hookspecs
-from offeval.registry.lazy import Deferred
 from offeval.specs import parse_spec
 
 ENTRY_POINT_GROUP = "offeval"

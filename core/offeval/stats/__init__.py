@@ -7,22 +7,22 @@ library.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-#: Each public name and the module that defines it.
+from offeval.lazy import lazy_names
+
+#: Each module of the package and the public names it defines.
 _WHERE = {
-    "PairwiseComparison": "offeval.stats.compare",
-    "adjusted_p_values": "offeval.stats.compare",
-    "correlation": "offeval.stats.compare",
-    "kendall_tau": "offeval.stats.compare",
-    "pairwise_grid": "offeval.stats.compare",
-    "unpaired_difference": "offeval.stats.compare",
-    "Linearisation": "offeval.stats.inference",
-    "interval": "offeval.stats.inference",
-    "ratio_of_means": "offeval.stats.inference",
-    "Moments": "offeval.stats.moments",
-    "Tally": "offeval.stats.moments",
+    "offeval.stats.compare": (
+        "PairwiseComparison",
+        "adjusted_p_values",
+        "correlation",
+        "kendall_tau",
+        "pairwise_grid",
+        "unpaired_difference",
+    ),
+    "offeval.stats.inference": ("Linearisation", "interval", "ratio_of_means"),
+    "offeval.stats.moments": ("Moments", "Tally"),
 }
 
 __all__ = [
@@ -40,13 +40,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """The public name ``name``, imported from its module on first use."""
-    if name not in _WHERE:
-        raise AttributeError(f"module 'offeval.stats' has no attribute {name!r}")
-    value = getattr(import_module(_WHERE[name]), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _WHERE)
 
 
 if TYPE_CHECKING:

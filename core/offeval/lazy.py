@@ -1,6 +1,7 @@
 """Names imported on first use: components registered by reference (:class:`Deferred`) and
-a package's public names (:func:`lazy_names`), so that ``offeval --help`` and importing a
-plugin load no module they do not need."""
+a package's public names (:func:`lazy_names`: offeval's, offeval.stats' and each plugin's),
+so that ``offeval --help`` and importing a plugin load no module they do not need. A low
+layer (above :mod:`offeval.errors` only), so every package of the core can use it."""
 
 from __future__ import annotations
 
