@@ -78,13 +78,14 @@ def _frames(tops: list[np.ndarray]) -> list[pd.DataFrame]:
     return [pd.DataFrame({"user": user, "item": t.ravel(), "score": score}) for t in tops]
 
 
-def _timed(tool: str, runs: int, users: int, job, modules: tuple[str, ...] = ()) -> dict:
-    for module in modules:  # imports are not part of the job
+def _imported(modules: tuple[str, ...]) -> None:
+    """Import ``modules`` (imports are not part of a job)."""
+    for module in modules:
         importlib.import_module(module)
-    qrels, grades, tops = data(runs, users)
-    start = time.perf_counter()
-    ndcg, dcg = job(qrels, grades, tops)
-    seconds = time.perf_counter() - start
+
+
+def _result(tool: str, runs: int, users: int, seconds: float, ndcg, dcg) -> dict:
+    """A job's row: its time, and the mean nDCG@100 and DCG@100 of the first CHECK models."""
     return {
         "tool": tool,
         "runs": runs,
@@ -94,6 +95,14 @@ def _timed(tool: str, runs: int, users: int, job, modules: tuple[str, ...] = ())
         "ndcg@100": float(np.mean(list(ndcg)[:CHECK])),
         "dcg@100": float(np.mean(list(dcg)[:CHECK])) if dcg is not None else float("nan"),
     }
+
+
+def _timed(tool: str, runs: int, users: int, job, modules: tuple[str, ...] = ()) -> dict:
+    _imported(modules)
+    qrels, grades, tops = data(runs, users)
+    start = time.perf_counter()
+    ndcg, dcg = job(qrels, grades, tops)
+    return _result(tool, runs, users, time.perf_counter() - start, ndcg, dcg)
 
 
 MEASURES = ["nDCG@100", "DCG@100"]
@@ -136,8 +145,7 @@ def run_evaluate_topn(runs: int, users: int) -> dict:
 
 
 def run_evaluate_runs(runs: int, users: int) -> dict:
-    for module in OFFEVAL:
-        importlib.import_module(module)
+    _imported(OFFEVAL)
     from offeval_ir import evaluate_runs
 
     qrels, _, tops = data(runs, users)
@@ -146,20 +154,13 @@ def run_evaluate_runs(runs: int, users: int) -> dict:
     table = evaluate_runs(frames, qrels, MEASURES).table()
     seconds = time.perf_counter() - start
     means = table.pivot(index="run", columns="measure", values="mean").loc[list(frames)]
-    return {
-        "tool": "offeval evaluate_runs",
-        "runs": runs,
-        "users": users,
-        "seconds": seconds,
-        "ms_per_run": 1000 * seconds / runs,
-        "ndcg@100": float(means["nDCG@100"].loc[list(frames)[:CHECK]].mean()),
-        "dcg@100": float(means["DCG@100"].loc[list(frames)[:CHECK]].mean()),
-    }
+    return _result(
+        "offeval evaluate_runs", runs, users, seconds, means["nDCG@100"], means["DCG@100"]
+    )
 
 
 def run_compute_measures(runs: int, users: int) -> dict:
-    for module in OFFEVAL:
-        importlib.import_module(module)
+    _imported(OFFEVAL)
     from offeval_ir import compute_measures
 
     qrels, _, tops = data(runs, users)
@@ -167,15 +168,14 @@ def run_compute_measures(runs: int, users: int) -> dict:
     start = time.perf_counter()
     means = [compute_measures(f, qrels, MEASURES).mean for f in frames]
     seconds = time.perf_counter() - start
-    return {
-        "tool": "offeval compute_measures (per run)",
-        "runs": runs,
-        "users": users,
-        "seconds": seconds,
-        "ms_per_run": 1000 * seconds / runs,
-        "ndcg@100": float(np.mean([m["nDCG@100"] for m in means[:CHECK]])),
-        "dcg@100": float(np.mean([m["DCG@100"] for m in means[:CHECK]])),
-    }
+    return _result(
+        "offeval compute_measures (per run)",
+        runs,
+        users,
+        seconds,
+        [m["nDCG@100"] for m in means],
+        [m["DCG@100"] for m in means],
+    )
 
 
 def run_floor(runs: int, users: int) -> dict:
@@ -235,16 +235,7 @@ def run_ranx(runs: int, users: int) -> dict:
         out = evaluate(ranx_qrels, Run(_run_dict(top)), ["ndcg@100", "dcg@100"])
         ndcg.append(out["ndcg@100"])
         dcg.append(out["dcg@100"])
-    seconds = time.perf_counter() - start
-    return {
-        "tool": "ranx",
-        "runs": runs,
-        "users": users,
-        "seconds": seconds,
-        "ms_per_run": 1000 * seconds / runs,
-        "ndcg@100": float(np.mean(ndcg[:CHECK])),
-        "dcg@100": float(np.mean(dcg[:CHECK])),
-    }
+    return _result("ranx", runs, users, time.perf_counter() - start, ndcg, dcg)
 
 
 JOBS = {
