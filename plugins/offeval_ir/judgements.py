@@ -438,13 +438,19 @@ def _item_codes(
         pd.concat([pd.Series(both[0]), pd.Series(both[1])], ignore_index=True)
     )
     codes = codes.astype(np.int64)
+    return codes[: len(both[0])], codes[len(both[0]) :], len(uniques), item_order(uniques)
+
+
+def item_order(uniques) -> Callable[[np.ndarray], np.ndarray]:
+    """Codes numbering the distinct ids ``uniques`` to codes in item order (the ids'
+    sorted order), sorting the ids only when called."""
 
     def in_item_order(c: np.ndarray) -> np.ndarray:
         rank = np.empty(len(uniques), np.int64)
         rank[np.argsort(uniques, kind="stable")] = np.arange(len(uniques))
         return rank[c]
 
-    return codes[: len(both[0])], codes[len(both[0]) :], len(uniques), in_item_order
+    return in_item_order
 
 
 def _user_codes(pred_users: np.ndarray, label_users: np.ndarray, users: Sequence | None):

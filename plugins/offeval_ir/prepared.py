@@ -37,6 +37,7 @@ from offeval_ir.judgements import (
     check_duplicates,
     checked_grades,
     id_array,
+    item_order,
     judge_ranked,
     role_columns,
     role_names,
@@ -489,13 +490,7 @@ def _own_item_codes(ids):
         low = int(ids.min())
         return ids.astype(np.int64) - low, lambda c: c
     codes, uniques = pd.factorize(ids)
-
-    def in_item_order(c: np.ndarray) -> np.ndarray:
-        rank = np.empty(len(uniques), np.int64)
-        rank[np.argsort(uniques, kind="stable")] = np.arange(len(uniques))
-        return rank[c]
-
-    return codes.astype(np.int64), in_item_order
+    return codes.astype(np.int64), item_order(uniques)
 
 
 def _padding(topn: np.ndarray) -> np.ndarray:
