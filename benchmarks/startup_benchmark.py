@@ -53,11 +53,19 @@ def time_process(command: list[str], env: dict[str, str] | None = None) -> dict:
     }
 
 
-def run_once(args: list[str], pythonpath: str | None) -> dict:
-    """One ``python -m offeval args`` process, ``pythonpath`` first on the path."""
+def checkout_env(checkout: str) -> dict[str, str]:
+    """This environment with an older checkout's ``core`` and ``plugins`` first on
+    ``PYTHONPATH`` (its offeval runs instead of this one's)."""
+    base = Path(checkout).resolve()
     env = dict(os.environ)
-    if pythonpath:
-        env["PYTHONPATH"] = pythonpath + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(base / "core"), str(base / "plugins"), env.get("PYTHONPATH", "")]
+    )
+    return env
+
+
+def run_once(args: list[str], env: dict[str, str] | None) -> dict:
+    """One ``python -m offeval args`` process, in ``env`` (None: this environment)."""
     return time_process([sys.executable, "-m", "offeval", *args], env)
 
 
@@ -68,21 +76,20 @@ def main() -> None:
     parser.add_argument("--baseline", help="an older checkout, timed as 'before'")
     parser.add_argument("--json", help="also write every run here")
     args = parser.parse_args()
-    versions: dict[str, str | None] = {}  # version -> what goes first on PYTHONPATH
+    versions: dict[str, dict[str, str] | None] = {}  # version -> its environment
     if args.baseline:
-        base = Path(args.baseline).resolve()
-        versions["before"] = os.pathsep.join([str(base / "core"), str(base / "plugins")])
+        versions["before"] = checkout_env(args.baseline)
     versions["after"] = None
     runs: dict[tuple[str, str], list[dict]] = {
         (version, name): [] for name in COMMANDS for version in versions
     }
     for command in COMMANDS.values():  # a warm-up run of each (file caches)
-        for path in versions.values():
-            run_once(command, path)
+        for env in versions.values():
+            run_once(command, env)
     for repeat in range(args.repeats):
         for name, command in COMMANDS.items():
-            for version, path in versions.items():
-                runs[version, name].append(run_once(command, path))
+            for version, env in versions.items():
+                runs[version, name].append(run_once(command, env))
         print(f"run {repeat + 1}/{args.repeats} done", file=sys.stderr, flush=True)
     width = max(map(len, COMMANDS))
     print(

@@ -29,7 +29,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-from startup_benchmark import time_process
+from startup_benchmark import checkout_env, time_process
 
 DOCUMENTS = 3_000
 RETRIEVED = 100
@@ -80,11 +80,9 @@ def commands(args: argparse.Namespace) -> dict[str, tuple[list[str], dict[str, s
     if args.trec_eval:
         tools["trec_eval"] = ([args.trec_eval], env)
     if args.baseline:
-        base = Path(args.baseline).resolve()
-        path = os.pathsep.join([str(base / "core"), str(base / "plugins")])
         tools["offeval (before)"] = (
             [sys.executable, "-m", "offeval", "trec_eval"],
-            {**env, "PYTHONPATH": path + os.pathsep + env.get("PYTHONPATH", "")},
+            checkout_env(args.baseline),
         )
     tools["offeval"] = ([sys.executable, "-m", "offeval", "trec_eval"], env)
     return tools
