@@ -248,7 +248,7 @@ def evaluate_topn(
         raise ConfigurationError("give at least one top-n matrix, as {name: matrix}")
     prepared = _prepared(qrels, conv, columns)
     results = {
-        name: compute_topn(matrix, prepared, measures, conv, users=users)
+        name: prepared.measures(matrix, measures, conv, users=users)
         for name, matrix in runs.items()
     }
     return evaluate_results(results, level=level)
