@@ -54,7 +54,7 @@ import numpy as np
 import pandas as pd
 
 from offeval_ir.judgements import Judgements
-from offeval_ir.trec_params import NEEDS_CUTOFF, check_trec_metric, parsed_param
+from offeval_ir.trec_params import NEEDS_CUTOFF, check_trec_metric
 
 #: trec_eval's measures computed here (offeval metric names; parameters after ``:``).
 TREC_METRICS = (
@@ -149,12 +149,11 @@ def trec_columns(
             built[cut] = _lists(j, threshold, cut)
         lists = built[cut]
         for metric in (m for m in metrics if k in cutoffs[m]):
-            base, _, param = metric.partition(":")
+            base = metric.partition(":")[0]
             if k is None and base in NEEDS_CUTOFF:  # not defined: a column of NaN
                 columns[metric] = np.full(j.n_users, np.nan)
                 continue
-            check_trec_metric(metric, k)
-            value = _VALUES[base](lists, parsed_param(base, param), k)
+            value = _VALUES[base](lists, check_trec_metric(metric, k), k)
             columns[metric if k is None else f"{metric}@{k}"] = np.nan_to_num(
                 value, nan=0.0, posinf=0.0, neginf=0.0
             )

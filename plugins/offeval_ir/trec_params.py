@@ -36,9 +36,10 @@ PARAMETERS = {
 _TREC_ACCEPTS = "trec_eval accepts it and prints a meaningless value"
 
 
-def check_trec_metric(metric: str, k: int | None, name: str | None = None) -> None:
-    """An error for a cut-off measure without a cut-off or a parameter it does not take
-    (``name``: the measure's name in the message, default the metric's)."""
+def check_trec_metric(metric: str, k: int | None, name: str | None = None):
+    """The metric's parameter (:func:`parsed_param`); an error for a cut-off measure
+    without a cut-off or a parameter it does not take (``name``: the measure's name in
+    the message, default the metric's)."""
     base, colon, param = metric.partition(":")
     if base in NEEDS_CUTOFF and k is None:
         raise ConfigurationError(f"{base} needs a cut-off k")
@@ -46,7 +47,7 @@ def check_trec_metric(metric: str, k: int | None, name: str | None = None) -> No
         raise ConfigurationError(f"{base} takes no parameter, got {param!r}")
     if base in ("iprec_at_recall", "Rprec_mult") and not colon:
         raise ConfigurationError(f"{base} needs {PARAMETERS[base]} after ':'")
-    parsed_param(base, param, name)
+    return parsed_param(base, param, name)
 
 
 def parsed_param(base: str, param: str, name: str | None = None):
