@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from obp_inputs import ACTIONS, SLOTS, N, dist, feedback, one_line
+from obp_inputs import ACTIONS, SLOTS, N, dist, feedback, message, one_line
 
 from offeval import (
     ColumnError,
@@ -203,12 +203,6 @@ def test_an_action_dist_obp_accepts_is_accepted_by_from_obp_and_dm():
         assert dm == pytest.approx((target[rounds, :, pos] * q[rounds, :, pos]).sum(1).mean())
 
 
-def _message(call) -> str:
-    with pytest.raises(OffevalError) as exc:
-        call()
-    return one_line(exc)
-
-
 @pytest.mark.parametrize("estimator", ["dm", "dr", "sndr"])
 def test_the_command_line_says_it_reads_no_candidate_table(tmp_path, capsys, estimator):
     """`offeval evaluate` reads one log file: the reward-model estimators' need of a candidate
@@ -242,5 +236,5 @@ def test_the_command_line_says_it_reads_no_candidate_table(tmp_path, capsys, est
     ],
 )
 def test_messages_show_numbers_as_plain_values(call, shown):
-    line = _message(call)
+    line = message(call)
     assert "np." not in line and shown in line

@@ -7,6 +7,7 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
+from obp_inputs import one_line
 from oracles import delta_se, unit_sums
 
 from offeval import (
@@ -455,12 +456,6 @@ def test_a_classifier_predicts_its_expected_reward(env):
 def test_bad_parameters_fail_at_construction(build, message):
     with pytest.raises(ConfigurationError, match=message):
         build()
-
-
-def one_line(exc: pytest.ExceptionInfo) -> str:
-    text = str(exc.value)
-    assert "\n" not in text
-    return text
 
 
 def test_a_missing_log_column_is_named():
