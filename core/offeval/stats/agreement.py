@@ -414,7 +414,7 @@ def _bootstrap(
     n, m = a.shape
     rng = np.random.default_rng(seed)
     filled_a, filled_b = wa * a, wb * b
-    weights_a, weights_b = wa, wb
+    same_weights = np.array_equal(wa, wb)  # unweighted with the same users: one product
     block = max(1, BLOCK_CELLS // max(n, m * (m - 1) // 2, 1))
     out = {name: np.empty(resamples) for name in STATISTICS}
     for start in range(0, resamples, block):
@@ -424,8 +424,10 @@ def _bootstrap(
         counts = np.bincount((draws + offsets).ravel(), minlength=size * n).reshape(size, n)
         counts = counts.astype(float)
         with np.errstate(invalid="ignore", divide="ignore"):
-            means_a = (counts @ filled_a) / (counts @ weights_a)
-            means_b = (counts @ filled_b) / (counts @ weights_b)
+            total_a = counts @ wa
+            total_b = total_a if same_weights else counts @ wb
+            means_a = (counts @ filled_a) / total_a
+            means_b = (counts @ filled_b) / total_b
         part = pair_statistics(means_a, means_b)
         lost = np.isnan(means_a).any(axis=1) | np.isnan(means_b).any(axis=1)
         for name in STATISTICS:
