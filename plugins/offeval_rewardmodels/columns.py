@@ -42,10 +42,9 @@ def model_side(view: PolicyView, column: str, estimator: str) -> ModelSide:
 def _model_side(view: PolicyView, column: str, estimator: str) -> ModelSide:
     log = view.log
     q = rewardmodel.candidate_predictions(log, column, estimator)
-    pi = view.candidate_probabilities()
-    slot = log.candidates["slot"].to_numpy()
-    _check_slot_mass(view, np.bincount(slot, weights=pi, minlength=log.n_rows))
-    return ModelSide(np.bincount(slot, weights=pi * q, minlength=log.n_rows), float(pi.sum()))
+    value, mass = view.slot_expectation(q)
+    _check_slot_mass(view, mass)
+    return ModelSide(value, float(mass.sum()))
 
 
 def _check_slot_mass(view: PolicyView, mass: np.ndarray) -> None:

@@ -281,16 +281,30 @@ def _dense_table(keys: pd.DataFrame, p: np.ndarray) -> tuple | None:
 
 
 def _dense_lookup(dense: tuple, values: list[np.ndarray]) -> np.ndarray:
-    """Probabilities of integer keys from the dense table (0 outside it)."""
+    """Probabilities of integer keys from the dense table (0 outside it).
+
+    One gather when every key falls inside the table (one reduction per key
+    column tells); keys outside it are masked to probability 0.
+    """
     low, shape, table = dense
-    flat = np.zeros(len(values[0]), dtype=np.int64)
-    inside = np.ones(len(values[0]), dtype=bool)
+    flat = table.reshape(-1)
+    codes, inside = [], None
     for v, lo, size in zip(values, low, shape, strict=True):
-        code = v.astype(np.int64) - lo
-        inside &= (code >= 0) & (code < size)
-        flat = flat * size + code
-    out = np.zeros(len(flat))
-    out[inside] = table.reshape(-1)[flat[inside]]
+        code = v.astype(np.int64, copy=False)
+        if lo:
+            code = code - lo
+        if not (code.size and code.view(np.uint64).max() < size):  # negatives wrap: too large
+            within = (code >= 0) & (code < size)
+            inside = within if inside is None else inside & within
+        codes.append(code)
+    if len(codes) == 1:
+        flat_code = codes[0]
+    else:
+        flat_code = np.ravel_multi_index(codes, shape, mode="clip")
+    if inside is None:
+        return flat.take(flat_code)
+    out = np.zeros(len(flat_code))
+    out[inside] = flat.take(flat_code[inside])
     return out
 
 

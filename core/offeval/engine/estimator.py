@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
+import pandas as pd
 
 from offeval.data.log import InteractionLog
 from offeval.data.policy import Policy
@@ -43,6 +44,11 @@ def _ranking_hint(method: str, name: str) -> str:
         "give a ranking policy, such as RerankPolicy(score_column)",
         f"give the policy as a ranking: --rerank {name}=SCORE_COLUMN",
     )
+
+
+def _name(policy: Policy) -> str:
+    """A policy's name (its class's name when it has none)."""
+    return getattr(policy, "name", type(policy).__name__)
 
 
 class PolicyView:
@@ -86,8 +92,15 @@ class PolicyView:
         """
         if rows is None:
             rows, labels = self.log.frame, self.log.source_rows
+        values = self._answer(method, args, rows, labels, table)
+        if not (values.size and np.isfinite(values.min()) and np.isfinite(values.max())):
+            self._check_finite(values, method, labels, table)  # NaN, inf show in min or max
+        return values
+
+    def _answer(self, method: str, args: tuple, rows, labels, table: str) -> np.ndarray:
+        """``policy.<method>(rows, *args)`` as one float per row (not checked finite)."""
         function = getattr(self.policy, method, None)
-        name = getattr(self.policy, "name", type(self.policy).__name__)
+        name = _name(self.policy)
         if not callable(function):
             raise ConfigurationError(
                 f"policy {name!r} ({type(self.policy).__name__}) has no {method}() method, "
@@ -107,10 +120,15 @@ class PolicyView:
             raise OffevalError(
                 f"policy {name!r}: {method}() returned shape {values.shape} for {len(rows)} rows"
             )
+        return values
+
+    def _check_finite(self, values: np.ndarray, method: str, labels, table: str) -> None:
+        """An error naming the rows where the policy's answer is NaN or inf."""
         bad = ~np.isfinite(values)
         if bad.any():
-            raise RowError(f"policy {name!r}", f"{method}() gave NaN or inf", labels[bad], table)
-        return values
+            raise RowError(
+                f"policy {_name(self.policy)!r}", f"{method}() gave NaN or inf", labels[bad], table
+            )
 
     def probabilities(self) -> np.ndarray:
         """Target probability of each logged row's (item, position)."""
@@ -119,6 +137,21 @@ class PolicyView:
     def candidate_probabilities(self) -> np.ndarray:
         """Target probability of each row of the log's candidate table."""
         return self.memo(_probabilities, True)
+
+    def slot_expectation(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per log row (slot): sum over its candidates of pi * ``values``, and of pi.
+
+        ``values`` holds one number per candidate row (a reward model's
+        predictions, say): the first array is their expectation under the
+        target at each slot (for the candidates it shows), the second the
+        target's mass over the slot's candidates.
+        """
+        pi = self.candidate_probabilities()
+        k = regular_slots(self.log)
+        if k is None:
+            return slot_sums(self.log, pi * values), slot_sums(self.log, pi)
+        by_slot = pi.reshape(-1, k)
+        return np.einsum("ij,ij->i", by_slot, values.reshape(-1, k)), np.einsum("ij->i", by_slot)
 
     def weights(self) -> np.ndarray:
         """Importance weights pi/mu of the logged rows."""
@@ -132,17 +165,56 @@ class PolicyView:
 def _probabilities(view: PolicyView, candidates: bool) -> np.ndarray:
     log = view.log
     if candidates:
-        cands = log.require_candidates()
-        rows = cands.assign(context=log.frame["context"].to_numpy()[cands["slot"]])
+        rows = log.memo(_candidate_rows)
         labels, table = log.candidate_source_rows, "candidate rows"
     else:
         rows, labels, table = log.frame, log.source_rows, "rows"
-    p = view.ask("probabilities", rows=rows, labels=labels, table=table)
+    p = view._answer("probabilities", (), rows, labels, table)
+    if p.size and 0 <= p.min() and p.max() <= 1:  # two reductions; NaN fails both comparisons
+        return p
+    view._check_finite(p, "probabilities", labels, table)
     bad = (p < 0) | (p > 1)
     if bad.any():
-        name = getattr(view.policy, "name", type(view.policy).__name__)
-        raise RowError(f"policy {name!r}", "probabilities must lie in [0, 1]", labels[bad], table)
+        raise RowError(
+            f"policy {_name(view.policy)!r}", "probabilities must lie in [0, 1]", labels[bad], table
+        )
     return p
+
+
+def _candidate_rows(log: InteractionLog) -> pd.DataFrame:
+    """The candidate table with each slot's context: what policies are asked, once per chunk."""
+    cands = log.require_candidates()
+    return cands.assign(context=log.frame["context"].to_numpy()[cands["slot"]])
+
+
+def regular_slots(log: InteractionLog) -> int | None:
+    """k when every slot has exactly k candidate rows (candidate row j is slot j // k), else None.
+
+    The usual layout of a generated candidate table; once per chunk. The
+    table is sorted by slot, so its first and last row of every block of k
+    tell.
+    """
+    return log.memo(_regular_slots)
+
+
+def _regular_slots(log: InteractionLog) -> int | None:
+    slot = log.require_candidates()["slot"].to_numpy()
+    n = log.n_rows
+    if not n or not slot.size or slot.size % n:
+        return None
+    k = slot.size // n
+    every = np.arange(n)
+    regular = np.array_equal(slot[::k], every) and np.array_equal(slot[k - 1 :: k], every)
+    return k if regular else None
+
+
+def slot_sums(log: InteractionLog, values: np.ndarray) -> np.ndarray:
+    """Per log row (slot), the sum of ``values`` (one per candidate row) over its candidates."""
+    k = regular_slots(log)
+    if k is not None:
+        return np.einsum("ij->i", values.reshape(log.n_rows, k))  # faster than sum(axis=1)
+    slot = log.require_candidates()["slot"].to_numpy()
+    return np.bincount(slot, weights=values, minlength=log.n_rows)
 
 
 def _weights(view: PolicyView) -> np.ndarray:

@@ -93,14 +93,21 @@ def support(view: PolicyView) -> tuple[int, float] | None:
 
 
 def _support(view: PolicyView) -> tuple[int, float] | None:
-    mu = view.log.require_candidates()["propensity"].to_numpy()
-    if np.isnan(mu).any():
+    known, full = view.log.memo(_logger_support)
+    if not known:
         return None
-    if mu.min(initial=1.0) > 0:  # the logger may show every candidate: nothing to ask the target
+    if full:  # the logger may show every candidate: nothing to ask the target
         return 0, 0.0
+    mu = view.log.candidates["propensity"].to_numpy()
     pi = view.candidate_probabilities()
     unsupported = (mu == 0) & (pi > 0)
     return int(unsupported.sum()), float(pi[unsupported].sum())
+
+
+def _logger_support(log: InteractionLog) -> tuple[bool, bool]:
+    """Whether the candidates' propensities are known (no NaN), and all positive; once per chunk."""
+    low = log.require_candidates()["propensity"].to_numpy().min(initial=1.0)
+    return not np.isnan(low), bool(low > 0)
 
 
 def weight_tally(view: PolicyView, cap: float) -> Tally:
