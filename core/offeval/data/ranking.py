@@ -11,7 +11,12 @@ with Gumbel top-k sampling at a stated sample count and seed. A score of
 
 For the probability of a whole ranking (or of its first k items) under
 Plackett-Luce, :func:`log_prefix` gives log P(a_1..a_k) in log space from
-the displayed items' logits and the mass of the items not displayed.
+the displayed items' logits and the mass of the items not displayed. For a
+two-stage policy the probability of a slate or prefix sums over the
+generator's candidate sets: :func:`candidate_sets` enumerates them with
+their exact probabilities, :func:`two_stage_slates` gives every slate's
+probability and :func:`two_stage_next` the probability of a logged prefix
+followed by each candidate (exact; refused beyond :data:`MAX_SETS` sets).
 """
 
 from __future__ import annotations
@@ -218,18 +223,179 @@ def two_stage(
             f"{comb(pool, size)} candidate sets of {size} out of {pool}: too many to enumerate; "
             "use method='monte_carlo'"
         )
-    _, set_prob = _pl_exact(g, size)
+    members, set_prob = candidate_sets(g, size)
     out = np.zeros((n, pool, length))
-    for members in combinations(range(pool), size):
-        mask = sum(1 << m for m in members)
-        cols = list(members)
+    for s, inside in enumerate(members):
+        cols = np.flatnonzero(inside)
         inner = (
             deterministic(r[:, cols], length)
             if ranker_temperature is None
             else plackett_luce(r[:, cols] / ranker_temperature, length, method="exact")
         )
-        out[:, cols, :] += set_prob[mask][:, None, None] * inner.values
+        out[:, cols, :] += set_prob[:, s, None, None] * inner.values
     return RankMarginals(out, "exact")
+
+
+#: Largest number of candidate sets the exact two-stage computations sum over.
+MAX_SETS = MAX_SUBSETS // 64
+
+
+def candidate_sets(generator_logits: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every set a Plackett-Luce candidate generator may draw, and its exact probability.
+
+    The generator draws ``size`` of the N items without replacement,
+    proportionally to exp(logit). Returns ``members`` (S, N), one row per set
+    of ``size`` items (in :func:`itertools.combinations` order), and
+    ``probabilities`` (n, S): P(the first ``size`` draws are exactly that set),
+    by the dynamic programme over placed sets. More than :data:`MAX_SETS`
+    sets is a :class:`ConfigurationError`.
+    """
+    g = np.asarray(generator_logits, dtype=float)
+    pool = g.shape[1]
+    check_whole(size, "generator size", low=1, high=pool)
+    if comb(pool, size) > MAX_SETS or placed_sets(pool, size + 1) > MAX_SUBSETS:
+        raise ConfigurationError(
+            f"{comb(pool, size)} candidate sets of {size} out of {pool}: too many to sum over "
+            f"exactly (limit {MAX_SETS} sets)"
+        )
+    final = _pl_exact(g, size)[1]
+    sets = list(combinations(range(pool), size))
+    members = np.zeros((len(sets), pool), dtype=bool)
+    for s, chosen in enumerate(sets):
+        members[s, list(chosen)] = True
+    probabilities = np.stack([final[sum(1 << m for m in chosen)] for chosen in sets], axis=1)
+    return members, probabilities
+
+
+def order_ranks(scores: np.ndarray) -> np.ndarray:
+    """Each item's place (0 first) when sorted by score, ties by item order (as rankers sort)."""
+    order = np.argsort(-np.asarray(scores, dtype=float), axis=1, kind="stable")
+    out = np.empty_like(order)
+    np.put_along_axis(out, order, np.arange(order.shape[1])[None, :], axis=1)
+    return out
+
+
+def _next_draw(available: np.ndarray, weights: np.ndarray | None, ranks: np.ndarray | None):
+    """P(each item is placed next) given the items still available (..., N).
+
+    Plackett-Luce over ``weights`` (broadcast against ``available``), or the
+    available item of smallest rank (deterministic ranker); zero when none is left.
+    """
+    if weights is not None:
+        mass = np.where(available, weights, 0.0)
+        left = mass.sum(axis=-1, keepdims=True)  # summed directly: no cancellation
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(left > 0, mass / left, 0.0)
+    key = np.where(available, ranks, np.iinfo(np.int64).max)
+    best = key.argmin(axis=-1)[..., None]
+    hit = np.arange(available.shape[-1]) == best
+    left = np.broadcast_to(available, key.shape).any(axis=-1, keepdims=True)
+    return (hit & left).astype(float)
+
+
+def _ranker(logits: np.ndarray | None, ranks: np.ndarray | None):
+    """(weights, ranks): exactly one of the ranker's Plackett-Luce logits and its order."""
+    if (logits is None) == (ranks is None):
+        raise ConfigurationError("give the ranker's logits (Plackett-Luce) or its ranks, not both")
+    return (None, np.asarray(ranks)) if logits is None else (_weights(logits), None)
+
+
+def two_stage_slates(
+    members: np.ndarray,
+    set_probabilities: np.ndarray,
+    slates: np.ndarray,
+    *,
+    logits: np.ndarray | None = None,
+    ranks: np.ndarray | None = None,
+) -> np.ndarray:
+    """(n, P) probability that a two-stage policy shows each slate (its top L items, in order).
+
+    ``members`` (S, N) and ``set_probabilities`` (n, S) are the generator's
+    sets (:func:`candidate_sets`); ``slates`` (P, L) are item indices. The
+    ranker orders the drawn set by Plackett-Luce ``logits`` (n, N) or
+    deterministically by ``ranks`` (n, N; :func:`order_ranks`). Exact: a sum
+    over the sets holding each slate, one vectorised pass per set.
+    """
+    weights, order = _ranker(logits, ranks)
+    n, (count, length) = set_probabilities.shape[0], slates.shape
+    out = np.zeros((n, count))
+    placed = np.zeros((count, length, members.shape[1]), dtype=bool)  # items above each slot
+    for k in range(1, length):
+        placed[:, k] = placed[:, k - 1]
+        placed[np.arange(count), k, slates[:, k - 1]] = True
+    for s, inside in enumerate(members):
+        held = inside[slates].all(axis=1)
+        if not held.any():
+            continue
+        free = (inside & ~placed[held])[None]  # (1, P_s, L, N)
+        at = slates[held][None, :, :, None]
+        block = max(1, BLOCK_CELLS // free.size)
+        for lo in range(0, n, block):
+            part = slice(lo, lo + block)
+            if weights is not None:
+                nxt = _next_draw(free, weights[part, None, None, :], None)
+            else:
+                nxt = _next_draw(free, None, order[part, None, None, :])
+            step = np.take_along_axis(nxt, np.broadcast_to(at, (*nxt.shape[:3], 1)), axis=3)
+            out[part, held] += set_probabilities[part, s, None] * step[..., 0].prod(axis=2)
+    return out
+
+
+def two_stage_next(
+    members: np.ndarray,
+    set_probabilities: np.ndarray,
+    shown: np.ndarray,
+    *,
+    logits: np.ndarray | None = None,
+    ranks: np.ndarray | None = None,
+) -> np.ndarray:
+    """(U, L, N): P(a two-stage policy shows a_1..a_{k-1}, then item n at k), for each trajectory.
+
+    ``shown`` (U, L) holds each trajectory's displayed items a_1..a_L as item
+    indices (-1 where the policy cannot show the item: nothing at or below it
+    is reachable); ``set_probabilities`` (U, S) the generator's probability
+    of each set in ``members`` (S, N) for the trajectory's context;
+    ``logits`` or ``ranks`` (U, N) the ranker's, as in
+    :func:`two_stage_slates`. The probability of the logged prefix a_1..a_k
+    is the entry at (k, a_k). Exact, in linear space (sets are few and
+    prefixes short), one vectorised pass over the trajectories per set.
+    """
+    weights, order = _ranker(logits, ranks)
+    n_units, length = shown.shape
+    out = np.zeros((n_units, length, members.shape[1]))
+    block = max(1, BLOCK_CELLS // out[0].size)
+    for lo in range(0, n_units, block):
+        part = slice(lo, lo + block)
+        out[part] = _next_block(
+            members,
+            set_probabilities[part],
+            shown[part],
+            None if weights is None else weights[part],
+            None if order is None else order[part],
+        )
+    return out
+
+
+def _next_block(members, set_probabilities, shown, weights, order) -> np.ndarray:
+    n_units, length = shown.shape
+    pool = members.shape[1]
+    valid = shown >= 0
+    hot = np.zeros((n_units, length, pool), dtype=bool)
+    rows, cols = np.nonzero(valid)
+    hot[rows, cols, shown[rows, cols]] = True
+    above = np.cumsum(hot, axis=1) - hot > 0  # items among a_1..a_{k-1}
+    at = np.maximum(shown, 0)[..., None]
+    out = np.zeros((n_units, length, pool))
+    for s, inside in enumerate(members):
+        free = inside & ~above
+        if weights is not None:
+            nxt = _next_draw(free, weights[:, None, :], None)
+        else:
+            nxt = _next_draw(free, None, order[:, None, :])
+        step = np.where(valid, np.take_along_axis(nxt, at, axis=2)[..., 0], 0.0)
+        reach = np.cumprod(np.c_[np.ones(n_units), step[:, :-1]], axis=1)  # P(a_1..a_{k-1} | set)
+        out += (set_probabilities[:, s, None] * reach)[..., None] * nxt
+    return out
 
 
 def _two_stage_monte_carlo(g, size, r, length, temperature, samples, seed) -> RankMarginals:
