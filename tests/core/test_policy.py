@@ -1,4 +1,5 @@
-"""RerankPolicy against brute force: ranks, exposures and Plackett-Luce marginals; the
+"""RerankPolicy against brute force: ranks, exposures and Plackett-Luce marginals; TablePolicy's
+lookups and the target's expectation over each slot's candidates against loops; the
 policies' scalar arguments."""
 
 from itertools import permutations
@@ -9,7 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from offeval import ConfigurationError, RerankPolicy, TablePolicy
+from offeval import ConfigurationError, InteractionLog, RerankPolicy, TablePolicy
+from offeval.engine.estimator import PolicyView, regular_slots
+from offeval.engine.weights import support
 
 lengths = st.lists(st.integers(1, 5), min_size=1, max_size=6)
 
@@ -73,6 +76,93 @@ def test_plackett_luce_marginals_match_enumeration(sizes, seed):
                 brute[i, place] += p
         np.testing.assert_allclose(table[start : start + k], brute, atol=1e-12)
         start += k
+
+
+# -- table lookups and sums over candidates ---------------------------------------------------
+
+
+def _table(rng: np.random.Generator, by_position: bool) -> tuple[pd.DataFrame, dict]:
+    """Probabilities for items 1..4 (positions 1..2): items 0 and 5 are outside the table."""
+    keys = (
+        [(i, k) for i in range(1, 5) for k in (1, 2)]
+        if by_position
+        else [(i,) for i in range(1, 5)]
+    )
+    keys = [key for key in keys if rng.random() < 0.8] or keys[:1]  # some keys absent: 0
+    p = rng.dirichlet(np.ones(len(keys) + 1))[:-1]  # sums below 1 per position a fortiori
+    names = ["item", "position"][: len(keys[0])]
+    return pd.DataFrame(keys, columns=names).assign(probability=p), dict(zip(keys, p, strict=True))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10_000), st.booleans(), st.sampled_from(["int64", "int32", "uint8"]))
+def test_table_lookups_match_a_dictionary(seed, by_position, dtype):
+    rng = np.random.default_rng(seed)
+    frame, table = _table(rng, by_position)
+    rows = pd.DataFrame(
+        {"item": rng.integers(0, 6, 40).astype(dtype), "position": rng.integers(1, 4, 40)}
+    )
+    keys = rows[list(frame.columns[:-1])].itertuples(index=False, name=None)
+    expected = [table.get(tuple(int(v) for v in key), 0.0) for key in keys]
+    np.testing.assert_allclose(TablePolicy(frame).probabilities(rows), expected, rtol=0, atol=0)
+
+
+def _candidate_log(rng: np.random.Generator, per_slot: int | None, shuffle: bool):
+    """A log of 1-3 positions per trajectory; each slot's candidates a set of items 0..5
+    holding the logged one (``per_slot`` of them, or 1 to 6 at random), with predictions q."""
+    slots = [(t, k) for t in range(int(rng.integers(1, 6))) for k in range(1, rng.integers(2, 5))]
+    rows, cands = [], []
+    for t, k in slots:
+        size = per_slot or int(rng.integers(1, 7))
+        items = rng.permutation(6)[:size]
+        rows.append((t * 10, k, items[0], rng.random(), rng.uniform(0.1, 1)))
+        cands += [(t * 10, k, i, rng.uniform(0.1, 1), rng.normal()) for i in items]
+    frame = pd.DataFrame(rows, columns=["trajectory", "position", "item", "reward", "propensity"])
+    columns = ["trajectory", "position", "item", "propensity", "q"]
+    cands = pd.DataFrame(cands, columns=columns)
+    if shuffle:
+        cands = cands.iloc[rng.permutation(len(cands))]
+    return InteractionLog.from_frame(frame, candidates=cands), cands
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 10_000), st.booleans(), st.sampled_from([None, 1, 3, 6]), st.booleans())
+def test_slot_expectation_matches_a_loop_over_each_slots_candidates(
+    seed, by_position, per_slot, shuffle
+):
+    rng = np.random.default_rng(seed)
+    log, cands = _candidate_log(rng, per_slot, shuffle)
+    frame, table = _table(rng, by_position)
+    keys = list(frame.columns[:-1])
+    value, mass = PolicyView(TablePolicy(frame), log).slot_expectation(
+        log.candidates["q"].to_numpy()
+    )
+    expected_value, expected_mass = [], []
+    for t, k in log.frame[["trajectory", "position"]].itertuples(index=False, name=None):
+        mine = cands[(cands["trajectory"] == t) & (cands["position"] == k)]
+        p = [table.get(tuple(int(v) for v in key), 0.0) for key in mine[keys].to_numpy()]
+        expected_value.append(float(np.dot(p, mine["q"])))
+        expected_mass.append(float(np.sum(p)))
+    np.testing.assert_allclose(value, expected_value, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(mass, expected_mass, rtol=1e-12, atol=1e-15)
+    sizes = cands.groupby(["trajectory", "position"]).size()
+    assert regular_slots(log) == (sizes.iloc[0] if sizes.nunique() == 1 else None)
+
+
+def test_unknown_candidate_propensities_leave_the_support_unchecked():
+    rng = np.random.default_rng(3)
+    log, cands = _candidate_log(rng, 3, shuffle=False)
+    policy = TablePolicy(pd.DataFrame({"item": range(6), "probability": 1 / 6}))
+    assert support(PolicyView(policy, log)) == (0, 0.0)  # every candidate has mu > 0
+    unknown = log.candidates.assign(propensity=np.nan)  # from_obp without pi_b: NaN
+    log = InteractionLog(
+        log.frame, log.source_rows, log.unit_starts, unknown, cands.index.to_numpy()
+    )
+    assert support(PolicyView(policy, log)) is None
+    zero = log.candidates.assign(propensity=np.where(np.arange(len(cands)) % 3 == 1, 0.0, 0.5))
+    log = InteractionLog(log.frame, log.source_rows, log.unit_starts, zero, cands.index.to_numpy())
+    count, mass = support(PolicyView(policy, log))
+    assert count == len(cands) // 3 and mass == pytest.approx(count / 6, rel=1e-12)
 
 
 # -- scalar arguments -------------------------------------------------------------------------
