@@ -8,7 +8,10 @@ marginals do not determine them. The target's come from, in this order:
    the policy shows its trajectory's logged items at positions 1..position;
 2. Plackett-Luce logits: the simulator's rankers (``logits`` and
    ``candidates`` per context, with their uniformly shuffled share
-   ``mix_uniform``; deterministic ones through ``deterministic_ranking()``),
+   ``mix_uniform``; deterministic ones through ``deterministic_ranking()``;
+   two-stage ones, whose generator draws ``generator_size`` candidates by
+   Plackett-Luce over ``generator_scores`` before the ranker orders them,
+   summed exactly over the generator's sets: ``ranking.two_stage_next``),
    or an :class:`offeval.RerankPolicy` at a temperature (Plackett-Luce over
    the trajectory's own items, logits ``scores / temperature``);
 3. 0/1 probabilities (a deterministic policy): a prefix is shown surely when
@@ -105,15 +108,12 @@ class _Table:
     left: np.ndarray | None  # (U, L) log mass left before each draw (Plackett-Luce)
     logits: np.ndarray | None  # (U, K) logits of the context's candidates (Plackett-Luce)
     count: np.ndarray  # (U,) candidates per context
+    #: (U, L, K) P(a_1..a_{k-1}, then candidate c at k) of a two-stage ranker (else None)
+    following: np.ndarray | None = None
 
 
 def _table_target(view: PolicyView, lay: Layout) -> TargetPrefixes:
     policy, log = view.policy, view.log
-    if getattr(policy, "two_stage", False):
-        raise ConfigurationError(
-            f"policy {policy_name(view)!r} is two-stage: its prefix probabilities sum over the "
-            "generator's candidate sets, which is not implemented; evaluate its ranker alone"
-        )
     cands = np.asarray(policy.candidates)
     ctx = per_trajectory(
         log, "context", context_index(log, cands.shape[0], f"policy {policy_name(view)!r}")
@@ -126,7 +126,9 @@ def _table_target(view: PolicyView, lay: Layout) -> TargetPrefixes:
     length = min(lay.longest, int(policy.n_positions))
     index[:, length:] = -1
     count = np.full(lay.n_units, cands.shape[1], dtype=float)
-    if policy.temperature is None:
+    if getattr(policy, "two_stage", False):
+        table = _two_stage(policy, ctx, index, count)
+    elif policy.temperature is None:
         order = np.asarray(policy.deterministic_ranking())[ctx]
         agree = np.zeros(index.shape, dtype=bool)
         agree[:, :length] = index[:, :length] == order[:, :length]
@@ -144,6 +146,22 @@ def _table_target(view: PolicyView, lay: Layout) -> TargetPrefixes:
         table = _Table(ctx, index, base, left, logits, count)
     prefix = _mixed(policy, table.base, lambda: _uniform(table))
     return TargetPrefixes(lay.rows(prefix), "table", table)
+
+
+def _two_stage(policy, ctx: np.ndarray, index: np.ndarray, count: np.ndarray) -> _Table:
+    """A two-stage ranker: prefixes summed exactly over the generator's candidate sets."""
+    contexts, which = np.unique(ctx, return_inverse=True)
+    generator = np.asarray(policy.generator_scores, dtype=float)[contexts]
+    members, sets = ranking.candidate_sets(generator, int(policy.generator_size))
+    if policy.temperature is None:
+        ranker = {"ranks": ranking.order_ranks(policy.score_matrix)[ctx]}
+    else:
+        ranker = {"logits": np.asarray(policy.logits)[ctx]}
+    following = ranking.two_stage_next(members, sets[which], index, **ranker)
+    logged = np.take_along_axis(following, np.maximum(index, 0)[..., None], axis=2)[..., 0]
+    with np.errstate(divide="ignore"):
+        base = np.where(index >= 0, np.log(logged), ranking.NEG_INF)
+    return _Table(ctx, index, base, None, None, count, following)
 
 
 def _uniform(table: _Table) -> np.ndarray:
@@ -211,7 +229,11 @@ def _table_extended(view, table: _Table, unit, rank, fresh) -> np.ndarray:
     index = candidate_index(policy, table.ctx[unit], log.candidates["item"].to_numpy())
     ok = fresh & (index >= 0) & (rank < int(policy.n_positions))
     above = ranking.shifted(table.base)[unit, rank]
-    if table.left is None:  # deterministic ranker: the candidate must be its next item
+    if table.following is not None:  # two-stage: summed over the generator's sets already
+        with np.errstate(divide="ignore"):
+            own = np.log(table.following[unit, rank, np.maximum(index, 0)])
+        base = np.where(ok, own, ranking.NEG_INF)
+    elif table.left is None:  # deterministic ranker: the candidate must be its next item
         order = np.asarray(policy.deterministic_ranking())[table.ctx[unit]]
         next_item = order[np.arange(len(unit)), np.minimum(rank, order.shape[1] - 1)]
         base = np.where(ok & (next_item == index), above, ranking.NEG_INF)

@@ -8,7 +8,9 @@ marginals P(a at j, b at k), which the log does not hold. They come here from
 the logging ranker itself, by enumerating its ordered prefixes per context:
 the simulator's rankers (``candidates`` and ``n_positions``; Plackett-Luce
 ``logits`` or ``deterministic_ranking()``; a uniformly shuffled share
-``mix_uniform``).
+``mix_uniform``; a two-stage ranker's generator, ``generator_scores`` and
+``generator_size``, whose candidate sets each slate probability sums over
+exactly: ``ranking.two_stage_slates``).
 """
 
 from __future__ import annotations
@@ -40,7 +42,12 @@ def check_logging_ranker(logging) -> None:
             f"rankers); {logging!r} has no {', '.join(missing)}"
         )
     if getattr(logging, "two_stage", False):
-        raise ConfigurationError("logging: a two-stage ranker's slates are not enumerated")
+        stage = [a for a in ("generator_scores", "generator_size") if not hasattr(logging, a)]
+        if stage:
+            raise ConfigurationError(
+                f"logging: a two-stage ranker needs generator_scores and generator_size; "
+                f"{logging!r} has no {', '.join(stage)}"
+            )
 
 
 def _table(k: int, length: int) -> np.ndarray:
@@ -57,7 +64,15 @@ def _slate_probabilities(logging, ctx: np.ndarray, table: np.ndarray) -> np.ndar
     """(contexts, slates) probability that the ranker shows each enumerated slate."""
     n, length = len(table), table.shape[1]
     k = np.asarray(logging.candidates).shape[1]
-    if logging.temperature is None:
+    if getattr(logging, "two_stage", False):
+        generator = np.asarray(logging.generator_scores, dtype=float)[ctx]
+        members, sets = ranking.candidate_sets(generator, int(logging.generator_size))
+        if logging.temperature is None:
+            ranker = {"ranks": ranking.order_ranks(logging.score_matrix)[ctx]}
+        else:
+            ranker = {"logits": np.asarray(logging.logits)[ctx]}
+        base = ranking.two_stage_slates(members, sets, table, **ranker)
+    elif logging.temperature is None:
         order = np.asarray(logging.deterministic_ranking())[ctx][:, :length]
         base = (table[None, :, :] == order[:, None, :]).all(axis=2).astype(float)
     else:

@@ -583,10 +583,125 @@ def test_a_target_without_prefix_probabilities_is_told_what_rips_needs():
 
     with pytest.raises(ConfigurationError, match="rips needs the target's prefix.*'marginals'"):
         evaluate(log, [MarginalsOnly()], [RIPS()])
-    env = Environment(seed=1, n_contexts=20, n_items=30, n_candidates=5, n_positions=3)
-    sim = env.simulate(env.logging_policy(), 50, seed=0)
-    two_stage = env.policy("two", generator_size=4)
-    with pytest.raises(ConfigurationError, match="two-stage"):
-        evaluate(sim, [two_stage], [RIPS()])
     with pytest.raises(OffevalError, match="context"):
         evaluate(log.with_columns(context=np.full(log.n_rows, 99)), [ranker("r", LOGITS)], [RIPS()])
+
+
+# -- two-stage rankers: every draw of the generator and ordering of the ranker enumerated ----
+
+#: The generator's logits: it draws two of the three items, the ranker orders them.
+GENERATOR = np.array([0.5, -0.3, 1.0])
+
+
+def two_stage_ranker(name, scores, temperature=1.0, mix=0.0, size=2):
+    """A two-stage simulator ranker over ITEMS for one context."""
+    return RankingPolicy(
+        name,
+        np.array([scores]),
+        ITEMS[None, :],
+        2,
+        temperature,
+        mix,
+        generator_scores=GENERATOR[None, :],
+        generator_size=size,
+    )
+
+
+def two_stage_slates(scores, temperature, size=2) -> np.ndarray:
+    """P(each of RANKINGS) by enumerating the generator's draws and the ranker's orderings."""
+    w_g = np.exp(GENERATOR)
+    out = np.zeros(len(RANKINGS))
+    for draw in permutations(range(3), size):
+        p_draw, left = 1.0, w_g.sum()
+        for a in draw:
+            p_draw, left = p_draw * w_g[a] / left, left - w_g[a]
+        chosen = sorted(draw)
+        if temperature is None:
+            orders = [(sorted(chosen, key=lambda i: (-scores[i], i)), 1.0)]
+        else:
+            w_r = np.exp(np.asarray(scores) / temperature)
+            orders = []
+            for order in permutations(chosen):
+                p, left = 1.0, w_r[chosen].sum()
+                for a in order:
+                    p, left = p * w_r[a] / left, left - w_r[a]
+                orders.append((order, p))
+        for order, p in orders:
+            at = [list(r) for r in RANKINGS].index(list(order[:2]))
+            out[at] += p_draw * p
+    return out
+
+
+TWO_STAGE = {
+    "pl": ([1.5, 0.3, -1.0], 0.8, 0.0),
+    "det": ([0.1, 2.0, 1.0], None, 0.0),
+    "pl_mixed": ([0.1, 2.0, 1.0], 0.5, 0.3),
+    "det_mixed": ([1.5, 0.3, -1.0], None, 0.3),
+}
+
+
+def two_stage_case(case: str):
+    """The two-stage policy of a case and its slate probabilities (mixing a uniform shuffle)."""
+    scores, temperature, mix = TWO_STAGE[case]
+    probs = (1 - mix) * two_stage_slates(scores, temperature) + mix / len(RANKINGS)
+    return two_stage_ranker(case, scores, temperature, mix), probs
+
+
+@pytest.mark.parametrize("case", TWO_STAGE)
+def test_two_stage_prefixes_agree_with_enumeration(case):
+    policy, probs = two_stage_case(case)
+    log = with_candidates(tiny_log("cascade", LOGGING, LOGITS))
+    want = Enumerated("check", probs).prefix_probabilities(log.frame)
+    got = np.exp(target_log_prefix(PolicyView(policy, log), "rips"))
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
+    extended = np.exp(target_log_extended(PolicyView(policy, log), "cdr"))
+    for (slot, item), value in zip(
+        log.candidates[["slot", "item"]].to_numpy(), extended, strict=True
+    ):
+        t, k = slot // 2, slot % 2
+        cells = [*enumerate(RANKINGS[t][:k]), (k, np.searchsorted(ITEMS, item))]
+        assert value == pytest.approx(Enumerated("x", probs)._prob(cells), rel=1e-12, abs=1e-15)
+
+
+@pytest.mark.parametrize("model", MODELS)
+@pytest.mark.parametrize("case", ["pl", "det_mixed"])
+def test_rips_and_cascade_dr_are_exact_for_two_stage_targets(model, case):
+    policy, probs = two_stage_case(case)
+    want = truth(model, probs)
+    for estimator, reward_model in (
+        (RIPS(per="trajectory"), None),
+        (CascadeDR(per="trajectory"), rough),
+        (CascadeDR(per="trajectory"), cascade_model),
+    ):
+        log = tiny_log(model, LOGGING, LOGITS)
+        log = log if reward_model is None else with_model(log, reward_model)
+        got = expectation(log, LOGGING, policy, estimator)
+        if model in HOLDS["rips"]:
+            assert got == pytest.approx(want, rel=1e-12)
+        else:
+            assert abs(got - want) > 1e-3
+
+
+@pytest.mark.parametrize("model", MODELS)
+@pytest.mark.parametrize("case", ["pl", "pl_mixed", "det_mixed"])  # every slate logged
+def test_pi_with_a_two_stage_logger_is_exact_for_additive_rewards(model, case):
+    """The logger's Gamma sums its slates over the generator's sets (here it draws 2 of 3)."""
+    logger, logging = two_stage_case(case)
+    log = with_candidates(tiny_log(model, logging))
+    target = ranker("target", [1.5, 0.3, -1.0])
+    got = expectation(log, logging, target, PseudoInverse(per="trajectory", logging=logger))
+    want = truth(model, TARGETS["plackett_luce"])
+    if model in ("position_based", "cascade"):  # additive on rankings of two out of three
+        assert got == pytest.approx(want, rel=1e-9)
+    else:
+        assert abs(got - want) > 1e-4
+
+
+@pytest.mark.parametrize("model", ["position_based", "cascade"])
+def test_pi_for_a_two_stage_target_reads_its_exact_marginals(model):
+    policy, probs = two_stage_case("pl_mixed")
+    log = with_candidates(tiny_log(model, LOGGING, LOGITS))
+    got = expectation(
+        log, LOGGING, policy, PseudoInverse(per="trajectory", logging=ranker("mu", LOGITS))
+    )
+    assert got == pytest.approx(truth(model, probs), rel=1e-9)
