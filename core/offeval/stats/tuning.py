@@ -46,10 +46,19 @@ TUNING_METHODS = ("slope", "mse")
 SLOPE_CONSTANT = math.sqrt(6) - 1
 
 
+class Grid(tuple):
+    """Checked candidate values: a tuple of floats, spelled ``[10, 100, inf]`` in labels."""
+
+    @property
+    def spec(self) -> str:
+        """The grid as a spec value reads it back."""
+        return "[" + ", ".join(f"{v:g}" for v in self) + "]"
+
+
 def check_grid(
     values: Any, name: str = "lambdas", *, low: float = 0, high: float = math.inf
-) -> tuple[float, ...]:
-    """A grid of candidate values as a tuple of floats, each in [low, high] (inf allowed
+) -> Grid:
+    """A grid of candidate values as a :class:`Grid` of floats, each in [low, high] (inf allowed
     when ``high`` is), none twice.
 
     Accepts a list or tuple of numbers, or their text as a spec gives it
@@ -63,7 +72,7 @@ def check_grid(
             f"{name} must be a non-empty list of numbers, e.g. [10, 100, inf]; got {values!r}"
         )
     finite = high != math.inf
-    grid = tuple(
+    grid = Grid(
         check_number(v, f"each of {name}", low=low, high=high, finite=finite) for v in values
     )
     twice = sorted({v for v in grid if grid.count(v) > 1})
