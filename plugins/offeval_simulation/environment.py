@@ -31,6 +31,7 @@ from offeval_simulation.rankers import (
     RankingPolicy,
     pl_prefix_probabilities,
     prefixes,
+    two_stage_slates,
 )
 
 USER_MODELS = ("position_based", "cascade")
@@ -196,14 +197,15 @@ class Environment:
         return self._cascade_values(policy) / self.n_positions
 
     def _cascade_values(self, policy: RankingPolicy) -> np.ndarray:
-        """Expected clicks per context under the cascade model, exactly."""
-        if policy.two_stage:
-            raise ConfigurationError(
-                "exact cascade values are not available for two-stage policies"
-            )
+        """Expected clicks per context under the cascade model, exactly.
+
+        A two-stage policy's slate probabilities sum over its generator's
+        candidate sets (``ranking.two_stage_slates``: exact, and refused when
+        the sets are too many to enumerate).
+        """
         n, k = self.quality.shape
         rows = np.arange(n)
-        if policy.temperature is None:
+        if policy.temperature is None and not policy.two_stage:
             ranked = _cascade_clicks(self.quality[rows[:, None], policy.deterministic_ranking()])
         else:
             ranked = np.empty(n)
@@ -212,7 +214,9 @@ class Environment:
         for lo in range(0, n, CONTEXT_BLOCK):
             block = slice(lo, lo + CONTEXT_BLOCK)
             clicks = _cascade_clicks(self.quality[block][:, table])  # (b, P)
-            if policy.temperature is not None:
+            if policy.two_stage:
+                ranked[block] = (two_stage_slates(policy, block, table) * clicks).sum(axis=1)
+            elif policy.temperature is not None:
                 prob = pl_prefix_probabilities(policy.logits[block], table)
                 ranked[block] = (prob * clicks).sum(axis=1)
             if uniform is not None:

@@ -5,7 +5,8 @@ Plackett-Luce (softmax sampling without replacement) at a temperature;
 deterministic ones sort by score; two-stage ones first draw a candidate set
 from the K by Plackett-Luce over generator scores, then rank it. Rank marginals
 come from :mod:`offeval.data.ranking` (exact). The cascade ground truth needs the
-probability of every ordered prefix, enumerated here.
+probability of every ordered prefix, enumerated here (for a two-stage policy,
+summed over the generator's candidate sets).
 """
 
 from __future__ import annotations
@@ -45,6 +46,15 @@ def pl_prefix_probabilities(logits: np.ndarray, table: np.ndarray) -> np.ndarray
         prob *= chosen / remaining
         remaining -= chosen
     return prob
+
+
+def two_stage_slates(policy: RankingPolicy, contexts, table: np.ndarray) -> np.ndarray:
+    """(n, P) probabilities that a two-stage policy's ranking starts with each prefix row.
+
+    Exact: summed over the generator's candidate sets (before any uniform mixing).
+    """
+    members, sets, ranker = ranking.two_stage_parts(policy, contexts)
+    return ranking.two_stage_slates(members, sets, table, **ranker)
 
 
 class RankingPolicy:

@@ -151,12 +151,8 @@ def _table_target(view: PolicyView, lay: Layout) -> TargetPrefixes:
 def _two_stage(policy, ctx: np.ndarray, index: np.ndarray, count: np.ndarray) -> _Table:
     """A two-stage ranker: prefixes summed exactly over the generator's candidate sets."""
     contexts, which = np.unique(ctx, return_inverse=True)
-    generator = np.asarray(policy.generator_scores, dtype=float)[contexts]
-    members, sets = ranking.candidate_sets(generator, int(policy.generator_size))
-    if policy.temperature is None:
-        ranker = {"ranks": ranking.order_ranks(policy.score_matrix)[ctx]}
-    else:
-        ranker = {"logits": np.asarray(policy.logits)[ctx]}
+    members, sets, ranker = ranking.two_stage_parts(policy, contexts)
+    ranker = {key: value[which] for key, value in ranker.items()}
     following = ranking.two_stage_next(members, sets[which], index, **ranker)
     logged = np.take_along_axis(following, np.maximum(index, 0)[..., None], axis=2)[..., 0]
     with np.errstate(divide="ignore"):

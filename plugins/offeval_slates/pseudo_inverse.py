@@ -65,12 +65,7 @@ def _slate_probabilities(logging, ctx: np.ndarray, table: np.ndarray) -> np.ndar
     n, length = len(table), table.shape[1]
     k = np.asarray(logging.candidates).shape[1]
     if getattr(logging, "two_stage", False):
-        generator = np.asarray(logging.generator_scores, dtype=float)[ctx]
-        members, sets = ranking.candidate_sets(generator, int(logging.generator_size))
-        if logging.temperature is None:
-            ranker = {"ranks": ranking.order_ranks(logging.score_matrix)[ctx]}
-        else:
-            ranker = {"logits": np.asarray(logging.logits)[ctx]}
+        members, sets, ranker = ranking.two_stage_parts(logging, ctx)
         base = ranking.two_stage_slates(members, sets, table, **ranker)
     elif logging.temperature is None:
         order = np.asarray(logging.deterministic_ranking())[ctx][:, :length]

@@ -267,6 +267,23 @@ def candidate_sets(generator_logits: np.ndarray, size: int) -> tuple[np.ndarray,
     return members, probabilities
 
 
+def two_stage_parts(ranker, contexts: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict]:
+    """The generator's sets and the ranker of a two-stage ranker, for some contexts.
+
+    ``ranker`` holds per-context ``generator_scores`` (the generator's
+    Plackett-Luce logits), ``generator_size``, ``score_matrix`` and
+    ``temperature`` (None: sorted by score; else Plackett-Luce over
+    ``logits``). Returns the sets and their probabilities per context
+    (:func:`candidate_sets`), and the ranker's keyword for
+    :func:`two_stage_slates` and :func:`two_stage_next` (``logits`` or ``ranks``).
+    """
+    generator = np.asarray(ranker.generator_scores, dtype=float)[contexts]
+    members, sets = candidate_sets(generator, int(ranker.generator_size))
+    if ranker.temperature is None:
+        return members, sets, {"ranks": order_ranks(np.asarray(ranker.score_matrix)[contexts])}
+    return members, sets, {"logits": np.asarray(ranker.logits)[contexts]}
+
+
 def order_ranks(scores: np.ndarray) -> np.ndarray:
     """Each item's place (0 first) when sorted by score, ties by item order (as rankers sort)."""
     order = np.argsort(-np.asarray(scores, dtype=float), axis=1, kind="stable")

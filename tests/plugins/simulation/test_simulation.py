@@ -210,3 +210,58 @@ def test_a_ranker_with_text_item_ids_answers_as_with_integer_ids():
     log = env.simulate(env.logging_policy(), 500, seed=1)
     rows = log.frame.assign(item=[f"i{j}" for j in log.frame["item"]])
     np.testing.assert_array_equal(texts.probabilities(rows), policy.probabilities(log.frame))
+
+
+def brute_force_two_stage_cascade(env: Environment, policy: RankingPolicy, c: int) -> float:
+    """Expected cascade clicks of context c: every generator draw and ranker ordering enumerated."""
+    q = env.quality[c]
+    w_g = np.exp(policy.generator_scores[c])
+    total = 0.0
+    for draw in permutations(range(q.size), policy.generator_size):
+        p_draw, left = 1.0, w_g.sum()
+        for a in draw:
+            p_draw, left = p_draw * w_g[a] / left, left - w_g[a]
+        chosen = sorted(draw)
+        if policy.temperature is None:
+            scores = policy.score_matrix[c]
+            orders = [(sorted(chosen, key=lambda i: (-scores[i], i)), 1.0)]
+        else:
+            w_r = np.exp(policy.logits[c])
+            orders = []
+            for order in permutations(chosen):
+                p, left = 1.0, w_r[chosen].sum()
+                for a in order:
+                    p, left = p * w_r[a] / left, left - w_r[a]
+                orders.append((order, p))
+        for order, p in orders:
+            survive, clicks = 1.0, 0.0
+            for a in order[: env.n_positions]:
+                clicks += survive * q[a]
+                survive *= 1 - q[a]
+            total += p_draw * p * clicks
+    return total
+
+
+@pytest.mark.parametrize("temperature", [None, 0.5])
+def test_two_stage_cascade_values_are_exact(temperature):
+    env = Environment(
+        seed=6, n_contexts=6, n_items=20, n_candidates=5, n_positions=2, user_model="cascade"
+    )
+    policy = env.policy("two", temperature=temperature, mix_uniform=0.2, generator_size=3)
+    plain = env.policy("two", temperature=temperature, generator_size=3)
+    values = env.context_values(policy) * env.n_positions
+    for c in range(env.n_contexts):
+        q = env.quality[c]
+        shuffled = np.mean([q[a] + (1 - q[a]) * q[b] for a, b in permutations(range(5), 2)])
+        want = 0.8 * brute_force_two_stage_cascade(env, plain, c) + 0.2 * shuffled
+        assert values[c] == pytest.approx(want, rel=1e-12)
+
+
+@pytest.mark.parametrize("user_model", ["position_based", "cascade"])
+def test_two_stage_online_value_matches_simulated_ab_cells(user_model):
+    env = Environment(
+        seed=4, n_contexts=200, n_items=40, n_candidates=6, n_positions=3, user_model=user_model
+    )
+    policy = env.policy("two", skill=1.2, temperature=0.5, seed=3, generator_size=4)
+    cell = env.ab_test([policy], 60_000, seed=7)[0]
+    assert abs(cell.mean - env.online_value(policy)) < 4 * cell.se
