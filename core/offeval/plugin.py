@@ -11,8 +11,10 @@ need belongs here, so that no plugin imports another. The names, by job:
   process-wide one) and :func:`active_registry` (the one building components
   now) find components by name; :class:`Deferred` registers a component by
   reference, imported when first used (``offeval --help`` shows a command's
-  ``help`` without importing it), and :func:`lazy_names` imports a plugin's
-  public names on first use.
+  ``help`` without importing it), :class:`Alias` registers another name for
+  a component (obp's ``switch-dr`` for ``switch_dr``, with its parameter
+  names and defaults), and :func:`lazy_names` imports a plugin's public
+  names on first use.
 - **Estimators**: :class:`BaseEstimator`, :class:`Contribution`,
   :class:`PolicyView`, :class:`Shared`, :data:`ESTIMANDS`, :data:`GUARANTEES`,
   what an estimator declares (:class:`Declaration`, read by :func:`declaration_of`),
@@ -165,6 +167,7 @@ if TYPE_CHECKING:
     )
     from offeval.lazy import Deferred, lazy_names
     from offeval.progress import progress_bar
+    from offeval.registry.aliases import Alias
     from offeval.registry.hookspecs import Register, hookimpl, hookspec
     from offeval.registry.manager import Registry, active_registry, get_registry
     from offeval.registry.sections import (
@@ -206,6 +209,7 @@ __all__ = [
     "TEXT_SUFFIXES",
     "UNITS_PER_WORKER",
     "Agreement",
+    "Alias",
     "BaseEstimator",
     "ColumnError",
     "ConfigurationError",

@@ -1,12 +1,30 @@
 """Plugin ``ncis``: the importance-sampling family of off-policy estimators.
 
 IS, capped IS (CIS), normalised capped IS (NCIS) as in Gruson et al. (WSDM
-2019), also under obp's names (``ips``, ``clipped_ips``, ``snips``), piecewise
+2019), also under obp's names and parameters (``ipw:lambda_=...``, ``snipw``,
+``clipped_ipw``; and ``ips``, ``clipped_ips``, ``snips``), piecewise
 and pointwise NCIS (Gilotte et al., WSDM 2018), and IPS with the optimal
 additive baseline (beta*-IPS, Jeunen and Gupta, SIGIR 2026).
 """
 
-from offeval.plugin import hookimpl, lazy_names
+from offeval.plugin import Alias, hookimpl, lazy_names
+
+INF = float("inf")
+#: obp's names (and this plugin's earlier ones) for its estimators: name -> alias.
+OBP_NAMES = {
+    "ipw": Alias(
+        "cis",
+        rename={"lambda_": "cap"},
+        defaults={"lambda_": INF},
+        source="obp's InverseProbabilityWeighting",
+    ),
+    "clipped_ipw": Alias(
+        "cis", rename={"lambda_": "cap"}, source="obp's InverseProbabilityWeighting(lambda_)"
+    ),
+    "snipw": Alias("snips", source="obp's SelfNormalizedInverseProbabilityWeighting"),
+    "ips": Alias("is", source="Inverse propensity scoring"),
+    "clipped_ips": Alias("cis", source="Clipped inverse propensity scoring"),
+}
 
 
 def _estimators() -> tuple:
@@ -17,8 +35,8 @@ def _estimators() -> tuple:
 
 
 def _aliases() -> tuple:
-    """The same estimators under the names obp users know, not repeated in the demo
-    (``ALIASES``)."""
+    """The classes of the same estimators under other names (``ALIASES``): ``snips`` is
+    registered as itself, ``ips`` and ``clipped_ips`` as aliases of ``is`` and ``cis``."""
     from offeval_ncis.estimators import IPS, SNIPS, ClippedIPS
 
     return (IPS, SNIPS, ClippedIPS)
@@ -26,9 +44,13 @@ def _aliases() -> tuple:
 
 @hookimpl
 def register_estimators(register):
-    """Register the IS family, and its obp names (ips, snips, clipped_ips)."""
-    for cls in (*_estimators(), *_aliases()):
+    """Register the IS family, snips (ncis without a cap), and obp's names as aliases."""
+    from offeval_ncis.estimators import SNIPS
+
+    for cls in (*_estimators(), SNIPS):
         register(cls.name, cls)
+    for name, alias in OBP_NAMES.items():
+        register(name, alias)
 
 
 @hookimpl

@@ -9,7 +9,19 @@ cross-fits a scikit-learn regressor by trajectory. The reward model's columns,
 (``rewardmodel`` in :mod:`offeval.plugin`), named here for this plugin's users.
 """
 
-from offeval.plugin import hookimpl, lazy_names
+from offeval.plugin import Alias, hookimpl, lazy_names
+
+#: obp's names for this plugin's estimators, with obp's parameter names and defaults
+#: (``dm``, ``dr`` and ``sndr`` are obp's names already).
+OBP_NAMES = {
+    "switch-dr": Alias(
+        "switch_dr",
+        rename={"lambda_": "tau"},
+        defaults={"lambda_": float("inf")},
+        source="obp's SwitchDoublyRobust",
+    ),
+    "dr-os": Alias("dr_os", defaults={"lambda_": 0.0}, source="obp's DoublyRobustWithShrinkage"),
+}
 
 
 def _estimators() -> tuple:
@@ -32,9 +44,11 @@ def _core(name: str):
 
 @hookimpl
 def register_estimators(register):
-    """Register dm, dr, sndr, switch_dr and dr_os."""
+    """Register dm, dr, sndr, switch_dr and dr_os, and obp's switch-dr and dr-os as aliases."""
     for cls in _estimators():
         register(cls.name, cls)
+    for name, alias in OBP_NAMES.items():
+        register(name, alias)
 
 
 __all__ = [

@@ -24,7 +24,11 @@ recorded in :attr:`Registry.failures`; the other plugins still load):
 A component may be registered by reference (:class:`Deferred`,
 ``"package.module:Name"`` and what the host may read without importing it,
 such as a command's one-line ``help``): its module is imported when
-:attr:`Component.factory` is first read.
+:attr:`Component.factory` is first read. A component may also be another
+name for one registered under its own (:class:`~offeval.registry.aliases.Alias`:
+obp's ``switch-dr`` for ``switch_dr``, its ``lambda_`` for ``tau``): built,
+it is the original under the alias's name and parameters, and the default
+set (:meth:`Registry.distinct`) leaves it out.
 
 Hooks are called through pluggy, which matches arguments by name, so hook
 specifications can gain arguments without breaking implementations.
@@ -47,6 +51,7 @@ import pluggy
 from offeval.errors import RegistryError, did_you_mean
 from offeval.lazy import Deferred
 from offeval.registry import hookspecs
+from offeval.registry.aliases import Alias, aliased
 from offeval.specs import parse_spec
 
 ENTRY_POINT_GROUP = "offeval"
@@ -71,9 +76,35 @@ class Kind:
     plugin: str = ""
 
 
+class _AliasFactory:
+    """An alias's factory: the original's, renamed, made when first read."""
+
+    def __init__(self, alias: Alias, name: str, kind: str, registry: Registry):
+        self.alias, self.name, self.kind, self.registry = alias, name, kind, registry
+        self._resolved: Any = None
+
+    def resolve(self) -> Any:
+        """The original's factory under the alias's name, parameters and defaults."""
+        if self._resolved is None:
+            comps = self.registry._components[self.kind]
+            original = comps.get(self.alias.original)
+            if original is None:
+                raise RegistryError(
+                    f"{self.kind} {self.name!r} is an alias of {self.alias.original!r}, "
+                    "which is not registered"
+                )
+            if original.alias is not None:
+                raise RegistryError(
+                    f"{self.kind} {self.name!r} is an alias of {self.alias.original!r}, itself "
+                    f"an alias: name {original.alias.original!r}"
+                )
+            self._resolved = aliased(self.name, self.alias, original.factory)
+        return self._resolved
+
+
 class _Resolving:
-    """The ``factory`` field of a :class:`Component`: a :class:`Deferred` is imported on
-    first read (a dataclass field holding a descriptor)."""
+    """The ``factory`` field of a :class:`Component`: a :class:`Deferred` is imported, an
+    alias made, on first read (a dataclass field holding a descriptor)."""
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.slot = f"_{name}"
@@ -82,7 +113,7 @@ class _Resolving:
         if component is None:
             raise AttributeError(self.slot)  # the field has no default
         value = component.__dict__[self.slot]
-        return value.resolve() if isinstance(value, Deferred) else value
+        return value.resolve() if isinstance(value, (Deferred, _AliasFactory)) else value
 
     def __set__(self, component: Any, value: Any) -> None:
         component.__dict__[self.slot] = value
@@ -108,9 +139,22 @@ class Component:
         return value if isinstance(value, Deferred) else None
 
     @property
+    def alias(self) -> Alias | None:
+        """What it is another name for, if it is an alias (nothing is imported)."""
+        value = self.__dict__["_factory"]
+        return value.alias if isinstance(value, _AliasFactory) else None
+
+    @property
     def summary(self) -> str:
-        """First line of the factory's docstring."""
-        doc = (getattr(self.factory, "__doc__", None) or "").strip()
+        """First line of the factory's docstring (an alias's: what it stands for, or why it
+        cannot be built)."""
+        try:
+            factory = self.factory
+        except RegistryError as exc:
+            if self.alias is None:
+                raise
+            return f"a broken alias: {exc}"
+        doc = (getattr(factory, "__doc__", None) or "").strip()
         return doc.splitlines()[0] if doc else ""
 
     @property
@@ -119,6 +163,10 @@ class Component:
         try:
             sig = inspect.signature(self.factory)
         except (TypeError, ValueError):
+            return ""
+        except RegistryError:
+            if self.alias is None:
+                raise
             return ""
         variadic = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
         return ", ".join(
@@ -402,7 +450,7 @@ class Registry:
         for args, kw in self._call(plugin, kind.hook):
             try:
                 name, factory = _two(args, kw)
-                self._add(_validated(kind, name, factory, plugin))
+                self._add(self._validated(kind, name, factory, plugin))
             except RegistryError as exc:
                 self._fail(plugin, kind.hook, str(exc))
 
@@ -455,7 +503,14 @@ class Registry:
     def register(self, kind: str, name: str, factory: Any, plugin: str = "<direct>") -> None:
         """Register one component directly; a duplicate name raises RegistryError."""
         self.load()
-        self._add(_validated(self._kind(kind), name, factory, plugin))
+        self._add(self._validated(self._kind(kind), name, factory, plugin))
+
+    def _validated(self, kind: Kind, name: str, factory: Any, plugin: str) -> Component:
+        """The component, checked; an :class:`Alias` resolves through this registry."""
+        if isinstance(factory, Alias):
+            _check_name(kind, name, plugin)
+            return Component(kind.name, name, _AliasFactory(factory, name, kind.name, self), plugin)
+        return _validated(kind, name, factory, plugin)
 
     # -- lookup -----------------------------------------------------------
     def _kind(self, kind: str) -> Kind:
@@ -486,17 +541,20 @@ class Registry:
         return comps[name]
 
     def distinct(self, kind: str) -> list[str]:
-        """The names of one kind's components, an alias left out where its original is there.
+        """The names of one kind's components, aliases left out: each runs once by default.
 
-        An alias (``ips`` for ``is``, ``clipped_ips`` for ``cis``) is a
-        subclass that only renames its original: built at their defaults, the
-        two have the same :func:`behaviour` and parameters, and only the
-        original's name is kept (the first name, if none is the original).
-        Components that cannot be built at their defaults are all kept.
+        A declared :class:`Alias` is left out (its original is there). So is
+        a subclass that only renames its original (a third party's older way
+        to write an alias): built at their defaults, the two have the same
+        :func:`behaviour` and parameters, and only the original's name is kept
+        (the first name, if none is the original). Components that cannot be
+        built at their defaults are all kept.
         """
         kept: dict[Any, str] = {}
         names = []
         for comp in self.components(kind):
+            if comp.alias is not None:
+                continue
             try:
                 built = self.create(kind, comp.name)
                 key = (behaviour(type(built)), repr(sorted(_params_of(built).items())))
@@ -519,7 +577,8 @@ class Registry:
         if known is not None and set(params) - set(known):
             unknown = sorted(set(params) - set(known))
             raise RegistryError(
-                f"{kind} {name!r} has no parameter {', '.join(unknown)}"
+                self._renamed(kind, name, unknown[0], params[unknown[0]])
+                or f"{kind} {name!r} has no parameter {', '.join(unknown)}"
                 f"{did_you_mean(unknown[0], known)}; its parameters: {', '.join(known) or 'none'}"
             )
         with self.activated():
@@ -529,6 +588,27 @@ class Registry:
                 raise RegistryError(
                     f"cannot configure {kind} {name!r} with {params}: {exc}"
                 ) from None
+
+    def _renamed(self, kind: str, name: str, param: str, value: Any) -> str | None:
+        """The message for a parameter given under the other name of an alias pair
+        (``switch_dr:lambda_=5``, ``switch-dr:tau=5``), or None."""
+        comps = self._components[kind]
+        pairs = [(name, comps[name].alias)] + [
+            (other, c.alias) for other, c in comps.items() if c.alias and c.alias.original == name
+        ]
+        for alias_name, alias in pairs:
+            if alias is None:
+                continue
+            for theirs, ours in alias.rename.items():
+                if param == (ours if name == alias_name else theirs):
+                    source = f" ({alias.source})" if alias.source else ""
+                    v = _spelled_value(value)
+                    return (
+                        f"{kind} {name!r} has no parameter {param}: {alias_name}{source} calls "
+                        f"it {theirs}, {alias.original} calls it {ours}: write "
+                        f"{alias_name}:{theirs}={v} or {alias.original}:{ours}={v}"
+                    )
+        return None
 
     def create_from_spec(self, kind: str, spec: str) -> Any:
         """Build from a spec string such as ``"name:cap=100,normalised=true"``."""
@@ -660,9 +740,21 @@ def _params_of(component: Any) -> dict:
     return dict(get_params()) if callable(get_params) else {}
 
 
-def _validated(kind: Kind, name: str, factory: Any, plugin: str) -> Component:
+def _spelled_value(value: Any) -> str:
+    """A parameter's value as written in a spec (``inf``, ``5``, ``q_hat``)."""
+    if isinstance(value, float) and (value == float("inf") or value.is_integer()):
+        return "inf" if value == float("inf") else f"{value:g}"
+    return str(value)
+
+
+def _check_name(kind: Kind, name: str, plugin: str) -> None:
+    """A component's name: an identifier, hyphens allowed (obp's ``switch-dr``)."""
     if not isinstance(name, str) or not name or not name.replace("-", "_").isidentifier():
         raise RegistryError(f"{kind.name} name {name!r} from plugin {plugin!r} is not a valid name")
+
+
+def _validated(kind: Kind, name: str, factory: Any, plugin: str) -> Component:
+    _check_name(kind, name, plugin)
     if isinstance(factory, Deferred):  # checked when imported
         return Component(kind.name, name, factory.checked(kind.required), plugin)
     if not callable(factory):

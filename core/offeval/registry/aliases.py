@@ -1,0 +1,159 @@
+"""Another name for a registered component, with its own parameter names and defaults.
+
+An alias (``switch-dr``, obp's name for offeval's ``switch_dr``) is registered
+as an :class:`Alias` naming its original; built, it is the original under the
+alias's name, its parameters renamed (``lambda_`` for ``tau``) and its
+defaults the alias's own. It computes what the original computes with the
+mapped parameters; the default evaluation runs the original only.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from offeval.errors import RegistryError
+
+
+@dataclass(frozen=True)
+class Alias:
+    """The registration of an alias: ``register("switch-dr", Alias("switch_dr", ...))``.
+
+    - ``original``: the registered name it stands for (not itself an alias);
+    - ``rename``: the alias's parameter name -> the original's (``{"lambda_": "tau"}``);
+      the original's other parameters keep their names;
+    - ``defaults``: the alias's defaults where they differ from the original's,
+      by the alias's parameter names (``{"lambda_": inf}``);
+    - ``source``: where users know the name from (``"obp's SwitchDoublyRobust"``),
+      the first words of its summary in ``offeval plugins`` and in legends.
+    """
+
+    original: str
+    rename: Mapping[str, str] = field(default_factory=dict)
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.original, str) or not self.original:
+            raise RegistryError(f"Alias: original must be a registered name, got {self.original!r}")
+        for what in ("rename", "defaults"):
+            if not isinstance(getattr(self, what), Mapping):
+                raise RegistryError(f"Alias({self.original!r}): {what} must be a dict")
+        if not all(isinstance(k, str) and isinstance(v, str) for k, v in self.rename.items()):
+            raise RegistryError(f"Alias({self.original!r}): rename maps names to names")
+        if len(set(self.rename.values())) != len(self.rename):
+            raise RegistryError(f"Alias({self.original!r}): rename gives two names to one")
+
+
+def _signature(original: type) -> dict[str, inspect.Parameter]:
+    """The original's named keyword parameters."""
+    try:
+        sig = inspect.signature(original)
+    except (TypeError, ValueError):
+        raise RegistryError(f"{original!r} has no signature to rename") from None
+    variadic = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+    return {n: p for n, p in sig.parameters.items() if n != "self" and p.kind not in variadic}
+
+
+def _taken(name: str, alias: Alias, original: type) -> dict[str, str]:
+    """The alias's parameters, in the original's order: alias name -> original name."""
+    params = _signature(original)
+    names = {o: a for a, o in alias.rename.items()}
+    unknown = sorted(set(names) - set(params))
+    if unknown:
+        raise RegistryError(
+            f"alias {name!r} renames {', '.join(unknown)}, which {alias.original!r} does not take"
+        )
+    taken = {names.get(p, p): p for p in params}
+    if len(taken) != len(params):
+        raise RegistryError(f"alias {name!r}: a new name is also one of the original's")
+    unknown = sorted(set(alias.defaults) - set(taken))
+    if unknown:
+        raise RegistryError(f"alias {name!r} sets defaults of {', '.join(unknown)}, not its own")
+    return taken
+
+
+def _fmt(value: Any) -> str:
+    """A default as a user writes it: ``inf``, ``10``, ``0.5``, ``'q_hat'``."""
+    if isinstance(value, float) and (value == float("inf") or value.is_integer()):
+        return "inf" if value == float("inf") else f"{value:g}"
+    return repr(value)
+
+
+def description(name: str, alias: Alias, original: type) -> str:
+    """One sentence: what the alias is, how its parameters map, where its defaults differ."""
+    taken = _taken(name, alias, original)
+    params = _signature(original)
+    words = [f"{alias.source}: " if alias.source else "", f"offeval's {alias.original}"]
+    renamed = [f"{a} is its {o}" for a, o in taken.items() if a != o]
+    if renamed:
+        words.append(" (" + ", ".join(renamed) + ")")
+    for a, value in alias.defaults.items():
+        theirs = params[taken[a]].default
+        if theirs is inspect.Parameter.empty:
+            words.append(f"; {a} defaults to {_fmt(value)}")
+        elif theirs != value:
+            words.append(
+                f"; {a} defaults to {_fmt(value)}, where {alias.original}'s "
+                f"{taken[a]} defaults to {_fmt(theirs)}"
+            )
+    return "".join(words) + "."
+
+
+_CLASSES: dict[tuple[str, type, str], type] = {}
+
+
+def aliased(name: str, alias: Alias, original: type) -> type:
+    """The original class under the alias's name, parameters and defaults (made once)."""
+    key = (name, original, repr(alias))
+    if key in _CLASSES:
+        return _CLASSES[key]
+    if not isinstance(original, type):
+        raise RegistryError(f"alias {name!r}: {alias.original!r} is not a class to rename")
+    taken = _taken(name, alias, original)
+    params = _signature(original)
+    signature = inspect.Signature(
+        [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+        + [
+            params[o].replace(name=a, default=alias.defaults.get(a, params[o].default))
+            for a, o in taken.items()
+        ]
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        bound = signature.bind(self, *args, **kwargs)
+        bound.apply_defaults()
+        given = {a: v for a, v in bound.arguments.items() if a != "self"}
+        original.__init__(self, **{taken[a]: v for a, v in given.items()})
+
+    __init__.__signature__ = signature  # type: ignore[attr-defined]
+
+    def get_params(self) -> dict[str, Any]:
+        """The parameters under the alias's names."""
+        return {a: getattr(self, o) for a, o in taken.items()}
+
+    def __reduce__(self) -> tuple:
+        return _rebuild, (name, alias, original, self.get_params())
+
+    namespace: dict[str, Any] = {
+        "name": name,
+        "__init__": __init__,
+        "get_params": get_params,
+        "__reduce__": __reduce__,
+        "__module__": original.__module__,
+        "__doc__": description(name, alias, original) + "\n\n" + (original.__doc__ or ""),
+        "alias_of": alias,
+    }
+    for a, o in taken.items():
+        if a != o:
+            namespace[a] = property(lambda self, o=o: getattr(self, o))
+    cls = type(f"{original.__name__}[{name}]", (original,), namespace)
+    _CLASSES[key] = cls
+    return cls
+
+
+def _rebuild(name: str, alias: Alias, original: type, params: dict[str, Any]) -> Any:
+    """An alias's instance from its parts (how instances are pickled)."""
+    return aliased(name, alias, original)(**params)
