@@ -1,9 +1,21 @@
 """``offeval evaluate``: estimate target policies on a user's log file.
 
+Every registered estimator runs from it: the importance-sampling family on
+the log alone; those that sum over the candidates of each slot (DM, DR and
+the other reward-model estimators, pointwise NCIS, Cascade-DR, ...) with a
+candidate table (``--candidates FILE`` and its own ``--candidates-map``);
+the reward-model estimators read the model's predictions from a column of
+both files (``--reward-model COLUMN``, default ``reward_model``) or fit one,
+cross-fitted by trajectory (``--fit-reward-model NAME:features=[...]``,
+fitters registered with the hook ``register_reward_models``). For example::
+
+    offeval evaluate log.csv --candidates cands.csv --policy new=pi_new \
+        --estimator dr --estimator sndr
+
 A user mistake gets one line, in the command line's words: options, the
 user's column names, a CSV file's line numbers. ``evaluate`` checks
-everything it can (options, estimator names, output folders, the file's
-header, columns, baseline) before the long computation. Output folders are
+everything it can (options, estimator names, output folders, the files'
+headers, columns, baseline) before the long computation. Output folders are
 written whole or not at all (:mod:`offeval.data.output`): each run replaces
 the folder of the run before, and says so. ``--report`` is written by the
 first installed report writer (hook ``register_reports``).
@@ -31,8 +43,8 @@ class EvaluateCommand:
         parser.add_argument("log", help="Parquet, CSV or TSV file")
         parser.add_argument(
             "--sep",
-            help="separator of a text file, e.g. ';' or '\\t' (default: sniffed from its first "
-            "lines)",
+            help="separator of the text files (log and candidates), e.g. ';' or '\\t' (default: "
+            "sniffed from each file's first lines)",
         )
         parser.add_argument(
             "--decimal",
@@ -45,7 +57,37 @@ class EvaluateCommand:
             action="append",
             default=[],
             metavar="ROLE=COLUMN",
-            help="column of a role (trajectory, item, reward, propensity, ...)",
+            help="column of a role (trajectory, item, reward, propensity, ...); a trajectory "
+            "of several columns as trajectory=A,B",
+        )
+        parser.add_argument(
+            "--candidates",
+            metavar="FILE",
+            help="candidate table (Parquet, CSV or TSV): every item the logger could have "
+            "shown at each slot, with its propensity and each policy's column (what DM, DR "
+            "and the other estimators that sum over candidates need)",
+        )
+        parser.add_argument(
+            "--candidates-map",
+            action="append",
+            default=[],
+            metavar="ROLE=COLUMN",
+            help="column of a role in the candidate file (trajectory, position, item, "
+            "propensity); a trajectory of several columns as trajectory=A,B (as for --map)",
+        )
+        parser.add_argument(
+            "--reward-model",
+            metavar="COLUMN",
+            help="column of the log and of the candidate file holding a reward model's "
+            "predictions, for every estimator that reads one (default: reward_model; the "
+            "fitted model's column with --fit-reward-model)",
+        )
+        parser.add_argument(
+            "--fit-reward-model",
+            metavar="SPEC",
+            help="fit a reward model on the log, cross-fitted by trajectory, e.g. "
+            "logistic:features=[age,item],categorical=[item],folds=5 (offeval plugins lists "
+            "the fitters; needs offeval[sklearn] and the log read whole)",
         )
         parser.add_argument(
             "--policy",
@@ -74,7 +116,10 @@ class EvaluateCommand:
         parser.add_argument("--level", type=float, default=0.95, help="confidence level, e.g. 0.95")
         parser.add_argument("--chunk-rows", type=at_least(1), default=250_000)
         parser.add_argument(
-            "--stream", action="store_true", help="stream a Parquet file in batches"
+            "--stream",
+            action="store_true",
+            help="stream a Parquet file in batches (and its --candidates Parquet file in step: "
+            "both sorted by trajectory in the same order)",
         )
         parser.add_argument(
             "--out", help="folder for estimates.csv and pairwise tests (replaced on each run)"

@@ -13,9 +13,11 @@ from pathlib import Path
 
 import pandas as pd
 
+from offeval.cli import evaluate_inputs as inputs
 from offeval.cli.document import ReportDocument
 from offeval.cli.options import progress_of
-from offeval.data.files import PARQUET_SUFFIXES, columns_of, in_lines, separator_named
+from offeval.data.candidates import attach_candidates, in_users_words, read_candidates
+from offeval.data.files import columns_of, separator_named
 from offeval.data.log import ROLES, InteractionLog, stream_parquet
 from offeval.data.output import OutputFolder
 from offeval.data.policy import ColumnPolicy, RerankPolicy
@@ -24,7 +26,6 @@ from offeval.engine.evaluation import PROBE_ROWS, evaluate, probe
 from offeval.engine.frames import ess_units, pairs_table, skipped_table
 from offeval.engine.summary import save_summaries
 from offeval.errors import (
-    ColumnError,
     OffevalError,
     OffevalWarning,
     RowError,
@@ -76,13 +77,27 @@ def _check_roles(mapping: dict) -> None:
             )
 
 
-def _check_columns(args: argparse.Namespace, mapping: dict, columns: list) -> None:
-    """Every column the options name is in the file's header (read before any row)."""
-    named = [("--map", f"{role}={col}", col) for role, col in mapping.items()]
+def _policy_columns(args: argparse.Namespace) -> dict:
+    """Each policy's column: ``{"--policy a=col": ("a=col", "col"), ...}``."""
+    named = {}
     for option in ("policy", "rerank"):
         pairs = parse_pairs(getattr(args, option), typed=False, what=f"--{option}")
-        named += [(f"--{option}", f"{name}={col}", col) for name, col in pairs.items()]
-    roles = {col: role for role, col in mapping.items()}
+        named.update({f"--{option} {n}={c}": (f"{n}={c}", c) for n, c in pairs.items()})
+    return named
+
+
+def _check_columns(args: argparse.Namespace, mapping: dict, columns: list) -> None:
+    """Every column the options name is in the file's header (read before any row)."""
+    named = [
+        ("--map", f"{role}={','.join(map(str, parts))}", col)
+        for role, given in mapping.items()
+        for parts in [given if isinstance(given, list) else [given]]
+        for col in parts
+    ]
+    named += [
+        (key.split(" ")[0], given, col) for key, (given, col) in _policy_columns(args).items()
+    ]
+    roles = {col: role for role, col in mapping.items() if not isinstance(col, list)}
     what = {"--policy": "policy", "--rerank": "score"}
     for option, given, column in named:
         if option != "--map" and column in roles:
@@ -98,6 +113,29 @@ def _check_columns(args: argparse.Namespace, mapping: dict, columns: list) -> No
             )
 
 
+def _read(args: argparse.Namespace, mapping: dict, cmapping: dict, sep: str | None):
+    """The log (streamed: its batches) with its candidate table, and a first chunk of it
+    to try the estimators on."""
+
+    def decimal(path: str) -> str | None:  # a Parquet file stores numbers
+        return args.decimal if inputs.is_text(path) else None
+
+    if args.stream:
+        with_candidates = {"candidates": args.candidates, "candidates_mapping": cmapping}
+        log = stream_parquet(args.log, mapping, batch_rows=args.chunk_rows, **with_candidates)
+        with warnings.catch_warnings():  # the file's warnings: said once, just above
+            warnings.simplefilter("ignore", OffevalWarning)
+            first = stream_parquet(args.log, mapping, batch_rows=PROBE_ROWS, **with_candidates)
+        return log, next(iter(first))
+    log = InteractionLog.from_file(args.log, mapping, sep=sep, decimal=decimal(args.log))
+    if args.candidates is not None:
+        table = read_candidates(
+            args.candidates, cmapping, sep=sep, decimal=decimal(args.candidates)
+        )
+        log = attach_candidates(log, table, args.candidates, args.log, cmapping, mapping)
+    return log, log
+
+
 def _folders(args: argparse.Namespace) -> tuple[OutputFolder | None, OutputFolder | None]:
     """The --out and --report folders, checked now (the same object if they are one folder)."""
     given = {"--out": args.out, "--report": args.report}
@@ -110,7 +148,12 @@ def _folders(args: argparse.Namespace) -> tuple[OutputFolder | None, OutputFolde
                 "one folder for both, or two separate folders"
             )
     folders = {
-        option: OutputFolder(given[option], option=option, force=args.force, inputs=[args.log])
+        option: OutputFolder(
+            given[option],
+            option=option,
+            force=args.force,
+            inputs=[p for p in (args.log, args.candidates) if p is not None],
+        )
         for option in paths
     }
     out, report = folders.get("--out"), folders.get("--report")
@@ -119,23 +162,28 @@ def _folders(args: argparse.Namespace) -> tuple[OutputFolder | None, OutputFolde
     return out, report
 
 
-def _in_users_words(exc: OffevalError, path: str, mapping: dict) -> OffevalError:
-    """An error about rows and columns in the user's words: their column names, the file's lines."""
-    if isinstance(exc, ColumnError):
-        exc = exc.named(mapping)
-    return in_lines(exc, path) if isinstance(exc, RowError) else exc
+def _words(args: argparse.Namespace, mapping: dict, cmapping: dict):
+    """An error about rows and columns in the user's words: the column names and lines of
+    the file it is about (the log, or the candidate file)."""
+
+    def words(exc: OffevalError) -> OffevalError:
+        if not isinstance(exc, RowError):
+            return exc
+        return in_users_words(exc, args.log, mapping, args.candidates, cmapping)
+
+    return words
 
 
 @contextmanager
-def _users_words(path: str, mapping: dict) -> Iterator[None]:
+def _users_words(words: Callable[[OffevalError], OffevalError]) -> Iterator[None]:
     """Within the block, errors about rows and columns are raised in the user's words."""
     try:
         yield
     except RowError as exc:
-        words = _in_users_words(exc, path, mapping)
-        if words is exc:
+        named = words(exc)
+        if named is exc:
             raise
-        raise words from None
+        raise named from None
 
 
 def _usable(
@@ -144,6 +192,7 @@ def _usable(
     log: InteractionLog,
     policies,
     words: Callable[[OffevalError], OffevalError],
+    column: str | None = None,
 ) -> tuple[list, dict[str, str]]:
     """The estimators to run, each tried on a small chunk of the log first
     (:func:`offeval.engine.evaluation.probe`, which queries the policies first), and those
@@ -153,10 +202,10 @@ def _usable(
     by default every registered estimator runs at its defaults (an alias's
     original only), and those that cannot run on this log and these policies
     are skipped, with a note (and in ``--out`` and
-    ``--report``).
+    ``--report``). ``column``: the reward model's column (``--reward-model``).
     """
     chosen = specs or registry.distinct("estimator")
-    estimators = [registry.create_from_spec("estimator", spec) for spec in chosen]
+    estimators = [inputs.build_estimator(registry, spec, column) for spec in chosen]
     usable, skipped = [], {}
     for spec, estimator, error in zip(
         chosen, estimators, probe(log, policies, estimators), strict=True
@@ -193,36 +242,50 @@ def run_evaluate(args: argparse.Namespace) -> int:
             f"--workers {args.workers}: workers share a log read whole; --stream evaluates its "
             "batches in one process (drop --workers or --stream)"
         )
-    if args.decimal is not None and Path(args.log).suffix.lower() in PARQUET_SUFFIXES:
+    texts = [p for p in (args.log, args.candidates) if p is not None and inputs.is_text(p)]
+    if args.decimal is not None and not texts:
         raise OffevalError(
             f"--decimal {args.decimal}: Parquet files store numbers, not text: drop --decimal"
         )
     mapping = parse_pairs(args.map, typed=False, what="--map")
     _check_roles(mapping)
+    cmapping = inputs.candidate_mapping(args)
     policies = _policies(args)
-    for spec in args.estimator or ():  # a mistyped name is refused before the file is read
-        registry.create_from_spec("estimator", spec)
+    column = inputs.reward_column(args)
+    fitter = inputs.reward_fitter(registry, args)
+    named = [  # a mistyped name is refused before the file is read
+        inputs.build_estimator(registry, spec, column) for spec in args.estimator or ()
+    ]
     out, report = _folders(args)
     if report is not None and not registry.components("report"):
         raise OffevalError(f"--report {args.report}: {_no_report_writer()}")
     sep = separator_named(args.sep)
-    _check_columns(args, mapping, columns_of(args.log, sep))
-    with _users_words(args.log, mapping):
-        if args.stream:
-            log = stream_parquet(args.log, mapping, batch_rows=args.chunk_rows)
-            with warnings.catch_warnings():  # the file's warnings: said once, just above
-                warnings.simplefilter("ignore", OffevalWarning)
-                first = stream_parquet(args.log, mapping, batch_rows=PROBE_ROWS)
-            batch = next(iter(first))
-        else:
-            log = InteractionLog.from_file(args.log, mapping, sep=sep, decimal=args.decimal)
-            batch = log
+    columns = columns_of(args.log, sep)
+    mapping = inputs.composite(mapping, columns)
+    _check_columns(args, mapping, columns)
+    cand_columns = None
+    if args.candidates is not None:
+        cand_columns = columns_of(args.candidates, sep)
+        cmapping = inputs.composite(cmapping, cand_columns)
+        inputs.check_candidate_columns(args, cmapping, cand_columns, _policy_columns(args))
+    if column is not None and fitter is None:
+        for path, header in ((args.log, columns), (args.candidates, cand_columns)):
+            if header is not None and column not in header:
+                raise OffevalError(
+                    f"--reward-model {column}: no column {column!r} in {Path(path).name}"
+                    + (did_you_mean(column, header) or f" (its columns: {', '.join(header)})")
+                )
+    fitted = None
+    if fitter is not None:
+        fitted = inputs.check_fit_columns(args, fitter, mapping, columns, cand_columns)
+    inputs.check_named_estimators(args, named, columns, cand_columns, fitted)
+    words = _words(args, mapping, cmapping)
+    with _users_words(words):
+        log, batch = _read(args, mapping, cmapping, sep)
+        if fitter is not None:
+            log = batch = fitter.fit(log).attach(log, fitted)
         estimators, skipped = _usable(
-            registry,
-            args.estimator,
-            batch,
-            policies,
-            lambda exc: _in_users_words(exc, args.log, mapping),
+            registry, args.estimator, batch, policies, words, column or fitted
         )
         try:
             evaluation = evaluate(
@@ -237,9 +300,9 @@ def run_evaluate(args: argparse.Namespace) -> int:
         except SplitUnitError as exc:
             if not args.stream:
                 raise
-            column = mapping.get("trajectory", "trajectory")
+            key = mapping.get("trajectory", "trajectory")
             raise SplitUnitError(
-                exc.ids, exc.count, f"drop --stream, or sort the file by {column}"
+                exc.ids, exc.count, f"drop --stream, or sort the file by {key}"
             ) from None
     table = evaluation.to_frame()
     if args.baseline:

@@ -12,7 +12,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from offeval.data.files import ParquetBatches, in_lines, parquet_batches, read_table
+from offeval.data.files import (
+    PARQUET_SUFFIXES,
+    ParquetBatches,
+    in_lines,
+    parquet_batches,
+    read_table,
+)
 from offeval.errors import (
     ColumnError,
     ConfigurationError,
@@ -355,16 +361,29 @@ class InteractionLog:
         *,
         sep: str | None = None,
         decimal: str | None = None,
+        candidates: str | Path | None = None,
+        candidates_mapping: Mapping[str, str | Sequence[str]] | None = None,
     ) -> InteractionLog:
         """Read a Parquet or CSV file whole (see :func:`read_table`) and validate it.
 
-        Errors name the rows of a delimited text file by their line numbers.
+        ``candidates`` is the file of its candidate table, read whole with its
+        own ``candidates_mapping`` (:func:`offeval.data.candidates.read_candidates`;
+        ``sep`` and ``decimal`` apply to it too when given). Errors name the
+        rows of a delimited text file by their line numbers.
         """
         frame = read_table(path, sep=sep, decimal=decimal)
         try:
-            return cls.from_frame(frame, mapping)
+            log = cls.from_frame(frame, mapping)
         except RowError as exc:
             raise in_lines(exc, path) from None
+        if candidates is None:
+            return log
+        from offeval.data.candidates import attach_candidates, read_candidates  # noqa: PLC0415
+
+        text = Path(candidates).suffix.lower() not in PARQUET_SUFFIXES
+        decimal = decimal if text else None  # a Parquet file stores numbers
+        table = read_candidates(candidates, candidates_mapping, sep=sep, decimal=decimal)
+        return attach_candidates(log, table, candidates, path, candidates_mapping, mapping)
 
     @cached_property
     def unit_index(self) -> np.ndarray:
@@ -432,7 +451,8 @@ class InteractionLog:
             how = hint(
                 "build the log with InteractionLog.from_frame(..., candidates=table), or "
                 "from_obp(..., with_candidates=True) for obp's bandit_feedback",
-                "offeval evaluate cannot read candidate sets yet: leave this estimator out",
+                "give the candidate table with --candidates FILE (its columns mapped with "
+                "--candidates-map ROLE=COLUMN)",
             )
             raise ConfigurationError(f"this estimator needs the log's candidate sets: {how}")
         return self.candidates
@@ -490,6 +510,12 @@ class InteractionLog:
             cands["slot"] -= lo
             cand_rows = self.candidate_source_rows[a:b]
         return InteractionLog(frame, self.source_rows[lo:hi], starts, cands, cand_rows)
+
+    def with_candidates(self, candidates: pd.DataFrame) -> InteractionLog:
+        """A copy with this candidate table (roles as in :meth:`from_frame`'s), checked
+        against the log's slots; its index labels its rows in errors."""
+        cands, rows = _validate_candidates(candidates, self.frame, self.source_rows)
+        return InteractionLog(self.frame, self.source_rows, self.unit_starts, cands, rows)
 
     def with_columns(self, **columns: np.ndarray) -> InteractionLog:
         """A copy with extra per-row columns (e.g. target probabilities)."""
@@ -615,9 +641,19 @@ class ParquetStream:
 
 
 def stream_parquet(
-    path: str | Path, mapping: Mapping[str, str] | None = None, batch_rows: int = 1_000_000
-) -> ParquetStream:
+    path: str | Path,
+    mapping: Mapping[str, str] | None = None,
+    batch_rows: int = 1_000_000,
+    *,
+    candidates: str | Path | None = None,
+    candidates_mapping: Mapping[str, str | Sequence[str]] | None = None,
+) -> Iterable[InteractionLog]:
     """Validated logs of whole trajectories, read from a Parquet file in batches.
+
+    ``candidates``: a Parquet file of the candidate table (its own
+    ``candidates_mapping``), listing trajectories in the log's order; each
+    log gets its trajectories' candidate rows, read in batches of
+    ``batch_rows`` as the logs go (:func:`offeval.data.candidates.stream_candidates`).
 
     The rows of a trajectory must be contiguous in the file; a trajectory that
     straddles a batch boundary is carried over to the next batch. A file not
@@ -628,7 +664,12 @@ def stream_parquet(
     """
     trajectory = (mapping or {}).get("trajectory", "trajectory")
     parts = list(trajectory) if isinstance(trajectory, (list, tuple)) else [trajectory]
-    return ParquetStream(parquet_batches(path, batch_rows, parts), mapping, parts)
+    logs = ParquetStream(parquet_batches(path, batch_rows, parts), mapping, parts)
+    if candidates is None:
+        return logs
+    from offeval.data.candidates import stream_candidates  # noqa: PLC0415 (it imports this module)
+
+    return stream_candidates(logs, candidates, candidates_mapping, batch_rows)
 
 
 def _whole_trajectories(

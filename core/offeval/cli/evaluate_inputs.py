@@ -1,0 +1,207 @@
+"""``offeval evaluate``'s inputs beyond the log: the candidate file and its mapping, the
+reward model's column, the reward model to fit. Each is checked against the files' headers
+(no row read) and answered in the user's words: the option, the file's name, its columns.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+from collections.abc import Sequence
+from pathlib import Path
+
+from offeval.data.candidates import CANDIDATE_ROLES, check_candidate_roles
+from offeval.data.files import PARQUET_SUFFIXES
+from offeval.data.log import COMPOSITE_ROLES
+from offeval.data.rewardmodel import DEFAULT_COLUMN, check_column
+from offeval.engine.declaration import declaration_of
+from offeval.errors import OffevalError, did_you_mean
+from offeval.registry.manager import Registry
+from offeval.specs import parse_pairs, parse_spec
+
+#: The parameter through which an estimator names its reward model's column.
+REWARD_PARAMETER = "reward_model"
+
+
+def composite(mapping: dict, columns: Sequence) -> dict:
+    """The mapping with ``trajectory=A,B`` (a role that may be a key of several columns)
+    as the list of its columns, unless ``A,B`` is itself a column of the file."""
+    return {
+        role: column.split(",")
+        if role in COMPOSITE_ROLES and "," in column and column not in columns
+        else column
+        for role, column in mapping.items()
+    }
+
+
+def candidate_mapping(args: argparse.Namespace) -> dict:
+    """``--candidates-map``, its roles checked (no file read)."""
+    mapping = parse_pairs(args.candidates_map, typed=False, what="--candidates-map")
+    if mapping and not args.candidates:
+        raise OffevalError("--candidates-map maps the columns of --candidates FILE: give the file")
+    check_candidate_roles(mapping)
+    if args.candidates is not None and args.stream and is_text(args.candidates):
+        raise OffevalError(
+            f"--candidates {args.candidates}: --stream reads Parquet files only; drop "
+            "--stream, or write the candidate table as Parquet (sorted like the log)"
+        )
+    return mapping
+
+
+def is_text(path: str) -> bool:
+    """Whether a data file is read as delimited text (not Parquet)."""
+    return Path(path).suffix.lower() not in PARQUET_SUFFIXES
+
+
+def check_candidate_columns(
+    args: argparse.Namespace, mapping: dict, columns: list, policy_columns: dict
+) -> None:
+    """Every column ``--candidates-map`` names, every role the table needs and every
+    policy's column are in the candidate file's header."""
+    name = Path(args.candidates).name
+    for role, given in mapping.items():
+        for column in given if isinstance(given, list) else [given]:
+            if column not in columns:
+                raise OffevalError(
+                    f"--candidates-map {role}={','.join(map(str, _listed(given)))}: no column "
+                    f"{column!r} in {name}" + _close(column, columns)
+                )
+    for role in ("trajectory", "item", "propensity"):
+        if role not in mapping and role not in columns:
+            raise OffevalError(
+                f"--candidates {name}: no column {role!r} (the {CANDIDATE_ROLES[role]}): map "
+                f"yours with --candidates-map {role}=COLUMN" + _close(role, columns)
+            )
+    for option, (given, column) in policy_columns.items():
+        if column not in columns:
+            raise OffevalError(
+                f"{option} {given}: no column {column!r} in {name}, which needs each policy's "
+                "column for its candidates" + _close(column, columns)
+            )
+
+
+def _listed(given) -> list:
+    return given if isinstance(given, list) else [given]
+
+
+def _close(column: str, columns: Sequence) -> str:
+    return did_you_mean(column, columns) or f" (its columns: {', '.join(map(str, columns))})"
+
+
+def reward_column(args: argparse.Namespace) -> str | None:
+    """The column ``--reward-model`` names (checked), or None."""
+    if args.reward_model is None:
+        return None
+    try:
+        return check_column(args.reward_model)
+    except OffevalError:
+        raise OffevalError(
+            f"--reward-model {args.reward_model}: names a column of a role of the log; give "
+            "the column of the model's predicted rewards"
+        ) from None
+
+
+def build_estimator(registry: Registry, spec: str, column: str | None):
+    """The estimator of ``spec``; with ``column``, one that reads a reward model reads it
+    (unless the spec names its own ``reward_model``)."""
+    if column is None:
+        return registry.create_from_spec("estimator", spec)
+    name, params = parse_spec(spec)
+    factory = registry.get("estimator", name).factory
+    try:
+        takes = REWARD_PARAMETER in inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        takes = False
+    if takes:
+        params.setdefault(REWARD_PARAMETER, column)
+    return registry.create("estimator", name, **params)
+
+
+def check_named_estimators(
+    args: argparse.Namespace,
+    estimators: Sequence,
+    log_columns: list,
+    candidate_columns: list | None,
+    fitted: str | None,
+) -> None:
+    """What the estimators named with ``--estimator`` need from the files, checked in
+    their headers: the candidate table, and the reward model's column in both files
+    (unless ``fitted``, the column the fitted model fills)."""
+    for spec, estimator in zip(args.estimator or (), estimators, strict=True):
+        requires = declaration_of(estimator).requires
+        if "candidates" in requires and args.candidates is None:
+            raise OffevalError(
+                f"--estimator {spec}: needs the candidate table (every item the logger "
+                "could have shown at each slot, with its propensity): give it with "
+                "--candidates FILE (and --candidates-map ROLE=COLUMN)"
+            )
+        column = estimator.get_params().get(REWARD_PARAMETER)
+        if not isinstance(column, str) or column == fitted:
+            continue
+        files = [(args.log, log_columns)]
+        if candidate_columns is not None:
+            files.append((args.candidates, candidate_columns))
+        for path, columns in files:
+            if column not in columns:
+                raise OffevalError(
+                    f"--estimator {spec}: reads the reward model's predictions from column "
+                    f"{column!r}, which {Path(path).name} lacks: add it to both files, name "
+                    "yours with --reward-model COLUMN, or fit one with --fit-reward-model SPEC"
+                    + did_you_mean(column, columns)
+                )
+
+
+def reward_fitter(registry: Registry, args: argparse.Namespace):
+    """The reward-model fitter ``--fit-reward-model`` names, built (None if not given)."""
+    if args.fit_reward_model is None:
+        return None
+    if args.stream:
+        raise OffevalError(
+            f"--fit-reward-model {args.fit_reward_model}: fitting cross-fits on every row, "
+            "which needs the log read whole: drop --stream (or fit elsewhere and give the "
+            "predictions as a column, --reward-model COLUMN)"
+        )
+    if "reward_model" not in registry.kinds:
+        raise OffevalError(
+            "--fit-reward-model: no plugin declares reward-model fitters (offeval plugins "
+            "lists what is loaded)"
+        )
+    try:
+        return registry.create_from_spec("reward_model", args.fit_reward_model)
+    except OffevalError as exc:
+        raise OffevalError(f"--fit-reward-model {args.fit_reward_model}: {exc}") from None
+
+
+def check_fit_columns(
+    args: argparse.Namespace,
+    fitter,
+    mapping: dict,
+    log_columns: list,
+    candidate_columns: list | None,
+) -> str:
+    """The column the fitted model fills (``--reward-model``, else the default), which
+    neither file may hold; the columns the fitter reads (its ``columns``) in the log's
+    header, a mapped one named by its role."""
+    column = args.reward_model or DEFAULT_COLUMN
+    for path, columns in ((args.log, log_columns), (args.candidates, candidate_columns)):
+        if columns is not None and column in columns:
+            raise OffevalError(
+                f"--fit-reward-model: {Path(path).name} already has a column {column!r}: "
+                "name the fitted model's column with --reward-model NEW, or drop "
+                "--fit-reward-model to use the one given"
+            )
+    roles = {c: role for role, c in mapping.items() if isinstance(c, str)}
+    known = set(log_columns) - set(roles) | {r for r in ("item", "position", "context")}
+    known |= set(roles.values())
+    for name in getattr(fitter, "columns", ()):
+        if name in roles and name != roles[name]:
+            raise OffevalError(
+                f"--fit-reward-model {args.fit_reward_model}: column {name!r} is mapped to "
+                f"the role {roles[name]} (--map {roles[name]}={name}): call it {roles[name]}"
+            )
+        if name not in known:
+            raise OffevalError(
+                f"--fit-reward-model {args.fit_reward_model}: no column {name!r} in "
+                f"{Path(args.log).name}" + _close(name, log_columns)
+            )
+    return column
