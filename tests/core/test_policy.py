@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from offeval import ConfigurationError, InteractionLog, RerankPolicy, TablePolicy
+from offeval import ConfigurationError, InteractionLog, RerankPolicy, RowError, TablePolicy
 from offeval.engine.estimator import PolicyView, regular_slots
 from offeval.engine.weights import support
 
@@ -163,6 +163,41 @@ def test_unknown_candidate_propensities_leave_the_support_unchecked():
     log = InteractionLog(log.frame, log.source_rows, log.unit_starts, zero, cands.index.to_numpy())
     count, mass = support(PolicyView(policy, log))
     assert count == len(cands) // 3 and mass == pytest.approx(count / 6, rel=1e-12)
+
+
+class _Answers:
+    """A policy answering given numbers, whatever the rows."""
+
+    name = "answers"
+
+    def __init__(self, values):
+        self.values = values
+
+    def probabilities(self, rows):
+        return np.asarray(self.values)
+
+
+@pytest.mark.parametrize(
+    "values, bad",
+    [
+        ([0.0, 1.0, 5e-324, -0.0, 0.5, 1.0], None),  # -0.0 is 0: accepted
+        ([0.0, 1.0, -1e-300, 0.5, 0.2, 0.1], [2]),
+        ([0.0, 1.0 + 2**-52, 0.5, 0.1, 1.5, 0.3], [1, 4]),
+        ([0.0, 0.1, 0.5, 0.1, np.nan, 0.3], [4]),
+        ([np.inf, 0.5, -np.inf, 0.1, 0.2, 0.3], [0, 2]),
+    ],
+)
+def test_target_probabilities_are_checked_to_lie_in_zero_one(values, bad):
+    log = InteractionLog.from_frame(
+        pd.DataFrame({"trajectory": range(6), "item": 1, "reward": 0.0}, index=list("abcdef"))
+    )
+    view = PolicyView(_Answers(values), log)
+    if bad is None:
+        np.testing.assert_array_equal(view.probabilities(), values)
+        return
+    with pytest.raises(RowError, match=r"policy 'answers'") as error:
+        view.probabilities()
+    assert all(f"'{label}'" in str(error.value) for label in np.array(list("abcdef"))[bad])
 
 
 # -- scalar arguments -------------------------------------------------------------------------

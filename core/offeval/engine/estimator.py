@@ -162,6 +162,12 @@ class PolicyView:
         return self.memo(PolicyView.ask, "scores")
 
 
+#: The bits of 1.0 as an unsigned integer. Read so, float64 numbers in [0, 1] are the integers
+#: up to it, in the same order, and every other float (negative, NaN, above 1) lies above it:
+#: one maximum checks a whole array of probabilities.
+_ONE_BITS = np.array(1.0).view(np.uint64)
+
+
 def _probabilities(view: PolicyView, candidates: bool) -> np.ndarray:
     log = view.log
     if candidates:
@@ -170,7 +176,7 @@ def _probabilities(view: PolicyView, candidates: bool) -> np.ndarray:
     else:
         rows, labels, table = log.frame, log.source_rows, "rows"
     p = view._answer("probabilities", (), rows, labels, table)
-    if p.size and 0 <= p.min() and p.max() <= 1:  # two reductions; NaN fails both comparisons
+    if p.size and p.view(np.uint64).max() <= _ONE_BITS:
         return p
     view._check_finite(p, "probabilities", labels, table)
     bad = (p < 0) | (p > 1)
