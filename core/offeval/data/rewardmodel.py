@@ -73,7 +73,8 @@ def _logged_predictions(log: InteractionLog, column: str) -> np.ndarray:
             "the log needs the reward model's prediction for each logged item in this column "
             + hint(
                 "(attach a fitted reward model's predictions with RewardPredictions.attach)",
-                "(a column of the log file; --estimator NAME:reward_model=COLUMN names another)",
+                "(a column of the log file; --reward-model COLUMN names another, "
+                "--fit-reward-model SPEC fits one)",
             ),
         )
     return _numbers(log.frame[column], column, log.source_rows, "rows")
@@ -89,10 +90,9 @@ def candidate_predictions(log: InteractionLog, column: str, estimator: str) -> n
         build = hint(
             "build the log with InteractionLog.from_frame(..., candidates=table), or "
             "from_obp(..., with_candidates=True) for obp's bandit_feedback",
-            "offeval evaluate cannot read a candidate table yet (dm, dr, sndr and the other "
-            "reward-model estimators need one): build the log in Python with "
-            "offeval.InteractionLog.from_frame and its candidates argument, or offeval.from_obp "
-            "with with_candidates=True, and evaluate it there",
+            "give the candidate table with --candidates FILE (its columns mapped with "
+            "--candidates-map ROLE=COLUMN), with the predictions in that column of both files "
+            "(--reward-model COLUMN names another; --fit-reward-model SPEC fits one)",
         )
         raise ConfigurationError(
             f"{estimator} needs the log's candidate table with a {column!r} column (the reward "

@@ -204,9 +204,9 @@ def test_an_action_dist_obp_accepts_is_accepted_by_from_obp_and_dm():
 
 
 @pytest.mark.parametrize("estimator", ["dm", "dr", "sndr"])
-def test_the_command_line_says_it_reads_no_candidate_table(tmp_path, capsys, estimator):
-    """`offeval evaluate` reads one log file: the reward-model estimators' need of a candidate
-    table is said in its words (build the log in Python), not as a Python call to make."""
+def test_the_command_line_names_its_candidates_option(tmp_path, capsys, estimator):
+    """Without --candidates, the reward-model estimators' need of a candidate table is said
+    in the command line's words (its option), not as a Python call to make."""
     from cli_checks import one_line_error
 
     path = tmp_path / "log.csv"
@@ -222,8 +222,8 @@ def test_the_command_line_says_it_reads_no_candidate_table(tmp_path, capsys, est
     ).to_csv(path, index=False)
     argv = ["evaluate", path, "--map", "trajectory=user", "--rerank", "m=pi"]
     err = one_line_error(capsys, [*argv, "--estimator", estimator])
-    assert "offeval evaluate cannot read a candidate table" in err, err
-    assert "in Python" in err and "from_frame(" not in err and "=table" not in err
+    assert "--candidates FILE" in err, err
+    assert "from_frame" not in err and "=table" not in err and "Python" not in err
 
 
 @pytest.mark.parametrize(
