@@ -48,7 +48,6 @@ import pandas as pd
 from measure import in_subprocess, peak_mb, reset_peak
 from ncis_benchmark import N_ACTIONS, N_POLICIES, synthetic
 
-
 #: Rows of the untimed first pass of every offeval job (what it imports on first use).
 WARM_UP_ROWS = 1_000
 
