@@ -36,6 +36,7 @@ def test_core_hookspecs_hold_what_the_core_calls_and_the_demo_contract():
         "register_environments",
         "register_commands",
         "register_reports",
+        "register_reward_models",
         "register_demo_estimators",
         "register_report_sections",
     }

@@ -39,6 +39,8 @@ ENVIRONMENT_METHODS = ("logging_policy", "candidate_policies", "simulate", "true
 COMMAND_METHODS = ("help", "add_arguments", "run")
 #: What a report writer class must have (see :func:`register_reports`).
 REPORT_METHODS = ("help", "write")
+#: What a reward-model fitter must have (see :func:`register_reward_models`).
+REWARD_MODEL_METHODS = ("fit",)
 
 
 @hookspec
@@ -101,6 +103,21 @@ def register_reports(register: Register) -> None:
     :class:`offeval.registry.sections.EvaluationReport`) into the folder
     ``out`` and returns the path of its main file. ``--report`` uses the
     first writer registered (built-in plugins first).
+    """
+
+
+@hookspec
+def register_reward_models(register: Register) -> None:
+    """Register reward-model fitters: what ``offeval evaluate --fit-reward-model SPEC`` fits.
+
+    ``register(name, cls)``: ``cls(**params)`` (the spec's parameters) has
+    ``fit(log)``, which returns an :class:`offeval.data.rewardmodel.RewardPredictions`
+    of the :class:`offeval.InteractionLog` ``log``: out-of-fold predicted rewards of
+    its rows and of its candidate table's rows, cross-fitted by trajectory
+    (:func:`offeval.data.rewardmodel.trajectory_folds`) so that no row is predicted
+    by a model that saw its trajectory. It may list the log columns it reads
+    as ``columns`` (checked in the file's header before the log is read), and
+    should say what it needs that is not installed when built, in one line.
     """
 
 

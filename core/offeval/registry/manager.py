@@ -190,11 +190,13 @@ class _Core:
 
     @hookspecs.hookimpl
     def register_component_kinds(self, register):
-        """Estimators, environments (the demo and the kit), command-line sub-commands, reports."""
+        """Estimators, environments (the demo and the kit), command-line sub-commands, reports,
+        reward-model fitters (``evaluate --fit-reward-model``)."""
         register("estimator", "register_estimators", hookspecs.ESTIMATOR_METHODS)
         register("environment", "register_environments", hookspecs.ENVIRONMENT_METHODS)
         register("command", "register_commands", hookspecs.COMMAND_METHODS)
         register("report", "register_reports", hookspecs.REPORT_METHODS)
+        register("reward_model", "register_reward_models", hookspecs.REWARD_MODEL_METHODS)
 
 
 _ACTIVE: ContextVar[Registry | None] = ContextVar("active_registry", default=None)
