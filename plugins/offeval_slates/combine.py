@@ -9,6 +9,9 @@ applied to each slot), so
 with Y_k, W_k the means over trajectories of r w and w at position k, n_k
 the mean number of rows at position k, and d the mean number of rows
 (reward per impression) or of trajectories used (reward per trajectory).
+Self-normalised Cascade-DR adds a second family, its baseline term B_k over
+the mean V_k of the weights of the prefix above k: sum_k (n_k / d)(Y_k / W_k
++ B_k / V_k).
 """
 
 from __future__ import annotations
@@ -18,27 +21,37 @@ import numpy as np
 from offeval.plugin import Linearisation
 
 
-def by_position(stats, denominator: str | None) -> Linearisation:
-    """sum_k (n_k / d)(Y_k / W_k); ``denominator`` None means d = sum_k n_k (per impression)."""
-    positions = sorted(key[1] for key in stats.keys if key[0] == "y")
-    y = np.array([stats.mean(("y", k)) for k in positions])
-    w = np.array([stats.mean(("w", k)) for k in positions])
+def by_position(
+    stats, denominator: str | None, pairs: tuple[tuple[str, str], ...] = (("y", "w"),)
+) -> Linearisation:
+    """sum_k (n_k / d) sum_p (Y_pk / W_pk); ``denominator`` None means d = sum_k n_k.
+
+    ``pairs`` names each (numerator, weight) family of columns: one for the
+    self-normalised IS forms, two for self-normalised Cascade-DR (its
+    residual term and its baseline term, each normalised by its own weights).
+    """
+    positions = sorted(key[1] for key in stats.keys if key[0] == pairs[0][0])
     n = np.array([stats.mean(("n", k)) for k in positions])
     d = n.sum() if denominator is None else stats.mean(denominator)
-    covered = w > 0
-    ratio = np.where(covered, y / np.where(covered, w, 1.0), 0.0)
-    value = float((n * ratio).sum() / d) if d > 0 else float("nan")
-    grad_y = np.where(covered, n / (d * np.where(covered, w, 1.0)), 0.0)
-    grad_w = -grad_y * ratio
-    grad_n = ratio / d
-    cols = [stats.index((part, k)) for part in ("y", "w", "n") for k in positions]
-    grad = np.r_[grad_y, grad_w, grad_n]
+    ratios, cols, grads = np.zeros(len(positions)), [], []
+    for top, weight in pairs:
+        y = np.array([stats.mean((top, k)) for k in positions])
+        w = np.array([stats.mean((weight, k)) for k in positions])
+        covered = w > 0
+        ratio = np.where(covered, y / np.where(covered, w, 1.0), 0.0)
+        grad_y = np.where(covered, n / (d * np.where(covered, w, 1.0)), 0.0)
+        ratios += ratio
+        cols += [stats.index((part, k)) for part in (top, weight) for k in positions]
+        grads += [grad_y, -grad_y * ratio]
+    value = float((n * ratios).sum() / d) if d > 0 else float("nan")
+    cols += [stats.index(("n", k)) for k in positions]
+    grad_n = ratios / d
     if denominator is None:  # d = sum_k n_k
-        grad[2 * len(positions) :] -= value / d
+        grad_n = grad_n - value / d
     else:
         cols.append(stats.index(denominator))
-        grad = np.r_[grad, -value / d]
-    return Linearisation(value, np.array(cols), grad)
+        grad_n = np.r_[grad_n, -value / d]
+    return Linearisation(value, np.array(cols), np.concatenate([*grads, grad_n]))
 
 
 def scaled_ratio(stats, numerator: str, weight: str, units: str, rows: str) -> Linearisation:

@@ -451,8 +451,11 @@ def replications():
             click_offset=-0.5,
         )
         logging = env.logging_policy()
-        policies = env.candidate_policies(4)[::3]  # Plackett-Luce and deterministic
-        estimators = [IIPS(), RIPS(), CascadeDR()]
+        policies = [  # Plackett-Luce, deterministic, two-stage (the generator draws 4 of 5)
+            *env.candidate_policies(4)[::3],
+            env.policy("two", skill=1.2, temperature=0.5, seed=3, generator_size=4),
+        ]
+        estimators = [IIPS(), RIPS(), CascadeDR(), CascadeDR(self_normalized=True)]
         if model == "position_based":
             estimators += [PseudoInverse(), PseudoInverse(logging=logging)]
         log = env.simulate(logging, LOGS * SIZE, seed=1, with_candidates=True)
@@ -487,6 +490,7 @@ def z_scores(pairs) -> np.ndarray:
         ("position_based", "cascade_dr"),
         ("cascade", "rips"),
         ("cascade", "cascade_dr"),
+        ("cascade", "cascade_dr(self_normalized=True)"),  # consistent: no bias seen at 4,000
     ],
 )
 def test_unbiased_where_the_assumption_holds(replications, model, estimator):
@@ -519,7 +523,11 @@ KIT_LOGGER = kit_setup(PseudoInverse())[0].logging_policy()
 
 @pytest.mark.slow
 @parametrize_with_checks(
-    [RIPS(self_normalized=True, per="trajectory"), PseudoInverse(logging=KIT_LOGGER)]
+    [
+        RIPS(self_normalized=True, per="trajectory"),
+        PseudoInverse(logging=KIT_LOGGER),
+        CascadeDR(self_normalized=True),
+    ]
 )
 def test_other_forms_conform(estimator, check):
     check(estimator)
@@ -705,3 +713,98 @@ def test_pi_for_a_two_stage_target_reads_its_exact_marginals(model):
         log, LOGGING, policy, PseudoInverse(per="trajectory", logging=ranker("mu", LOGITS))
     )
     assert got == pytest.approx(truth(model, probs), rel=1e-9)
+
+
+# -- self-normalised Cascade-DR and two-stage targets against numpy on a simulated log ------
+
+
+def two_stage_prefix(policy, c, index) -> float:
+    """P(a two-stage ranker's ranking of context c starts with ``index``), every draw enumerated."""
+    k = policy.score_matrix.shape[1]
+    w_g = np.exp(policy.generator_scores[c])
+    w_r = np.exp(policy.logits[c])
+    total = 0.0
+    for draw in permutations(range(k), policy.generator_size):
+        p, left = 1.0, w_g.sum()
+        for a in draw:
+            p, left = p * w_g[a] / left, left - w_g[a]
+        if not set(index) <= set(draw):
+            continue
+        left = w_r[list(draw)].sum()
+        for a in index:
+            p, left = p * w_r[a] / left, left - w_r[a]
+        total += p
+    return total
+
+
+def cascade_dr_columns(env, log, policy) -> dict[str, np.ndarray]:
+    """Per row: w_1:k, w_1:k-1 and the baseline w_1:k-1 sum_c pi(c | above) q(above, c),
+    by brute force (the target's prefixes draw by draw; 0 on shuffled trajectories)."""
+    frame = log.frame
+    slots = {
+        s: (g["item"].to_numpy(), g["reward_model"].to_numpy())
+        for s, g in log.candidates.groupby("slot")
+    }
+    known: dict[tuple, float] = {}
+
+    def prob(policy, c, index):
+        key = (c, tuple(index))
+        if key not in known:
+            known[key] = (two_stage_prefix if policy.two_stage else prefix)(policy, c, index)
+        return known[key]
+
+    logging = env.logging_policy()
+    out = {name: np.zeros(log.n_rows) for name in ("w", "above", "baseline")}
+    for _, group in frame.groupby("trajectory"):
+        if group["shuffled"].iloc[0]:
+            continue
+        c = group["context"].iloc[0]
+        index = [list(env.candidates[c]).index(i) for i in group["item"]]
+        above_w = 1.0
+        for k, row in enumerate(group.index):
+            target_above = prob(policy, c, index[:k])
+            baseline = 0.0
+            for item, q in zip(*slots[row], strict=True):
+                a = list(env.candidates[c]).index(item)
+                if a not in index[:k] and target_above > 0:
+                    baseline += prob(policy, c, [*index[:k], a]) / target_above * q
+            w = prob(policy, c, index[: k + 1]) / prefix(logging, c, index[: k + 1], mixed=False)
+            out["w"][row], out["above"][row] = w, above_w
+            out["baseline"][row] = above_w * baseline
+            above_w = w
+    return out
+
+
+@pytest.mark.parametrize("two_stage", [False, True])
+def test_cascade_dr_and_its_self_normalised_form_match_numpy(ranking_log, two_stage):
+    env, log, (pl_policy, _) = ranking_log
+    policy = (
+        env.policy("two", skill=1.2, temperature=0.5, seed=3, generator_size=4)
+        if two_stage
+        else pl_policy
+    )
+    log = item_position_means(log).attach(log)
+    columns = cascade_dr_columns(env, log, policy)
+    r, pos = log.column("reward"), log.column("position")
+    residual = columns["w"] * (r - log.column("reward_model"))
+    used = ~log.frame.groupby("trajectory")["shuffled"].first().to_numpy()
+    ev = evaluate(log, [policy], [CascadeDR(), CascadeDR(self_normalized=True, per="trajectory")])
+    plain = ev.estimate(policy.name, "cascade_dr")
+    assert plain.value == pytest.approx(
+        np.sum(residual + columns["baseline"]) / (3 * used.sum()), rel=1e-10
+    )
+    per_position = []
+    for k in (1, 2, 3):
+        at = pos == k
+        for values in (residual, columns["w"], columns["baseline"], columns["above"]):
+            per_position.append(unit_sums(log, values * at))
+    per_position.append(used.astype(float))
+
+    def sn_cascade_dr(m):  # every used trajectory has the three positions: n_k = units
+        return sum(m[4 * k] / m[4 * k + 1] + m[4 * k + 2] / m[4 * k + 3] for k in range(3))
+
+    value, se = delta_se(sn_cascade_dr, np.column_stack(per_position))
+    sn = ev.estimate(policy.name, "cascade_dr(self_normalized=True, per=trajectory)")
+    assert sn.value == pytest.approx(value, rel=1e-10)
+    assert sn.se == pytest.approx(se, rel=1e-5)
+    assert sn.n_units == used.sum() and sn.n_excluded == (~used).sum()
