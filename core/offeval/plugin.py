@@ -31,7 +31,9 @@ need belongs here, so that no plugin imports another. The names, by job:
   (``RewardPredictions``, ``trajectory_folds``, ``item_position_means``);
   :mod:`exposure`, the target's and the logging policy's exposures of the
   logged items under an examination model (``target_exposure``,
-  ``logging_exposure``, ``at_ranks``) and the support check.
+  ``logging_exposure``, ``at_ranks``) and the support check; :mod:`tuning`,
+  choosing an estimator's parameter from the log (SLOPE and the estimated
+  MSE of obp's ``*Tuning`` estimators: ``choose``, ``check_grid``).
 - **Logs and policies**: :class:`InteractionLog`, :data:`ROLES`,
   :func:`per_trajectory`, :func:`trajectory_flags`, :func:`hash_ids`,
   :class:`RerankPolicy`, :data:`PROBABILITY_TOLERANCE`, :mod:`ranking`
@@ -177,6 +179,7 @@ if TYPE_CHECKING:
         report_sections,
     )
     from offeval.specs import find_label, parse_pairs
+    from offeval.stats import tuning
     from offeval.stats.agreement import Agreement, agreement
     from offeval.stats.compare import (
         PairwiseComparison,
@@ -300,6 +303,7 @@ __all__ = [
     "skipped_table",
     "text_records",
     "trajectory_flags",
+    "tuning",
     "weight_diagnostics",
     "weight_tally",
     "write_csv",
