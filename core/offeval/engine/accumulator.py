@@ -10,15 +10,15 @@ comparisons between policies for free.
 from __future__ import annotations
 
 import copy
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from offeval.data.log import InteractionLog
 from offeval.data.policy import Policy
-from offeval.data.units import UnitLedger
-from offeval.engine.declaration import Declaration, declaration_of
+from offeval.data.units import UnitLedger, hash_ids
+from offeval.engine.declaration import BETTING_ROLES, INTERVALS, Declaration, declaration_of
 from offeval.engine.estimator import Contribution, Estimator, PolicyView, Shared
 from offeval.engine.fold import SPLIT_ADVICE, FoldState
 from offeval.engine.result import Evaluation
@@ -78,10 +78,13 @@ class Accumulator:
         estimators: Sequence[Estimator],
         *,
         covariances: str = "estimator",
+        interval: str | Mapping[str, str] | None = None,
     ):
         #: What each estimator declares (its label, for one).
         self.declarations = _check_components(policies, estimators)
         self.covariances = check_choice(covariances, "covariances", COVARIANCES, error=OffevalError)
+        #: Each estimator's interval method (see :func:`interval_methods`).
+        self.intervals = interval_methods(self.declarations, interval)
         self.policies = list(policies)
         self.estimators = list(estimators)
         self.state = FoldState()
@@ -143,6 +146,8 @@ class Accumulator:
         if not new_units:
             self.state.ledger.add(log.unit_ids, SPLIT_ADVICE)
         block, index = self.unit_block(log)
+        if "betting" in self.intervals:
+            self._keep(log, block, index)
         groups = self._groups(index) if self.covariances == "estimator" else None
         chunk = Moments.from_array(block, overwrite=not keep, groups=groups).gathered(index)
         state = self.state
@@ -152,6 +157,35 @@ class Accumulator:
         full = np.zeros((block.shape[0], index.size))
         full[:, index >= 0] = block[:, index[index >= 0]]
         return full
+
+    def _keep(self, log: InteractionLog, block: np.ndarray, index: np.ndarray) -> None:
+        """Keep the unit sums that betting intervals read (before the block is centred)."""
+        parts = {}
+        for (p, e), local in self.state.local.items():
+            if self.intervals[e] != "betting":
+                continue
+            roles = self.declarations[e].betting_columns
+            missing = [k for k in roles.values() if k not in local]
+            if missing:
+                raise OffevalError(
+                    f"estimator {self.declarations[e].label!r} declares betting columns "
+                    f"{missing} it never emitted (its columns: {list(local)})"
+                )
+            at = [index[self.state.where[local[roles[role]]]] for role in BETTING_ROLES]
+            parts[p, e] = np.column_stack(
+                [block[:, j] if j >= 0 else np.zeros(block.shape[0]) for j in at]
+            )
+        ids = log.unit_ids
+        keys = ids.astype(np.uint64) if ids.dtype.kind in "iu" else hash_ids(ids)
+        self.state.keep(_mixed(keys), log.column("reward"), parts)
+
+    def betting_units(self, p: int, e: int) -> tuple[np.ndarray, ...]:
+        """The unit sums a betting interval of (p, e) reads (one array per role of
+        :data:`~offeval.engine.declaration.BETTING_ROLES`), in the order of the bets: by
+        mixed unit id, whatever the chunking."""
+        order = np.argsort(np.concatenate(self.state.kept_ids), kind="stable")
+        parts = np.concatenate(self.state.kept[p, e])[order]
+        return tuple(parts[:, j] for j in range(parts.shape[1]))
 
     def unit_block(self, log: InteractionLog) -> tuple[np.ndarray, np.ndarray]:
         """Column sums of one chunk over its distinct columns; tallies and exclusions recorded.
@@ -324,6 +358,65 @@ class _ChunkBlock:
         """The (n_units, u) block and each global column's index in it (-1: absent)."""
         index = np.array([self.slot.get(where, -1) for where in self.acc.keys], dtype=np.int64)
         return self.block[:, : self.used], index
+
+
+def _mixed(keys: np.ndarray) -> np.ndarray:
+    """A bijective mix of 64-bit keys (splitmix64's finaliser): consecutive ids in scattered
+    order."""
+    with np.errstate(over="ignore"):
+        z = keys.astype(np.uint64) + np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
+
+
+def interval_methods(
+    declarations: list[Declaration],
+    interval: str | Mapping[str, str] | None,
+) -> list[str]:
+    """Each estimator's interval method: ``interval`` for all (one of
+    :data:`~offeval.engine.declaration.INTERVALS`), or by estimator label or
+    name (a mapping; the others keep theirs), or each its declared one (None)."""
+    declared = [d.interval for d in declarations]
+    methods = tuple(INTERVALS)
+    if interval is None:
+        return declared
+    if isinstance(interval, str):
+        chosen = [check_choice(interval, "interval", methods, error=OffevalError)] * len(declared)
+    elif isinstance(interval, Mapping):
+        names = {d.label for d in declarations} | {d.name for d in declarations}
+        unknown = [k for k in interval if k not in names]
+        if unknown:
+            raise OffevalError(
+                f"interval names {unknown[0]!r}, which is none of the estimators "
+                f"{[d.label for d in declarations]}"
+            )
+        chosen = [
+            check_choice(
+                interval.get(d.label, interval.get(d.name, declared[i])),
+                f"interval[{d.label!r}]",
+                methods,
+                error=OffevalError,
+            )
+            for i, d in enumerate(declarations)
+        ]
+    else:
+        raise OffevalError(
+            f"interval must be one of {methods}, a dict of them by estimator, or None "
+            f"(each estimator's own), got {interval!r}"
+        )
+    unable = [
+        d.label
+        for d, m in zip(declarations, chosen, strict=True)
+        if m == "betting" and d.betting_columns is None
+    ]
+    if unable:
+        raise OffevalError(
+            f"interval 'betting' needs an estimator of importance-weighted rewards that "
+            f"declares its betting_columns; {unable} do not: choose interval='normal' for "
+            "them (interval={label: 'betting'} picks estimators)"
+        )
+    return chosen
 
 
 def _check_components(

@@ -50,7 +50,7 @@ def bootstrap(
     """
     replicates = check_whole(replicates, "replicates", low=2, error=OffevalError)
     check_level(level)
-    acc = Accumulator(policies, estimators)
+    acc = Accumulator(policies, estimators, interval="normal")  # replicates, not bets
     names = [p.name for p in policies]
     if baseline is not None and baseline not in names:
         raise OffevalError(f"baseline {baseline!r} is not among the policies {names}")

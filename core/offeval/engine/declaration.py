@@ -27,6 +27,19 @@ ESTIMANDS: dict[str, str] = {
 GUARANTEES = ("unbiased", "consistent", None)
 #: The tags an estimator may set: the kit's linearity check, what its ESS counts.
 TAGS = ("linear_in_reward", "ess_unit")
+#: How an estimator's confidence intervals can be computed (its ``interval``), with the meaning.
+INTERVALS: dict[str, str] = {
+    "normal": "value +- z se, the delta method's normal interval",
+    "betting": "betting interval of importance-weighted rewards (Waudby-Smith and Ramdas 2023): "
+    "valid whatever the tails of the weights, for non-negative mean-one weights and bounded "
+    "rewards",
+}
+#: The roles of the columns a betting interval reads (an estimator's ``betting_columns``):
+#: per unit, the weighted rewards sum_k w_k r_k, the weights sum_k w_k, the number of
+#: weighted rows (E[weights] = E[rows]: mean-one weights) and what the value divides by
+#: (the rows for a reward per row, 1 for a reward per trajectory); see
+#: :mod:`offeval.stats.betting`.
+BETTING_ROLES = ("rewards", "weights", "rows", "divisor")
 #: What an effective sample size counts unless the tag ``ess_unit`` says otherwise.
 ESS_UNIT = "rows"
 #: Diagnostics of importance weights that reports show in their weight table, when an
@@ -57,6 +70,10 @@ class Declaration:
     - ``assumptions``: environment parameters under which its guarantee holds;
     - ``linear_in_reward`` and ``ess_unit``: its tags;
     - ``weight_diagnostics``: which of its diagnostics describe importance weights;
+    - ``interval``: how its intervals are computed unless the user asks otherwise (a key
+      of :data:`INTERVALS`); ``betting_columns``: its column keys by role of
+      :data:`BETTING_ROLES` when its value is a mean of weighted rewards over
+      mean-one weights (None: no betting interval; ``"betting"`` needs them);
     - ``expected_failed_checks``: kit checks known to fail, with the reasons;
     - ``prepare_kit_log``: ``log -> log``, adding the columns it reads to the
       kit's logs (None: nothing to add);
@@ -75,6 +92,8 @@ class Declaration:
     linear_in_reward: bool = False
     ess_unit: str = ESS_UNIT
     weight_diagnostics: tuple[str, ...] = WEIGHT_DIAGNOSTICS
+    interval: str = "normal"
+    betting_columns: Mapping[str, Any] | None = None
     expected_failed_checks: Mapping[str, str] = field(default_factory=dict)
     prepare_kit_log: Callable[[Any], Any] | None = None
     fitted: Callable[[Any], dict[str, float]] | None = None
@@ -105,6 +124,15 @@ def declaration_of(estimator: Any) -> Declaration:
     unknown = sorted(set(tags) - set(TAGS))
     if unknown:
         raise refuse(f"tags {unknown} are unknown: the tags are {list(TAGS)}")
+    interval = check_choice(
+        getattr(estimator, "interval", "normal"), "interval", tuple(INTERVALS), error=refuse
+    )
+    betting = _betting_columns(estimator, refuse)
+    if interval == "betting" and betting is None:
+        raise refuse(
+            "interval 'betting' needs betting_columns (its column keys by role: "
+            f"{list(BETTING_ROLES)})"
+        )
     return Declaration(
         name=name,
         label=label,
@@ -122,6 +150,8 @@ def declaration_of(estimator: Any) -> Declaration:
         ),
         ess_unit=_nonempty(tags.get("ess_unit", ESS_UNIT), "tags['ess_unit']", refuse),
         weight_diagnostics=_strings(estimator, "weight_diagnostics", WEIGHT_DIAGNOSTICS, refuse),
+        interval=interval,
+        betting_columns=betting,
         expected_failed_checks=_known_failures(estimator, refuse),
         prepare_kit_log=_callable(estimator, "prepare_kit_log", refuse),
         fitted=_callable(estimator, "fitted", refuse),
@@ -159,6 +189,18 @@ def _mapping(estimator: Any, attribute: str, refuse: Callable) -> dict:
     if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
         raise refuse(f"{attribute} must be a dict with text keys, got {value!r}")
     return dict(value)
+
+
+def _betting_columns(estimator: Any, refuse: Callable) -> dict[str, Any] | None:
+    """The column keys a betting interval reads, by role (None: not declared)."""
+    value = getattr(estimator, "betting_columns", None)
+    if value is None:
+        return None
+    if not isinstance(value, Mapping) or set(value) != set(BETTING_ROLES):
+        raise refuse(
+            f"betting_columns must map each of {list(BETTING_ROLES)} to a column key, got {value!r}"
+        )
+    return {role: value[role] for role in BETTING_ROLES}
 
 
 def _known_failures(estimator: Any, refuse: Callable) -> dict[str, str]:

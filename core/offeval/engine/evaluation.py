@@ -11,7 +11,7 @@ a log before the whole of it is read.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from offeval.data.log import InteractionLog
 from offeval.data.policy import Policy
@@ -40,6 +40,7 @@ def evaluate(
     progress: bool | None = None,
     covariances: str = "estimator",
     workers: int = 1,
+    interval: str | Mapping[str, str] | None = None,
 ) -> Evaluation:
     """Evaluate every policy with every estimator in one pass over the log.
 
@@ -54,11 +55,17 @@ def evaluate(
     a terminal: :func:`offeval.progress.progress_enabled`). ``workers > 1``
     splits an :class:`InteractionLog`'s trajectories among that many forked
     processes (:mod:`offeval.engine.parallel`; same estimates up to rounding). Each
-    process runs its pass with one BLAS thread.
+    process runs its pass with one BLAS thread. ``interval`` chooses how
+    intervals are computed (:data:`~offeval.engine.declaration.INTERVALS`):
+    None gives each estimator its declared method, ``"normal"`` or
+    ``"betting"`` one for all, a dict one by estimator label or name; every
+    estimate says which (``Estimate.interval_method``). Betting intervals keep
+    three numbers per unit of each (policy, estimator) using them until the
+    end of the pass, in any way of running it.
     """
     check_level(level)
     workers = check_whole(workers, "workers", low=1, error=OffevalError)
-    acc = Accumulator(policies, estimators, covariances=covariances)
+    acc = Accumulator(policies, estimators, covariances=covariances, interval=interval)
     whole = isinstance(log, InteractionLog)
     if not whole and not isinstance(log, Iterable):
         raise OffevalError(f"log must be an InteractionLog or an iterable of them, got {log!r}")
@@ -86,7 +93,9 @@ def evaluate(
         if whole and workers > 1 and fork_available():  # capped, with a warning, by the log's size
             state = fold_in_workers(
                 log,
-                lambda: Accumulator(policies, estimators, covariances=covariances),
+                lambda: Accumulator(
+                    policies, estimators, covariances=covariances, interval=interval
+                ),
                 lambda share, into: bounded_chunks(log, into, chunk_rows, rows=share),
                 workers,
                 bar.update,

@@ -69,6 +69,21 @@ class FoldState:
     tallies: dict[tuple[int, int], Tally] = field(default_factory=dict)
     excluded: dict[tuple[int, int], dict[str, int]] = field(default_factory=dict)
     ledger: UnitLedger = field(default_factory=UnitLedger)
+    kept: dict[tuple[int, int], list[np.ndarray]] = field(default_factory=dict)
+    kept_ids: list[np.ndarray] = field(default_factory=list)
+    rewards: tuple[float, float] = (np.inf, -np.inf)
+
+    def keep(self, ids: np.ndarray, rewards: np.ndarray, parts: dict) -> None:
+        """Keep one chunk's unit sums for betting intervals: hashed unit ids, rewards'
+        range, and per (p, e) its (n_units, 4) block."""
+        self.kept_ids.append(ids)
+        if rewards.size:
+            self.rewards = (
+                min(self.rewards[0], float(rewards.min())),
+                max(self.rewards[1], float(rewards.max())),
+            )
+        for pe, block in parts.items():
+            self.kept.setdefault(pe, []).append(block)
 
     def new_column(self, where: tuple) -> None:
         """A column first seen now: it was zero for the units folded before."""
@@ -105,6 +120,13 @@ class FoldState:
             for reason, count in other.excluded.get(pe, {}).items():
                 merged[reason] = merged.get(reason, 0) + count
             out.excluded[pe] = merged
+        out.kept_ids = [*self.kept_ids, *other.kept_ids]
+        out.rewards = (
+            min(self.rewards[0], other.rewards[0]),
+            max(self.rewards[1], other.rewards[1]),
+        )
+        for pe in set(self.kept) | set(other.kept):
+            out.kept[pe] = [*self.kept.get(pe, []), *other.kept.get(pe, [])]
         return out
 
 

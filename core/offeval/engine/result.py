@@ -12,6 +12,7 @@ import pandas as pd
 from offeval.engine.summary import EstimatorSummary
 from offeval.errors import OffevalError, did_you_mean
 from offeval.specs import find_label
+from offeval.stats.betting import betting_interval
 from offeval.stats.compare import PairwiseComparison, pairwise_grid
 from offeval.stats.inference import Linearisation, interval, quadratic_form, variance
 from offeval.stats.moments import Tally
@@ -27,8 +28,10 @@ class Folded(Protocol):
     policies: list
     estimators: list
     declarations: list
+    intervals: list
     tallies: dict
     excluded: dict
+    state: Any
 
     @property
     def moments(self) -> Any:
@@ -36,6 +39,9 @@ class Folded(Protocol):
 
     def stats(self, p: int, e: int, moments: Any, covariance: np.ndarray) -> Any:
         """The columns of policy ``p`` and estimator ``e``."""
+
+    def betting_units(self, p: int, e: int) -> tuple:
+        """The unit sums a betting interval of policy ``p`` and estimator ``e`` reads."""
 
 
 @dataclass(frozen=True)
@@ -46,7 +52,9 @@ class Estimate:
     ``excluded`` counts units left out, by reason (``n_excluded`` in all; the
     log had ``n_units + n_excluded``); ``diagnostics`` holds
     estimator-specific numbers such as the effective sample size, the largest
-    importance weight or the share of clipped weights.
+    importance weight or the share of clipped weights. ``interval_method``
+    names what computed the interval (a key of
+    :data:`offeval.engine.declaration.INTERVALS`).
     """
 
     policy: str
@@ -59,6 +67,7 @@ class Estimate:
     n_units: int
     excluded: dict[str, int] = field(default_factory=dict)
     diagnostics: dict[str, Any] = field(default_factory=dict)
+    interval_method: str = "normal"
 
     @property
     def n_excluded(self) -> int:
@@ -80,6 +89,7 @@ class Estimate:
             "ci_low": self.ci_low,
             "ci_high": self.ci_high,
             "level": self.level,
+            "interval_method": self.interval_method,
             "n_units": self.n_units,
             "n_excluded": self.n_excluded,
         }
@@ -92,7 +102,8 @@ class Estimate:
         return pd.DataFrame([self.to_dict()])
 
     def __repr__(self) -> str:
-        pct = f"{100 * self.level:g}%"
+        method = "" if self.interval_method == "normal" else f" {self.interval_method}"
+        pct = f"{100 * self.level:g}%{method}"
         lines = [
             f"Estimate {self.estimator} of {self.policy!r}: {self.value:.6g} "
             f"(se {self.se:.3g}, {pct} CI [{self.ci_low:.6g}, {self.ci_high:.6g}], "
@@ -127,6 +138,8 @@ class Evaluation:
         self.estimators = [d.label for d in acc.declarations]
         self.components = list(acc.estimators)
         self.declarations = list(acc.declarations)
+        #: Each estimator's interval method (by position), as its estimates say.
+        self.intervals = list(acc.intervals)
         self.n_units = acc.moments.n
         self._covariance = acc.moments.covariance()
         self._lin: dict[tuple[str, str], Linearisation] = {}
@@ -148,13 +161,27 @@ class Evaluation:
                         f"estimator {label!r} excluded {sum(excluded.values())} units out of "
                         f"{self.n_units}: a unit was excluded twice"
                     )
+                bounds = None
+                if self.intervals[e] == "betting":
+                    bounds = self._betting(acc, p, e, lin.value)
                 self._estimates[policy.name, label] = self._estimate(
-                    policy.name, label, lin, excluded, diagnostics
+                    policy.name, label, lin, excluded, diagnostics, bounds
                 )
 
-    def _estimate(self, policy, label, lin, excluded=None, diagnostics=None) -> Estimate:
+    def _betting(self, acc: Folded, p: int, e: int, value: float) -> tuple[float, float]:
+        """The betting interval of (p, e), widened to hold the value if it does not."""
+        low, high = acc.state.rewards
+        bounds = betting_interval(*acc.betting_units(p, e), low, high, self.level)
+        if not np.isfinite(value):
+            return bounds
+        return min(bounds[0], value), max(bounds[1], value)
+
+    def _estimate(
+        self, policy, label, lin, excluded=None, diagnostics=None, bounds=None
+    ) -> Estimate:
+        """An estimate of ``lin``: its interval ``bounds``, or the normal one (None)."""
         se = self.standard_error(lin)
-        low, high = interval(lin.value, se, self.level)
+        low, high = interval(lin.value, se, self.level) if bounds is None else bounds
         excluded = dict(excluded or {})
         return Estimate(
             policy,
@@ -167,6 +194,7 @@ class Evaluation:
             self.n_units - sum(excluded.values()),
             excluded,
             dict(diagnostics or {}),
+            "normal" if bounds is None else "betting",
         )
 
     def estimate(self, policy: str, estimator: str | None = None) -> Estimate:
@@ -205,7 +233,7 @@ class Evaluation:
         return float(np.sqrt(max(variance(lin, self._covariance, self.n_units), 0.0)))
 
     def difference(self, a: str, b: str, estimator: str | None = None) -> Estimate:
-        """Paired difference V(a) - V(b) on the same log, with its interval.
+        """Paired difference V(a) - V(b) on the same log, with its (normal) interval.
 
         Units excluded are those either estimate excluded, by reason (the
         larger count of the two: exact when exclusions do not depend on the
@@ -216,7 +244,8 @@ class Evaluation:
         return self._estimate(f"{a} - {b}", est, lin, self._excluded_by_either(a, b, est))
 
     def relative(self, baseline: str, estimator: str | None = None) -> list[Estimate]:
-        """Every policy's value divided by the baseline's (baseline = 1, se 0).
+        """Every policy's value divided by the baseline's (baseline = 1, se 0), with normal
+        intervals.
 
         Units excluded count as in :meth:`difference`, for the policy and the baseline.
         """
@@ -291,6 +320,7 @@ class Evaluation:
             baseline,
             declared.higher_is_better,
             dict(component.get_params()),
+            self.intervals[where] if baseline is None else "normal",
         )
 
     def to_frame(self) -> pd.DataFrame:

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from offeval.engine.declaration import INTERVALS
 from offeval.errors import OffevalError
 from offeval.validation import check_number, check_whole
 
@@ -33,6 +34,9 @@ class EstimatorSummary:
     ``baseline`` names the policy the values are relative to (None: absolute).
     ``params`` are the estimator's parameters (plain values only), so that a
     family of settings (caps, say) can be told apart and ordered.
+    ``interval_method`` says how the estimates' intervals were computed (a key
+    of :data:`offeval.engine.declaration.INTERVALS`); the covariance is the
+    delta method's whatever it is.
     """
 
     estimator: str
@@ -45,6 +49,7 @@ class EstimatorSummary:
     baseline: str | None = None
     higher_is_better: bool = True
     params: dict[str, Any] = field(default_factory=dict)
+    interval_method: str = "normal"
 
     def __post_init__(self):
         if isinstance(self.policies, (str, bytes)):
@@ -78,6 +83,7 @@ class EstimatorSummary:
             "baseline": self.baseline,
             "higher_is_better": bool(self.higher_is_better),
             "params": {k: _number(v) for k, v in self.params.items() if _plain(v)},
+            "interval_method": self.interval_method,
         }
 
     @classmethod
@@ -252,9 +258,20 @@ def _params(value: Any) -> dict[str, Any]:
     return {k: _SPECIAL[v] if isinstance(v, str) and v in _SPECIAL else v for k, v in value.items()}
 
 
+def _method(value: Any) -> str:
+    if not isinstance(value, str) or value not in INTERVALS:
+        raise FieldError("interval_method", f"must be one of {list(INTERVALS)}, got {value!r}")
+    return value
+
+
 #: The fields of a saved summary, and the defaults of the optional ones.
 REQUIRED = ("estimator", "name", "policies", "values", "covariance", "n_units", "level")
-OPTIONAL = {"baseline": None, "higher_is_better": True, "params": {}}
+OPTIONAL = {
+    "baseline": None,
+    "higher_is_better": True,
+    "params": {},
+    "interval_method": "normal",
+}
 
 
 def read_fields(data: Any) -> dict[str, Any]:
@@ -267,7 +284,8 @@ def read_fields(data: Any) -> dict[str, Any]:
     estimate that could not be computed, which decisions skip); n_units: a
     whole number >= 1; level: in (0, 1); baseline (optional): null or one of
     the policies; higher_is_better (optional, true): true or false; params
-    (optional): plain values by name. Any other field is an error.
+    (optional): plain values by name; interval_method (optional, "normal"): one of
+    the interval methods. Any other field is an error.
     """
     unknown = sorted(set(data) - {*REQUIRED, *OPTIONAL}, key=str)
     if unknown:
@@ -288,6 +306,7 @@ def read_fields(data: Any) -> dict[str, Any]:
         "baseline": _baseline(data["baseline"], policies),
         "higher_is_better": _boolean("higher_is_better", data["higher_is_better"]),
         "params": _params(data["params"]),
+        "interval_method": _method(data["interval_method"]),
     }
 
 
