@@ -50,6 +50,9 @@ DIM_CONTEXT = 3
 SEED = 12345
 LAMBDA = 5
 OBD_STEP = 5  # keep rows 0, 5, 10, ... of the 10,000-row bundled sample: 2,000 rows
+SG_LAMBDAS = (0.0, 0.1, 0.5, 1.0)  # sub-Gaussian IPW's lambda_ (obp's default is 0)
+N_FOLDS = 2  # cross-fitting folds of obp's classifiers (KFold over rounds, shuffled with SEED)
+BIPW_CLIP = 5.0  # balanced IPW's clipping lambda_ (obp's default is inf)
 
 
 def obp_version() -> str:
@@ -171,6 +174,7 @@ def obd_inputs() -> dict:
         "n_actions": n_actions,
         "len_list": len_list,
         "action": bf["action"][rows],
+        "context": bf["context"][rows],
         "position": bf["position"][rows],
         "reward": bf["reward"][rows],
         "pscore": bf["pscore"][rows],
@@ -202,6 +206,9 @@ def estimators(modern: bool) -> dict:
     if modern:  # obp >= 0.5: clipping lambda_ on IPW and DR, Switch-DR's threshold is lambda_
         out["ipw_clip_5"] = ("InverseProbabilityWeighting", {"lambda_": LAMBDA}, False)
         out["switch_dr_5"] = ("SwitchDoublyRobust", {"lambda_": LAMBDA}, True)
+        for lam in SG_LAMBDAS:  # sub-Gaussian IPW (Metelli et al. 2021), obp >= 0.5
+            kwargs = {"lambda_": lam}
+            out[f"sg_ipw_{lam:g}"] = ("SubGaussianInverseProbabilityWeighting", kwargs, False)
     else:  # obp 0.4: no clipping; Switch-DR's threshold is called tau
         out["switch_dr_5"] = ("SwitchDoublyRobust", {"tau": LAMBDA}, True)
     return out
@@ -243,18 +250,145 @@ def run_estimators(data: dict, action_dists: dict, q_hat, only=None) -> dict:
 
 
 def synthetic_estimates(data: dict) -> dict:
-    dists = {k: np.asarray(p["action_dist"], dtype=float) for k, p in data["policies"].items()}
+    dists = synthetic_dists(data)
     q_hat = np.asarray(data["estimated_rewards_by_reg_model"], dtype=float)
     return run_estimators(data, dists, q_hat)
 
 
 def obd_estimates(data: dict) -> dict:
+    dists = obd_dists(data)
+    only = ("ipw", "snipw", *(f"sg_ipw_{lam:g}" for lam in SG_LAMBDAS))
+    return run_estimators(data, dists, None, only=only)
+
+
+# -- classifier-based: estimated propensities and balanced IPW ------------------------------
+CLASSIFIER = "sklearn LogisticRegression(C=1.0, solver='newton-cg', tol=1e-10, max_iter=1000)"
+
+
+def classifier():
+    from sklearn.linear_model import LogisticRegression
+
+    # Newton steps to a tight tolerance, so that another scikit-learn and scipy reach the same
+    # optimum (lbfgs in scikit-learn 1.1.3 stops ~1e-5 from it, whatever its tol)
+    return LogisticRegression(C=1.0, solver="newton-cg", tol=1e-10, max_iter=1000)
+
+
+def kfold(n: int) -> np.ndarray:
+    """The fold of each round in obp's cross-fitting: KFold(N_FOLDS, shuffle, SEED) over rounds."""
+    from sklearn.model_selection import KFold
+
+    fold = np.empty(n, dtype=int)
+    splits = KFold(n_splits=N_FOLDS, shuffle=True, random_state=SEED).split(np.zeros(n))
+    for f, (_, test) in enumerate(splits):
+        fold[test] = f
+    return fold
+
+
+def every_action_trained(action, position, fold, n_actions) -> bool:
+    """Whether every action is logged at every position in every training split (else obp's
+    PropensityScoreEstimator indexes predict_proba's columns by action wrongly)."""
+    return all(
+        np.unique(action[(position == k) & (fold != f)]).size == n_actions
+        for k in np.unique(position)
+        for f in range(N_FOLDS)
+    )
+
+
+def classifier_estimates(data: dict, dists: dict) -> dict:
+    """obp's estimated propensities and importance weights (cross-fitted, calibrated or not),
+    and IPW/SNIPW with the propensities and B-IPW with the weights."""
+    import obp.ope as ope
+
+    n, n_actions, len_list = data["n_rounds"], data["n_actions"], data["len_list"]
+    context = np.asarray(data["context"], dtype=float)
+    action, reward = np.asarray(data["action"]), np.asarray(data["reward"])
+    position = np.asarray(data["position"]) if "position" in data else np.zeros(n, dtype=int)
+    fold = kfold(n)
+    out = {
+        "classifier": CLASSIFIER,
+        "n_folds": N_FOLDS,
+        "random_state": SEED,
+        "kfold": fold,
+        "every_action_trained": every_action_trained(action, position, fold, n_actions),
+        "propensities": {},
+        "balanced": {},
+    }
+    for cv in (1, 2):
+        key = f"calibration_cv_{cv}"
+        model = ope.PropensityScoreEstimator(
+            base_model=classifier(), n_actions=n_actions, len_list=len_list, calibration_cv=cv
+        )
+        # with an action missing from a training split obp raises IndexError (or, when the
+        # missing action is not the last, reads the wrong column): then it fits in sample
+        n_folds = N_FOLDS if out["every_action_trained"] else 1
+        pscore = model.fit_predict(
+            context, action, position=position, n_folds=n_folds, random_state=SEED
+        )
+        entry = {"n_folds": n_folds, "estimated_pscore": pscore}
+        for policy, dist in dists.items():
+            args = dict(reward=reward, action=action, action_dist=dist, position=position)
+            entry[policy] = {
+                name: float(
+                    getattr(ope, cls)(use_estimated_pscore=True).estimate_policy_value(
+                        **args, estimated_pscore=pscore
+                    )
+                )
+                for name, cls in (
+                    ("ipw", "InverseProbabilityWeighting"),
+                    ("snipw", "SelfNormalizedInverseProbabilityWeighting"),
+                )
+            }
+        out["propensities"][key] = entry
+        out["balanced"][key] = {}
+        for policy, dist in dists.items():
+            model = ope.ImportanceWeightEstimator(
+                base_model=classifier(),
+                n_actions=n_actions,
+                len_list=len_list,
+                fitting_method="sample",
+                calibration_cv=cv,
+            )
+            weights = model.fit_predict(
+                context, action, dist, position=position, n_folds=N_FOLDS, random_state=SEED
+            )
+            args = dict(reward=reward, action=action, action_dist=dist, position=position)
+            out["balanced"][key][policy] = {
+                "estimated_importance_weights": weights,
+                "b_ipw": float(
+                    ope.BalancedInverseProbabilityWeighting().estimate_policy_value(
+                        **args, estimated_importance_weights=weights
+                    )
+                ),
+                f"b_ipw_clip_{BIPW_CLIP:g}": float(
+                    ope.BalancedInverseProbabilityWeighting(
+                        lambda_=BIPW_CLIP
+                    ).estimate_policy_value(**args, estimated_importance_weights=weights)
+                ),
+            }
+    return out
+
+
+def synthetic_dists(data: dict) -> dict:
+    return {k: np.asarray(p["action_dist"], dtype=float) for k, p in data["policies"].items()}
+
+
+def obd_dists(data: dict) -> dict:
     n = data["n_rounds"]
-    dists = {}
+    out = {}
     for name, policy in data["policies"].items():
         by_action_position = np.asarray(policy["by_action_position"], dtype=float)
-        dists[name] = np.broadcast_to(by_action_position, (n, *by_action_position.shape)).copy()
-    return run_estimators(data, dists, None, only=("ipw", "snipw"))
+        out[name] = np.broadcast_to(by_action_position, (n, *by_action_position.shape)).copy()
+    return out
+
+
+def obd_context(data: dict) -> np.ndarray:
+    """The context of the pinned Open Bandit Dataset rows (added after the first inputs)."""
+    from obp.dataset import OpenBanditDataset
+
+    bf = OpenBanditDataset(behavior_policy="random", campaign="all").obtain_batch_bandit_feedback()
+    rows = np.arange(0, data["source_n_rounds"], data["row_step"])
+    assert np.array_equal(bf["action"][rows], data["action"])
+    return bf["context"][rows]
 
 
 # -- output ---------------------------------------------------------------------------------
@@ -302,6 +436,8 @@ def main() -> None:
         synthetic, obd = synthetic_inputs(), obd_inputs()
         synthetic["estimates"] = {ver: synthetic_estimates(synthetic)}
         obd["estimates"] = {ver: obd_estimates(obd)}
+        for data, dists in ((synthetic, synthetic_dists), (obd, obd_dists)):
+            data["classifier_based"] = {ver: classifier_estimates(data, dists(data))}
         result = {
             "generator": "tests/plugins/ncis/obp_reference/generate.py",
             "inputs_from_obp": ver,
@@ -319,6 +455,12 @@ def main() -> None:
             result[key]["estimates"][ver] = (
                 new if ver == ref else compare_rounds(new, result[key]["estimates"][ref])
             )
+        if int(ver.split(".")[1]) >= 5:  # obp 0.4 has no classifier-based estimators
+            result["obd"].setdefault("context", obd_context(result["obd"]))
+            for key, dists in (("synthetic", synthetic_dists), ("obd", obd_dists)):
+                data = result[key]
+                new = classifier_estimates(data, dists(data))
+                data.setdefault("classifier_based", {})[ver] = new
     text = json.dumps(plain(result), separators=(",", ":"), sort_keys=True)
     PATH.write_text(text + "\n")
     print(f"obp {ver}: wrote {PATH} ({len(text) / 1024:.0f} KiB)")
