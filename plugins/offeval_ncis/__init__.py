@@ -4,7 +4,10 @@ IS, capped IS (CIS), normalised capped IS (NCIS) as in Gruson et al. (WSDM
 2019), also under obp's names and parameters (``ipw:lambda_=...``, ``snipw``,
 ``clipped_ipw``; and ``ips``, ``clipped_ips``, ``snips``), piecewise
 and pointwise NCIS (Gilotte et al., WSDM 2018), and IPS with the optimal
-additive baseline (beta*-IPS, Jeunen and Gupta, SIGIR 2026).
+additive baseline (beta*-IPS, Jeunen and Gupta, SIGIR 2026); sub-Gaussian IPS
+(Metelli et al., NeurIPS 2021; obp's ``sg-ipw``), balanced IPS with a classifier's
+weights (Sondhi et al. 2020; obp's ``b-ipw``), and logging propensities estimated
+by a classifier (``estimate_propensities``).
 """
 
 from offeval.plugin import Alias, hookimpl, lazy_names
@@ -24,6 +27,18 @@ OBP_NAMES = {
     "snipw": Alias("snips", source="obp's SelfNormalizedInverseProbabilityWeighting"),
     "ips": Alias("is", source="Inverse propensity scoring"),
     "clipped_ips": Alias("cis", source="Clipped inverse propensity scoring"),
+    "sg_ipw": Alias("sg_ips", source="obp's SubGaussianInverseProbabilityWeighting"),
+    "sg-ipw": Alias("sg_ips", source="obp's SubGaussianInverseProbabilityWeighting"),
+    "bipw": Alias(
+        "balanced_ips",
+        rename={"lambda_": "cap"},
+        source="obp's BalancedInverseProbabilityWeighting",
+    ),
+    "b-ipw": Alias(
+        "balanced_ips",
+        rename={"lambda_": "cap"},
+        source="obp's BalancedInverseProbabilityWeighting",
+    ),
 }
 
 
@@ -45,9 +60,11 @@ def _aliases() -> tuple:
 @hookimpl
 def register_estimators(register):
     """Register the IS family, snips (ncis without a cap), and obp's names as aliases."""
+    from offeval_ncis.balanced import BalancedIPS
     from offeval_ncis.estimators import SNIPS
+    from offeval_ncis.subgaussian import SubGaussianIPS
 
-    for cls in (*_estimators(), SNIPS):
+    for cls in (*_estimators(), SNIPS, SubGaussianIPS, BalancedIPS):
         register(cls.name, cls)
     for name, alias in OBP_NAMES.items():
         register(name, alias)
@@ -64,7 +81,7 @@ def register_demo_estimators(register):
     register(NCIS(cap=10))
 
 
-__all__ = [
+_IS_FAMILY = [
     "CIS",
     "IPS",
     "IS",
@@ -75,10 +92,16 @@ __all__ = [
     "PiecewiseNCIS",
     "PointwiseNCIS",
 ]
+__all__ = [*_IS_FAMILY, "BalancedIPS", "SubGaussianIPS", "estimate_propensities"]
 
 #: The public names, imported on first use (loading the plugin imports no estimator).
 __getattr__ = lazy_names(
     __name__,
-    {"offeval_ncis.estimators": __all__},
+    {
+        "offeval_ncis.estimators": _IS_FAMILY,
+        "offeval_ncis.balanced": ["BalancedIPS"],
+        "offeval_ncis.subgaussian": ["SubGaussianIPS"],
+        "offeval_ncis.propensities": ["estimate_propensities"],
+    },
     computed={"ESTIMATORS": _estimators, "ALIASES": _aliases},
 )
