@@ -1,8 +1,11 @@
 """Plugin ``rewardmodels``: direct-method and doubly robust off-policy estimators.
 
-DM, DR (Dudík et al., ICML 2011), SNDR (obp, after Kallus and Uehara, NeurIPS
-2019), Switch-DR (Wang et al., ICML 2017) and DR with optimistic shrinkage
-(Su et al., ICML 2020), as obp defines them, on the engine's columns. The
+DM, DR (Dudík et al., ICML 2011; clipped with ``lambda_``), SNDR (obp, after
+Kallus and Uehara, NeurIPS 2019), Switch-DR (Wang et al., ICML 2017), DR with
+optimistic shrinkage (Su et al., ICML 2020) and sub-Gaussian DR (Metelli et
+al., NeurIPS 2021), as obp defines them, on the engine's columns, and obp's
+``*Tuning`` estimators, which choose the clip, switch or shrinkage from the
+log by SLOPE or the estimated MSE (``dr_tuning``, ...). The
 reward model enters as columns (any model); :func:`fit_reward_model`
 cross-fits a scikit-learn regressor by trajectory. The reward model's columns,
 :class:`RewardPredictions` and :func:`item_position_means` are the core's
@@ -21,14 +24,22 @@ OBP_NAMES = {
         source="obp's SwitchDoublyRobust",
     ),
     "dr-os": Alias("dr_os", defaults={"lambda_": 0.0}, source="obp's DoublyRobustWithShrinkage"),
+    "sg-dr": Alias("sg_dr", source="obp's SubGaussianDoublyRobust"),
 }
 
 
 def _estimators() -> tuple:
-    """dm, dr, sndr, switch_dr and dr_os (``ESTIMATORS``)."""
-    from offeval_rewardmodels.estimators import DM, DR, DROS, SNDR, SwitchDR
+    """dm, dr, sndr, switch_dr, dr_os, sg_dr and the tuning ones (``ESTIMATORS``)."""
+    from offeval_rewardmodels.estimators import DM, DR, DROS, SNDR, SubGaussianDR, SwitchDR
+    from offeval_rewardmodels.tuning import (
+        DROSTuning,
+        DRTuning,
+        SubGaussianDRTuning,
+        SwitchDRTuning,
+    )
 
-    return (DM, DR, SNDR, SwitchDR, DROS)
+    tuned = (DRTuning, SwitchDRTuning, DROSTuning, SubGaussianDRTuning)
+    return (DM, DR, SNDR, SwitchDR, DROS, SubGaussianDR, *tuned)
 
 
 def _core(name: str):
@@ -44,11 +55,20 @@ def _core(name: str):
 
 @hookimpl
 def register_estimators(register):
-    """Register dm, dr, sndr, switch_dr and dr_os, and obp's switch-dr and dr-os as aliases."""
+    """Register the estimators, and obp's switch-dr, dr-os and sg-dr as aliases."""
     for cls in _estimators():
         register(cls.name, cls)
     for name, alias in OBP_NAMES.items():
         register(name, alias)
+
+
+@hookimpl
+def register_reward_models(register):
+    """Register the scikit-learn fitters of ``offeval evaluate --fit-reward-model``."""
+    from offeval_rewardmodels.fitters import FITTERS
+
+    for cls in FITTERS:
+        register(cls.name, cls)
 
 
 __all__ = [
@@ -56,9 +76,14 @@ __all__ = [
     "DM",
     "DR",
     "DROS",
+    "DROSTuning",
+    "DRTuning",
     "SNDR",
     "RewardPredictions",
+    "SubGaussianDR",
+    "SubGaussianDRTuning",
     "SwitchDR",
+    "SwitchDRTuning",
     "fit_reward_model",
     "from_obp_rewards",
     "item_position_means",
@@ -68,7 +93,20 @@ __all__ = [
 __getattr__ = lazy_names(
     __name__,
     {
-        "offeval_rewardmodels.estimators": ("DM", "DR", "DROS", "SNDR", "SwitchDR"),
+        "offeval_rewardmodels.estimators": (
+            "DM",
+            "DR",
+            "DROS",
+            "SNDR",
+            "SubGaussianDR",
+            "SwitchDR",
+        ),
+        "offeval_rewardmodels.tuning": (
+            "DROSTuning",
+            "DRTuning",
+            "SubGaussianDRTuning",
+            "SwitchDRTuning",
+        ),
         "offeval_rewardmodels.fitting": ("fit_reward_model",),
         "offeval_rewardmodels.interop": ("from_obp_rewards",),
     },

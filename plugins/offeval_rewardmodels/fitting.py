@@ -41,8 +41,11 @@ def _sklearn():
     return sklearn.base
 
 
-def _tables(data, candidates) -> tuple[pd.DataFrame, np.ndarray, pd.DataFrame | None, np.ndarray]:
-    """Rows and their labels; candidate rows (context added for a log) and their labels."""
+def _tables(
+    data, candidates, slot_columns: Sequence[str] = ()
+) -> tuple[pd.DataFrame, np.ndarray, pd.DataFrame | None, np.ndarray]:
+    """Rows and their labels; candidate rows and their labels. A log's candidate rows get
+    the context and each of ``slot_columns`` they lack from their slot's log row."""
     if isinstance(data, InteractionLog):
         if candidates is not None:
             raise OffevalError(
@@ -50,7 +53,9 @@ def _tables(data, candidates) -> tuple[pd.DataFrame, np.ndarray, pd.DataFrame | 
             )
         cands = data.candidates
         if cands is not None:
-            cands = cands.assign(context=data.frame["context"].to_numpy()[cands["slot"]])
+            slot = cands["slot"].to_numpy()
+            lacking = [c for c in ("context", *slot_columns) if c not in cands and c in data.frame]
+            cands = cands.assign(**{c: data.frame[c].to_numpy()[slot] for c in lacking})
         return data.frame, data.source_rows, cands, data.candidate_source_rows
     if not isinstance(data, pd.DataFrame):
         raise OffevalError(f"expected an InteractionLog or a DataFrame, got {type(data).__name__}")
@@ -69,6 +74,50 @@ def _tables(data, candidates) -> tuple[pd.DataFrame, np.ndarray, pd.DataFrame | 
             raise ColumnError("trajectory", "the candidate frame needs this column")
         return data, data.index.to_numpy(), candidates, candidates.index.to_numpy()
     return data, data.index.to_numpy(), None, np.empty(0)
+
+
+def _one_hot(columns: Sequence[str], tables: list[pd.DataFrame | None]) -> list:
+    """Sparse one-hot matrices of the ``columns`` of each table, their categories (the
+    values of every table) shared; None for a table that is None."""
+    from scipy import sparse
+
+    given = [t for t in tables if t is not None]
+    sizes = np.cumsum([0, *(len(t) for t in given)])
+    blocks = []
+    for column in columns:
+        for t, name in zip(given, ("rows", "candidate rows"), strict=False):
+            if column not in t:
+                raise ColumnError(column, f"a categorical feature, absent from the {name}")
+        codes, uniques = pd.factorize(pd.concat([t[column] for t in given], ignore_index=True))
+        if (codes < 0).any():
+            raise ColumnError(column, "a categorical feature must not be missing")
+        n = len(codes)
+        blocks.append(sparse.csr_matrix((np.ones(n), (np.arange(n), codes)), (n, len(uniques))))
+    both = sparse.hstack(blocks, format="csr")
+    out = iter([both[a:b] for a, b in zip(sizes[:-1], sizes[1:], strict=True)])
+    return [None if t is None else next(out) for t in tables]
+
+
+def _design(features: Features, categorical: Sequence[str], rows, cands, labels, cand_labels):
+    """The feature matrices of the rows and the candidate rows (None without candidates):
+    the numeric ``features`` beside the one-hot ``categorical`` columns (sparse, then)."""
+    x = None if _empty(features) else _matrix(features, rows, labels, "rows")
+    x_cands = None
+    if cands is not None and x is not None:
+        x_cands = _matrix(features, cands, cand_labels, "candidate rows")
+    if not categorical:
+        return x, x_cands
+    from scipy import sparse
+
+    hot, hot_cands = _one_hot(categorical, [rows, cands])
+    x = hot if x is None else sparse.hstack([x, hot], format="csr")
+    if hot_cands is not None:
+        x_cands = hot_cands if x_cands is None else sparse.hstack([x_cands, hot_cands], "csr")
+    return x, x_cands
+
+
+def _empty(features: Features) -> bool:
+    return not callable(features) and len(features) == 0
 
 
 def _matrix(features: Features, rows: pd.DataFrame, labels: np.ndarray, table: str) -> np.ndarray:
@@ -98,18 +147,28 @@ def _matrix(features: Features, rows: pd.DataFrame, labels: np.ndarray, table: s
     return x
 
 
-def _check_features(features: Features) -> None:
+def _check_features(features: Features, categorical: Sequence[str]) -> None:
+    if not _names(categorical):
+        raise ConfigurationError(f"categorical must be a list of column names, got {categorical!r}")
     if callable(features):
         return
-    if (
-        isinstance(features, (str, bytes))
-        or not isinstance(features, Sequence)
-        or not features
-        or not all(isinstance(f, str) for f in features)
-    ):
+    if not _names(features) or not (features or categorical):
         raise ConfigurationError(
-            f"features must be a list of column names or a function of a table, got {features!r}"
+            "features must be a list of column names (or categorical ones given) or a "
+            f"function of a table, got {features!r}"
         )
+    both = sorted(set(features) & set(categorical))
+    if both:
+        raise ConfigurationError(f"columns {both} are given both as features and as categorical")
+
+
+def _names(columns) -> bool:
+    """Whether ``columns`` is a list of column names (strings)."""
+    return (
+        not isinstance(columns, (str, bytes))
+        and isinstance(columns, Sequence)
+        and all(isinstance(f, str) for f in columns)
+    )
 
 
 def _is_classifier(base, model) -> bool:
@@ -135,6 +194,7 @@ def fit_reward_model(
     candidates: pd.DataFrame | None = None,
     folds: int = 5,
     seed: int = 0,
+    categorical: Sequence[str] = (),
 ) -> rewardmodel.RewardPredictions:
     """Cross-fit a scikit-learn regressor of the reward by trajectory: out-of-fold predictions.
 
@@ -146,12 +206,16 @@ def fit_reward_model(
     expected reward, ``predict_proba @ classes_`` (P(click) for 0/1 rewards).
 
     ``features`` are column names, read from the rows and from the candidate
-    rows, or a function ``features(table) -> (n, d) array`` called on both.
+    rows, or a function ``features(table) -> (n, d) array`` called on both;
+    ``categorical`` columns (an item id, say) enter one-hot encoded, their
+    categories the values of both tables (the matrices are then sparse).
     Candidate rows are the log's candidate table (trajectory, position, item,
     propensity, slot, any columns it was built with, and the slot's
-    ``context``), or the frame ``candidates=`` when ``data`` is a frame. A
-    candidate must get the same features as the log row of the same item at
-    the same slot, so that both get the same prediction (the estimators check).
+    ``context``; a named feature it lacks is read from its slot's log row: a
+    feature of the user or the session), or the frame ``candidates=`` when
+    ``data`` is a frame. A candidate must get the same features as the log
+    row of the same item at the same slot, so that both get the same
+    prediction (the estimators check).
 
     Attach the result with ``fit_reward_model(...).attach(log)``.
     """
@@ -160,14 +224,14 @@ def fit_reward_model(
         callable(getattr(regressor, "fit", None)) and callable(getattr(regressor, "predict", None))
     ):
         raise ConfigurationError(f"regressor must have fit() and predict(), got {regressor!r}")
-    _check_features(features)
+    _check_features(features, categorical)
     check_whole(seed, "seed", low=0)
-    rows, labels, cands, cand_labels = _tables(data, candidates)
+    named = [] if callable(features) else list(features)
+    rows, labels, cands, cand_labels = _tables(data, candidates, [*named, *categorical])
     reward = pd.to_numeric(rows["reward"], errors="coerce").to_numpy(dtype=float)
     if not np.isfinite(reward).all():
         raise ColumnError("reward", "must be finite numbers", labels[~np.isfinite(reward)])
-    x = _matrix(features, rows, labels, "rows")
-    x_cands = None if cands is None else _matrix(features, cands, cand_labels, "candidate rows")
+    x, x_cands = _design(features, categorical, rows, cands, labels, cand_labels)
     fold, cand_fold = rewardmodel.trajectory_folds(
         rows["trajectory"].to_numpy(),
         folds,
