@@ -5,10 +5,11 @@ Definitions follow obp (``obp.ope.estimators``, zr-obp 0.5), per log row i
 = sum_a pi(a|x_i) q̂(x_i, a) over the slot's candidates and w_i = pi/mu:
 
 - DM:        q̂(x_i, pi)
-- DR:        q̂(x_i, pi) + w_i (r_i - q̂(x_i, a_i))
+- DR:        q̂(x_i, pi) + min(w_i, lambda) (r_i - q̂(x_i, a_i))  (lambda = inf: no clip)
 - SNDR:      q̂(x_i, pi) + w_i (r_i - q̂(x_i, a_i)) / mean(w)
 - Switch-DR: q̂(x_i, pi) + 1{w_i <= tau} w_i (r_i - q̂(x_i, a_i))
 - DR-OS:     q̂(x_i, pi) + lambda w_i / (w_i^2 + lambda) (r_i - q̂(x_i, a_i))
+- SG-DR:     q̂(x_i, pi) + w_i / (1 - lambda + lambda w_i) (r_i - q̂(x_i, a_i))
 
 each averaged over rows: the reward per impression. The unit of independence
 is the trajectory (row terms are summed per trajectory, as in the ``ncis``
@@ -49,6 +50,7 @@ from offeval_rewardmodels.columns import (
     shrunk_residuals,
     switched_residuals,
 )
+from offeval_rewardmodels.weighting import clipped_column, subgaussian_column
 
 INF = float("inf")
 
@@ -144,23 +146,43 @@ class DM(_RewardModelEstimator):
 
 
 class DR(_RewardModelEstimator):
-    """Doubly robust: q̂(x_i, pi) + w_i (r_i - q̂(x_i, a_i)), averaged over log rows.
+    """Doubly robust: q̂(x_i, pi) + min(w_i, lambda_) (r_i - q̂(x_i, a_i)), averaged over log rows.
 
-    Dudík, Erhan, Langford and Li (ICML 2011). Unbiased when the propensities
-    are right and the target is supported, whatever the reward model (the
-    correction has mean q(x, pi) - q̂(x, pi) under the logger), provided the
-    model was not fitted on the row's own trajectory; a good model lowers the
-    variance below IS's.
+    Dudík, Erhan, Langford and Li (ICML 2011). Without a clip (``lambda_=inf``,
+    the default, as obp's) it is unbiased when the propensities are right and
+    the target is supported, whatever the reward model (the correction has
+    mean q(x, pi) - q̂(x, pi) under the logger), provided the model was not
+    fitted on the row's own trajectory; a good model lowers the variance below
+    IS's. A finite ``lambda_`` clips the weights in the correction (obp's
+    ``DoublyRobust(lambda_)``, DR with pessimistic shrinkage of Su et al.
+    2020): lower variance, biased where the clip binds (``clipped_share``);
+    ``lambda_=0`` is DM.
     """
 
     name = "dr"
-    guarantee = "unbiased"
+
+    def __init__(self, lambda_: float = INF, reward_model: str = rewardmodel.DEFAULT_COLUMN):
+        super().__init__(reward_model)
+        check_number(lambda_, "lambda_", low=0, finite=False)
+        self.lambda_ = lambda_
+
+    @property
+    def guarantee(self) -> str | None:
+        """Unbiased without a clip; biased where the clip binds."""
+        return "unbiased" if self.lambda_ == INF else None
+
+    @property
+    def expected_failed_checks(self) -> dict[str, str]:
+        """lambda_ = 0 clips every weight to 0: it is DM then."""
+        if self.lambda_ == 0:
+            return {"check_depends_on_data": "dr(lambda_=0) " + IGNORES_REWARDS}
+        return {}
 
     def contribute(self, view: PolicyView) -> Contribution:
-        """Columns: q̂(x_i, pi), w_i (r_i - q̂_i) and 1 per row, all shared."""
-        column = self.reward_model
-        tally = self.model_tally(view, weight_tally(view, INF))
-        columns = {"model": model_column(column), "correction": correction_column(column)}
+        """Columns: q̂(x_i, pi), min(w_i, lambda_) (r_i - q̂_i) and 1 per row, all shared."""
+        column, lam = self.reward_model, float(self.lambda_)
+        tally = self.model_tally(view, weight_tally(view, lam))
+        columns = {"model": model_column(column), "correction": clipped_column(column, lam)}
         return Contribution({**columns, "rows": ROWS}, tally=tally)
 
     def combine(self, stats) -> Linearisation:
@@ -174,7 +196,9 @@ class SNDR(_RewardModelEstimator):
     obp's ``SelfNormalizedDoublyRobust`` (after Kallus and Uehara, NeurIPS
     2019): DR's correction divided by the mean weight, as SNIPS divides IS.
     Consistent (the mean weight tends to 1), not unbiased; bounded corrections
-    when weights are large.
+    when weights are large. obp's class accepts a ``lambda_`` (inherited from
+    ``DoublyRobust``) and ignores it: its weights are never clipped, nor are
+    these.
     """
 
     name = "sndr"
@@ -303,4 +327,44 @@ class DROS(_RewardModelEstimator):
 
     def combine(self, stats) -> Linearisation:
         """As DR, with the shrunk correction."""
+        return model_plus_correction(stats)
+
+
+class SubGaussianDR(_RewardModelEstimator):
+    """Sub-Gaussian DR: q̂(x_i, pi) + w_i / (1 - lambda_ + lambda_ w_i) (r_i - q̂(x_i, a_i)).
+
+    Averaged over rows: obp's ``SubGaussianDoublyRobust`` (Metelli, Russo and
+    Restelli, NeurIPS 2021). The weight's power mean with 1 shrinks large
+    weights smoothly (never above 1 / lambda_), which gives the correction
+    sub-Gaussian tails; ``lambda_=0`` (the default, as obp's) is DR
+    (unbiased), ``lambda_=1`` gives every supported row weight 1; in between
+    it is biased (``guarantee = None``). obp returns NaN for a row with w = 0
+    at lambda_ = 1; here such a row's correction is 0.
+    """
+
+    name = "sg_dr"
+
+    def __init__(self, lambda_: float = 0.0, reward_model: str = rewardmodel.DEFAULT_COLUMN):
+        super().__init__(reward_model)
+        check_number(lambda_, "lambda_", low=0, high=1)
+        self.lambda_ = lambda_
+
+    @property
+    def guarantee(self) -> str | None:
+        """Unbiased at lambda_ = 0 (DR); biased otherwise."""
+        return "unbiased" if self.lambda_ == 0 else None
+
+    def contribute(self, view: PolicyView) -> Contribution:
+        """Columns: q̂(x_i, pi), the sub-Gaussian correction and 1 per row, all shared."""
+        column = self.reward_model
+        tally = self.model_tally(view, weight_tally(view, INF))
+        columns = {
+            "model": model_column(column),
+            "correction": subgaussian_column(column, float(self.lambda_)),
+            "rows": ROWS,
+        }
+        return Contribution(columns, tally=tally)
+
+    def combine(self, stats) -> Linearisation:
+        """As DR, with the sub-Gaussian correction."""
         return model_plus_correction(stats)
