@@ -31,7 +31,7 @@ from offeval_rewardmodels.columns import (
     switched_residuals,
 )
 from offeval_rewardmodels.estimators import INF, _RewardModelEstimator
-from offeval_rewardmodels.weighting import clipped_column, squared_weights, subgaussian_column
+from offeval_rewardmodels.weighting import clipped_column, subgaussian_column
 
 #: obp's benchmark grid for clipping, switching and shrinkage (``benchmark/ope``).
 LARGE_WEIGHTS = (10.0, 50.0, 100.0, 500.0, 1000.0, 5000.0, 10000.0, INF)
@@ -96,7 +96,7 @@ class _Tuned(_RewardModelEstimator):
         columns = {"model": model_column(column), "rows": ROWS, "dr": correction_column(column)}
         columns.update({("correction", lam): self.correction(lam) for lam in self.grid})
         if self.tuning_method == "mse" and self.use_bias_upper_bound:
-            columns["w2"] = Shared(squared_weights)
+            columns["w2"] = Shared(tuning.squared_weights)
         return Contribution(columns, tally=tally)
 
     def chosen(self, stats) -> int:

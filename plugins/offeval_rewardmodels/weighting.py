@@ -41,12 +41,6 @@ def subgaussian_residuals(view: PolicyView, column: str, lambda_: float) -> np.n
     return shrunk * rewardmodel.residuals(view.log, column)
 
 
-def squared_weights(view: PolicyView) -> np.ndarray:
-    """w_i^2 per row: the bias bound of the tuning rule reads their mean."""
-    w = view.weights()
-    return w * w
-
-
 def clipped_column(column: str, lambda_: float) -> Shared:
     """min(w, lambda) (r - q̂) as a shared column."""
     return Shared(clipped_residuals, (column, float(lambda_)))

@@ -148,6 +148,13 @@ class WeightBound:
         return math.sqrt(2 * self.mean_square * log / n) + 2 * self.largest * log / (3 * n)
 
 
+def squared_weights(view) -> np.ndarray:
+    """w_i^2 per log row of a ``PolicyView``: as ``Shared(squared_weights)``, the column whose
+    mean :func:`weight_bound` reads (one column, however many estimators ask for it)."""
+    w = view.weights()
+    return w * w
+
+
 def weight_bound(stats, squares, rows) -> WeightBound:
     """The :class:`WeightBound` of a log from an estimator's ``ColumnStats``: its columns
     ``squares`` (w^2 per row) and ``rows`` (1 per row), and the largest weight.
