@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from offeval import ConfigurationError, InteractionLog, RerankPolicy, RowError, TablePolicy
-from offeval.engine.estimator import PolicyView, regular_slots
+from offeval.data.slots import regular_slots
+from offeval.engine.estimator import PolicyView
 from offeval.engine.weights import support
 
 lengths = st.lists(st.integers(1, 5), min_size=1, max_size=6)

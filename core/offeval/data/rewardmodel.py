@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from offeval.data.log import ROLES, InteractionLog
+from offeval.data.slots import logged_candidates
 from offeval.errors import ColumnError, ConfigurationError, OffevalError, hint
 from offeval.validation import check_number, check_whole
 
@@ -53,6 +54,8 @@ def _numbers(values: pd.Series, column: str, labels: np.ndarray, table: str) -> 
         out = values.to_numpy(dtype=float)
     else:
         out = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
+    if np.isfinite(out.sum()):  # one reduction; a mask only to name the bad rows
+        return out
     bad = ~np.isfinite(out)
     if bad.any():
         raise ColumnError(
@@ -113,16 +116,15 @@ def _candidate_predictions(log: InteractionLog, column: str) -> np.ndarray:
         )
     q = _numbers(cands[column], column, labels, "candidate rows")
     if column in log.frame:
-        slot = cands["slot"].to_numpy()
-        logged = cands["item"].to_numpy() == log.frame["item"].to_numpy()[slot]
-        q_log = logged_predictions(log, column)[slot[logged]]
-        off = np.abs(q[logged] - q_log) > AGREEMENT * np.maximum(1.0, np.abs(q_log))
+        rows, slots = logged_candidates(log)
+        q_log = logged_predictions(log, column)[slots]
+        off = np.abs(q[rows] - q_log) > AGREEMENT * np.maximum(1.0, np.abs(q_log))
         if off.any():
             raise ColumnError(
                 column,
                 "the logged item's prediction differs from its candidate's in the candidate "
                 "table (the two columns must come from the same model)",
-                labels[np.flatnonzero(logged)[off]],
+                labels[rows[off]],
                 table="candidate rows",
             )
     return q

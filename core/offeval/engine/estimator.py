@@ -26,6 +26,7 @@ import pandas as pd
 
 from offeval.data.log import InteractionLog
 from offeval.data.policy import Policy
+from offeval.data.slots import regular_slots, slot_sums
 from offeval.engine.declaration import ESTIMANDS as ESTIMANDS  # re-exported: its home was here
 from offeval.engine.declaration import GUARANTEES as GUARANTEES
 from offeval.errors import ColumnError, ConfigurationError, OffevalError, RowError, hint
@@ -191,36 +192,6 @@ def _candidate_rows(log: InteractionLog) -> pd.DataFrame:
     """The candidate table with each slot's context: what policies are asked, once per chunk."""
     cands = log.require_candidates()
     return cands.assign(context=log.frame["context"].to_numpy()[cands["slot"]])
-
-
-def regular_slots(log: InteractionLog) -> int | None:
-    """k when every slot has exactly k candidate rows (candidate row j is slot j // k), else None.
-
-    The usual layout of a generated candidate table; once per chunk. The
-    table is sorted by slot, so its first and last row of every block of k
-    tell.
-    """
-    return log.memo(_regular_slots)
-
-
-def _regular_slots(log: InteractionLog) -> int | None:
-    slot = log.require_candidates()["slot"].to_numpy()
-    n = log.n_rows
-    if not n or not slot.size or slot.size % n:
-        return None
-    k = slot.size // n
-    every = np.arange(n)
-    regular = np.array_equal(slot[::k], every) and np.array_equal(slot[k - 1 :: k], every)
-    return k if regular else None
-
-
-def slot_sums(log: InteractionLog, values: np.ndarray) -> np.ndarray:
-    """Per log row (slot), the sum of ``values`` (one per candidate row) over its candidates."""
-    k = regular_slots(log)
-    if k is not None:
-        return np.einsum("ij->i", values.reshape(log.n_rows, k))  # faster than sum(axis=1)
-    slot = log.require_candidates()["slot"].to_numpy()
-    return np.bincount(slot, weights=values, minlength=log.n_rows)
 
 
 def _weights(view: PolicyView) -> np.ndarray:
