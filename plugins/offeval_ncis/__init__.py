@@ -7,7 +7,9 @@ and pointwise NCIS (Gilotte et al., WSDM 2018), and IPS with the optimal
 additive baseline (beta*-IPS, Jeunen and Gupta, SIGIR 2026); sub-Gaussian IPS
 (Metelli et al., NeurIPS 2021; obp's ``sg-ipw``), balanced IPS with a classifier's
 weights (Sondhi et al. 2020; obp's ``b-ipw``), and logging propensities estimated
-by a classifier (``estimate_propensities``).
+by a classifier (``estimate_propensities``); obp's ``*Tuning`` IPS estimators,
+which choose the clip or the sub-Gaussian lambda_ from the log by SLOPE or the
+estimated MSE (``ips_tuning``, ``sg_ips_tuning``).
 """
 
 from offeval.plugin import Alias, hookimpl, lazy_names
@@ -63,8 +65,10 @@ def register_estimators(register):
     from offeval_ncis.balanced import BalancedIPS
     from offeval_ncis.estimators import SNIPS
     from offeval_ncis.subgaussian import SubGaussianIPS
+    from offeval_ncis.tuning import IPSTuning, SubGaussianIPSTuning
 
-    for cls in (*_estimators(), SNIPS, SubGaussianIPS, BalancedIPS):
+    tuned = (IPSTuning, SubGaussianIPSTuning)
+    for cls in (*_estimators(), SNIPS, SubGaussianIPS, BalancedIPS, *tuned):
         register(cls.name, cls)
     for name, alias in OBP_NAMES.items():
         register(name, alias)
@@ -92,7 +96,8 @@ _IS_FAMILY = [
     "PiecewiseNCIS",
     "PointwiseNCIS",
 ]
-__all__ = [*_IS_FAMILY, "BalancedIPS", "SubGaussianIPS", "estimate_propensities"]
+_TUNED = ["IPSTuning", "SubGaussianIPSTuning"]
+__all__ = [*_IS_FAMILY, *_TUNED, "BalancedIPS", "SubGaussianIPS", "estimate_propensities"]
 
 #: The public names, imported on first use (loading the plugin imports no estimator).
 __getattr__ = lazy_names(
@@ -102,6 +107,7 @@ __getattr__ = lazy_names(
         "offeval_ncis.balanced": ["BalancedIPS"],
         "offeval_ncis.subgaussian": ["SubGaussianIPS"],
         "offeval_ncis.propensities": ["estimate_propensities"],
+        "offeval_ncis.tuning": _TUNED,
     },
     computed={"ESTIMATORS": _estimators, "ALIASES": _aliases},
 )
