@@ -3,6 +3,7 @@ that tells the logged (x, a) from (x, a ~ target), so the logging propensities a
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -15,6 +16,7 @@ from offeval.plugin import (
     ConfigurationError,
     Contribution,
     Linearisation,
+    OffevalWarning,
     PolicyView,
     RowError,
     Tally,
@@ -25,6 +27,7 @@ from offeval.plugin import (
 )
 from offeval_ncis.classifiers import (
     DENSE_CELLS,
+    canonical_order,
     check_calibration,
     check_classifier,
     check_features,
@@ -114,7 +117,10 @@ class BalancedIPS(BaseEstimator):
             return {}
         return {
             "check_chunking_invariance": "the classifier is cross-fitted within each chunk of "
-            "the log, so other chunks give other weights"
+            "the log, so other chunks give other weights",
+            "check_unit_order_invariance": "the classifier is cross-fitted within each chunk, "
+            "and the order of the trajectories decides which share the first chunk (20,000 "
+            "rows); within a chunk their order does not matter",
         }
 
     def contribute(self, view: PolicyView) -> Contribution:
@@ -135,8 +141,14 @@ class BalancedIPS(BaseEstimator):
         return ratio_of_means(stats, "rw", "w")
 
     def diagnose(self, tally: Tally) -> dict[str, float]:
-        """ESS, mean and largest estimated weight, share clipped."""
-        return weight_diagnostics(tally)
+        """ESS, mean and largest estimated weight, share clipped.
+
+        The mean of estimated odds need not be 1 (the estimate is self-normalised):
+        it is reported, without the warning a mean far from 1 gives for propensities.
+        """
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", OffevalWarning)
+            return weight_diagnostics(tally)
 
     def _given(self, view: PolicyView) -> np.ndarray:
         name = getattr(view.policy, "name", type(view.policy).__name__)
@@ -154,13 +166,17 @@ class BalancedIPS(BaseEstimator):
         sklearn(f"{self.name} (without weights=COLUMN)")
         log = view.log
         cands = log.require_candidates()
-        frame, labels = log.frame, log.source_rows
-        x = feature_matrix(frame, check_features(self.features), labels)
+        frame = log.frame
         trajectory, position = frame["trajectory"].to_numpy(), frame["position"].to_numpy()
         drawn = _draws(view, hashed_uniforms(trajectory, position, self.seed))
         codes, uniques = pd.factorize(np.concatenate([frame["item"], cands["item"]]))
         logged, candidate = codes[: log.n_rows], codes[log.n_rows :]
         sampled = np.where(drawn >= 0, candidate[np.maximum(drawn, 0)], -1)
+        # the fit sees the rows in an order that does not depend on the trajectories' order
+        order = canonical_order(trajectory, position)
+        x = feature_matrix(frame, check_features(self.features), log.source_rows)[order]
+        logged, sampled, position = logged[order], sampled[order], position[order]
+        trajectory, labels = trajectory[order], log.source_rows[order]
         fold = hashed_folds(trajectory, self.folds, self.seed)
         out = np.empty(log.n_rows)
         for k in pd.unique(position):
@@ -197,7 +213,9 @@ class BalancedIPS(BaseEstimator):
                 "give a cap, or regularise the classifier",
                 labels[~np.isfinite(out)],
             )
-        return out, int(np.count_nonzero(drawn < 0))
+        weights = np.empty(log.n_rows)
+        weights[order] = out
+        return weights, int(np.count_nonzero(drawn < 0))
 
 
 def _draws(view: PolicyView, uniforms: np.ndarray) -> np.ndarray:

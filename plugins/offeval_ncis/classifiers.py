@@ -142,6 +142,12 @@ def hashed_folds(trajectories: np.ndarray, folds: int, seed: int) -> np.ndarray:
     return (_keys(trajectories, seed) % np.uint64(folds)).astype(np.int64)
 
 
+def canonical_order(trajectories: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """The rows ordered by a hash of their trajectory id, then position: the same order
+    whatever order the trajectories came in (so a fit on them is the same)."""
+    return np.lexsort((positions, _keys(trajectories, 0)))
+
+
 def hashed_uniforms(trajectories: np.ndarray, positions: np.ndarray, seed: int) -> np.ndarray:
     """A uniform draw in [0, 1) for each (trajectory, position), a function of both and the seed."""
     with np.errstate(over="ignore"):
