@@ -13,10 +13,12 @@ from offeval.plugin import (
     Tally,
     check_choice,
     check_flag,
+    exposure,
     ratio_of_means,
 )
 from offeval_slates.combine import by_position
 from offeval_slates.layout import layout
+from offeval_slates.support import support_diagnostics
 
 PER = ("impression", "trajectory")
 
@@ -30,9 +32,16 @@ def check_column_name(name: str, value, optional: bool = False) -> None:
         raise ConfigurationError(f"{name} must be {what}, got {value!r}")
 
 
-def weight_tally(weights: np.ndarray) -> Tally:
+def both(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
+    """Trajectories included by two rules (None: all)."""
+    if a is None or b is None:
+        return b if a is None else a
+    return a & b
+
+
+def weight_tally(weights: np.ndarray, tally: Tally | None = None) -> Tally:
     """Mergeable weight diagnostics: sums for the effective sample size, extremes."""
-    tally = Tally()
+    tally = Tally() if tally is None else tally
     tally.add("weights", weights.size)
     tally.add("sum_w", float(weights.sum()))
     tally.add("sum_w2", float(np.square(weights).sum()))
@@ -47,10 +56,21 @@ class SlateEstimator(BaseEstimator):
     tags = {"linear_in_reward": True}
     self_normalized = False
     per = "impression"
+    support = "fail"
+    #: Reported in the weight table: the effective sample size as a share of the weights too.
+    weight_diagnostics = (
+        "ess",
+        "ess_share",
+        "mean_weight",
+        "max_weight",
+        "support_violations",
+        "unsupported_mass_per_slot",
+    )
 
     def _check(self) -> None:
         check_flag(self.self_normalized, "self_normalized")
         check_choice(self.per, "per", PER)
+        check_choice(self.support, "support", exposure.SUPPORT_POLICIES)
 
     @property
     def estimand(self) -> str:
@@ -92,13 +112,17 @@ class SlateEstimator(BaseEstimator):
         return ratio_of_means(stats, "y", "units" if self.per == "trajectory" else "rows")
 
     def diagnose(self, tally: Tally) -> dict[str, float]:
-        """Effective sample size, mean, largest and smallest weight."""
+        """Effective sample size (and its share of the weights), mean, largest and smallest
+        weight, and the support check's violations and unsupported mass per slot."""
         s, nan = tally.sums, float("nan")
         n = s.get("weights", 0.0)
+        ess = s["sum_w"] ** 2 / s["sum_w2"] if s.get("sum_w2", 0) > 0 else 0.0
         return {
             **tally.counts,
-            "ess": s["sum_w"] ** 2 / s["sum_w2"] if s.get("sum_w2", 0) > 0 else 0.0,
+            "ess": ess,
+            "ess_share": ess / n if n else nan,
             "mean_weight": s["sum_w"] / n if n else nan,
             "max_weight": tally.maxima.get("max_weight", nan) if n else nan,
             "min_weight": tally.minima.get("min_weight", nan) if n else nan,
+            **support_diagnostics(tally),
         }

@@ -5,12 +5,13 @@ from __future__ import annotations
 import numpy as np
 
 from offeval.plugin import Contribution, Linearisation, PolicyView, Tally, rewardmodel
-from offeval_slates.base import SlateEstimator, check_column_name, weight_tally
+from offeval_slates.base import SlateEstimator, both, check_column_name, weight_tally
 from offeval_slates.candidates import candidate_rows
 from offeval_slates.combine import by_position
 from offeval_slates.layout import layout
 from offeval_slates.logger import PL_COLUMNS, logging_log_prefix
-from offeval_slates.prefixes import target_log_extended, target_log_prefix
+from offeval_slates.prefixes import extension_weights, target_log_extended, target_log_prefix
+from offeval_slates.support import apply_support, logger_zero
 
 
 class CascadeDR(SlateEstimator):
@@ -66,8 +67,10 @@ class CascadeDR(SlateEstimator):
         reward_model: str = rewardmodel.DEFAULT_COLUMN,
         logging_prefix: str | None = None,
         self_normalized: bool = False,
+        support: str = "fail",
     ):
         self.self_normalized = self_normalized
+        self.support = support
         self.per = per
         self.reward_model = reward_model
         self.logging_prefix = logging_prefix
@@ -94,35 +97,39 @@ class CascadeDR(SlateEstimator):
         extended = target_log_extended(view, self.name)
         unit, rank, _ = candidate_rows(log)
         slot = log.candidates["slot"].to_numpy()
-        above = np.where(rank > 0, logging.rows[np.maximum(slot - 1, 0)], 0.0)
-        choice = np.exp(extended - above)  # w_1:k-1 pi(c | a_1..a_k-1)
-        if logging.included is not None:
-            choice = np.where(logging.included[unit], choice, 0.0)
+        choice = extension_weights(view, logging, self.name)  # w_1:k-1 pi(c | a_1..a_k-1)
+        tally = Tally()
+        zero = logger_zero(view)
+        mass = None if zero is None else np.where(zero, choice, 0.0)
+        check = apply_support(view, mass, self.support, tally)
+        included = both(logging.included, check.included)
+        if check.included is not None:
+            choice = np.where(check.included[unit], choice, 0.0)
         q = rewardmodel.candidate_predictions(log, self.reward_model, self.name)
         baseline = np.bincount(slot, weights=choice * q, minlength=log.n_rows)
         w = np.exp(target - logging.rows)
-        if logging.included is not None:
-            w = np.where(logging.included[log.unit_index], w, 0.0)
+        if included is not None:
+            w = np.where(included[log.unit_index], w, 0.0)
         residual = log.column("reward") - rewardmodel.logged_predictions(log, self.reward_model)
         if self.self_normalized:
             above_w = np.where(layout(log).rank > 0, np.r_[1.0, w[:-1]], 1.0)
-            if logging.included is not None:
-                above_w = np.where(logging.included[log.unit_index], above_w, 0.0)
-            contribution = self._normalised(view, w * residual, w, baseline, above_w, logging)
+            if included is not None:
+                above_w = np.where(included[log.unit_index], above_w, 0.0)
+            contribution = self._normalised(view, w * residual, w, baseline, above_w, included)
         else:
-            contribution = self.row_columns(view, w, logging.included)
+            contribution = self.row_columns(view, w, included)
             contribution.columns["y"] = w * residual + baseline
-        used = w if logging.included is None else w[logging.included[log.unit_index]]
-        contribution.tally = weight_tally(used)
+        used = w if included is None else w[included[log.unit_index]]
+        contribution.tally = weight_tally(used, tally)
         self._tally_target_mass(contribution.tally, target, extended, slot, rank)
-        contribution.excluded = logging.excluded
+        contribution.excluded = {**logging.excluded, **check.excluded}
         return contribution
 
-    def _normalised(self, view, y, w, baseline, above_w, logging) -> Contribution:
+    def _normalised(self, view, y, w, baseline, above_w, included) -> Contribution:
         """Unit columns per position: both terms and both weight families, rows, units."""
         log = view.log
         lay = layout(log)
-        used = np.ones(log.n_units) if logging.included is None else logging.included * 1.0
+        used = np.ones(log.n_units) if included is None else included * 1.0
         parts = {"y": y, "w": w, "b": baseline, "v": above_w, "n": used[lay.unit]}
         units = {"units": used} if self.per == "trajectory" else {}
         for part, values in parts.items():

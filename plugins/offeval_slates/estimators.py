@@ -20,19 +20,28 @@ Each targets the reward per impression (log row; ``per="impression"``, as
 the ncis family) or per trajectory (``per="trajectory"``); the unit is the
 trajectory. ``self_normalized=True`` divides by the weights' own means,
 position by position (obp's SNIIPS, SNRIPS): consistent, not unbiased.
+
+Where the log has a candidate table with the logger's propensities, each
+estimator checks support (:mod:`offeval_slates.support`): the target's mass
+on candidates the logger never shows at a slot. ``support="fail"`` (the
+default) refuses such a log naming the trajectories, ``"warn"`` warns,
+``"drop"`` excludes them; diagnostics ``support_violations`` and
+``unsupported_mass_per_slot``, with the effective sample size as a share of
+the weights (``ess_share``) and the largest weight.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from offeval.plugin import Contribution, Linearisation, PolicyView, ratio_of_means
-from offeval_slates.base import SlateEstimator, check_column_name, weight_tally
+from offeval.plugin import Contribution, Linearisation, PolicyView, Tally, ratio_of_means
+from offeval_slates.base import SlateEstimator, both, check_column_name, weight_tally
 from offeval_slates.combine import scaled_ratio
 from offeval_slates.layout import unit_sum
 from offeval_slates.logger import PL_COLUMNS, logging_log_prefix
-from offeval_slates.prefixes import target_log_prefix
+from offeval_slates.prefixes import prefix_mass, target_log_prefix
 from offeval_slates.pseudo_inverse import check_logging_ranker, exact_weights
+from offeval_slates.support import apply_support, marginal_mass
 
 
 class IIPS(SlateEstimator):
@@ -50,16 +59,27 @@ class IIPS(SlateEstimator):
     requires = ("propensity",)
     assumptions = {"user_model": "position_based"}
 
-    def __init__(self, self_normalized: bool = False, per: str = "impression"):
+    def __init__(
+        self, self_normalized: bool = False, per: str = "impression", support: str = "fail"
+    ):
         self.self_normalized = self_normalized
         self.per = per
+        self.support = support
         self._check()
 
     def contribute(self, view: PolicyView) -> Contribution:
         """Columns: r pi/mu per row (per position when normalised)."""
         w = view.weights()
-        contribution = self.row_columns(view, w, None)
-        contribution.tally = weight_tally(w)
+        tally = Tally()
+        check = apply_support(view, marginal_mass(view), self.support, tally)
+        if check.included is not None:
+            w = np.where(check.included[view.log.unit_index], w, 0.0)
+            contribution = self.row_columns(view, w, check.included)
+            w = w[check.included[view.log.unit_index]]
+        else:
+            contribution = self.row_columns(view, w, None)
+        contribution.tally = weight_tally(w, tally)
+        contribution.excluded = check.excluded
         return contribution
 
 
@@ -88,10 +108,12 @@ class RIPS(SlateEstimator):
         self_normalized: bool = False,
         per: str = "impression",
         logging_prefix: str | None = None,
+        support: str = "fail",
     ):
         self.self_normalized = self_normalized
         self.per = per
         self.logging_prefix = logging_prefix
+        self.support = support
         self._check()
         check_column_name("logging_prefix", logging_prefix, optional=True)
 
@@ -112,21 +134,29 @@ class RIPS(SlateEstimator):
         logging = PL_COLUMNS if self.logging_prefix is None else (self.logging_prefix,)
         return ("prefix_probabilities()", *logging)
 
-    def weights(self, view: PolicyView) -> tuple[np.ndarray, np.ndarray | None, dict]:
-        """pi(a_1..a_k) / mu(a_1..a_k) per row (0 on excluded trajectories), and exclusions."""
+    def weights(
+        self, view: PolicyView, tally: Tally | None = None
+    ) -> tuple[np.ndarray, np.ndarray | None, dict]:
+        """pi(a_1..a_k) / mu(a_1..a_k) per row (0 on excluded trajectories), and exclusions.
+
+        The support check's counts go into ``tally`` when given.
+        """
         logging = logging_log_prefix(view.log, self.logging_prefix)
-        target = target_log_prefix(view, self.name)
-        w = np.exp(target - logging.rows)
-        if logging.included is not None:
-            w = np.where(logging.included[view.log.unit_index], w, 0.0)
-        return w, logging.included, logging.excluded
+        tally = Tally() if tally is None else tally
+        check = apply_support(view, prefix_mass(view, logging, self.name), self.support, tally)
+        included = both(logging.included, check.included)
+        w = np.exp(target_log_prefix(view, self.name) - logging.rows)
+        if included is not None:
+            w = np.where(included[view.log.unit_index], w, 0.0)
+        return w, included, {**logging.excluded, **check.excluded}
 
     def contribute(self, view: PolicyView) -> Contribution:
         """Columns: r times the prefix weight per row (per position when normalised)."""
-        w, included, excluded = self.weights(view)
+        tally = Tally()
+        w, included, excluded = self.weights(view, tally)
         contribution = self.row_columns(view, w, included)
         used = w if included is None else w[included[view.log.unit_index]]
-        contribution.tally = weight_tally(used)
+        contribution.tally = weight_tally(used, tally)
         contribution.excluded = excluded
         return contribution
 
@@ -156,10 +186,17 @@ class PseudoInverse(SlateEstimator):
     #: One weight G per trajectory: its effective sample size counts trajectories.
     tags = {**SlateEstimator.tags, "ess_unit": "trajectories"}
 
-    def __init__(self, self_normalized: bool = False, per: str = "impression", logging=None):
+    def __init__(
+        self,
+        self_normalized: bool = False,
+        per: str = "impression",
+        logging=None,
+        support: str = "fail",
+    ):
         self.self_normalized = self_normalized
         self.per = per
         self.logging = logging
+        self.support = support
         self._check()
         if logging is not None:
             check_logging_ranker(logging)
@@ -186,7 +223,14 @@ class PseudoInverse(SlateEstimator):
         units = {"y": total * g, "rows": lengths, "units": np.ones(log.n_units)}
         if self.self_normalized:
             units["w"] = g
-        return Contribution(unit_columns=units, tally=weight_tally(g))
+        tally = Tally()
+        check = apply_support(view, marginal_mass(view), self.support, tally)
+        if check.included is not None:
+            units = {key: np.where(check.included, values, 0.0) for key, values in units.items()}
+            g = g[check.included]
+        return Contribution(
+            unit_columns=units, tally=weight_tally(g, tally), excluded=check.excluded
+        )
 
     def combine(self, stats) -> Linearisation:
         """Mean of R G per trajectory or per row; wPI divides by the mean of G."""

@@ -38,6 +38,7 @@ from offeval.plugin import (
 )
 from offeval_slates.candidates import candidate_rows, first_shown
 from offeval_slates.layout import Layout, candidate_index, context_index, layout
+from offeval_slates.support import logger_zero
 
 
 def policy_name(view: PolicyView) -> str:
@@ -243,3 +244,35 @@ def _table_extended(view, table: _Table, unit, rank, fresh) -> np.ndarray:
             return np.where(ok, above_u - np.log(table.count[unit] - rank), ranking.NEG_INF)
 
     return _mixed(policy, base, uniform)
+
+
+def extension_weights(view: PolicyView, logging, estimator: str) -> np.ndarray:
+    """Per candidate row: P_target(a_1..a_k-1, c) / P_logging(a_1..a_k-1) = w_1:k-1 pi(c | above).
+
+    ``logging`` is the logger's :class:`~offeval_slates.logger.LoggingPrefixes`;
+    0 on the trajectories it excludes.
+    """
+    log = view.log
+    unit, rank, _ = candidate_rows(log)
+    slot = log.candidates["slot"].to_numpy()
+    above = np.where(rank > 0, logging.rows[np.maximum(slot - 1, 0)], 0.0)
+    choice = np.exp(target_log_extended(view, estimator) - above)
+    if logging.included is not None:
+        choice = np.where(logging.included[unit], choice, 0.0)
+    return choice
+
+
+def prefix_mass(view: PolicyView, logging, estimator: str) -> np.ndarray | None:
+    """Per candidate row: w_1:k-1 pi(c | above) where the logger never shows c at the slot.
+
+    None where support cannot be checked: no candidate table, unknown
+    propensities, or a target giving the prefix probabilities of logged rows only.
+    """
+    zero = logger_zero(view)
+    if zero is None:
+        return None
+    if not zero.any():
+        return np.zeros(zero.size)
+    if view.memo(_target, estimator, key=("slates_target",)).source == "method":
+        return None
+    return np.where(zero, extension_weights(view, logging, estimator), 0.0)

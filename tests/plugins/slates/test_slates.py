@@ -23,6 +23,7 @@ from offeval import (
     OffevalError,
     PolicyView,
     RerankPolicy,
+    SupportError,
     evaluate,
 )
 from offeval.data.rewardmodel import item_position_means
@@ -543,6 +544,8 @@ def test_other_forms_conform(estimator, check):
         (lambda: RIPS(per="row"), "per"),
         (lambda: RIPS(logging_prefix=3), "logging_prefix"),
         (lambda: PseudoInverse(logging=object()), "logging"),
+        (lambda: CascadeDR(support="ignore"), "support"),
+        (lambda: CascadeDR(self_normalized=1), "self_normalized"),
     ],
 )
 def test_bad_parameters_fail_at_construction(build, name):
@@ -808,3 +811,85 @@ def test_cascade_dr_and_its_self_normalised_form_match_numpy(ranking_log, two_st
     assert sn.value == pytest.approx(value, rel=1e-10)
     assert sn.se == pytest.approx(se, rel=1e-5)
     assert sn.n_units == used.sum() and sn.n_excluded == (~used).sum()
+
+
+# -- support: target mass on candidates the logger never shows at a slot ------------------
+
+
+def unsupported_log(model: str = "cascade") -> InteractionLog:
+    """The tiny log with a reward model, whose candidate table says the logger never shows
+    item 30 at position 2."""
+    log = with_model(tiny_log(model, LOGGING, LOGITS), rough)
+    cands = log.candidates
+    never = (cands["item"] == 30) & (cands["position"] == 2)
+    return InteractionLog.from_frame(
+        log.frame, candidates=cands.drop(columns="slot").assign(propensity=np.where(never, 0, 0.5))
+    )
+
+
+SUPPORTED = {
+    "iips": lambda s: IIPS(support=s),
+    "pi": lambda s: PseudoInverse(logging=ranker("mu", LOGITS), support=s),
+    "rips": lambda s: RIPS(support=s),
+    "cascade_dr": lambda s: CascadeDR(support=s),
+}
+
+
+def unsupported_by_hand(name: str) -> tuple[int, float, set]:
+    """Violations, unsupported mass per slot and the trajectories holding one, by hand.
+
+    Rank marginals: the target's P(item 30 at position 2) in each trajectory.
+    Prefixes: w_1 pi(30 | a_1) = P_target(a_1, 30) / P_logging(a_1), where a_1 is not 30.
+    """
+    target = Enumerated("t", TARGETS["plackett_luce"])
+    logging = Enumerated("mu", LOGGING)
+    masses = []
+    for r in RANKINGS:
+        if name in ("iips", "pi"):
+            masses.append(target._prob([(1, 2)]))
+        else:
+            first = r[0]
+            masses.append(
+                0.0
+                if first == 2
+                else target._prob([(0, first), (1, 2)]) / logging._prob([(0, first)])
+            )
+    masses = np.array(masses)
+    slots = 2 * len(RANKINGS)
+    return int((masses > 0).sum()), masses.sum() / slots, set(np.flatnonzero(masses > 0))
+
+
+@pytest.mark.parametrize("name", SUPPORTED)
+def test_support_violations_are_counted_refused_warned_or_dropped(name):
+    log = unsupported_log()
+    policy = ranker("t", [1.5, 0.3, -1.0])
+    count, mass, holding = unsupported_by_hand(name)
+    with pytest.raises(SupportError, match=f"violated {count} times") as err:
+        evaluate(log, [policy], [SUPPORTED[name]("fail")])
+    assert f"[{min(holding)}," in str(err.value)  # trajectories named by their ids
+    with pytest.warns(UserWarning, match=f"violated {count} times"):
+        warned = evaluate(log, [policy], [SUPPORTED[name]("warn")]).estimate("t")
+    assert warned.diagnostics["support_violations"] == count
+    assert warned.diagnostics["unsupported_mass_per_slot"] == pytest.approx(mass, rel=1e-12)
+    assert warned.n_units == len(RANKINGS)
+    dropped = evaluate(log, [policy], [SUPPORTED[name]("drop")]).estimate("t")
+    assert dropped.excluded == {"support": len(holding)}
+    assert dropped.n_units == len(RANKINGS) - len(holding)
+    kept = [t for t in range(len(RANKINGS)) if t not in holding]
+    if not kept:  # every trajectory holds item 30's slot at position 2
+        assert np.isnan(dropped.value)
+        return
+    # prefixes: the trajectories opening with item 30 stay (4 and 5), and alone give the same
+    assert kept == [4, 5]
+    alone = evaluate(log.slice_rows(8, 12), [policy], [SUPPORTED[name]("fail")]).estimate("t")
+    assert dropped.value == pytest.approx(alone.value, rel=1e-12)
+
+
+@pytest.mark.parametrize("name", SUPPORTED)
+def test_a_supported_log_reports_no_violation_and_the_ess_share(name):
+    log = with_model(tiny_log("cascade", LOGGING, LOGITS), rough)
+    est = evaluate(log, [ranker("t", [1.5, 0.3, -1.0])], [SUPPORTED[name]("fail")]).estimate("t")
+    assert est.diagnostics["support_violations"] == 0
+    assert est.diagnostics["unsupported_mass_per_slot"] == 0
+    weights = len(RANKINGS) if name == "pi" else 2 * len(RANKINGS)  # trajectories or rows
+    assert est.diagnostics["ess_share"] == pytest.approx(est.diagnostics["ess"] / weights)
