@@ -37,7 +37,8 @@ need belongs here, so that no plugin imports another. The names, by job:
 - **Logs and policies**: :class:`InteractionLog`, :data:`ROLES`,
   :func:`per_trajectory`, :func:`trajectory_flags`, :func:`hash_ids`,
   :class:`RerankPolicy`, :data:`PROBABILITY_TOLERANCE`, :mod:`ranking`
-  (Plackett-Luce rankings), obp's arrays (:func:`obp_array`), and what a
+  (Plackett-Luce rankings), obp's arrays (:func:`obp_array`) and its reward
+  model's predictions for a log from ``from_obp`` (:func:`from_obp_rewards`), and what a
   command reading text files needs: :func:`read_table`,
   :data:`TEXT_SUFFIXES`, :func:`separator`, :func:`header_separator`,
   :func:`separator_named`, and the lines records start on
@@ -115,7 +116,7 @@ if TYPE_CHECKING:
         separator_named,
         text_records,
     )
-    from offeval.data.interop import obp_array
+    from offeval.data.interop import from_obp_rewards, obp_array
     from offeval.data.log import ROLES, InteractionLog
     from offeval.data.output import OutputFile, OutputFolder
     from offeval.data.policy import PROBABILITY_TOLERANCE, RerankPolicy
@@ -270,6 +271,7 @@ __all__ = [
     "filled_records",
     "find_label",
     "force_option",
+    "from_obp_rewards",
     "fork_available",
     "get_registry",
     "hash_ids",

@@ -53,6 +53,13 @@ def _core(name: str):
     return value
 
 
+def _from_obp_rewards():
+    """The core's :func:`from_obp_rewards` (obp's reward model for a log from ``from_obp``)."""
+    from offeval.plugin import from_obp_rewards
+
+    return from_obp_rewards
+
+
 @hookimpl
 def register_estimators(register):
     """Register the estimators, and obp's switch-dr, dr-os and sg-dr as aliases."""
@@ -108,10 +115,10 @@ __getattr__ = lazy_names(
             "SwitchDRTuning",
         ),
         "offeval_rewardmodels.fitting": ("fit_reward_model",),
-        "offeval_rewardmodels.interop": ("from_obp_rewards",),
     },
     computed={
         "ESTIMATORS": _estimators,
+        "from_obp_rewards": _from_obp_rewards,
         **{n: _core(n) for n in ("DEFAULT_COLUMN", "RewardPredictions", "item_position_means")},
     },
 )

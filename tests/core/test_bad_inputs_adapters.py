@@ -143,7 +143,7 @@ def test_an_action_dist_policy_on_a_log_of_text_ids_says_how_to_build_it():
         {"trajectory": list("abc"), "item": [0, 1, 2], "position": 1, "reward": 1.0}
     ).assign(propensity=0.5)
     policy = ActionDistPolicy(np.full((3, 3, 1), 1 / 3))
-    with pytest.raises(ColumnError, match=r"'trajectory'.*integer round.*from_obp"):
+    with pytest.raises(ColumnError, match=r"'context'.*integer round.*from_obp"):
         evaluate(InteractionLog.from_frame(frame), [policy], [IS()])  # formerly IndexError
 
 

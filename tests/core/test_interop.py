@@ -13,11 +13,13 @@ from offeval import (
     ColumnPolicy,
     ConfigurationError,
     InteractionLog,
+    OffevalError,
     TablePolicy,
     evaluate,
     from_obp,
     stream_parquet,
 )
+from offeval.plugin import from_obp_rewards
 
 
 def ranking_frame(seed: int = 0, n: int = 3000, items: int = 20, positions: int = 3):
@@ -163,3 +165,103 @@ def test_from_obp_gives_obps_ipw_and_snipw():
     assert len(log.candidates) == 2000 * 6
     with pytest.raises(ConfigurationError, match="sum to"):
         from_obp(feedback, dists["flat"] * 0.5)
+
+
+def session_feedback(seed: int = 3, n_sessions: int = 1500, n_actions: int = 5):
+    """obp's bandit_feedback for page views of two positions, rounds shuffled; clicks share a
+    page view's appetite, so rounds of one session are correlated. The sessions' ids (text)."""
+    rng = np.random.default_rng(seed)
+    n = 2 * n_sessions
+    session = rng.permutation(np.repeat(np.arange(n_sessions), 2))
+    position = np.zeros(n, dtype=int)
+    position[np.unique(session, return_index=True)[1]] = 1  # each session: positions 0 and 1
+    pi_b = rng.dirichlet(np.ones(n_actions), size=(n, 2)).transpose(0, 2, 1)
+    cdf = np.cumsum(pi_b[np.arange(n), :, position], axis=1)
+    action = np.minimum((rng.random(n)[:, None] > cdf).sum(axis=1), n_actions - 1)
+    appetite = rng.beta(0.1, 0.4, n_sessions)[session]
+    feedback = {
+        "n_rounds": n,
+        "n_actions": n_actions,
+        "action": action,
+        "position": position,
+        "reward": (rng.random(n) < appetite * (0.8 + 0.05 * action)).astype(int),
+        "pscore": pi_b[np.arange(n), action, position],
+        "pi_b": pi_b,
+    }
+    target = rng.dirichlet(np.ones(n_actions) * 3, size=(n, 2)).transpose(0, 2, 1)
+    return feedback, target, np.array([f"s{s}" for s in session])
+
+
+def _clustered_ratio_se(y: np.ndarray, d: np.ndarray, cluster: np.ndarray) -> float:
+    """Brute force: the delta-method standard error of sum(y) / sum(d) with cluster sums."""
+    codes = np.unique(cluster, return_inverse=True)[1]
+    ys, ds = np.bincount(codes, weights=y), np.bincount(codes, weights=d)
+    value = ys.sum() / ds.sum()
+    return float(np.std(ys - value * ds, ddof=1) / np.sqrt(len(ys)) / ds.mean())
+
+
+def test_sessions_are_the_unit_standard_errors_cluster_on():
+    feedback, target, sessions = session_feedback()
+    rounds = np.arange(feedback["n_rounds"])
+    w = target[rounds, feedback["action"], feedback["position"]] / feedback["pscore"]
+    r = feedback["reward"].astype(float)
+    by_round = evaluate(*from_obp(feedback, target), [IS(), SNIS()])
+    log, policies = from_obp(feedback, target, sessions=sessions, with_candidates=True)
+    assert log.n_units == 1500 and log.n_rows == 3000
+    assert np.array_equal(log.frame["context"].to_numpy(), log.source_rows)  # obp's rounds
+    assert np.array_equal(log.frame["trajectory"].to_numpy(), sessions[log.source_rows])
+    by_session = evaluate(log, policies, [IS(), SNIS()])
+    ones = np.ones_like(r)
+    for name, y, d in (("is", r * w, ones), ("snis", r * w, w)):
+        one, two = by_round.estimate("evaluation", name), by_session.estimate("evaluation", name)
+        assert two.value == pytest.approx(y.sum() / d.sum(), rel=1e-12)
+        assert one.value == pytest.approx(two.value, rel=1e-12)
+        assert one.se == pytest.approx(_clustered_ratio_se(y, d, rounds), rel=1e-9)
+        assert two.se == pytest.approx(_clustered_ratio_se(y, d, sessions), rel=1e-9)
+        assert two.se > 1.05 * one.se  # the rounds of a page view are correlated
+    cands = log.candidates  # the logger's probabilities, looked up by round
+    slot_round = log.frame["context"].to_numpy()[cands["slot"].to_numpy()]
+    expected = feedback["pi_b"][slot_round, cands["item"], cands["position"] - 1]
+    assert np.array_equal(cands["propensity"].to_numpy(), expected)
+
+
+def test_a_session_holds_one_round_per_position():
+    feedback, target, sessions = session_feedback(n_sessions=20)
+    sessions[[4, 9]] = "twice"
+    feedback["position"][[4, 9]] = 1
+    with pytest.raises(OffevalError) as exc:
+        from_obp(feedback, target, sessions=sessions)
+    message = str(exc.value)
+    assert message.startswith("sessions: two rounds of one session at the same position")
+    assert "rounds [4, 9]" in message and "\n" not in message
+    with pytest.raises(OffevalError, match=r"sessions must hold one id per round \(40 rounds"):
+        from_obp(feedback, target, sessions=sessions[:-1])
+    sessions = sessions.astype(object)
+    sessions[7] = None
+    with pytest.raises(OffevalError, match=r"sessions: must not be missing.*rounds \[7\]"):
+        from_obp(feedback, target, sessions=sessions)
+
+
+@pytest.mark.parametrize("with_sessions", [False, True])
+def test_obps_reward_model_attaches_in_one_call(with_sessions):
+    feedback, target, sessions = session_feedback(n_sessions=200)
+    del feedback["pi_b"]  # the Open Bandit Dataset has none: the candidates' are unknown
+    q = np.random.default_rng(8).random((400, 5, 2))
+    kw = {"sessions": sessions} if with_sessions else {}
+    log, _ = from_obp(feedback, target, estimated_rewards_by_reg_model=q, **kw)
+    rounds = log.frame["context"].to_numpy()
+    logged = q[rounds, log.frame["item"], log.frame["position"] - 1]
+    assert np.array_equal(log.frame["reward_model"].to_numpy(), logged)
+    cands = log.candidates
+    slot_round = rounds[cands["slot"].to_numpy()]
+    expected = q[slot_round, cands["item"], cands["position"] - 1]
+    assert np.array_equal(cands["reward_model"].to_numpy(), expected)
+    assert cands["propensity"].isna().all()
+    two_calls, _ = from_obp(feedback, target, with_candidates=True, **kw)
+    two_calls = from_obp_rewards(two_calls, q).attach(two_calls)
+    pd.testing.assert_frame_equal(two_calls.candidates, cands)
+    with pytest.raises(ConfigurationError, match="drop with_candidates=False"):
+        from_obp(feedback, target, estimated_rewards_by_reg_model=q, with_candidates=False)
+    bare, _ = from_obp(feedback, target, **kw)
+    with pytest.raises(OffevalError, match=r"from_obp\(\.\.\., with_candidates=True\)"):
+        from_obp_rewards(bare, q)

@@ -1,8 +1,11 @@
-"""From other libraries' data structures to offeval's: obp's ``bandit_feedback``.
+"""From other libraries' data structures to offeval's: obp's ``bandit_feedback``, its
+``action_dist`` and its reward model's ``estimated_rewards_by_reg_model``.
 
-Errors about obp's arrays name the key (``bandit_feedback['pscore']``,
-``action_dist of 'new'``) and the offending rounds by obp's own 0-based round
-index (``rounds [3, 7]``).
+A log from :func:`from_obp` keeps obp's 0-based round as its ``context``
+(and as each row's label); the trajectory, the unit standard errors cluster
+on, is the round, or the user's session when given. Errors about obp's arrays
+name the key (``bandit_feedback['pscore']``, ``action_dist of 'new'``) and
+the offending rounds by obp's own round index (``rounds [3, 7]``).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import pandas as pd
 
 from offeval.data.log import InteractionLog
 from offeval.data.policy import PROBABILITY_TOLERANCE
+from offeval.data.rewardmodel import RewardPredictions
 from offeval.errors import (
     ColumnError,
     ConfigurationError,
@@ -27,6 +31,8 @@ from offeval.validation import check_flag, check_whole
 
 #: Largest difference allowed between pi_b at the logged action and position, and pscore.
 TOLERANCE = 1e-6
+#: obp's name for its reward model's predictions, used in messages.
+Q_HAT = "estimated_rewards_by_reg_model"
 
 
 def _key(key: str) -> str:
@@ -74,8 +80,9 @@ class ActionDistPolicy:
 
     ``action_dist`` has shape (n_rounds, n_actions, len_list) (or (n_rounds,
     n_actions): one position), each round's probabilities summing to 1 over
-    the actions at every position; rows are looked up by their trajectory
-    (the round), item (the action) and position (1-based, obp's position + 1).
+    the actions at every position; rows are looked up by their context
+    (obp's round, as :func:`from_obp` sets it), item (the action) and position
+    (1-based, obp's position + 1).
     """
 
     def __init__(self, action_dist: np.ndarray, name: str = "evaluation"):
@@ -103,15 +110,16 @@ class ActionDistPolicy:
     def probabilities(self, rows: pd.DataFrame) -> np.ndarray:
         """P(row's item at row's position | row's round)."""
         keys = []
-        for column in ("trajectory", "item", "position"):
+        for column in ("context", "item", "position"):
             if column not in rows:
                 raise ColumnError(column, f"policy {self.name!r} looks probabilities up by it")
             values = rows[column].to_numpy()
             if values.dtype.kind not in "iu":
                 raise ColumnError(
                     column,
-                    f"policy {self.name!r} looks rows up by obp's integer round, action and "
-                    f"position, got {_such_as(values)}: build the log with offeval.from_obp",
+                    f"policy {self.name!r} looks rows up by obp's integer round (the context "
+                    f"from_obp sets), action and position, got {_such_as(values)}: build the "
+                    "log with offeval.from_obp",
                 )
             keys.append(values)
         rounds, items, positions = keys[0], keys[1], keys[2] - 1
@@ -120,7 +128,7 @@ class ActionDistPolicy:
         bad |= (positions < 0) | (positions >= k)
         if bad.any():
             raise ColumnError(
-                "trajectory",
+                "context",
                 f"rows outside policy {self.name!r}'s action_dist of shape {(n, a, k)}",
                 positions=np.flatnonzero(bad),
             )
@@ -326,19 +334,53 @@ def _pi_b(feedback: Mapping, frame: pd.DataFrame, n_actions: int | None) -> np.n
     return pi_b
 
 
+def _sessions(sessions, frame: pd.DataFrame) -> np.ndarray:
+    """The user's session of each round: one id per round, none missing, and no two rounds
+    of a session at the same position."""
+    values = np.asarray(sessions)
+    n = len(frame)
+    if values.ndim != 1 or len(values) != n:
+        raise OffevalError(
+            f"sessions must hold one id per round ({n} rounds, as {_key('action')}), got "
+            f"shape {values.shape}"
+        )
+    missing = pd.isna(values)
+    if missing.any():
+        raise RowError("sessions", "must not be missing", np.flatnonzero(missing), "rounds")
+    keys = pd.DataFrame({"session": values, "position": frame["position"].to_numpy()})
+    twice = keys.duplicated(keep=False).to_numpy()
+    if twice.any():
+        raise RowError(
+            "sessions",
+            "two rounds of one session at the same position: a session groups the rounds "
+            "shown together, one per position (give a finer id, such as the page view)",
+            np.flatnonzero(twice),
+            "rounds",
+        )
+    return values
+
+
 def from_obp(
     bandit_feedback: Mapping,
     action_dist: np.ndarray | Mapping[str, np.ndarray] | None = None,
     *,
-    with_candidates: bool = False,
+    with_candidates: bool | None = None,
+    sessions: npt.ArrayLike | None = None,
+    estimated_rewards_by_reg_model: npt.ArrayLike | None = None,
 ) -> tuple[InteractionLog, list[ActionDistPolicy]]:
     """obp's ``bandit_feedback`` dict as an :class:`InteractionLog`, and its evaluation policies.
 
-    One trajectory per round (trajectory = context = the round's index), item
-    = ``action``, position = ``position`` + 1 (1 without positions), reward,
-    propensity = ``pscore``; context features become columns ``x0, x1, ...``.
-    ``action_dist`` (one array, or a dict of name -> array) gives the
-    policies; each must have the log's rounds, actions and positions.
+    One row per round: item = ``action``, position = ``position`` + 1 (1
+    without positions), reward, propensity = ``pscore``, context = obp's
+    round index (also each row's label in errors); context features become
+    columns ``x0, x1, ...``. ``action_dist`` (one array, or a dict of name ->
+    array) gives the policies; each must have the log's rounds, actions and
+    positions.
+
+    The trajectory, the unit of independence that standard errors cluster
+    on, is the round; give ``sessions`` (one id per round: the user's visit,
+    the page view) to cluster on sessions instead, rounds shown together being
+    correlated. A session holds at most one round per position.
 
     ``with_candidates`` adds the candidate table (every action at the logged
     position), which the reward-model estimators (DM, DR, ...) and the
@@ -348,6 +390,9 @@ def from_obp(
     probabilities and the reward model over the candidates, still run, and
     the support diagnostics are left out. The actions are
     ``range(n_actions)``, from ``n_actions``, ``pi_b`` or ``action_dist``.
+    ``estimated_rewards_by_reg_model`` (obp's reward model's predictions,
+    shape (n_rounds, n_actions, len_list)) attaches them as the column
+    ``reward_model`` of the log and its candidate table, built for them.
 
     Arrays are checked against each other, probabilities summing to 1 as
     obp checks them (within 1e-5); errors name the key and obp's 0-based
@@ -358,8 +403,18 @@ def from_obp(
             f"bandit_feedback must be a dict (obp's bandit_feedback), got "
             f"{type(bandit_feedback).__name__}"
         )
+    q_hat = estimated_rewards_by_reg_model
+    if with_candidates is None:
+        with_candidates = q_hat is not None
     with_candidates = check_flag(with_candidates, "with_candidates")
+    if q_hat is not None and not with_candidates:
+        raise ConfigurationError(
+            f"{Q_HAT} needs the candidate table (the model's prediction for every action): "
+            "drop with_candidates=False"
+        )
     frame = _log_frame(bandit_feedback)
+    if sessions is not None:
+        frame = frame.assign(context=frame["trajectory"], trajectory=_sessions(sessions, frame))
     n_actions = _count(bandit_feedback, "n_actions")
     dists = {} if action_dist is None else action_dist
     if not isinstance(dists, Mapping):
@@ -371,47 +426,121 @@ def from_obp(
         n_actions = pi_b.shape[1]
     if with_candidates and n_actions is None and policies:
         n_actions = policies[0].action_dist.shape[1]  # the candidates: every policy's actions
+    if with_candidates and n_actions is None and q_hat is not None:
+        n_actions = obp_array(q_hat, Q_HAT).shape[1]
     for policy in policies:
         _check_dist(policy, frame, n_actions)
+    log = InteractionLog.from_frame(frame)
     if not with_candidates:
-        return InteractionLog.from_frame(frame), policies
+        return log, policies
     if n_actions is None:
         raise OffevalError(
             "with_candidates needs the number of actions: give bandit_feedback['n_actions'] or "
             "the logger's 'pi_b' (or an action_dist)"
         )
-    return _with_candidates(frame, n_actions, pi_b), policies
-
-
-def _candidate_table(frame: pd.DataFrame, n_actions: int, pi_b: np.ndarray | None) -> pd.DataFrame:
-    """Every action at each round's logged position, with the logger's probability (or NaN)."""
-    n = len(frame)
-    rounds = np.repeat(np.arange(n), n_actions)
-    items = np.tile(np.arange(n_actions), n)
-    positions = np.repeat(frame["position"].to_numpy(), n_actions)
-    propensity = (
-        np.full(len(rounds), np.nan) if pi_b is None else pi_b[rounds, items, positions - 1]
-    )
-    return pd.DataFrame(
-        {"trajectory": rounds, "position": positions, "item": items, "propensity": propensity}
-    )
+    log = _with_candidates(log, n_actions, pi_b)
+    if q_hat is not None:
+        log = from_obp_rewards(log, q_hat).attach(log)
+    return log, policies
 
 
 def _with_candidates(
-    frame: pd.DataFrame, n_actions: int, pi_b: np.ndarray | None
+    log: InteractionLog, n_actions: int, pi_b: np.ndarray | None
 ) -> InteractionLog:
-    """The log with its candidate table; unknown propensities (no pi_b) are set in directly.
+    """The log with every action at each row's position, with the logger's probability (or NaN).
 
     The log's checks refuse a candidate propensity that is not a number in
     [0, 1]; a table built here is valid by construction (one row per action
-    and round, slots in the log's order, the logged action among them), so
-    only its known propensities go through them.
+    and log row, slots in the log's order, the logged action among them), so
+    only known propensities go through them; unknown ones are set in directly.
     """
-    cands = _candidate_table(frame, n_actions, pi_b)
+    rows = log.frame
+    rounds = np.repeat(rows["context"].to_numpy(), n_actions)
+    positions = np.repeat(rows["position"].to_numpy(), n_actions)
+    items = np.tile(np.arange(n_actions), log.n_rows)
+    cands = pd.DataFrame(
+        {
+            "trajectory": np.repeat(rows["trajectory"].to_numpy(), n_actions),
+            "position": positions,
+            "item": items,
+            "propensity": (
+                np.full(len(rounds), np.nan) if pi_b is None else pi_b[rounds, items, positions - 1]
+            ),
+        }
+    )
     if pi_b is not None:
-        return InteractionLog.from_frame(frame, candidates=cands)
-    log = InteractionLog.from_frame(frame)
-    cands["slot"] = cands["trajectory"].to_numpy()  # one row per round, in round order
+        return log.with_candidates(cands)
+    cands["slot"] = np.repeat(np.arange(log.n_rows), n_actions)
     return InteractionLog(
         log.frame, log.source_rows, log.unit_starts, cands, cands.index.to_numpy()
     )
+
+
+def from_obp_rewards(
+    log: InteractionLog, estimated_rewards_by_reg_model: npt.ArrayLike
+) -> RewardPredictions:
+    """obp's ``estimated_rewards_by_reg_model`` as predictions for a log from :func:`from_obp`.
+
+    The array has shape (n_rounds, n_actions, len_list), as obp's
+    ``RegressionModel.fit_predict`` returns it; rows and candidates are
+    looked up by their round (the log's context), item (the action) and
+    position (obp's position + 1). The log must have its candidate table
+    (``from_obp(..., with_candidates=True)``): the reward-model estimators sum
+    the predictions over every action. Attach the result with
+    ``.attach(log)``, or give the array to ``from_obp(...,
+    estimated_rewards_by_reg_model=...)``, which does both. Errors name obp's
+    0-based rounds.
+    """
+    if not isinstance(log, InteractionLog):
+        raise OffevalError(
+            f"log must be the InteractionLog offeval.from_obp returned, got {type(log).__name__}"
+        )
+    if log.candidates is None:
+        raise OffevalError(
+            "the log has no candidate table, and the reward-model estimators need the model's "
+            "prediction for every action: build it with from_obp(..., with_candidates=True), "
+            f"or give from_obp(..., {Q_HAT}=...) the array"
+        )
+    q = _q_hat(estimated_rewards_by_reg_model, log)
+    rounds = log.frame["context"].to_numpy()
+    slots = log.candidates["slot"].to_numpy()
+    return RewardPredictions(
+        _predictions(q, log.frame, rounds), _predictions(q, log.candidates, rounds[slots])
+    )
+
+
+def _q_hat(q_hat: npt.ArrayLike, log: InteractionLog) -> np.ndarray:
+    """The array as (n_rounds, n_actions, len_list) finite numbers, one round per log row."""
+    q = obp_array(q_hat, Q_HAT)
+    if q.shape[0] != log.n_rows:
+        raise OffevalError(
+            f"{Q_HAT} has {q.shape[0]} rounds, but the log has {log.n_rows}: give the "
+            "predictions for the log offeval.from_obp built from the same bandit_feedback"
+        )
+    bad = ~np.isfinite(q).reshape(len(q), -1).all(axis=1)
+    if bad.any():
+        raise RowError(
+            Q_HAT, "predicted rewards must be finite numbers", np.flatnonzero(bad), "rounds"
+        )
+    return q
+
+
+def _predictions(q: np.ndarray, table: pd.DataFrame, rounds: np.ndarray) -> np.ndarray:
+    """q[round, item, position - 1] for each row of ``table`` (the log's or its candidates')."""
+    items, positions = table["item"].to_numpy(), table["position"].to_numpy() - 1
+    if not all(v.dtype.kind in "iu" for v in (rounds, items, positions)):
+        raise OffevalError(
+            f"{Q_HAT} is looked up by obp's integer rounds, actions and positions: give "
+            "the log offeval.from_obp built"
+        )
+    inside = (rounds >= 0) & (rounds < q.shape[0]) & (items >= 0) & (items < q.shape[1])
+    inside &= (positions >= 0) & (positions < q.shape[2])
+    if not inside.all():
+        raise RowError(
+            Q_HAT,
+            f"has shape {q.shape}, but the log has actions or positions outside it: give "
+            "the log offeval.from_obp built",
+            np.unique(rounds[~inside]),
+            "rounds",
+        )
+    return q[rounds, items, positions]
