@@ -132,7 +132,11 @@ class DRTuning(_Tuned):
     (the smallest estimated variance + squared bias, the bias raised to a
     high-probability bound with ``use_bias_upper_bound``, at level
     ``delta``). The interval is the chosen candidate's: the choice's own
-    uncertainty is not in it. obp requires ``lambdas``; the default here is
+    uncertainty is not in it. The bound's largest-weight term reads
+    sqrt(sum of w^2), at least the largest weight, where obp reads the
+    largest weight (the engine does not hand ``combine`` the tally that holds
+    it): with the bound, the MSE rule may choose a less clipped candidate
+    than obp's. obp requires ``lambdas``; the default here is
     obp's benchmark grid (10, 50, 100, 500, 1000, 5000, 10000, inf).
     Biased (``guarantee = None``) unless the unclipped candidate is chosen.
     """
