@@ -105,9 +105,13 @@ class BalancedIPS(BaseEstimator):
 
     @property
     def requires(self) -> tuple[str, ...]:
-        """The candidate table and the feature columns; or the weights' column, when given."""
+        """The candidate table and the feature columns; or the weights' column, when given
+        (with ``{policy}`` in it: the columns starting with what precedes it)."""
         if self.weights is not None:
-            return () if POLICY in self.weights else (self.weights,)
+            if POLICY not in self.weights:
+                return (self.weights,)
+            prefix = self.weights.split(POLICY)[0]
+            return (f"{prefix}*",) if prefix else ()
         return ("candidates", *check_features(self.features))
 
     @property
