@@ -8,9 +8,10 @@ two target policies. This adds their contexts and the items' features (``action_
 fits obp's ``RegressionModel`` (logistic regression, one per position, cross-fitted on 3
 folds as ``fit_predict(n_folds=3)`` does; the rows hold 9 clicks, so the folds' seed is the
 first from 12345 that leaves a click at every position in every training set) and pins
-what reproduces its predictions without obp: each round's fold and each fold's and position's coefficients (a prediction is
-``expit(intercept + context @ w_context + action_context[a] @ w_action)``), a few of obp's
-predictions to check that, and the policy values of obp's DM, DR, SNDR, Switch-DR and DR-OS.
+what reproduces its predictions without obp: each round's fold and each fold's and
+position's coefficients (a prediction is ``expit(intercept + context @ w_context +
+action_context[a] @ w_action)``), a few of obp's predictions to check that, and the policy
+values of obp's DM, DR, SNDR, Switch-DR and DR-OS.
 
 Run with obp 0.5.7's environment (see tests/plugins/ncis/obp_reference/generate.py):
 
