@@ -130,40 +130,55 @@ def _data(chunk_rows: int | None) -> str:
     return "in memory" if chunk_rows is None else f"chunks of {chunk_rows:,} rows"
 
 
+class Clock:
+    """Wall and CPU seconds of this process, summed over the sections timed (``with clock:``)."""
+
+    def __init__(self):
+        self.wall = self.cpu = 0.0
+
+    def __enter__(self) -> Clock:
+        self._started = (time.perf_counter(), time.process_time())
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.wall += time.perf_counter() - self._started[0]
+        self.cpu += time.process_time() - self._started[1]
+
+    def report(self, rows: int, minus: Clock | None = None) -> dict:
+        """Seconds (wall and CPU, less ``minus``'s) and rows per wall second."""
+        wall, cpu = self.wall - (minus.wall if minus else 0), self.cpu - (minus.cpu if minus else 0)
+        return {"seconds": wall, "cpu_s": cpu, "rows_per_s": rows / wall}
+
+
 class LazyLog:
     """An iterable of chunk logs generated on demand, timing its own generation.
 
-    ``n_rows`` gives ``evaluate`` its total; ``build_s`` accumulates the
-    seconds spent generating and validating chunks (not the pass's).
+    ``n_rows`` gives ``evaluate`` its total; ``build`` (a :class:`Clock`)
+    sums the time spent generating and validating chunks (not the pass's).
     """
 
     def __init__(self, rows: int, chunk_rows: int):
-        self.n_rows, self.chunk_rows, self.build_s = rows, chunk_rows, 0.0
+        self.n_rows, self.chunk_rows, self.build = rows, chunk_rows, Clock()
 
     def __iter__(self):
         from offeval import InteractionLog
 
         model = model_of()
-        chunks = chunk_arrays(self.n_rows, self.chunk_rows)
-        while True:
-            start = time.perf_counter()
-            try:
-                c = next(chunks)
-            except StopIteration:
-                return
-            n = len(c["action"])
-            frame = pd.DataFrame(
-                {
-                    "trajectory": np.arange(c["first"], c["first"] + n),
-                    "item": c["action"],
-                    "reward": c["reward"],
-                    "propensity": c["logging"][c["action"]],
-                }
-            )
-            frame, candidates = frames(frame, c["logging"], model, c["first"])
-            log = InteractionLog.from_frame(frame, candidates=candidates)
-            self.build_s += time.perf_counter() - start
+        for c in chunk_arrays(self.n_rows, self.chunk_rows):
+            with self.build:
+                n = len(c["action"])
+                frame = pd.DataFrame(
+                    {
+                        "trajectory": np.arange(c["first"], c["first"] + n),
+                        "item": c["action"],
+                        "reward": c["reward"],
+                        "propensity": c["logging"][c["action"]],
+                    }
+                )
+                frame, candidates = frames(frame, c["logging"], model, c["first"])
+                log = InteractionLog.from_frame(frame, candidates=candidates)
             yield log
+            del log  # the engine holds the chunk while it folds it, not this generator
 
 
 def _estimators(which: str) -> list:
@@ -187,16 +202,14 @@ def run(rows: int, which: str) -> dict:
     estimators = _estimators(which)
     evaluate(log.slice_rows(0, WARM_UP_ROWS), policies, estimators)  # imports, not timed
     base = reset_peak()
-    start = time.perf_counter()
-    frame = evaluate(log, policies, estimators).to_frame()
-    seconds = time.perf_counter() - start
+    with Clock() as clock:
+        frame = evaluate(log, policies, estimators).to_frame()
     values, ses = _dr(frame)
     return {
         "job": f"offeval {which}",
         "data": _data(None),
         "rows": rows,
-        "seconds": seconds,
-        "rows_per_s": rows / seconds,
+        **clock.report(rows),
         "peak_extra_mb": peak_mb() - base,
         "values": values,
         "ses": ses,
@@ -213,19 +226,16 @@ def run_streamed(rows: int, chunk_rows: int, which: str = "dr") -> dict:
     evaluate(LazyLog(WARM_UP_ROWS, WARM_UP_ROWS), policies, estimators)  # imports, not timed
     base = reset_peak()
     stream = LazyLog(rows, chunk_rows)
-    start = time.perf_counter()
-    frame = evaluate(stream, policies, estimators, progress=False).to_frame()
-    total = time.perf_counter() - start
-    seconds = total - stream.build_s
+    with Clock() as clock:
+        frame = evaluate(stream, policies, estimators, progress=False).to_frame()
     values, ses = _dr(frame)
     return {
         "job": f"offeval {which}, streamed",
         "data": _data(chunk_rows),
         "rows": rows,
-        "seconds": seconds,
-        "rows_per_s": rows / seconds,
-        "build_s": stream.build_s,
-        "total_s": total,
+        **clock.report(rows, minus=stream.build),
+        "build_s": stream.build.wall,
+        "total_s": clock.wall,
         "peak_extra_mb": peak_mb() - base,
         "values": values,
         "ses": ses,
@@ -236,13 +246,7 @@ def run_floor(rows: int, chunk_rows: int | None = None) -> dict:
     """The numpy floor on the in-memory log's data (``chunk_rows``: the streamed one's)."""
     chunks = [whole_arrays(rows)] if chunk_rows is None else chunk_arrays(rows, chunk_rows)
     out = run_dr_floor(chunks, model_of())
-    return {
-        "job": "numpy floor",
-        "data": _data(chunk_rows),
-        "rows": rows,
-        "rows_per_s": rows / out["seconds"],
-        **out,
-    }
+    return {"job": "numpy floor", "data": _data(chunk_rows), "rows": rows, **out}
 
 
 def run_dr_floor(chunks, model: np.ndarray) -> dict:
@@ -256,26 +260,25 @@ def run_dr_floor(chunks, model: np.ndarray) -> dict:
     sums of squares; the estimates and standard errors from those.
     """
     base = reset_peak()
-    seconds, n = 0.0, 0
+    clock, n = Clock(), 0
     total = total2 = None
     for c in chunks:
         action, reward, logging, targets = c["action"], c["reward"], c["logging"], c["targets"]
         rows, actions = len(action), len(logging)
         q = model[np.tile(np.arange(actions), rows)].reshape(rows, actions)
-        start = time.perf_counter()
-        t = targets.T  # (actions, policies)
-        y = q @ t
-        y += (t[action] / logging[action][:, None]) * (reward - q[np.arange(rows), action])[:, None]
-        s, s2 = y.sum(axis=0), np.einsum("ij,ij->j", y, y)
-        total, total2 = (s, s2) if total is None else (total + s, total2 + s2)
-        n += rows
-        seconds += time.perf_counter() - start
-    start = time.perf_counter()
-    values = total / n
-    ses = np.sqrt((total2 - n * values**2) / (n - 1) / n)
-    seconds += time.perf_counter() - start
+        with clock:
+            t = targets.T  # (actions, policies)
+            y = q @ t
+            w = t[action] / logging[action][:, None]
+            y += w * (reward - q[np.arange(rows), action])[:, None]
+            s, s2 = y.sum(axis=0), np.einsum("ij,ij->j", y, y)
+            total, total2 = (s, s2) if total is None else (total + s, total2 + s2)
+            n += rows
+    with clock:
+        values = total / n
+        ses = np.sqrt((total2 - n * values**2) / (n - 1) / n)
     return {
-        "seconds": seconds,
+        **clock.report(n),
         "peak_extra_mb": peak_mb() - base,
         "values": values.tolist(),
         "ses": ses.tolist(),
@@ -291,11 +294,11 @@ def run_obp(rows: int, bootstrap: int) -> dict:
     reward = frame["reward"].to_numpy()
     pscore = frame["propensity"].to_numpy()
     position = np.zeros(rows, dtype=int)
-    q_hat = np.broadcast_to(model_of()[None, :, None], (rows, N_ACTIONS, 1))
+    q_hat = np.repeat(model_of()[None, :, None], rows, axis=0)  # (rows, actions, 1), as a model's
     base = reset_peak()
-    values, seconds, interval_s = [], 0.0, 0.0
+    values, value, interval = [], Clock(), Clock()
     for t in targets:
-        dist = np.broadcast_to(t[None, :, None], (rows, N_ACTIONS, 1))
+        dist = np.repeat(t[None, :, None], rows, axis=0)
         arrays = dict(
             reward=reward,
             action=action,
@@ -304,22 +307,20 @@ def run_obp(rows: int, bootstrap: int) -> dict:
             action_dist=dist,
             estimated_rewards_by_reg_model=q_hat,
         )
-        start = time.perf_counter()
-        values.append(float(DoublyRobust().estimate_policy_value(**arrays)))
-        seconds += time.perf_counter() - start
+        with value:
+            values.append(float(DoublyRobust().estimate_policy_value(**arrays)))
         if bootstrap:
-            start = time.perf_counter()
-            DoublyRobust().estimate_interval(
-                **arrays, n_bootstrap_samples=bootstrap, random_state=0
-            )
-            interval_s += time.perf_counter() - start
+            with interval:
+                DoublyRobust().estimate_interval(
+                    **arrays, n_bootstrap_samples=bootstrap, random_state=0
+                )
+        del dist, arrays
     return {
         "job": "obp 0.5.7 DoublyRobust",
         "data": _data(None),
         "rows": rows,
-        "seconds": seconds,
-        "rows_per_s": rows / seconds,
-        "interval_s": interval_s,
+        **value.report(rows),
+        "interval_s": interval.wall,
         "bootstrap": bootstrap,
         "peak_extra_mb": peak_mb() - base,
         "values": values,
@@ -334,7 +335,8 @@ def _timed(python: str, call: str) -> dict:
 
 
 def summary(runs: list[dict]) -> pd.DataFrame:
-    """Per job and size: median seconds and rows/s, min-max, peak memory, load."""
+    """Per job and size: median wall and CPU seconds, rows per second of each, the wall
+    seconds' range, the largest peak memory, the load average's range."""
     table = []
     for (job, data, rows), group in pd.DataFrame(runs).groupby(["job", "data", "rows"], sort=False):
         seconds = group["seconds"].to_numpy()
@@ -346,6 +348,8 @@ def summary(runs: list[dict]) -> pd.DataFrame:
             "runs": len(group),
             "seconds": np.median(seconds),
             "M rows/s": rows / np.median(seconds) / 1e6,
+            "CPU s": np.median(group["cpu_s"]),
+            "M rows/CPU s": rows / np.median(group["cpu_s"]) / 1e6,
             "range (s)": f"{seconds.min():.2f}-{seconds.max():.2f}",
             "peak extra (MB)": group["peak_extra_mb"].max(),
             "load": f"{min(loads):.2f}-{max(loads):.2f}",
