@@ -72,8 +72,9 @@ def check_grid(
             f"{name} must be a non-empty list of numbers, e.g. [10, 100, inf]; got {values!r}"
         )
     finite = high != math.inf
+    top = high if finite else None
     grid = Grid(
-        check_number(v, f"each of {name}", low=low, high=high, finite=finite) for v in values
+        check_number(v, f"each of {name}", low=low, high=top, finite=finite) for v in values
     )
     twice = sorted({v for v in grid if grid.count(v) > 1})
     if twice:
