@@ -180,7 +180,7 @@ class BalancedIPS(BaseEstimator):
         order = canonical_order(trajectory, position)
         x = feature_matrix(frame, check_features(self.features), log.source_rows)[order]
         logged, sampled, position = logged[order], sampled[order], position[order]
-        trajectory, labels = trajectory[order], log.source_rows[order]
+        trajectory = trajectory[order]
         fold = hashed_folds(trajectory, self.folds, self.seed)
         out = np.empty(log.n_rows)
         for k in pd.unique(position):
@@ -195,7 +195,7 @@ class BalancedIPS(BaseEstimator):
                         "folds",
                         f"{self.name}: position {k} has rows in one fold only in this chunk, "
                         "nothing to fit its weights on (fewer folds)",
-                        labels[held],
+                        log.source_rows[np.sort(order[held])],
                     )
                 drew = train & (sampled >= 0)
                 design = _design(
@@ -210,15 +210,15 @@ class BalancedIPS(BaseEstimator):
                 p = p[:, np.flatnonzero(model.classes_ == 1)[0]]
                 with np.errstate(divide="ignore"):
                     out[held] = p / (1 - p)
-        if self.cap == INF and not np.isfinite(out).all():
+        weights = np.empty(log.n_rows)
+        weights[order] = out
+        if self.cap == INF and not np.isfinite(weights).all():
             raise RowError(
                 f"{self.name}",
                 "the classifier is certain these rows come from the target (infinite weight): "
                 "give a cap, or regularise the classifier",
-                labels[~np.isfinite(out)],
+                log.source_rows[~np.isfinite(weights)],
             )
-        weights = np.empty(log.n_rows)
-        weights[order] = out
         return weights, int(np.count_nonzero(drawn < 0))
 
 

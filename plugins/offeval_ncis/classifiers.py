@@ -80,9 +80,13 @@ def new_classifier(classifier: Any, calibration_cv: int, what: str) -> Any:
 
 
 def check_features(features: str | Sequence[str]) -> tuple[str, ...]:
-    """Feature columns: ``"x0+x1"`` (the command line's form), a list of names, or ``""``."""
+    """Feature columns: ``"x0+x1"`` or ``"[x0,x1]"`` (the command line's forms), a list of
+    names, or ``""`` (none)."""
     if isinstance(features, str):
-        names = tuple(f.strip() for f in features.split("+")) if features.strip() else ()
+        text = features.strip()
+        listed = text.startswith("[") and text.endswith("]")
+        text = text[1:-1] if listed else text
+        names = tuple(f.strip() for f in text.split("," if listed else "+")) if text else ()
     elif isinstance(features, Sequence) and all(isinstance(f, str) for f in features):
         names = tuple(features)
     else:
