@@ -9,6 +9,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from cli_checks import one_line_error
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from obp_cases import number, pinned, synthetic
@@ -16,6 +17,7 @@ from obp_inputs import message
 from scipy import stats as scipy_stats
 
 from offeval import ColumnPolicy, InteractionLog, evaluate, get_registry
+from offeval.cli.shell import main
 from offeval.plugin import tuning
 from offeval_rewardmodels.estimators import DR, SubGaussianDR
 from offeval_rewardmodels.tuning import DROSTuning, DRTuning, SubGaussianDRTuning, SwitchDRTuning
@@ -246,3 +248,35 @@ def test_default_grids_and_labels():
 )
 def test_bad_parameters_are_one_line_naming_them(build, words):
     assert words in message(build)
+
+
+def test_the_command_line_runs_tuning_and_answers_a_bad_grid_in_one_line(tmp_path, capsys):
+    log = pd.DataFrame(
+        {
+            "trajectory": [1, 2, 3, 4],
+            "item": ["a", "b", "a", "c"],
+            "position": 1,
+            "reward": [1, 0, 1, 0],
+            "propensity": [0.5, 0.25, 0.5, 0.25],
+            "target": [0.2, 0.7, 0.2, 0.1],
+        }
+    )
+    path = tmp_path / "log.csv"
+    log.to_csv(path, index=False)
+    base = ["evaluate", path, "--quiet", "--policy", "t=target"]
+    out = tmp_path / "out"
+    spec = "ips_tuning:lambdas=[0.5, 1, inf]"
+    assert main([str(a) for a in [*base, "--estimator", spec, "--out", out]]) == 0
+    row = pd.read_csv(out / "estimates.csv").iloc[0]
+    assert row["estimator"] == "ips_tuning(lambdas=[0.5, 1, inf])"
+    assert row["diag_fitted_lambda_"] in (0.5, 1.0, math.inf)  # the chosen clip, reported
+    one_line_error(
+        capsys,
+        [*base, "--estimator", "ips_tuning:lambdas=[1, x]"],
+        r"each of lambdas must be a number >= 0 or inf, got 'x'",
+    )
+    one_line_error(
+        capsys,
+        [*base, "--estimator", "dr_tuning:tuning_method=slop"],
+        r"tuning_method must be one of .*did you mean slope",
+    )
