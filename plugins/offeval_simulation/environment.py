@@ -31,6 +31,7 @@ from offeval_simulation.rankers import (
     RankingPolicy,
     pl_prefix_probabilities,
     prefixes,
+    two_stage_prefixes,
     two_stage_slates,
 )
 
@@ -246,7 +247,12 @@ class Environment:
         generator's other draws), shuffled, day, group. A deterministic ranker
         has no logits: logging_score is its score, logging_pool is NaN, and
         the column logging_deterministic is true on the banners it ordered
-        (false on shuffled ones). With ``with_candidates`` the log also lists
+        (false on shuffled ones). A two-stage policy's log also has
+        ``logging_prefix``, its exact probability P(a_1..a_k) of each
+        trajectory's items down to the row (summed over the generator's
+        draws, mixing in the shuffled share), and ``logging_two_stage``
+        (true), since its ranker's columns hold probabilities given the
+        generator's draw. With ``with_candidates`` the log also lists
         every candidate of every slot with its propensity.
         """
         rng, contexts, (ranking, shuffled, pool), clicks = self._serve(policy, n_trajectories, seed)
@@ -345,16 +351,36 @@ def _logging_columns(
 ) -> dict[str, np.ndarray]:
     """What the log knows of the logging ranker: logits and pool mass, or that it was fixed."""
     length = ranking.shape[1]
+    stage = _two_stage_columns(policy, contexts, ranking) if policy.two_stage else {}
     if policy.temperature is None:
         return {
             "logging_score": policy.score_matrix[contexts[:, None], ranking].ravel(),
             "logging_pool": np.full(ranking.size, np.nan),
             "logging_deterministic": np.repeat(~shuffled, length),
+            **stage,
         }
     logits = policy.logits[contexts]
     return {
         "logging_score": np.take_along_axis(logits, ranking, axis=1).ravel(),
         "logging_pool": np.repeat(_log_rest(logits, ranking, pool), length),
+        **stage,
+    }
+
+
+def _two_stage_columns(policy: RankingPolicy, contexts, ranking) -> dict[str, np.ndarray]:
+    """A two-stage logger's exact prefix probabilities P(a_1..a_k), and its flag.
+
+    Its ranker's columns (``logging_score``, ``logging_pool``) describe the
+    ordering given the generator's draw; P(a_1..a_k) sums over the draws
+    (and mixes in the uniformly shuffled share).
+    """
+    base = two_stage_prefixes(policy, contexts, ranking)
+    k = policy.score_matrix.shape[1]
+    uniform = np.cumprod(1.0 / (k - np.arange(ranking.shape[1])))
+    mixed = (1 - policy.mix_uniform) * base + policy.mix_uniform * uniform
+    return {
+        "logging_prefix": mixed.ravel(),
+        "logging_two_stage": np.ones(ranking.size, dtype=bool),
     }
 
 

@@ -57,6 +57,17 @@ def two_stage_slates(policy: RankingPolicy, contexts, table: np.ndarray) -> np.n
     return ranking.two_stage_slates(members, sets, table, **ranker)
 
 
+def two_stage_prefixes(policy: RankingPolicy, contexts, shown: np.ndarray) -> np.ndarray:
+    """(n, L) probability that a two-stage policy's ranking starts with ``shown[:, :k]``.
+
+    ``shown`` holds candidate indices; exact, summed over the generator's
+    candidate sets (before any uniform mixing).
+    """
+    members, sets, ranker = ranking.two_stage_parts(policy, contexts)
+    following = ranking.two_stage_next(members, sets, shown, **ranker)
+    return np.take_along_axis(following, shown[..., None], axis=2)[..., 0]
+
+
 class RankingPolicy:
     """Ranks each context's candidates by score: Plackett-Luce or deterministic.
 

@@ -27,6 +27,9 @@ from offeval_slates.layout import Layout, layout
 PL_COLUMNS = ("logging_score", "logging_pool", "shuffled")
 #: The optional flag of banners a deterministic logging ranker ordered.
 DETERMINISTIC = "logging_deterministic"
+#: The optional flag of trajectories a two-stage logger served (its ranker's columns are
+#: probabilities given the generator's draw).
+TWO_STAGE = "logging_two_stage"
 #: Relative slack when checking that prefix probabilities do not grow down a trajectory.
 SLACK = 1e-9
 
@@ -53,7 +56,9 @@ def logging_log_prefix(log: InteractionLog, column: str | None) -> LoggingPrefix
     ``logging_deterministic``, when the log has it) explore nothing: both are
     excluded and counted. Conditioning on the component keeps the ratio
     unbiased, because which component served a trajectory does not depend on
-    its context. ``shuffled``, ``logging_deterministic`` and (where read)
+    its context. Trajectories flagged ``logging_two_stage`` are refused: a
+    two-stage logger's ranker columns condition on the generator's draw,
+    which the target does not share. ``shuffled``, ``logging_deterministic`` and (where read)
     ``logging_pool`` hold one value per trajectory: a trajectory whose rows
     differ is an error naming it and those rows.
     """
@@ -72,6 +77,18 @@ def _logging(log: InteractionLog, column: str | None) -> LoggingPrefixes:
                 f"{list(PL_COLUMNS)} (shuffled: false everywhere if it never shuffles), or give "
                 "a column of prefix propensities with "
                 + hint("logging_prefix=COLUMN", "--estimator NAME:logging_prefix=COLUMN"),
+            )
+    if TWO_STAGE in log.frame:
+        two_stage = trajectory_flags(log, TWO_STAGE)
+        if two_stage.any():
+            raise ColumnError(
+                TWO_STAGE,
+                "these trajectories come from a two-stage logger: logging_score and "
+                "logging_pool give its ranker's probabilities given the generator's draw, not "
+                "P(a_1..a_k); give the logger's prefix probabilities with "
+                + hint("logging_prefix=COLUMN", "--estimator NAME:logging_prefix=COLUMN")
+                + " (the simulator writes them in 'logging_prefix')",
+                log.source_rows[two_stage[lay.unit]],
             )
     shuffled = trajectory_flags(log, "shuffled")
     fixed = (

@@ -265,3 +265,46 @@ def test_two_stage_online_value_matches_simulated_ab_cells(user_model):
     policy = env.policy("two", skill=1.2, temperature=0.5, seed=3, generator_size=4)
     cell = env.ab_test([policy], 60_000, seed=7)[0]
     assert abs(cell.mean - env.online_value(policy)) < 4 * cell.se
+
+
+@pytest.mark.parametrize("temperature", [None, 0.5])
+def test_a_two_stage_loggers_prefix_probabilities_are_logged_exactly(temperature):
+    env = Environment(seed=6, n_contexts=6, n_items=20, n_candidates=5, n_positions=3)
+    policy = env.policy("two", temperature=temperature, mix_uniform=0.2, generator_size=3)
+    log = env.simulate(policy, 40, seed=1)
+    frame = log.frame
+    assert frame["logging_two_stage"].all()
+    for _, group in frame.groupby("trajectory"):
+        c = group["context"].iloc[0]
+        index = [list(env.candidates[c]).index(i) for i in group["item"]]
+        for k in range(3):
+            want = 0.8 * brute_force_two_stage_prefix(policy, c, index[: k + 1]) + 0.2 * np.prod(
+                [1 / (5 - j) for j in range(k + 1)]
+            )
+            assert group["logging_prefix"].iloc[k] == pytest.approx(want, rel=1e-12)
+
+
+def brute_force_two_stage_prefix(policy: RankingPolicy, c: int, prefix: list) -> float:
+    """P(the two-stage ranker's ranking starts with ``prefix``), every draw and ordering."""
+    k = policy.score_matrix.shape[1]
+    w_g = np.exp(policy.generator_scores[c])
+    total = 0.0
+    for draw in permutations(range(k), policy.generator_size):
+        p_draw, left = 1.0, w_g.sum()
+        for a in draw:
+            p_draw, left = p_draw * w_g[a] / left, left - w_g[a]
+        chosen = sorted(draw)
+        if policy.temperature is None:
+            scores = policy.score_matrix[c]
+            order = sorted(chosen, key=lambda i: (-scores[i], i))
+            total += p_draw * (order[: len(prefix)] == list(prefix))
+            continue
+        w_r = np.exp(policy.logits[c])
+        for order in permutations(chosen):
+            if list(order[: len(prefix)]) != list(prefix):
+                continue
+            p, left = 1.0, w_r[chosen].sum()
+            for a in order:
+                p, left = p * w_r[a] / left, left - w_r[a]
+            total += p_draw * p
+    return total

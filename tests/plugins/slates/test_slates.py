@@ -893,3 +893,64 @@ def test_a_supported_log_reports_no_violation_and_the_ess_share(name):
     assert est.diagnostics["unsupported_mass_per_slot"] == 0
     weights = len(RANKINGS) if name == "pi" else 2 * len(RANKINGS)  # trajectories or rows
     assert est.diagnostics["ess_share"] == pytest.approx(est.diagnostics["ess"] / weights)
+
+
+# -- a two-stage logger: its ranker's columns refused, its logged prefixes unbiased ---------
+
+
+def test_a_two_stage_loggers_ranker_columns_are_refused():
+    env = Environment(seed=1, n_contexts=20, n_items=30, n_candidates=5, n_positions=3)
+    logger = env.policy("two", temperature=0.5, mix_uniform=0.05, generator_size=4)
+    log = env.simulate(logger, 50, seed=0)
+    with pytest.raises(ColumnError, match="logging_two_stage.*logging_prefix=COLUMN") as err:
+        evaluate(log, env.candidate_policies(1), [RIPS()])
+    assert "\n" not in str(err.value)
+    est = evaluate(log, env.candidate_policies(1), [RIPS(logging_prefix="logging_prefix")])
+    assert est.estimate("p01").n_units == 50
+
+
+@pytest.mark.slow
+def test_estimators_on_a_two_stage_loggers_log_are_unbiased():
+    """20 logs of 4,000 trajectories from a two-stage logger: mean within 4 SE of the truth
+    for a Plackett-Luce and a two-stage target (RIPS, Cascade-DR with its logged prefixes;
+    PI with the logger's Gamma summed over its generator's sets)."""
+    logs, size = 20, 4_000
+    out = {}
+    for model in ("position_based", "cascade"):
+        env = Environment(
+            seed=8,
+            n_contexts=300,
+            n_items=60,
+            n_candidates=5,
+            n_positions=3,
+            user_model=model,
+            click_offset=-0.5,
+        )
+        logger = env.policy(
+            "mu", noise=1.0, temperature=0.5, mix_uniform=0.05, seed=9, generator_size=4
+        )
+        policies = [
+            env.candidate_policies(1)[0],
+            env.policy("two", skill=1.2, temperature=0.5, seed=3, generator_size=4),
+        ]
+        estimators = [
+            RIPS(logging_prefix="logging_prefix"),
+            CascadeDR(logging_prefix="logging_prefix"),
+        ]
+        if model == "position_based":
+            estimators.append(PseudoInverse(logging=logger))
+        log = env.simulate(logger, logs * size, seed=2, with_candidates=True)
+        log = item_position_means(log).attach(log)
+        bounds = np.r_[log.unit_starts, log.n_rows]
+        values = np.empty((logs, len(policies), len(estimators)))
+        for r in range(logs):
+            part = log.slice_rows(int(bounds[r * size]), int(bounds[(r + 1) * size]))
+            ev = evaluate(part, policies, estimators)
+            for i, p in enumerate(policies):
+                values[r, i] = [ev.estimate(p.name, e.label).value for e in estimators]
+        for i, p in enumerate(policies):
+            truth = env.true_value(p, "reward_per_impression")
+            for j, e in enumerate(estimators):
+                out[model, p.name, e.label] = (values[:, i, j], truth)
+    z = {key: z_scores([pair])[0] for key, pair in out.items()}
+    assert all(abs(v) < 4 for v in z.values()), z
