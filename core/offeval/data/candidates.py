@@ -31,6 +31,11 @@ CANDIDATE_ROLES: dict[str, str] = {
     "item": "a candidate item of the slot",
     "propensity": "logging probability of showing the item at the slot's position",
 }
+#: What a streamed candidate file must be, said with its errors.
+ORDER = (
+    "streamed, the candidate file must list the trajectories in the log's order, each one's "
+    "rows together"
+)
 #: What errors call the candidate table's rows (:class:`~offeval.errors.RowError`'s table).
 TABLE = "candidate rows"
 
@@ -171,6 +176,7 @@ def _positioned(table: pd.DataFrame, log: InteractionLog) -> pd.DataFrame:
             "position",
             "the candidate table needs the position of each candidate's slot: the log's "
             f"trajectories have several rows ({how})",
+            table=TABLE,
         )
     return table.assign(position=1)
 
@@ -241,7 +247,12 @@ class StreamedCandidates:
             cut = int(np.argmin(inside)) if not inside.all() else len(inside)
             held = rows.iloc[cut:]
             mine = candidate_frame(rows.iloc[:cut].drop(columns=_KEY), self._mapping)
-            yield log.with_candidates(_positioned(mine, log))
+            try:
+                yield log.with_candidates(_positioned(mine, log))
+            except ColumnError as exc:
+                raise ColumnError(
+                    exc.column, f"{exc.problem} ({ORDER})", exc.rows, table=exc.table, role=exc.role
+                ) from None
         rest = held if len(held) else next(batches, None)
         if rest is not None and len(rest):
             self._orphans(rest, np.zeros(len(rest), bool))
@@ -257,8 +268,7 @@ class StreamedCandidates:
         stop = int(np.argmax(inside)) if inside.any() else len(inside)
         raise ColumnError(
             "trajectory",
-            "candidate for a slot that is not in the log (streamed, the candidate file must "
-            "list the trajectories in the log's order, each one's rows together)",
+            f"candidate for a slot that is not in the log ({ORDER})",
             rows.index.to_numpy()[:stop],
             table=TABLE,
         )
