@@ -48,13 +48,12 @@ class _Tuned(_ISFamily):
 
     def __init__(
         self,
-        lambdas=None,
+        lambdas=LARGE_WEIGHTS,
         tuning_method: str = "slope",
         use_bias_upper_bound: bool = True,
         delta: float = 0.1,
     ):
-        grid = self.default_lambdas if lambdas is None else lambdas
-        self.lambdas = tuning.check_grid(grid, "lambdas", high=self.high)
+        self.lambdas = tuning.check_grid(lambdas, "lambdas", high=self.high)
         self.tuning_method, self.delta = tuning.check_tuning(tuning_method, delta)
         self.use_bias_upper_bound = check_flag(use_bias_upper_bound, "use_bias_upper_bound")
 
@@ -133,8 +132,7 @@ class IPSTuning(_Tuned):
 
 
 class SubGaussianIPSTuning(_Tuned):
-    """Sub-Gaussian IPS with its lambda_ chosen from the log (obp's
-    ``SubGaussianInverseProbabilityWeightingTuning``).
+    """Sub-Gaussian IPS tuned on the log (obp's SubGaussianInverseProbabilityWeightingTuning).
 
     Candidates mean of r w / (1 - lambda + lambda w), lambda in [0, 1],
     chosen as :class:`IPSTuning` chooses; obp requires ``lambdas``, the
@@ -146,6 +144,15 @@ class SubGaussianIPSTuning(_Tuned):
     default_lambdas = SUBGAUSSIAN
     high = 1.0
     descending = False
+
+    def __init__(
+        self,
+        lambdas=SUBGAUSSIAN,
+        tuning_method: str = "slope",
+        use_bias_upper_bound: bool = True,
+        delta: float = 0.1,
+    ):
+        super().__init__(lambdas, tuning_method, use_bias_upper_bound, delta)
 
     def candidate(self, lambda_: float) -> Shared:
         """r w / (1 - lambda + lambda w)."""

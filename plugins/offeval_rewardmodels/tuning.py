@@ -60,15 +60,14 @@ class _Tuned(_RewardModelEstimator):
 
     def __init__(
         self,
-        lambdas=None,
+        lambdas=LARGE_WEIGHTS,
         tuning_method: str = "slope",
         use_bias_upper_bound: bool = True,
         delta: float = 0.1,
         reward_model: str = rewardmodel.DEFAULT_COLUMN,
     ):
         super().__init__(reward_model)
-        grid = self.default_lambdas if lambdas is None else lambdas
-        self.lambdas = tuning.check_grid(grid, "lambdas", high=self.high)
+        self.lambdas = tuning.check_grid(lambdas, "lambdas", high=self.high)
         self.tuning_method, self.delta = tuning.check_tuning(tuning_method, delta)
         self.use_bias_upper_bound = check_flag(use_bias_upper_bound, "use_bias_upper_bound")
 
@@ -182,8 +181,7 @@ class DROSTuning(_Tuned):
 
 
 class SubGaussianDRTuning(_Tuned):
-    """Sub-Gaussian DR with its lambda_ chosen from the log (obp's
-    ``SubGaussianDoublyRobustTuning``).
+    """Sub-Gaussian DR, its lambda_ chosen from the log (obp's SubGaussianDoublyRobustTuning).
 
     Candidates q̂(x_i, pi) + w_i / (1 - lambda + lambda w_i) (r_i - q̂_i),
     lambda in [0, 1], chosen as :class:`DRTuning` chooses; obp requires
@@ -195,6 +193,16 @@ class SubGaussianDRTuning(_Tuned):
     default_lambdas = SUBGAUSSIAN
     high = 1.0
     descending = False
+
+    def __init__(
+        self,
+        lambdas=SUBGAUSSIAN,
+        tuning_method: str = "slope",
+        use_bias_upper_bound: bool = True,
+        delta: float = 0.1,
+        reward_model: str = rewardmodel.DEFAULT_COLUMN,
+    ):
+        super().__init__(lambdas, tuning_method, use_bias_upper_bound, delta, reward_model)
 
     def correction(self, lambda_: float) -> Shared:
         """w / (1 - lambda + lambda w) (r - q̂)."""
