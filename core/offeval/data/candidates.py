@@ -138,7 +138,7 @@ def read_candidates(
 def candidates_in_lines(exc: RowError, path: str | Path) -> RowError:
     """An error about candidate rows naming them as ``cands.csv, lines [...]`` (a text
     file), or as ``cands.parquet, candidate rows [...]``; others unchanged."""
-    if exc.table != TABLE:
+    if exc.table != TABLE or not exc.rows:
         return exc
     exc.table = "rows"  # in_lines relabels a table's "rows": this one's, read from ``path``
     named = in_lines(exc, path)
