@@ -1,9 +1,10 @@
 """Plugin ``slates``: slate and ranking off-policy estimators on rank marginals and prefixes.
 
 IIPS (Li et al. 2018), RIPS (McInerney et al. 2020), the pseudo-inverse
-estimator (Swaminathan et al. 2017), each with its self-normalised form
-(``self_normalized=True``), and Cascade-DR (Kiyohara et al. 2022). See
-:mod:`offeval_slates.estimators`.
+estimator (Swaminathan et al. 2017) and Cascade-DR (Kiyohara et al. 2022),
+each with its self-normalised form (``self_normalized=True``), for
+Plackett-Luce, deterministic and two-stage rankers, with a support check
+(:mod:`offeval_slates.support`). See :mod:`offeval_slates.estimators`.
 """
 
 from offeval.plugin import hookimpl, lazy_names

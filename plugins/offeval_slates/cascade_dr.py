@@ -15,7 +15,11 @@ from offeval_slates.support import apply_support, logger_zero
 
 
 class CascadeDR(SlateEstimator):
-    """Cascade doubly robust (Kiyohara et al. 2022; obp's SlateCascadeDoublyRobust).
+    """Cascade doubly robust (Kiyohara et al. 2022; obp's SlateCascadeDoublyRobust): RIPS with a
+    reward model as control variate, per impression by default (obp: per slate,
+    ``per="trajectory"``); ``self_normalized=True`` is offeval's self-normalised form (obp 0.5.7
+    has none); two-stage rankers allowed; unsupported target mass is refused (``support="fail"``;
+    obp does not check).
 
     sum_k [ w_1:k (r_k - q(a_1..a_k)) + w_1:k-1 sum_c pi(c | a_1..a_k-1) q(a_1..a_k-1, c) ]
     with w_1:k = pi(a_1..a_k) / mu(a_1..a_k) (RIPS's weights) and q a reward

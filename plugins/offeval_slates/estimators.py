@@ -45,7 +45,10 @@ from offeval_slates.support import apply_support, marginal_mass
 
 
 class IIPS(SlateEstimator):
-    """Independent IPS (Li et al. 2018; obp's SlateIndependentIPS): sum_k r_k pi_k / mu_k.
+    """Independent IPS (Li et al. 2018; obp's SlateIndependentIPS, and its SelfNormalized form
+    with ``self_normalized=True``): sum_k r_k pi_k / mu_k, per impression by default (obp: per
+    slate, ``per="trajectory"``); a target putting mass where the candidate table says the
+    logger never shows is refused (``support="fail"``; obp does not check).
 
     pi_k and mu_k are the target's and the logger's probabilities of the
     logged item at its position (the rank marginals; mu is the log's
@@ -84,7 +87,10 @@ class IIPS(SlateEstimator):
 
 
 class RIPS(SlateEstimator):
-    """Reward-interaction IPS (McInerney et al. 2020; obp's SlateRewardInteractionIPS).
+    """Reward-interaction IPS (McInerney et al. 2020; obp's SlateRewardInteractionIPS, and its
+    SelfNormalized form with ``self_normalized=True``): sum_k r_k pi(a_1..a_k) / mu(a_1..a_k),
+    per impression by default (obp: per slate, ``per="trajectory"``); targets and loggers may be
+    two-stage rankers; unsupported target mass is refused (``support="fail"``; obp does not check).
 
     sum_k r_k pi(a_1..a_k) / mu(a_1..a_k): the weight of the reward at k is
     the ratio of the probabilities of the whole prefix down to k. Unbiased
@@ -162,7 +168,10 @@ class RIPS(SlateEstimator):
 
 
 class PseudoInverse(SlateEstimator):
-    """The pseudo-inverse estimator (Swaminathan et al. 2017) for additive slate rewards.
+    """The pseudo-inverse estimator (Swaminathan et al. 2017) for additive slate rewards: the
+    trajectory's total reward times q_pi' Gamma_mu^+ 1_s, exact given the logging ranker
+    (``logging``, two-stage included), per impression by default; obp has no PI. Unsupported
+    target mass is refused (``support="fail"``).
 
     Only the trajectory's total reward R = sum_k r_k is used, weighted by
     G = q_pi' Gamma_mu^+ 1_s (see :mod:`offeval_slates.pseudo_inverse`). It is
@@ -178,7 +187,10 @@ class PseudoInverse(SlateEstimator):
     None; about -15% on the simulator's Plackett-Luce logs). Given the logging
     ranker (``logging=env.logging_policy()``), Gamma_mu is enumerated exactly
     and PI is unbiased; it then reads the target's probabilities of every
-    candidate at every position from the log's candidate table.
+    candidate at every position from the log's candidate table. A two-stage
+    logging ranker's slate probabilities sum over its generator's candidate
+    sets, exactly (:func:`offeval.data.ranking.two_stage_slates`; refused
+    beyond its limit on the number of sets).
     """
 
     name = "pi"
