@@ -42,7 +42,7 @@ def model_side(view: PolicyView, column: str, estimator: str) -> ModelSide:
 def _model_side(view: PolicyView, column: str, estimator: str) -> ModelSide:
     log = view.log
     q = rewardmodel.candidate_predictions(log, column, estimator)
-    value, mass = view.slot_expectation(q)
+    value, mass = view.slot_expectation(q, key=("candidate predictions", column))
     _check_slot_mass(view, mass)
     return ModelSide(value, float(mass.sum()))
 

@@ -127,16 +127,24 @@ def _candidate_log(rng: np.random.Generator, per_slot: int | None, shuffle: bool
 
 
 @settings(max_examples=80, deadline=None)
-@given(st.integers(0, 10_000), st.booleans(), st.sampled_from([None, 1, 3, 6]), st.booleans())
+@given(
+    st.integers(0, 10_000),
+    st.booleans(),
+    st.sampled_from([None, 1, 3, 6]),
+    st.booleans(),
+    st.sampled_from([None, "q"]),
+)
 def test_slot_expectation_matches_a_loop_over_each_slots_candidates(
-    seed, by_position, per_slot, shuffle
+    seed, by_position, per_slot, shuffle, key
 ):
+    """With a key, a table over few integer keys (items 0..5 against 6 candidates per slot)
+    reads per-slot sums by cell: the same numbers."""
     rng = np.random.default_rng(seed)
     log, cands = _candidate_log(rng, per_slot, shuffle)
     frame, table = _table(rng, by_position)
     keys = list(frame.columns[:-1])
     value, mass = PolicyView(TablePolicy(frame), log).slot_expectation(
-        log.candidates["q"].to_numpy()
+        log.candidates["q"].to_numpy(), key=key
     )
     expected_value, expected_mass = [], []
     for t, k in log.frame[["trajectory", "position"]].itertuples(index=False, name=None):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -266,46 +267,66 @@ PROBABILITY_TOLERANCE = 1e-5
 DENSE_TABLE_CELLS = 1 << 24
 
 
-def _dense_table(keys: pd.DataFrame, p: np.ndarray) -> tuple | None:
-    """Integer keys in small ranges: (lowest key per column, shape, dense probabilities)."""
-    columns = [keys[c].to_numpy() for c in keys]
-    if not len(p) or any(c.dtype.kind not in "iu" for c in columns):
-        return None
-    low = np.array([int(c.min()) for c in columns])
-    shape = tuple(int(c.max()) - lo + 1 for c, lo in zip(columns, low, strict=True))
-    if np.prod(shape, dtype=float) > DENSE_TABLE_CELLS:
-        return None
-    dense = np.zeros(shape)
-    dense[tuple(c - lo for c, lo in zip(columns, low, strict=True))] = p
-    return low, shape, dense
+@dataclass(frozen=True, eq=False)
+class DenseTable:
+    """A table policy's probabilities over integer keys in small ranges, as one flat array.
 
-
-def _dense_lookup(dense: tuple, values: list[np.ndarray]) -> np.ndarray:
-    """Probabilities of integer keys from the dense table (0 outside it).
-
-    One gather when every key falls inside the table (one reduction per key
-    column tells); keys outside it are masked to probability 0.
+    ``keys`` names the key columns (in :data:`TABLE_KEYS` order), ``low`` the
+    lowest value of each and ``shape`` their ranges; ``probabilities`` holds
+    one value per cell of that grid (C order), 0 where the table has no row.
+    Tables of the same :attr:`layout` number every row's cell alike, so work
+    per cell (sums of a column over each slot's cells, say) serves them all.
     """
-    low, shape, table = dense
-    flat = table.reshape(-1)
-    codes, inside = [], None
-    for v, lo, size in zip(values, low, shape, strict=True):
-        code = v.astype(np.int64, copy=False)
-        if lo:
-            code = code - lo
-        if not (code.size and code.view(np.uint64).max() < size):  # negatives wrap: too large
-            within = (code >= 0) & (code < size)
-            inside = within if inside is None else inside & within
-        codes.append(code)
-    if len(codes) == 1:
-        flat_code = codes[0]
-    else:
-        flat_code = np.ravel_multi_index(codes, shape, mode="clip")
-    if inside is None:
-        return flat.take(flat_code)
-    out = np.zeros(len(flat_code))
-    out[inside] = flat.take(flat_code[inside])
-    return out
+
+    keys: tuple[str, ...]
+    low: tuple[int, ...]
+    shape: tuple[int, ...]
+    probabilities: np.ndarray
+
+    @classmethod
+    def of(cls, keys: pd.DataFrame, p: np.ndarray) -> DenseTable | None:
+        """The dense form of a table's integer keys and probabilities (None: keys not integers,
+        or their grid above :data:`DENSE_TABLE_CELLS` cells)."""
+        columns = [keys[c].to_numpy() for c in keys]
+        if not len(p) or any(c.dtype.kind not in "iu" for c in columns):
+            return None
+        low = tuple(int(c.min()) for c in columns)
+        shape = tuple(int(c.max()) - lo + 1 for c, lo in zip(columns, low, strict=True))
+        if np.prod(shape, dtype=float) > DENSE_TABLE_CELLS:
+            return None
+        dense = np.zeros(shape)
+        dense[tuple(c - lo for c, lo in zip(columns, low, strict=True))] = p
+        return cls(tuple(keys.columns), low, shape, dense.reshape(-1))
+
+    @property
+    def layout(self) -> tuple:
+        """What numbers the cells: the keys, their lowest values and ranges."""
+        return self.keys, self.low, self.shape
+
+    def cells(self, values: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray | None]:
+        """Each row's cell from its integer keys (one array per key), and which rows fall
+        inside the grid (None: all of them, which one reduction per key column tells)."""
+        codes, inside = [], None
+        for v, lo, size in zip(values, self.low, self.shape, strict=True):
+            code = v.astype(np.int64, copy=False)
+            if lo:
+                code = code - lo
+            if not (code.size and code.view(np.uint64).max() < size):  # negatives wrap: too large
+                within = (code >= 0) & (code < size)
+                inside = within if inside is None else inside & within
+            codes.append(code)
+        if len(codes) == 1:
+            return codes[0], inside
+        return np.ravel_multi_index(codes, self.shape, mode="clip"), inside
+
+    def lookup(self, values: list[np.ndarray]) -> np.ndarray:
+        """The probability of each row's keys (0 outside the grid): one gather."""
+        cell, inside = self.cells(values)
+        if inside is None:
+            return self.probabilities.take(cell)
+        out = np.zeros(len(cell))
+        out[inside] = self.probabilities.take(cell[inside])
+        return out
 
 
 def _key_kind(values: pd.Series) -> str | None:
@@ -383,7 +404,9 @@ class TablePolicy:
         _check_sums(table, self.keys, p, name)
         self._index, self._p = index, p
         self._kinds = {key: (_key_kind(table[key]), _example(table[key])) for key in self.keys}
-        self._dense = _dense_table(table[self.keys], p)
+        #: The probabilities as a :class:`DenseTable` when the keys are integers in small
+        #: ranges (lookups are then one gather), else None.
+        self.dense = DenseTable.of(table[self.keys], p)
 
     @classmethod
     def uniform(cls, items, positions: int = 1, name: str = "uniform") -> TablePolicy:
@@ -412,10 +435,10 @@ class TablePolicy:
             if key not in rows:
                 raise ColumnError(key, f"policy {self.name!r} looks its probabilities up by this")
             self._check_kind(key, rows[key])
-        if self._dense is not None:
+        if self.dense is not None:
             values = [rows[key].to_numpy() for key in self.keys]
             if all(v.dtype.kind in "iu" for v in values):
-                return _dense_lookup(self._dense, values)
+                return self.dense.lookup(values)
         at = self._index.get_indexer(pd.MultiIndex.from_frame(rows[self.keys]))
         return np.where(at >= 0, self._p[np.maximum(at, 0)], 0.0)
 

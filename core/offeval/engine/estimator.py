@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from offeval.data.log import InteractionLog
-from offeval.data.policy import Policy
+from offeval.data.policy import DenseTable, Policy
 from offeval.data.slots import regular_slots, slot_sums
 from offeval.engine.declaration import ESTIMANDS as ESTIMANDS  # re-exported: its home was here
 from offeval.engine.declaration import GUARANTEES as GUARANTEES
@@ -139,14 +139,26 @@ class PolicyView:
         """Target probability of each row of the log's candidate table."""
         return self.memo(_probabilities, True)
 
-    def slot_expectation(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def slot_expectation(
+        self, values: np.ndarray, key: Hashable = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Per log row (slot): sum over its candidates of pi * ``values``, and of pi.
 
         ``values`` holds one number per candidate row (a reward model's
         predictions, say): the first array is their expectation under the
         target at each slot (for the candidates it shows), the second the
-        target's mass over the slot's candidates.
+        target's mass over the slot's candidates. ``key`` names ``values`` on
+        this chunk (the same key, the same values): a policy given as a small
+        table of integer keys (a :class:`~offeval.data.policy.DenseTable`)
+        then reads per-slot sums of ``values`` by cell, computed once per
+        chunk for every such policy, instead of its probability of every
+        candidate.
         """
+        by_cell = None if key is None else _cell_sums(self, values, key)
+        if by_cell is not None:
+            sums, counts = by_cell
+            p = self.policy.dense.probabilities
+            return sums @ p, counts @ p
         pi = self.candidate_probabilities()
         k = regular_slots(self.log)
         if k is None:
@@ -192,6 +204,36 @@ def _candidate_rows(log: InteractionLog) -> pd.DataFrame:
     """The candidate table with each slot's context: what policies are asked, once per chunk."""
     cands = log.require_candidates()
     return cands.assign(context=log.frame["context"].to_numpy()[cands["slot"]])
+
+
+def _cell_sums(view: PolicyView, values: np.ndarray, key: Hashable):
+    """(n_rows, cells) sums of ``values`` and counts of candidates per slot and cell of the
+    view's policy's dense table, once per chunk and table layout; None where that does not
+    apply (no dense table, keys absent or not integers, more cells than candidates per slot).
+    """
+    table = getattr(view.policy, "dense", None)
+    if not isinstance(table, DenseTable):
+        return None
+    return view.log.memo(_cell_matrices, table, values, key=(table.layout, key))
+
+
+def _cell_matrices(log: InteractionLog, table: DenseTable, values: np.ndarray):
+    k, cells = regular_slots(log), table.probabilities.size
+    rows = log.memo(_candidate_rows)
+    if k is None or cells > k or any(key not in rows for key in table.keys):
+        return None  # the matrices would outgrow the candidate column they replace
+    keys = [rows[key].to_numpy() for key in table.keys]
+    if any(v.dtype.kind not in "iu" for v in keys):
+        return None
+    cell, inside = table.cells(keys)
+    ones = None
+    if inside is not None:  # candidates outside the grid have probability 0: left out
+        cell, values, ones = np.where(inside, cell, 0), np.where(inside, values, 0.0), inside
+    n = log.n_rows
+    at = (cell.reshape(n, k) + (np.arange(n) * cells)[:, None]).reshape(-1)
+    sums = np.bincount(at, weights=values, minlength=n * cells).reshape(n, cells)
+    counts = np.bincount(at, weights=ones, minlength=n * cells).reshape(n, cells)
+    return sums, counts.astype(float, copy=False)
 
 
 def _weights(view: PolicyView) -> np.ndarray:
