@@ -142,7 +142,7 @@ def _keys(trajectories: np.ndarray, seed: int) -> np.ndarray:
 
 
 def hashed_folds(trajectories: np.ndarray, folds: int, seed: int) -> np.ndarray:
-    """A fold in 0..folds-1 for each row, a function of its trajectory id and the seed."""
+    """A fold in 0..folds-1 for each row, a function of its trajectory id and ``seed``."""
     return (_keys(trajectories, seed) % np.uint64(folds)).astype(np.int64)
 
 
@@ -153,7 +153,7 @@ def canonical_order(trajectories: np.ndarray, positions: np.ndarray) -> np.ndarr
 
 
 def hashed_uniforms(trajectories: np.ndarray, positions: np.ndarray, seed: int) -> np.ndarray:
-    """A uniform draw in [0, 1) for each (trajectory, position), a function of both and the seed."""
+    """A uniform draw in [0, 1) for each (trajectory, position), a function of both and ``seed``."""
     with np.errstate(over="ignore"):
         keys = _keys(trajectories, seed) + np.asarray(positions).astype(np.uint64) * _MIX
     return (_mix(_mix(keys)) >> np.uint64(11)).astype(float) / float(1 << 53)

@@ -17,6 +17,10 @@ from offeval_ncis import IS
 def test_bad_registry_calls():
     reg = get_registry()
     fails(lambda: reg.names("metric"), RegistryError, "unknown component kind 'metric'")
-    fails(lambda: reg.get("estimator", "nope"), RegistryError, "registered: beta_ips")
+    fails(
+        lambda: reg.get("estimator", "nope"),
+        RegistryError,
+        "registered: b-ipw, balanced_ips, beta_ips",
+    )
     fails(lambda: reg.register("estimator", "has space", IS), RegistryError, "not a valid name")
     fails(lambda: reg.create("environment", "default", seeds=1), RegistryError, "seeds")

@@ -327,7 +327,10 @@ def run_evaluate(args: argparse.Namespace) -> int:
         workers=args.workers,
     )
     sections = report_sections(registry, context)
-    shown = [c for c in table if not c.startswith("diag_") and c != "level"]
+    hidden = {"level"}
+    if (table["interval_method"] == "normal").all():
+        hidden.add("interval_method")  # shown where an estimate's interval is another kind
+    shown = [c for c in table if not c.startswith("diag_") and c not in hidden]
     with pd.option_context("display.width", 120, "display.max_columns", 30):
         print(table[shown].round(4).to_string(index=False))
         print(f"({evaluation.level:.0%} intervals; --out or --report keep the diagnostics)")
