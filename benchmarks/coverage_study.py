@@ -15,12 +15,10 @@ and of its Monte Carlo standard error (bias_z).
     python benchmarks/coverage_study.py            # book/data/coverage.csv
     python benchmarks/coverage_study.py --quick    # a few replications, to try it
 
-RIPS, IIPS and IS are measured with betting intervals through subclasses that
-add the two columns betting intervals read (their weights and weighted rows)
-and declare them (values and normal intervals are the estimators' own), until
-the estimators declare them themselves. An estimator much slower than the
-others (it fits a classifier on each log) is measured on a quarter of the
-logs; ``replications`` says how many each row used.
+The estimators that offer betting intervals (those declaring their betting
+columns: IS, IIPS, RIPS) are measured both ways, whatever their default. An
+estimator much slower than the others (it fits a classifier on each log) is
+measured on a quarter of the logs; ``replications`` says how many each row used.
 """
 
 from __future__ import annotations
@@ -49,43 +47,6 @@ SLOW_FLOOR = 0.25
 #: Where the table goes.
 OUT = Path(__file__).resolve().parents[1] / "book" / "data" / "coverage.csv"
 LEVEL = 0.95
-
-
-def with_betting_columns(estimator):
-    """The estimator declaring the columns betting intervals read (its weights and weighted
-    rows), as proposed for ``rips``, ``iips`` and ``is``; its values and normal intervals
-    are the estimator's own. None for the other estimators."""
-    if estimator.name not in ("rips", "iips", "is"):
-        return None
-
-    class Betting(type(estimator)):
-        interval = "betting"
-        expected_failed_checks: dict = {}
-
-        @property
-        def betting_columns(self):
-            if getattr(self, "self_normalized", False):
-                return None
-            divisor = "units" if getattr(self, "per", "impression") == "trajectory" else "rows"
-            return {"rewards": "y", "weights": "w", "rows": "weighted_rows", "divisor": divisor}
-
-        def contribute(self, view):
-            contribution = super().contribute(view)
-            if self.name == "rips":
-                w, included, _ = self.weights(view)
-            else:
-                w, included = view.weights(), None
-            rows = np.ones(view.log.n_rows)
-            if included is not None:
-                rows = included[view.log.unit_index].astype(float)
-            columns = contribution.columns
-            if "rw" in columns:  # the IS family's name for r w
-                columns["y"] = view.log.column("reward") * w
-            columns.update(w=w, weighted_rows=rows)
-            return contribution
-
-    Betting.__name__ = type(estimator).__name__
-    return Betting(**estimator.get_params())
 
 
 def estimators() -> list:
@@ -195,10 +156,6 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     chosen = estimators()
-    chosen = [
-        e if declaration_of(e).betting_columns is not None else with_betting_columns(e) or e
-        for e in chosen
-    ]
     raw = []
     for n, replications in SIZES.items():
         replications = 3 if args.quick else replications

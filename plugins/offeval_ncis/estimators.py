@@ -101,9 +101,22 @@ class CIS(_Capped):
 
 
 class IS(_Uncapped, CIS):
-    """Importance sampling (inverse propensity scoring): mean of r * pi/mu. Unbiased."""
+    """Importance sampling (inverse propensity scoring): mean of r * pi/mu. Unbiased.
+
+    Its intervals are normal by default; ``evaluate(..., interval="betting")``
+    gives betting intervals (Waudby-Smith and Ramdas 2023), which hold
+    whatever the tails of the weights, for rewards within the log's range.
+    """
 
     name = "is"
+    #: What a betting interval reads: r w, w, and the rows, per row.
+    betting_columns = {"rewards": "rw", "weights": "w", "rows": "rows", "divisor": "rows"}
+
+    def contribute(self, view: PolicyView) -> Contribution:
+        """CIS's columns at no cap, and the weights w (shared with SNIPS) for betting intervals."""
+        contribution = super().contribute(view)
+        contribution.columns["w"] = capped_weight_column(INF)
+        return contribution
 
 
 class IPS(IS):

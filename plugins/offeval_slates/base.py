@@ -83,12 +83,18 @@ class SlateEstimator(BaseEstimator):
         return "consistent" if self.self_normalized else "unbiased"
 
     def row_columns(
-        self, view: PolicyView, weights: np.ndarray, included: np.ndarray | None
+        self,
+        view: PolicyView,
+        weights: np.ndarray,
+        included: np.ndarray | None,
+        betting: bool = False,
     ) -> Contribution:
         """Columns of a row-weighted estimator: r w per row, or per position when normalised.
 
         ``weights`` are zero on excluded trajectories; ``included`` flags the
-        trajectories used (None: all).
+        trajectories used (None: all). With ``betting`` (not normalised), also
+        the weights and the rows used, which betting intervals read (see
+        :class:`BettingIntervals`).
         """
         log = view.log
         used = np.ones(log.n_units) if included is None else included.astype(float)
@@ -96,7 +102,11 @@ class SlateEstimator(BaseEstimator):
         y = log.column("reward") * weights
         units = {"units": used} if self.per == "trajectory" else {}
         if not self.self_normalized:
-            columns = {"y": y} if self.per == "trajectory" else {"y": y, "rows": rows}
+            columns = (
+                {"y": y} if self.per == "trajectory" and not betting else {"y": y, "rows": rows}
+            )
+            if betting:
+                columns["w"] = weights
             return Contribution(columns, units)
         lay = layout(log)
         parts = {"y": lay.padded(y, 0.0), "w": lay.padded(weights, 0.0), "n": lay.padded(rows, 0)}
@@ -126,3 +136,25 @@ class SlateEstimator(BaseEstimator):
             "min_weight": tally.minima.get("min_weight", nan) if n else nan,
             **support_diagnostics(tally),
         }
+
+
+class BettingIntervals:
+    """A row-weighted slate estimator that offers betting intervals (Waudby-Smith and Ramdas
+    2023) when not self-normalised: its weights are non-negative with mean one under the
+    logger, so the interval holds whatever their tails, for rewards within the log's range.
+
+    ``betting_columns`` names what the interval reads: per row r w, w and the
+    rows used; the value divides by the rows (per impression) or the
+    trajectories used (per trajectory).
+    """
+
+    self_normalized: bool
+    per: str
+
+    @property
+    def betting_columns(self) -> dict[str, str] | None:
+        """The columns by role (None when self-normalised: no betting interval)."""
+        if self.self_normalized:
+            return None
+        divisor = "units" if self.per == "trajectory" else "rows"
+        return {"rewards": "y", "weights": "w", "rows": "rows", "divisor": divisor}

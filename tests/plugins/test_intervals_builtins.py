@@ -1,47 +1,26 @@
-"""Betting intervals on RIPS's heavy-tailed prefix weights, with the declaration proposed for it
-(its weights and weighted rows as columns, ``interval = "betting"``): on the simulator they
-cover where normal intervals do not, and the kit passes with no expected failure."""
+"""Betting intervals on the built-in importance-weighted estimators: RIPS declares them (its
+prefix weights are heavy-tailed), so on the simulator its intervals cover where normal ones do
+not and the kit passes with no expected failure; IS and IIPS offer them on request."""
 
 from __future__ import annotations
 
 import math
 
 import numpy as np
+import pytest
 
-from offeval import evaluate
+from offeval import OffevalError, evaluate
 from offeval.testing import check_chunking_invariance, check_unbiased, kit_setup, known_failures
-from offeval_slates import RIPS
-
-
-class BettingRIPS(RIPS):
-    """RIPS declaring the columns betting intervals read, and betting intervals."""
-
-    interval = "betting"
-    expected_failed_checks: dict = {}
-
-    @property
-    def betting_columns(self):
-        """r w, w and the weighted rows per row; the value divides by rows or trajectories."""
-        if self.self_normalized:
-            return None
-        divisor = "rows" if self.per == "impression" else "units"
-        return {"rewards": "y", "weights": "w", "rows": "weighted_rows", "divisor": divisor}
-
-    def contribute(self, view):
-        """RIPS's columns, its weights and the rows they weigh (trajectories it uses)."""
-        contribution = super().contribute(view)
-        w, included, _ = self.weights(view)
-        rows = included[view.log.unit_index].astype(float)
-        contribution.columns.update(w=w, weighted_rows=rows)
-        return contribution
+from offeval_ncis import IS, SNIPS
+from offeval_slates import IIPS, RIPS
 
 
 def test_betting_intervals_cover_the_truth_where_normal_ones_do_not():
-    """100 independent logs of 500 trajectories of cascade users: betting intervals cover
-    at least 95% of the time less three binomial standard errors (they are conservative);
-    normal ones cover about 55% (the prefix weights' effective sample size is below 1% of
-    the rows), far below."""
-    estimator = BettingRIPS()
+    """100 independent logs of 500 trajectories of cascade users: RIPS's own (betting)
+    intervals cover at least 95% of the time less three binomial standard errors (they are
+    conservative); normal ones cover about 55% (the prefix weights' effective sample size is
+    below 1% of the rows), far below."""
+    estimator = RIPS()
     env, log, (policy, _) = kit_setup(estimator, 50_000, seed=11)
     truth = env.true_value(policy, "reward_per_impression")
     bounds = np.r_[log.unit_starts, log.n_rows]
@@ -49,21 +28,46 @@ def test_betting_intervals_cover_the_truth_where_normal_ones_do_not():
     betting, normal = [], []
     for r in range(logs):
         part = log.slice_rows(int(bounds[r * 500]), int(bounds[(r + 1) * 500]))
-        for method, covered in (("betting", betting), ("normal", normal)):
+        for method, covered in ((None, betting), ("normal", normal)):
             est = evaluate(part, [policy], [estimator], interval=method, progress=False)
             e = est.estimate(policy.name)
-            assert e.interval_method == method
+            assert e.interval_method == (method or "betting")
             covered.append(e.ci_low <= truth <= e.ci_high)
     se = math.sqrt(0.95 * 0.05 / logs)
     assert np.mean(betting) >= 0.95 - 3 * se
     assert np.mean(normal) <= 0.80
 
 
-def test_rips_declaring_betting_passes_the_kits_coverage_check_without_expected_failures():
-    """The check RIPS declares a known failure with normal intervals (the other checks do
+def test_rips_passes_the_kits_coverage_check_without_expected_failures():
+    """The check RIPS declared a known failure with normal intervals (the other checks do
     not read intervals, but for invariance to chunking, run here too)."""
-    per_row, per_trajectory = BettingRIPS(), BettingRIPS(per="trajectory")
+    per_row, per_trajectory = RIPS(), RIPS(per="trajectory")
     assert known_failures(per_row) == known_failures(per_trajectory) == {}
     for estimator in (per_row, per_trajectory):
         check_unbiased(estimator)
         check_chunking_invariance(estimator)
+
+
+@pytest.mark.parametrize("estimator", [IS(), IIPS(), IIPS(per="trajectory")], ids=repr)
+def test_is_and_iips_give_betting_intervals_on_request(estimator):
+    """Normal by default; with interval='betting' the value and standard error are the same and
+    the interval holds the value, within the rewards' range."""
+    _, log, (policy, _) = kit_setup(estimator, 2_000, seed=5)
+    normal = evaluate(log, [policy], [estimator], progress=False).estimate(policy.name)
+    betting = evaluate(log, [policy], [estimator], interval="betting", progress=False)
+    e = betting.estimate(policy.name)
+    assert normal.interval_method == "normal" and e.interval_method == "betting"
+    assert e.value == pytest.approx(normal.value, rel=1e-12) and e.se == pytest.approx(normal.se)
+    assert 0 <= e.ci_low <= e.value <= e.ci_high and (e.ci_low, e.ci_high) != (
+        normal.ci_low,
+        normal.ci_high,
+    )
+
+
+def test_self_normalised_forms_refuse_betting_intervals_in_one_line():
+    _, log, (policy, _) = kit_setup(SNIPS(), 500, seed=5)
+    for estimator in (SNIPS(), RIPS(self_normalized=True)):
+        assert RIPS(self_normalized=True).interval == "normal"
+        with pytest.raises(OffevalError, match="declares its betting_columns") as caught:
+            evaluate(log, [policy], [estimator], interval="betting", progress=False)
+        assert "\n" not in str(caught.value)
