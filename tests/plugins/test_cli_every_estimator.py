@@ -104,3 +104,52 @@ def test_a_run_without_estimator_writes_every_one_into_out_and_report(tmp_path):
     assert not (out / "skipped_estimators.csv").exists()
     report = (out / "report.md").read_text()
     assert all(label in report for label in labels)
+
+
+@pytest.mark.parametrize(
+    "options, methods",
+    [
+        ([], {"rips": "betting", "iips": "normal"}),
+        (["--interval", "normal"], {"rips": "normal", "iips": "normal"}),
+        (["--interval", "betting"], {"rips": "betting", "iips": "betting"}),
+        (["--interval", "iips=betting"], {"rips": "betting", "iips": "betting"}),
+        (["--interval", "rips=normal"], {"rips": "normal", "iips": "normal"}),
+    ],
+)
+def test_interval_chooses_each_estimators_interval_method(tmp_path, capsys, options, methods):
+    """RIPS's own intervals are betting ones (its prefix weights are heavy-tailed); --interval
+    chooses for every estimator that offers betting intervals or by label, and the intervals
+    written are those evaluate gives for the same choice."""
+    estimators = [get_registry().create("estimator", name) for name in ("rips", "iips")]
+    log, policies, argv = kit_files(estimators[0], tmp_path)
+    out = tmp_path / "out"
+    chosen = ["--estimator", "rips", "--estimator", "iips", *options]
+    assert main(["evaluate", *argv, *chosen, "--quiet", "--out", str(out)]) == 0
+    shown = "interval_method" in capsys.readouterr().out
+    assert shown == ("betting" in methods.values())  # shown where some interval is not normal
+    table = pd.read_csv(out / "estimates.csv")
+    assert dict(zip(table["estimator"], table["interval_method"], strict=False)) == methods
+    expected = evaluate(log, policies, estimators, interval=methods, progress=False)
+    for row in table.itertuples():
+        theirs = expected.estimate(row.policy, row.estimator)
+        assert (row.ci_low, row.ci_high) == pytest.approx((theirs.ci_low, theirs.ci_high))
+
+
+def test_interval_mistakes_are_one_line(tmp_path, capsys):
+    from cli_checks import one_line_error
+
+    _, _, argv = kit_files(get_registry().create("estimator", "snips"), tmp_path)
+    evaluate_snips = ["evaluate", *argv, "--estimator", "snips", "--quiet"]
+    one_line_error(capsys, [*evaluate_snips, "--interval", "bca"], r"--interval bca: .*normal")
+    one_line_error(
+        capsys,
+        [*evaluate_snips, "--interval", "betting", "--interval", "normal"],
+        r"one method for every estimator, or LABEL=METHOD",
+    )
+    one_line_error(
+        capsys, [*evaluate_snips, "--interval", "betting"], r"none of the estimators offers"
+    )
+    one_line_error(capsys, [*evaluate_snips, "--interval", "snips=betting"], r"\['snips'\] do not")
+    one_line_error(
+        capsys, [*evaluate_snips, "--interval", "is=betting"], r"names 'is', which is none"
+    )

@@ -114,6 +114,14 @@ class EvaluateCommand:
             "--correction", default="holm", help="multiple-comparison correction, or none"
         )
         parser.add_argument("--level", type=float, default=0.95, help="confidence level, e.g. 0.95")
+        parser.add_argument(
+            "--interval",
+            action="append",
+            default=[],
+            metavar="METHOD",
+            help="normal or betting for every estimator that offers it, or LABEL=METHOD "
+            "(repeatable); default: each estimator's own (rips: betting)",
+        )
         parser.add_argument("--chunk-rows", type=at_least(1), default=250_000)
         parser.add_argument(
             "--stream",

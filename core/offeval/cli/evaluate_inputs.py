@@ -1,6 +1,7 @@
 """``offeval evaluate``'s inputs beyond the log: the candidate file and its mapping, the
-reward model's column, the reward model to fit. Each is checked against the files' headers
-(no row read) and answered in the user's words: the option, the file's name, its columns.
+reward model's column, the reward model to fit, the interval methods. Each is checked against
+the files' headers (no row read) and answered in the user's words: the option, the file's
+name, its columns.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from offeval.data.candidates import CANDIDATE_ROLES, check_candidate_roles
 from offeval.data.files import PARQUET_SUFFIXES
 from offeval.data.log import COMPOSITE_ROLES
 from offeval.data.rewardmodel import DEFAULT_COLUMN, check_column
-from offeval.engine.declaration import declaration_of
+from offeval.engine.declaration import INTERVALS, declaration_of
 from offeval.errors import OffevalError, did_you_mean
 from offeval.registry.manager import Registry
 from offeval.specs import parse_pairs, parse_spec
@@ -205,3 +206,48 @@ def check_fit_columns(
                 f"{Path(args.log).name}" + _close(name, log_columns)
             )
     return column
+
+
+def check_interval_options(given: Sequence[str]) -> None:
+    """``--interval`` values: one method, or LABEL=METHOD pairs (checked before any row is read)."""
+    methods = [g.rpartition("=")[2] for g in given]  # a label may hold "=": rips(per=trajectory)
+    for value, method in zip(given, methods, strict=True):
+        if method not in INTERVALS:
+            raise OffevalError(
+                f"--interval {value}: the method is one of {', '.join(INTERVALS)}"
+                + did_you_mean(method, INTERVALS)
+            )
+    labels = [g.rpartition("=")[0] for g in given if "=" in g]
+    twice = sorted({label for label in labels if labels.count(label) > 1})
+    if twice:
+        raise OffevalError(f"--interval names {twice[0]} twice")
+    plain = [g for g in given if "=" not in g]
+    if len(plain) > 1 or (plain and len(given) > 1):
+        raise OffevalError(
+            f"--interval {' '.join(given)}: give one method for every estimator, or "
+            "LABEL=METHOD for each estimator you choose"
+        )
+
+
+def interval_choice(given: Sequence[str], estimators: Sequence) -> str | dict | None:
+    """What ``evaluate``'s ``interval`` gets from ``--interval`` (None: each estimator's own).
+
+    One method applies to every estimator that offers it (a betting interval
+    needs an estimator that declares its betting columns; the others keep
+    theirs, and the printed table says each interval's method); LABEL=METHOD
+    pairs choose by estimator label or name.
+    """
+    if not given:
+        return None
+    if "=" in given[0]:
+        return dict(g.rpartition("=")[::2] for g in given)
+    method = given[0]
+    if method != "betting":
+        return method
+    offering = [e for e in estimators if declaration_of(e).betting_columns is not None]
+    if not offering:
+        raise OffevalError(
+            "--interval betting: none of the estimators offers betting intervals (the "
+            "importance-weighted ones that do: is, ips, ipw, iips, rips)"
+        )
+    return {declaration_of(e).label: "betting" for e in offering}

@@ -237,6 +237,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
             + did_you_mean(args.correction, CORRECTIONS)
         )
     correction = None if args.correction == "none" else args.correction
+    inputs.check_interval_options(args.interval)
     if args.stream and args.workers > 1:
         raise OffevalError(
             f"--workers {args.workers}: workers share a log read whole; --stream evaluates its "
@@ -296,6 +297,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
                 chunk_rows=args.chunk_rows,
                 progress=progress_of(args),
                 workers=args.workers,
+                interval=inputs.interval_choice(args.interval, estimators),
             )
         except SplitUnitError as exc:
             if not args.stream:
