@@ -88,12 +88,22 @@ class CIS(_Capped):
 
     name = "cis"
 
+    @property
+    def betting_columns(self) -> dict[str, str] | None:
+        """Without a cap (IS), what a betting interval reads: r w, w and the rows, per row.
+        Capped weights' mean is below one: no betting interval."""
+        if self.cap != INF:
+            return None
+        return {"rewards": "rw", "weights": "w", "rows": "rows", "divisor": "rows"}
+
     def contribute(self, view: PolicyView) -> Contribution:
-        """Columns: r * min(cap, w) (shared with NCIS), and 1 per row."""
+        """Columns: r * min(cap, w) (shared with NCIS), and 1 per row; without a cap, also
+        the weights w (shared with SNIPS) that betting intervals read."""
         cap = float(self.cap)
-        return Contribution(
-            {"rw": capped_reward_column(cap), "rows": ROWS}, tally=weight_tally(view, cap)
-        )
+        columns = {"rw": capped_reward_column(cap), "rows": ROWS}
+        if cap == INF:
+            columns["w"] = capped_weight_column(INF)
+        return Contribution(columns, tally=weight_tally(view, cap))
 
     def combine(self, stats) -> Linearisation:
         """Per-row mean of the capped reward."""
@@ -109,14 +119,6 @@ class IS(_Uncapped, CIS):
     """
 
     name = "is"
-    #: What a betting interval reads: r w, w, and the rows, per row.
-    betting_columns = {"rewards": "rw", "weights": "w", "rows": "rows", "divisor": "rows"}
-
-    def contribute(self, view: PolicyView) -> Contribution:
-        """CIS's columns at no cap, and the weights w (shared with SNIPS) for betting intervals."""
-        contribution = super().contribute(view)
-        contribution.columns["w"] = capped_weight_column(INF)
-        return contribution
 
 
 class IPS(IS):

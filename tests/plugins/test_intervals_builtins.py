@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from offeval import OffevalError, evaluate
+from offeval import OffevalError, evaluate, get_registry
 from offeval.testing import check_chunking_invariance, check_unbiased, kit_setup, known_failures
 from offeval_ncis import IS, SNIPS
 from offeval_slates import IIPS, RIPS
@@ -48,10 +48,14 @@ def test_rips_passes_the_kits_coverage_check_without_expected_failures():
         check_chunking_invariance(estimator)
 
 
-@pytest.mark.parametrize("estimator", [IS(), IIPS(), IIPS(per="trajectory")], ids=repr)
+@pytest.mark.parametrize(
+    "estimator",
+    [IS(), get_registry().create("estimator", "ipw"), IIPS(), IIPS(per="trajectory")],
+    ids=repr,
+)
 def test_is_and_iips_give_betting_intervals_on_request(estimator):
     """Normal by default; with interval='betting' the value and standard error are the same and
-    the interval holds the value, within the rewards' range."""
+    the interval holds the value, within the rewards' range (obp's ipw too: cis at no cap)."""
     _, log, (policy, _) = kit_setup(estimator, 2_000, seed=5)
     normal = evaluate(log, [policy], [estimator], progress=False).estimate(policy.name)
     betting = evaluate(log, [policy], [estimator], interval="betting", progress=False)
@@ -66,7 +70,8 @@ def test_is_and_iips_give_betting_intervals_on_request(estimator):
 
 def test_self_normalised_forms_refuse_betting_intervals_in_one_line():
     _, log, (policy, _) = kit_setup(SNIPS(), 500, seed=5)
-    for estimator in (SNIPS(), RIPS(self_normalized=True)):
+    capped = get_registry().create_from_spec("estimator", "ipw:lambda_=5")
+    for estimator in (SNIPS(), RIPS(self_normalized=True), capped):
         assert RIPS(self_normalized=True).interval == "normal"
         with pytest.raises(OffevalError, match="declares its betting_columns") as caught:
             evaluate(log, [policy], [estimator], interval="betting", progress=False)
