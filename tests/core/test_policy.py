@@ -158,6 +158,55 @@ def test_slot_expectation_matches_a_loop_over_each_slots_candidates(
     assert regular_slots(log) == (sizes.iloc[0] if sizes.nunique() == 1 else None)
 
 
+def _loop_expectation(log, cands, lookup, keys):
+    """Per slot: sum over its candidates of lookup(keys) * q, and of lookup(keys)."""
+    value, mass = [], []
+    for t, k in log.frame[["trajectory", "position"]].itertuples(index=False, name=None):
+        mine = cands[(cands["trajectory"] == t) & (cands["position"] == k)]
+        p = [lookup(tuple(int(v) for v in key)) for key in mine[keys].to_numpy()]
+        value.append(float(np.dot(p, mine["q"])))
+        mass.append(float(np.sum(p)))
+    return np.array(value), np.array(mass)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_slot_expectation_by_cell_of_an_item_by_position_table(seed):
+    """A table over items 1..2 x positions 1..3 (6 cells, as many as each slot's candidates):
+    the per-cell path, with candidates outside the grid (items 0, 3..5) at probability 0."""
+    rng = np.random.default_rng(seed)
+    log, cands = _candidate_log(rng, 6, shuffle=bool(seed % 2))
+    keys = [(i, k) for i in (1, 2) for k in (1, 2, 3)]
+    p = dict(zip(keys, rng.dirichlet(np.ones(7))[:-1], strict=True))
+    frame = pd.DataFrame(keys, columns=["item", "position"]).assign(probability=list(p.values()))
+    policy = TablePolicy(frame)
+    assert policy.dense is not None and policy.dense.probabilities.size == 6
+    view = PolicyView(policy, log)
+    value, mass = view.slot_expectation(log.candidates["q"].to_numpy(), key="q")
+    expected = _loop_expectation(log, cands, lambda key: p.get(key, 0.0), ["item", "position"])
+    np.testing.assert_allclose(value, expected[0], rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(mass, expected[1], rtol=1e-12, atol=1e-15)
+
+
+def test_a_table_subclass_that_answers_otherwise_is_asked_per_candidate():
+    """The per-cell path reads the table; a subclass whose probabilities differ from it (here
+    halved) is asked for every candidate instead."""
+
+    class Halved(TablePolicy):
+        def probabilities(self, rows):
+            return super().probabilities(rows) / 2
+
+    rng = np.random.default_rng(1)
+    log, cands = _candidate_log(rng, 6, shuffle=False)
+    frame = pd.DataFrame({"item": range(6), "probability": rng.dirichlet(np.ones(6))})
+    table = dict(zip(((i,) for i in range(6)), frame["probability"] / 2, strict=True))
+    value, mass = PolicyView(Halved(frame), log).slot_expectation(
+        log.candidates["q"].to_numpy(), key="q"
+    )
+    expected = _loop_expectation(log, cands, lambda key: table.get(key, 0.0), ["item"])
+    np.testing.assert_allclose(value, expected[0], rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(mass, expected[1], rtol=1e-12, atol=1e-15)
+
+
 def test_unknown_candidate_propensities_leave_the_support_unchecked():
     rng = np.random.default_rng(3)
     log, cands = _candidate_log(rng, 3, shuffle=False)
