@@ -149,7 +149,28 @@ def test_interval_mistakes_are_one_line(tmp_path, capsys):
     one_line_error(
         capsys, [*evaluate_snips, "--interval", "betting"], r"none of the estimators offers"
     )
-    one_line_error(capsys, [*evaluate_snips, "--interval", "snips=betting"], r"\['snips'\] do not")
     one_line_error(
-        capsys, [*evaluate_snips, "--interval", "is=betting"], r"names 'is', which is none"
+        capsys,
+        [*evaluate_snips, "--interval", "snips=betting"],
+        r"--interval snips=betting: snips offers no betting intervals",
     )
+    one_line_error(
+        capsys,
+        [*evaluate_snips, "--interval", "is=betting"],
+        r"--interval is=betting: no estimator 'is' among snips",
+    )
+
+
+def test_interval_mistakes_are_found_before_any_row_is_read(tmp_path, capsys):
+    """With --estimator given, a label --interval cannot use is refused from the header alone:
+    a log whose rows would be refused gets the --interval line, not the rows' error."""
+    from cli_checks import one_line_error
+
+    _, _, argv = kit_files(get_registry().create("estimator", "snips"), tmp_path)
+    frame = pd.read_parquet(argv[0])
+    frame["propensity"] = "not a number"
+    frame.to_csv(tmp_path / "log.csv", index=False)
+    argv = [str(tmp_path / "log.csv"), *argv[1:]]
+    base = ["evaluate", *argv, "--estimator", "snips", "--quiet"]
+    one_line_error(capsys, [*base, "--interval", "snips=betting"], r"^.*--interval snips=betting")
+    one_line_error(capsys, base, r"propensity")  # the rows' own mistake, without --interval

@@ -235,19 +235,36 @@ def interval_choice(given: Sequence[str], estimators: Sequence) -> str | dict | 
     One method applies to every estimator that offers it (a betting interval
     needs an estimator that declares its betting columns; the others keep
     theirs, and the printed table says each interval's method); LABEL=METHOD
-    pairs choose by estimator label or name.
+    pairs choose by estimator label or name. Checked against ``estimators``
+    in the option's words: a label none of them has, betting intervals asked
+    of one that offers none.
     """
     if not given:
         return None
-    if "=" in given[0]:
-        return dict(g.rpartition("=")[::2] for g in given)
-    method = given[0]
-    if method != "betting":
-        return method
-    offering = [e for e in estimators if declaration_of(e).betting_columns is not None]
-    if not offering:
-        raise OffevalError(
-            "--interval betting: none of the estimators offers betting intervals (the "
-            "importance-weighted ones that do: is, ips, ipw, iips, rips)"
-        )
-    return {declaration_of(e).label: "betting" for e in offering}
+    declared = [declaration_of(e) for e in estimators]
+    offering = [d for d in declared if d.betting_columns is not None]
+    if "=" not in given[0]:
+        if given[0] != "betting":
+            return given[0]
+        if not offering:
+            raise OffevalError(
+                "--interval betting: none of the estimators offers betting intervals (those "
+                "of importance weights with mean one do: is, ipw, cis:cap=inf, iips, rips)"
+            )
+        return {d.label: "betting" for d in offering}
+    chosen = dict(g.rpartition("=")[::2] for g in given)
+    for key, method in chosen.items():
+        matching = [d for d in declared if key in (d.label, d.name)]
+        if not matching:
+            labels = [d.label for d in declared]
+            raise OffevalError(
+                f"--interval {key}={method}: no estimator {key!r} among {', '.join(labels)}"
+                + did_you_mean(key, labels)
+            )
+        unable = [d.label for d in matching if method == "betting" and d.betting_columns is None]
+        if unable:
+            raise OffevalError(
+                f"--interval {key}={method}: {', '.join(unable)} offers no betting intervals "
+                "(self-normalised, capped or model-based: their weights are not mean-one)"
+            )
+    return chosen

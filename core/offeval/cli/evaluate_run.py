@@ -257,6 +257,8 @@ def run_evaluate(args: argparse.Namespace) -> int:
     named = [  # a mistyped name is refused before the file is read
         inputs.build_estimator(registry, spec, column) for spec in args.estimator or ()
     ]
+    if named:  # the estimators are known: --interval's labels are checked before any row
+        inputs.interval_choice(args.interval, named)
     out, report = _folders(args)
     if report is not None and not registry.components("report"):
         raise OffevalError(f"--report {args.report}: {_no_report_writer()}")
