@@ -39,7 +39,7 @@ from offeval.testing import _environment
 SIZES = {500: 400, 5_000: 200, 50_000: 60}
 #: An estimator whose evaluation of the first log takes longer than this many seconds per
 #: 10,000 trajectories (one that fits a classifier on the log, say) is measured on
-#: one log in SLOW_SHARE only, so that the study stays within half an hour on two cores.
+#: one log in SLOW_SHARE only (the whole study: about 6 minutes on two cores).
 SLOW_SECONDS = 1.0
 SLOW_SHARE = 4
 #: ... and never less than this many seconds (the first call of an estimator warms up).

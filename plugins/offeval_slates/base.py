@@ -145,7 +145,9 @@ class BettingIntervals:
 
     ``betting_columns`` names what the interval reads: per row r w, w and the
     rows used; the value divides by the rows (per impression) or the
-    trajectories used (per trajectory).
+    trajectories used (per trajectory). With ``support="drop"`` the weights of
+    the trajectories kept need not average one, and the guarantee is then
+    only approximate.
     """
 
     self_normalized: bool
