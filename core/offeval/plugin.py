@@ -33,7 +33,9 @@ need belongs here, so that no plugin imports another. The names, by job:
   logged items under an examination model (``target_exposure``,
   ``logging_exposure``, ``at_ranks``) and the support check; :mod:`tuning`,
   choosing an estimator's parameter from the log (SLOPE and the estimated
-  MSE of obp's ``*Tuning`` estimators: ``choose``, ``check_grid``).
+  MSE of obp's ``*Tuning`` estimators: ``choose``, ``check_grid``), and
+  :class:`GridTuned`, what such an estimator shares (its grid, the rule's
+  parameters, the choice in ``combine``).
 - **Logs and policies**: :class:`InteractionLog`, :data:`ROLES`,
   :func:`per_trajectory`, :func:`trajectory_flags`, :func:`hash_ids`,
   :class:`RerankPolicy`, :data:`PROBABILITY_TOLERANCE`, :mod:`ranking`
@@ -145,6 +147,7 @@ if TYPE_CHECKING:
         EstimatorSummary,
         load_summaries,
     )
+    from offeval.engine.tuned import GridTuned
     from offeval.engine.weights import (
         ROWS,
         capped_reward_column,
@@ -225,6 +228,7 @@ __all__ = [
     "EstimatorSummary",
     "Evaluation",
     "EvaluationReport",
+    "GridTuned",
     "InteractionLog",
     "Linearisation",
     "Moments",

@@ -40,6 +40,10 @@ from offeval.validation import check_choice, check_number
 
 #: The selection rules.
 TUNING_METHODS = ("slope", "mse")
+#: obp's benchmark grid for clipping, switching and shrinkage (``benchmark/ope``).
+LARGE_WEIGHTS = (10.0, 50.0, 100.0, 500.0, 1000.0, 5000.0, 10000.0, math.inf)
+#: obp's test grid for the sub-Gaussian parameter (``tests/ope/test_offline_estimation``).
+SUBGAUSSIAN = (0.005, 0.01, 0.05, 0.1, 0.5)
 
 #: SLOPE's constant: a candidate's estimate may differ from a wider one's by its own
 #: width plus this times the other's (Tucker and Lee 2021; obp's ``C``).
