@@ -35,6 +35,7 @@ from offeval_ncis.classifiers import (
     hashed_folds,
     hashed_uniforms,
     new_classifier,
+    position_folds,
     sklearn,
 )
 
@@ -183,33 +184,27 @@ class BalancedIPS(BaseEstimator):
         trajectory = trajectory[order]
         fold = hashed_folds(trajectory, self.folds, self.seed)
         out = np.empty(log.n_rows)
-        for k in pd.unique(position):
-            at = position == k
-            for f in range(self.folds):
-                held = at & (fold == f)
-                if not held.any():
-                    continue
-                train = at & (fold != f)
-                if not train.any():
-                    raise RowError(
-                        "folds",
-                        f"{self.name}: position {k} has rows in one fold only in this chunk, "
-                        "nothing to fit its weights on (fewer folds)",
-                        log.source_rows[np.sort(order[held])],
-                    )
-                drew = train & (sampled >= 0)
-                design = _design(
-                    np.concatenate([x[train], x[drew]]),
-                    np.concatenate([logged[train], sampled[drew]]),
-                    len(uniques),
-                )
-                y = np.r_[np.zeros(train.sum()), np.ones(drew.sum())]
-                model = new_classifier(self.classifier, self.calibration_cv, self.name)
-                model.fit(design, y)
-                p = model.predict_proba(_design(x[held], logged[held], len(uniques)))
-                p = p[:, np.flatnonzero(model.classes_ == 1)[0]]
-                with np.errstate(divide="ignore"):
-                    out[held] = p / (1 - p)
+        splits = position_folds(
+            position,
+            fold,
+            self.folds,
+            lambda held: log.source_rows[np.sort(order[held])],
+            f"{self.name}'s weights in this chunk",  # weights are fitted chunk by chunk
+        )
+        for held, train in splits:
+            drew = train & (sampled >= 0)
+            design = _design(
+                np.concatenate([x[train], x[drew]]),
+                np.concatenate([logged[train], sampled[drew]]),
+                len(uniques),
+            )
+            y = np.r_[np.zeros(train.sum()), np.ones(drew.sum())]
+            model = new_classifier(self.classifier, self.calibration_cv, self.name)
+            model.fit(design, y)
+            p = model.predict_proba(_design(x[held], logged[held], len(uniques)))
+            p = p[:, np.flatnonzero(model.classes_ == 1)[0]]
+            with np.errstate(divide="ignore"):
+                out[held] = p / (1 - p)
         weights = np.empty(log.n_rows)
         weights[order] = out
         if self.cap == INF and not np.isfinite(weights).all():

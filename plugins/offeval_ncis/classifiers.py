@@ -1,5 +1,6 @@
 """What the classifier-based estimators share: scikit-learn classifiers by name or object,
-feature matrices from log columns, and folds and draws keyed by trajectory id.
+feature matrices from log columns, folds and draws keyed by trajectory id, and the
+cross-fitting splits (each position's folds).
 
 Folds and draws are functions of each trajectory's id (and position) and the
 seed, never of row order, so shuffling the trajectories of a log changes
@@ -8,7 +9,7 @@ neither.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -181,3 +182,31 @@ def fold_rows(
     if len(uniques) < 2:
         raise ConfigurationError("folds must name at least two folds")
     return codes.astype(np.int64), len(uniques)
+
+
+def position_folds(
+    positions: np.ndarray,
+    fold: np.ndarray,
+    folds: int,
+    labels: Callable[[np.ndarray], np.ndarray],
+    what: str,
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """(held, train) row masks for cross-fitting within each position: every fold that has
+    rows there is held out in turn and the position's other folds train. A position with
+    rows in one fold only is refused, naming its rows (``labels(held)``) and ``what`` the
+    fit would learn."""
+    for position in pd.unique(positions):
+        at = positions == position
+        for f in range(folds):
+            held = at & (fold == f)
+            if not held.any():
+                continue
+            train = at & (fold != f)
+            if not train.any():
+                raise RowError(
+                    "folds",
+                    f"position {position} has rows in one fold only: no other fold to learn "
+                    f"{what} from (use fewer folds)",
+                    labels(held),
+                )
+            yield held, train

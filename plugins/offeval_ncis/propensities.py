@@ -17,6 +17,7 @@ from offeval_ncis.classifiers import (
     feature_matrix,
     fold_rows,
     new_classifier,
+    position_folds,
 )
 
 
@@ -63,30 +64,17 @@ def estimate_propensities(
     slot = None if cands is None else cands["slot"].to_numpy()
     out = np.empty(log.n_rows)
     cand_out = None if cands is None else np.zeros(len(cands))
-    for position in pd.unique(positions):
-        at = positions == position
-        for f in range(k):
-            held = at & (fold == f)
-            if not held.any():
-                continue
-            train = at & (fold != f)
-            if not train.any():
-                raise RowError(
-                    "folds",
-                    f"position {position} has rows in one fold only: nothing to learn its "
-                    "propensities from (fewer folds)",
-                    labels[held],
-                )
-            model = new_classifier(classifier, calibration_cv, "estimate_propensities")
-            model.fit(x[train], items[train])
-            proba = model.predict_proba(x[held])
-            out[held] = _of_items(proba, model.classes_, items[held])
-            if cand_out is not None:
-                mine = held[slot]
-                where = np.cumsum(held) - 1  # each held row's index in proba
-                cand_out[mine] = _of_items(
-                    proba[where[slot[mine]]], model.classes_, cands["item"].to_numpy()[mine]
-                )
+    for held, train in position_folds(positions, fold, k, labels.__getitem__, "propensities"):
+        model = new_classifier(classifier, calibration_cv, "estimate_propensities")
+        model.fit(x[train], items[train])
+        proba = model.predict_proba(x[held])
+        out[held] = _of_items(proba, model.classes_, items[held])
+        if cand_out is not None:
+            mine = held[slot]
+            where = np.cumsum(held) - 1  # each held row's index in proba
+            cand_out[mine] = _of_items(
+                proba[where[slot[mine]]], model.classes_, cands["item"].to_numpy()[mine]
+            )
     unseen = out <= 0
     if unseen.any():
         raise RowError(
