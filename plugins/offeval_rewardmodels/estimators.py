@@ -145,7 +145,29 @@ class DM(_RewardModelEstimator):
         return ratio_of_means(stats, "model", "rows")
 
 
-class DR(_RewardModelEstimator):
+class _Shrunk(_RewardModelEstimator):
+    """A DR whose correction's weights obp's ``lambda_`` clips or shrinks: ``lambda_ = inf`` is
+    DR (unbiased), ``lambda_ = 0`` zeroes every weight (DM); biased in between."""
+
+    def __init__(self, lambda_: float, reward_model: str):
+        super().__init__(reward_model)
+        check_number(lambda_, "lambda_", low=0, finite=False)
+        self.lambda_ = lambda_
+
+    @property
+    def guarantee(self) -> str | None:
+        """Unbiased at ``lambda_ = inf`` (DR); biased where the clip or shrinkage acts."""
+        return "unbiased" if self.lambda_ == INF else None
+
+    @property
+    def expected_failed_checks(self) -> dict[str, str]:
+        """``lambda_ = 0`` zeroes every weight: it is DM then."""
+        if self.lambda_ == 0:
+            return {"check_depends_on_data": f"{self.name}(lambda_=0) " + IGNORES_REWARDS}
+        return {}
+
+
+class DR(_Shrunk):
     """Doubly robust: q̂(x_i, pi) + min(w_i, lambda_) (r_i - q̂(x_i, a_i)), averaged over log rows.
 
     Dudík, Erhan, Langford and Li (ICML 2011). Without a clip (``lambda_=inf``,
@@ -162,21 +184,7 @@ class DR(_RewardModelEstimator):
     name = "dr"
 
     def __init__(self, lambda_: float = INF, reward_model: str = rewardmodel.DEFAULT_COLUMN):
-        super().__init__(reward_model)
-        check_number(lambda_, "lambda_", low=0, finite=False)
-        self.lambda_ = lambda_
-
-    @property
-    def guarantee(self) -> str | None:
-        """Unbiased without a clip; biased where the clip binds."""
-        return "unbiased" if self.lambda_ == INF else None
-
-    @property
-    def expected_failed_checks(self) -> dict[str, str]:
-        """lambda_ = 0 clips every weight to 0: it is DM then."""
-        if self.lambda_ == 0:
-            return {"check_depends_on_data": "dr(lambda_=0) " + IGNORES_REWARDS}
-        return {}
+        super().__init__(lambda_, reward_model)
 
     def contribute(self, view: PolicyView) -> Contribution:
         """Columns: q̂(x_i, pi), min(w_i, lambda_) (r_i - q̂_i) and 1 per row, all shared."""
@@ -283,7 +291,7 @@ class SwitchDR(_RewardModelEstimator):
         return out
 
 
-class DROS(_RewardModelEstimator):
+class DROS(_Shrunk):
     """DR with optimistic shrinkage (DR-OS): weights shrunk to lambda w / (w^2 + lambda).
 
     q̂(x_i, pi) + lambda w_i / (w_i^2 + lambda) (r_i - q̂(x_i, a_i)), averaged
@@ -298,21 +306,7 @@ class DROS(_RewardModelEstimator):
     name = "dr_os"
 
     def __init__(self, lambda_: float = 100.0, reward_model: str = rewardmodel.DEFAULT_COLUMN):
-        super().__init__(reward_model)
-        check_number(lambda_, "lambda_", low=0, finite=False)
-        self.lambda_ = lambda_
-
-    @property
-    def guarantee(self) -> str | None:
-        """Unbiased without shrinkage (DR); biased with it."""
-        return "unbiased" if self.lambda_ == INF else None
-
-    @property
-    def expected_failed_checks(self) -> dict[str, str]:
-        """lambda_ = 0 shrinks every weight to 0: it is DM then."""
-        if self.lambda_ == 0:
-            return {"check_depends_on_data": "dr_os(lambda_=0) " + IGNORES_REWARDS}
-        return {}
+        super().__init__(lambda_, reward_model)
 
     def contribute(self, view: PolicyView) -> Contribution:
         """Columns: q̂(x_i, pi), the shrunk correction and 1 per row, all shared."""
