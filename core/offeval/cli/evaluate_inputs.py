@@ -13,7 +13,7 @@ from pathlib import Path
 
 from offeval.data.candidates import CANDIDATE_ROLES, check_candidate_roles
 from offeval.data.files import PARQUET_SUFFIXES
-from offeval.data.log import COMPOSITE_ROLES
+from offeval.data.keys import COMPOSITE_ROLES
 from offeval.data.rewardmodel import DEFAULT_COLUMN, check_column
 from offeval.engine.declaration import INTERVALS, declaration_of
 from offeval.errors import OffevalError, did_you_mean

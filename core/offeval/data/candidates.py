@@ -16,13 +16,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from offeval.data.files import ParquetBatches, in_lines, parquet_batches, read_table
-from offeval.data.log import COMPOSITE_ROLES, InteractionLog, composite_key
+from offeval.data.keys import COMPOSITE_ROLES, composite_key
 from offeval.errors import ColumnError, OffevalError, RowError, did_you_mean, hint
+
+if TYPE_CHECKING:  # logs are handed in, never made here: log.py imports this module
+    from offeval.data.log import InteractionLog
 
 #: The roles a candidate table's mapping may name, with what each holds.
 CANDIDATE_ROLES: dict[str, str] = {
@@ -54,7 +58,7 @@ def candidate_frame(frame: pd.DataFrame, mapping: Mapping | None = None) -> pd.D
     """A candidate table with canonical role names (its index, the row labels, kept).
 
     Each role's column is renamed to the role (a list of columns for the
-    trajectory becomes one key, as :func:`~offeval.data.log.composite_key`
+    trajectory becomes one key, as :func:`~offeval.data.keys.composite_key`
     makes the log's); the other columns are kept. A table without a position
     is one of a log with one row per trajectory (see :func:`attach_candidates`).
     """

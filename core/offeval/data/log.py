@@ -19,6 +19,7 @@ from offeval.data.files import (
     parquet_batches,
     read_table,
 )
+from offeval.data.keys import COMPOSITE_ROLES, composite_key
 from offeval.errors import (
     ColumnError,
     ConfigurationError,
@@ -51,19 +52,6 @@ REQUIRED = ("trajectory", "item", "reward")
 MAX_POSITION = np.iinfo(np.int32).max
 TRUE_WORDS = frozenset({"true", "t", "yes", "y", "1"})
 FALSE_WORDS = frozenset({"false", "f", "no", "n", "0"})
-
-
-#: Roles that may be keyed by several columns.
-COMPOSITE_ROLES = ("trajectory", "context")
-
-
-def composite_key(columns: pd.DataFrame) -> np.ndarray:
-    """One 64-bit key per row from several columns (equal rows, equal keys, in any chunk).
-
-    A hash of the values: two of n distinct combinations share a key with
-    probability about n^2 / 2^65 (3e-8 for a million trajectories).
-    """
-    return pd.util.hash_pandas_object(columns, index=False).to_numpy().view(np.int64)
 
 
 def _composite_keys(
