@@ -189,7 +189,8 @@ class BalancedIPS(BaseEstimator):
             fold,
             self.folds,
             lambda held: log.source_rows[np.sort(order[held])],
-            f"{self.name}'s weights in this chunk",  # weights are fitted chunk by chunk
+            f"{self.name}'s weights",
+            " in this chunk",  # weights are fitted chunk by chunk
         )
         for held, train in splits:
             drew = train & (sampled >= 0)

@@ -190,11 +190,12 @@ def position_folds(
     folds: int,
     labels: Callable[[np.ndarray], np.ndarray],
     what: str,
+    where: str = "",
 ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """(held, train) row masks for cross-fitting within each position: every fold that has
     rows there is held out in turn and the position's other folds train. A position with
-    rows in one fold only is refused, naming its rows (``labels(held)``) and ``what`` the
-    fit would learn."""
+    rows in one fold only (``where``: in this chunk, say) is refused, naming its rows
+    (``labels(held)``) and ``what`` the fit would learn."""
     for position in pd.unique(positions):
         at = positions == position
         for f in range(folds):
@@ -205,8 +206,8 @@ def position_folds(
             if not train.any():
                 raise RowError(
                     "folds",
-                    f"position {position} has rows in one fold only: no other fold to learn "
-                    f"{what} from (use fewer folds)",
+                    f"position {position} has rows in one fold only{where}: no other fold to "
+                    f"learn {what} from (use fewer folds)",
                     labels(held),
                 )
             yield held, train

@@ -262,7 +262,7 @@ class SwitchDR(_RewardModelEstimator):
     def expected_failed_checks(self) -> dict[str, str]:
         """tau = 0 switches every weighted row to the model: it is DM then."""
         return (
-            {"check_depends_on_data": "switch_dr(tau=0) " + IGNORES_REWARDS}
+            {"check_depends_on_data": f"{self.name}(tau=0) " + IGNORES_REWARDS}
             if self.tau == 0
             else {}
         )

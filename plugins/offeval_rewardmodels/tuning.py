@@ -81,9 +81,11 @@ class DRTuning(_Tuned):
     Candidates q̂(x_i, pi) + min(w_i, lambda) (r_i - q̂_i) for each lambda of
     ``lambdas``, one chosen by ``tuning_method`` (``"slope"`` or ``"mse"``, as
     :class:`~offeval.plugin.GridTuned` says, with where its MSE bound differs
-    from obp's). The interval is the chosen candidate's. obp requires
-    ``lambdas``; the default here is obp's benchmark grid (10, 50, 100, 500,
-    1000, 5000, 10000, inf).
+    from obp's). ``use_bias_upper_bound`` and ``delta`` are the MSE rule's
+    bound and SLOPE's level, as obp names them; the chosen clip is reported
+    as ``fitted_lambda_``, and the interval is the chosen candidate's. obp
+    requires ``lambdas``; the default here is obp's benchmark grid (10, 50,
+    100, 500, 1000, 5000, 10000, inf).
     Biased (``guarantee = None``) unless the unclipped candidate is chosen.
     """
 

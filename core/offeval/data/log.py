@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from offeval.data.candidates import attach_candidates, read_candidates, stream_candidates
 from offeval.data.files import (
     PARQUET_SUFFIXES,
     ParquetBatches,
@@ -366,7 +367,6 @@ class InteractionLog:
             raise in_lines(exc, path) from None
         if candidates is None:
             return log
-        from offeval.data.candidates import attach_candidates, read_candidates  # noqa: PLC0415
 
         text = Path(candidates).suffix.lower() not in PARQUET_SUFFIXES
         decimal = decimal if text else None  # a Parquet file stores numbers
@@ -655,7 +655,6 @@ def stream_parquet(
     logs = ParquetStream(parquet_batches(path, batch_rows, parts), mapping, parts)
     if candidates is None:
         return logs
-    from offeval.data.candidates import stream_candidates  # noqa: PLC0415 (it imports this module)
 
     return stream_candidates(logs, candidates, candidates_mapping, batch_rows)
 

@@ -31,6 +31,8 @@ class GridTuned:
     :meth:`candidate_value` (the candidate's estimate from its column). The
     grid's bounds are ``high`` (and 0), its default ``default_lambdas``, and
     ``descending`` gives obp's order of the grid, in which ties are broken.
+    List it before the estimator's base class (``class X(GridTuned, Base)``):
+    its ``label_params``, ``combine`` and ``fitted`` must come first.
 
     ``tuning_method`` is ``"slope"`` (SLOPE, Su, Srinath and Krishnamurthy,
     ICML 2020, as obp implements it) or ``"mse"`` (the smallest estimated
