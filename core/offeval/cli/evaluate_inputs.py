@@ -15,6 +15,7 @@ from offeval.data.candidates import CANDIDATE_ROLES, check_candidate_roles
 from offeval.data.files import PARQUET_SUFFIXES
 from offeval.data.keys import COMPOSITE_ROLES
 from offeval.data.rewardmodel import DEFAULT_COLUMN, check_column
+from offeval.engine.accumulator import interval_methods
 from offeval.engine.declaration import INTERVALS, declaration_of
 from offeval.errors import OffevalError, did_you_mean
 from offeval.registry.manager import Registry
@@ -230,41 +231,27 @@ def check_interval_options(given: Sequence[str]) -> None:
 
 
 def interval_choice(given: Sequence[str], estimators: Sequence) -> str | dict | None:
-    """What ``evaluate``'s ``interval`` gets from ``--interval`` (None: each estimator's own).
+    """What ``evaluate``'s ``interval`` gets from ``--interval`` (None: each estimator's own),
+    checked against ``estimators`` by the engine (in the option's words at the command line).
 
     One method applies to every estimator that offers it (a betting interval
     needs an estimator that declares its betting columns; the others keep
     theirs, and the printed table says each interval's method); LABEL=METHOD
-    pairs choose by estimator label or name. Checked against ``estimators``
-    in the option's words: a label none of them has, betting intervals asked
-    of one that offers none.
+    pairs choose by estimator label or name.
     """
     if not given:
         return None
     declared = [declaration_of(e) for e in estimators]
-    offering = [d for d in declared if d.betting_columns is not None]
-    if "=" not in given[0]:
-        if given[0] != "betting":
-            return given[0]
-        if not offering:
+    if "=" in given[0]:
+        chosen = dict(g.rpartition("=")[::2] for g in given)
+    elif given[0] == "betting":
+        chosen = {d.label: "betting" for d in declared if d.betting_columns is not None}
+        if not chosen:
             raise OffevalError(
                 "--interval betting: none of the estimators offers betting intervals (those "
                 "of importance weights with mean one do: is, ipw, cis:cap=inf, iips, rips)"
             )
-        return {d.label: "betting" for d in offering}
-    chosen = dict(g.rpartition("=")[::2] for g in given)
-    for key, method in chosen.items():
-        matching = [d for d in declared if key in (d.label, d.name)]
-        if not matching:
-            labels = [d.label for d in declared]
-            raise OffevalError(
-                f"--interval {key}={method}: no estimator {key!r} among {', '.join(labels)}"
-                + did_you_mean(key, labels)
-            )
-        unable = [d.label for d in matching if method == "betting" and d.betting_columns is None]
-        if unable:
-            raise OffevalError(
-                f"--interval {key}={method}: {', '.join(unable)} offers no betting intervals "
-                "(self-normalised, capped or model-based: their weights are not mean-one)"
-            )
+    else:
+        return given[0]
+    interval_methods(declared, chosen)
     return chosen

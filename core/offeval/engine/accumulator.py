@@ -22,7 +22,7 @@ from offeval.engine.declaration import BETTING_ROLES, INTERVALS, Declaration, de
 from offeval.engine.estimator import Contribution, Estimator, PolicyView, Shared
 from offeval.engine.fold import SPLIT_ADVICE, FoldState
 from offeval.engine.result import Evaluation
-from offeval.errors import OffevalError
+from offeval.errors import OffevalError, did_you_mean, hint
 from offeval.stats.moments import Moments, Tally
 from offeval.validation import check_choice
 
@@ -376,7 +376,10 @@ def interval_methods(
 ) -> list[str]:
     """Each estimator's interval method: ``interval`` for all (one of
     :data:`~offeval.engine.declaration.INTERVALS`), or by estimator label or
-    name (a mapping; the others keep theirs), or each its declared one (None)."""
+    name (a mapping; the others keep theirs), or each its declared one (None).
+
+    Mistakes are refused in the reader's words (:func:`~offeval.errors.hint`):
+    ``interval=`` from Python, ``--interval LABEL=METHOD`` at the command line."""
     declared = [d.interval for d in declarations]
     methods = tuple(INTERVALS)
     if interval is None:
@@ -387,9 +390,14 @@ def interval_methods(
         names = {d.label for d in declarations} | {d.name for d in declarations}
         unknown = [k for k in interval if k not in names]
         if unknown:
+            key, labels = unknown[0], [d.label for d in declarations]
             raise OffevalError(
-                f"interval names {unknown[0]!r}, which is none of the estimators "
-                f"{[d.label for d in declarations]}"
+                hint(
+                    f"interval names {key!r}, which is none of the estimators {labels}",
+                    f"--interval {key}={interval[key]}: no estimator {key!r} among "
+                    + ", ".join(labels),
+                )
+                + did_you_mean(key, labels)
             )
         chosen = [
             check_choice(
@@ -406,15 +414,21 @@ def interval_methods(
             f"(each estimator's own), got {interval!r}"
         )
     unable = [
-        d.label
+        d
         for d, m in zip(declarations, chosen, strict=True)
         if m == "betting" and d.betting_columns is None
     ]
     if unable:
+        labels = [d.label for d in unable]
+        key = unable[0].label if unable[0].label in (interval or {}) else unable[0].name
         raise OffevalError(
-            f"interval 'betting' needs an estimator of importance-weighted rewards that "
-            f"declares its betting_columns; {unable} do not: choose interval='normal' for "
-            "them (interval={label: 'betting'} picks estimators)"
+            hint(
+                f"interval 'betting' needs an estimator of importance-weighted rewards that "
+                f"declares its betting_columns; {labels} do not: choose interval='normal' for "
+                "them (interval={label: 'betting'} picks estimators)",
+                f"--interval {key}=betting: {', '.join(labels)} offers no betting intervals "
+                "(self-normalised, capped or model-based: their weights are not mean-one)",
+            )
         )
     return chosen
 
