@@ -404,9 +404,16 @@ class TablePolicy:
         _check_sums(table, self.keys, p, name)
         self._index, self._p = index, p
         self._kinds = {key: (_key_kind(table[key]), _example(table[key])) for key in self.keys}
-        #: The probabilities as a :class:`DenseTable` when the keys are integers in small
-        #: ranges (lookups are then one gather), else None.
-        self.dense = DenseTable.of(table[self.keys], p)
+        self._dense = DenseTable.of(table[self.keys], p)
+
+    @property
+    def dense(self) -> DenseTable | None:
+        """The probabilities as a :class:`DenseTable` when the keys are integers in small
+        ranges (lookups are then one gather, and per-cell sums serve every such policy);
+        None otherwise, and for a subclass that answers otherwise than its table."""
+        if type(self).probabilities is not TablePolicy.probabilities:
+            return None
+        return self._dense
 
     @classmethod
     def uniform(cls, items, positions: int = 1, name: str = "uniform") -> TablePolicy:
@@ -435,10 +442,10 @@ class TablePolicy:
             if key not in rows:
                 raise ColumnError(key, f"policy {self.name!r} looks its probabilities up by this")
             self._check_kind(key, rows[key])
-        if self.dense is not None:
+        if self._dense is not None:
             values = [rows[key].to_numpy() for key in self.keys]
             if all(v.dtype.kind in "iu" for v in values):
-                return self.dense.lookup(values)
+                return self._dense.lookup(values)
         at = self._index.get_indexer(pd.MultiIndex.from_frame(rows[self.keys]))
         return np.where(at >= 0, self._p[np.maximum(at, 0)], 0.0)
 

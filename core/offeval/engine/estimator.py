@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from offeval.data.log import InteractionLog
-from offeval.data.policy import DenseTable, Policy, TablePolicy
+from offeval.data.policy import DenseTable, Policy
 from offeval.data.slots import regular_slots, slot_sums
 from offeval.engine.declaration import ESTIMANDS as ESTIMANDS  # re-exported: its home was here
 from offeval.engine.declaration import GUARANTEES as GUARANTEES
@@ -214,8 +214,6 @@ def _cell_sums(view: PolicyView, values: np.ndarray, key: Hashable):
     table = getattr(view.policy, "dense", None)
     if not isinstance(table, DenseTable):
         return None
-    if type(view.policy).probabilities is not TablePolicy.probabilities:
-        return None  # a subclass answers otherwise than its table: ask it per candidate
     return view.log.memo(_cell_matrices, table, values, key=(table.layout, key))
 
 
