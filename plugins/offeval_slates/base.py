@@ -83,19 +83,16 @@ class SlateEstimator(BaseEstimator):
         return "consistent" if self.self_normalized else "unbiased"
 
     def row_columns(
-        self,
-        view: PolicyView,
-        weights: np.ndarray,
-        included: np.ndarray | None,
-        betting: bool = False,
+        self, view: PolicyView, weights: np.ndarray, included: np.ndarray | None
     ) -> Contribution:
         """Columns of a row-weighted estimator: r w per row, or per position when normalised.
 
         ``weights`` are zero on excluded trajectories; ``included`` flags the
-        trajectories used (None: all). With ``betting`` (not normalised), also
-        the weights and the rows used, which betting intervals read (see
-        :class:`BettingIntervals`).
+        trajectories used (None: all). An estimator that declares betting
+        columns (:class:`BettingIntervals`) also gets the weights and the rows
+        used, which betting intervals read.
         """
+        betting = getattr(self, "betting_columns", None) is not None
         log = view.log
         used = np.ones(log.n_units) if included is None else included.astype(float)
         rows = used[log.unit_index]

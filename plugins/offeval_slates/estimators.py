@@ -83,10 +83,10 @@ class IIPS(BettingIntervals, SlateEstimator):
         check = apply_support(view, marginal_mass(view), self.support, tally)
         if check.included is not None:
             w = np.where(check.included[view.log.unit_index], w, 0.0)
-            contribution = self.row_columns(view, w, check.included, betting=True)
+            contribution = self.row_columns(view, w, check.included)
             w = w[check.included[view.log.unit_index]]
         else:
-            contribution = self.row_columns(view, w, None, betting=True)
+            contribution = self.row_columns(view, w, None)
         contribution.tally = weight_tally(w, tally)
         contribution.excluded = check.excluded
         return contribution
@@ -164,7 +164,7 @@ class RIPS(BettingIntervals, SlateEstimator):
         """Columns: r times the prefix weight per row (per position when normalised)."""
         tally = Tally()
         w, included, excluded = self.weights(view, tally)
-        contribution = self.row_columns(view, w, included, betting=True)
+        contribution = self.row_columns(view, w, included)
         used = w if included is None else w[included[view.log.unit_index]]
         contribution.tally = weight_tally(used, tally)
         contribution.excluded = excluded
