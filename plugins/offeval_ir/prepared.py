@@ -164,10 +164,17 @@ class _Items:
 
     def codes(self, ids) -> np.ndarray:
         """Codes of ``ids``; -1 for an id the qrels never name (for matrix qrels, also an
-        id that cannot be an item: :meth:`PreparedQrels.topn_judgements` refuses those)."""
+        id that cannot be an item: :meth:`PreparedQrels.topn_judgements` refuses those)
+        and for NaN (padding)."""
         ids = id_array(ids)
-        if ids.dtype.kind == "f" and np.array_equal(ids, np.round(ids)):
-            ids = ids.astype(np.int64)  # whole numbers held as floats
+        if ids.dtype.kind == "f":
+            missing = np.isnan(ids)
+            if missing.any():  # NaN pads a float top-n matrix: no item
+                codes = np.full(len(ids), -1, np.int64)
+                codes[~missing] = self.codes(ids[~missing])
+                return codes
+            if np.array_equal(ids, np.round(ids)):
+                ids = ids.astype(np.int64)  # whole numbers held as floats
         if self.index is None:
             if ids.dtype.kind not in "iu":
                 return np.full(len(ids), -1, np.int64)
@@ -303,8 +310,8 @@ class PreparedQrels:
         self, topn: np.ndarray, users: Sequence | None = None, *, check: bool = True
     ) -> Judgements:
         """The :class:`Judgements` of a (users x n) top-n matrix: row r ranks the items
-        ``topn[r]`` (ids as the qrels name them, best first; -1 pads a short list at its
-        end) for user ``users[r]`` (default: r, the row's index, as in a users x items
+        ``topn[r]`` (ids as the qrels name them, best first; -1, or NaN, pads a short list
+        at its end) for user ``users[r]`` (default: r, the row's index, as in a users x items
         score matrix). With ``check`` a row naming an item twice, or padding before an
         item, is an error (:func:`~offeval_ir.topn.top_n`'s output needs no check).
         Users: the matrix's rows, then the qrels' users it has no row for."""
@@ -389,7 +396,8 @@ def prepare_qrels(
     :meth:`Judgements.from_frames`, ``columns`` maps them) or a users x items
     relevance matrix (numpy, or scipy.sparse): row r holds user r's grades,
     column i item i's; a non-zero cell is a label (explicit zeros of a sparse
-    matrix are judged non-relevant labels). ``conventions`` (default: the
+    matrix are judged non-relevant labels), a NaN cell is none (as the
+    missing cells of a pivoted frame). ``conventions`` (default: the
     ``trec_eval`` preset) says how negative grades read and which column
     orders run lists; ``name`` names the qrels in errors.
     """
@@ -438,8 +446,11 @@ def _from_matrix(matrix, conv: Conventions, name: str) -> PreparedQrels:
         lu, li = np.nonzero(dense)
         grade = dense[lu, li]
     grade = np.asarray(grade, dtype=float)
+    labelled = ~np.isnan(grade)  # NaN: no label (a pivot's missing cells)
+    if not labelled.all():
+        lu, li, grade = lu[labelled], li[labelled], grade[labelled]
     if not np.isfinite(grade).all():
-        raise ConfigurationError("qrels: relevance grades must be finite numbers")
+        raise ConfigurationError("qrels: relevance grades must be finite numbers or NaN")
     if conv.negative_grades == "error" and (grade < 0).any():
         raise ConfigurationError(
             "qrels: relevance grades must not be negative under negative_grades='error'"

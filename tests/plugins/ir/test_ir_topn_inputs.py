@@ -1,9 +1,11 @@
 """Top-n matrices against a users x items qrels matrix: ids that cannot be items are
-refused, naming the users, and a float matrix pads with -1.0 as an int one with -1."""
+refused, naming the users; a float matrix pads with -1.0 (as an int one with -1) or NaN,
+and NaN cells of a held-out matrix are no labels."""
 
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 import scipy.sparse as sp
 
@@ -53,3 +55,34 @@ def test_a_float_matrix_pads_with_minus_one_as_an_int_matrix(dtype):
     assert result.per_user["num_ret"].tolist() == num_ret
     assert result.per_user["P@4"].to_numpy() == pytest.approx(p4)
     assert result.per_user["P@2"].to_numpy() == pytest.approx(p2)
+
+
+# held-out items per user: {3, 5}, {2}, {4, 0}; the lists below put them first
+HELD_OUT = {0: [3, 5], 1: [2], 2: [4, 0]}
+HELD_OUT_FRAME = pd.DataFrame(
+    [(u, i, 1) for u, items in HELD_OUT.items() for i in items],
+    columns=["user", "item", "relevance"],
+)
+HELD_OUT_MATRIX = np.zeros((3, 6))
+HELD_OUT_MATRIX[HELD_OUT_FRAME["user"], HELD_OUT_FRAME["item"]] = 1
+NAN_PADDED = np.array([[3.0, 5.0, np.nan], [2.0, np.nan, np.nan], [4.0, 0.0, 1.0]])
+
+
+@pytest.mark.parametrize(
+    "qrels",
+    [HELD_OUT_FRAME, HELD_OUT_MATRIX, sp.csr_matrix(HELD_OUT_MATRIX)],
+    ids=["frame", "dense", "sparse"],
+)
+def test_nan_in_a_float_top_n_matrix_is_padding(qrels):
+    got = compute_topn(NAN_PADDED, qrels, ["P@2", "num_ret", "num_rel_ret"]).per_user
+    # P@2: 2/2, 1/2 (one item in a list of one), 2/2
+    assert got["P@2"].tolist() == [1.0, 0.5, 1.0]
+    assert got["num_ret"].tolist() == [2.0, 1.0, 3.0]
+    assert got["num_rel_ret"].tolist() == [2.0, 1.0, 2.0]
+
+
+def test_nan_cells_of_a_held_out_matrix_are_no_labels():
+    padded = np.where(HELD_OUT_MATRIX > 0, 1.0, np.nan)  # a pivot's missing cells
+    got = compute_topn(NAN_PADDED, padded, ["P@2", "num_rel"]).per_user
+    assert got["P@2"].tolist() == [1.0, 0.5, 1.0]
+    assert got["num_rel"].tolist() == [2.0, 1.0, 2.0]
