@@ -19,9 +19,14 @@ estimated biases, by the two rules of obp 0.5.7's ``*Tuning`` estimators:
   high-probability upper bound by ``sqrt(2 mean(w^2) log(2/delta) / n) +
   2 max(w) log(2/delta) / (3 n)`` over the n log rows.
 
-Ties go as in obp: SLOPE visits candidates of equal width in reverse grid
-order (obp reverses a stable ascending sort), the MSE rule takes the first
-minimum in grid order. The chosen estimate's standard error is that of the
+Ties go as in obp, within :data:`offeval.stats.ties.RTOL` (1e-9, relative):
+widths, estimates and MSEs that agree to that tolerance are equal, so the
+choice does not depend on rounding (a BLAS kernel, the chunking). SLOPE
+visits candidates of equal width in reverse grid order (obp reverses a stable
+ascending sort) and keeps a candidate whose distance equals its bound; the
+MSE rule takes the first minimum in grid order. Where every candidate gives
+the same estimate (all weights 1, say), both rules choose the first value in
+grid order, as obp does in exact arithmetic. The chosen estimate's standard error is that of the
 estimator at the chosen value: the selection's own uncertainty is not in it.
 """
 
@@ -36,6 +41,7 @@ import numpy as np
 
 from offeval.errors import ConfigurationError, OffevalError
 from offeval.stats.inference import Linearisation
+from offeval.stats.ties import first_minimum, tie_groups, tied
 from offeval.validation import check_choice, check_number
 
 #: The selection rules.
@@ -120,19 +126,19 @@ def slope_widths(ses: np.ndarray, units: int, delta: float) -> np.ndarray:
 def slope(values: Sequence[float], widths: Sequence[float]) -> int:
     """The index SLOPE chooses among candidates with these estimates and widths.
 
-    From the widest to the narrowest (equal widths in reverse index order),
-    a candidate is kept while ``|value_j - value_i| <= width_i + C width_j``
-    holds for every candidate j kept before it (C = :data:`SLOPE_CONSTANT`);
-    the last kept is chosen.
+    From the widest to the narrowest (widths tied within
+    :data:`~offeval.stats.ties.RTOL` in reverse index order), a candidate is
+    kept while ``|value_j - value_i| <= width_i + C width_j`` holds, within the
+    same tolerance, for every candidate j kept before it (C =
+    :data:`SLOPE_CONSTANT`); the last kept is chosen.
     """
     values, widths = np.asarray(values, dtype=float), np.asarray(widths, dtype=float)
-    order = np.argsort(widths, kind="stable")[::-1]
+    order = np.lexsort((-np.arange(widths.size), -tie_groups(widths)))
     for i in range(1, order.size):
         kept = order[:i]
-        if not np.all(
-            np.abs(values[kept] - values[order[i]])
-            <= widths[order[i]] + SLOPE_CONSTANT * widths[kept]
-        ):
+        distance = np.abs(values[kept] - values[order[i]])
+        allowed = widths[order[i]] + SLOPE_CONSTANT * widths[kept]
+        if not np.all((distance <= allowed) | tied(distance, allowed)):
             return int(order[i - 1])
     return int(order[-1])
 
@@ -215,4 +221,4 @@ def choose(
         values = [c.estimate.value for c in candidates]
         return slope(values, slope_widths(ses, stats.n, delta))
     mse = estimated_mse(ses, stats.n, np.array([c.bias for c in candidates]), bound, delta)
-    return int(np.argmin(np.where(np.isnan(mse), np.inf, mse)))
+    return first_minimum(mse)

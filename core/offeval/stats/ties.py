@@ -1,0 +1,80 @@
+"""Discrete choices made from floats, independent of rounding.
+
+Two computed values that are equal in exact arithmetic can differ in their
+last bits from one BLAS kernel, chunking or worker count to another. Every
+choice offeval makes from floats (a tuning grid's rule, a best policy, a
+selection, an inverted pair) treats values within a relative tolerance
+:data:`RTOL` of each other as equal, and breaks such ties by a stated rule:
+the first in the given order.
+
+Values ``a`` and ``b`` are *tied* when ``|a - b| <= RTOL * max(|a|, |b|)``
+(two zeros are tied; nan is never tied, and is never chosen while a number
+is there).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+#: Relative tolerance within which two floats count as one value in a discrete choice:
+#: far above rounding noise (about 1e-16 per operation), far below any difference that
+#: a choice should act on.
+RTOL = 1e-9
+
+
+def tied(a: np.ndarray | float, b: np.ndarray | float, rtol: float = RTOL) -> np.ndarray:
+    """Whether ``a`` and ``b`` are equal within ``rtol`` of the larger magnitude (elementwise)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    with np.errstate(invalid="ignore"):
+        return (a == b) | (np.abs(a - b) <= rtol * np.maximum(np.abs(a), np.abs(b)))
+
+
+def first_minimum(values: Sequence[float] | np.ndarray, rtol: float = RTOL) -> int:
+    """The index of the first value (in the given order) tied with the smallest; nan is
+    skipped, and all-nan gives 0."""
+    values = np.asarray(values, dtype=float)
+    finite = ~np.isnan(values)
+    if not finite.any():
+        return 0
+    low = np.min(values[finite])
+    return int(np.flatnonzero(finite & tied(values, low, rtol))[0])
+
+
+def first_maximum(values: Sequence[float] | np.ndarray, rtol: float = RTOL) -> int:
+    """The index of the first value (in the given order) tied with the largest; nan is
+    skipped, and all-nan gives 0."""
+    return first_minimum(-np.asarray(values, dtype=float), rtol)
+
+
+def tie_groups(values: Sequence[float] | np.ndarray, rtol: float = RTOL) -> np.ndarray:
+    """Each value's rank among the distinct values, ties merged: 0 for the smallest group.
+
+    Values are visited in ascending order; a value joins the current group when
+    it is tied with the group's smallest member, else it starts the next group
+    (so a chain of near values never spans more than ``rtol``). nan values form
+    the last group.
+    """
+    values = np.asarray(values, dtype=float)
+    order = np.argsort(values, kind="stable")
+    groups = np.empty(values.size, dtype=np.int64)
+    group, start = -1, None
+    for index in order:  # one step per candidate of a choice, not per log row
+        value = values[index]
+        if start is None or not (tied(value, start, rtol) or (np.isnan(value) and np.isnan(start))):
+            group, start = group + 1, value
+        groups[index] = group
+    return groups
+
+
+def tolerant_order(
+    values: Sequence[float] | np.ndarray, rtol: float = RTOL, *, descending: bool = False
+) -> np.ndarray:
+    """Indices that sort ``values`` (ascending, or descending), tied values kept in their
+    given order."""
+    groups = tie_groups(values, rtol)
+    if descending:
+        values = np.asarray(values, dtype=float)
+        groups = np.where(np.isnan(values), groups.max(initial=0) + 1, -groups)
+    return np.argsort(groups, kind="stable")
