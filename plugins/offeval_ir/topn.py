@@ -66,10 +66,12 @@ def top_n(
     items that must not be recommended: a users x items matrix (scipy.sparse:
     its stored cells; numpy: its non-zero cells) or a frame of (user, item)
     pairs, row and column indices into ``scores`` (column names as
-    ``columns`` maps the roles ``user`` and ``item``). ``ties`` orders equal
-    scores (``index``: lower item index first; ``random``: uniformly at
-    random from ``seed``). Entries are item indices (columns of ``scores``);
-    a user with fewer than n candidates has -1 after the last one.
+    ``columns`` maps the roles ``user`` and ``item``). Integer scores are
+    compared exactly (never as float64, which merges 2**53 and 2**53 + 1).
+    ``ties`` orders equal scores, at the n-th place too (``index``: lower
+    item index first; ``random``: uniformly at random from ``seed``).
+    Entries are item indices (columns of ``scores``); a user with fewer
+    than n candidates has -1 after the last one.
     """
     n = check_whole(n, "n", low=1)
     check_choice(ties, "ties", TIES)
@@ -95,16 +97,17 @@ def top_n(
     step = max(1, BLOCK_CELLS // shape[1])
     for lo in range(0, shape[0], step):
         hi = min(lo + step, shape[0])
-        block = scores[lo:hi].astype(float)
-        if np.isnan(block).any():
+        block = _exact(scores[lo:hi])
+        if block.dtype.kind == "f" and np.isnan(block).any():
             rows = lo + np.flatnonzero(np.isnan(block).any(axis=1))
             raise ConfigurationError(
                 f"scores hold NaN in the rows of users {rows[:5].tolist()}: give every "
                 "candidate a number, or use a scipy.sparse matrix of the scored cells only"
             )
         ex = excluded[lo:hi].toarray() if excluded is not None else None
-        if ex is not None:
-            block[ex] = -np.inf
+        if ex is not None:  # the lowest score: after every candidate (ties: ex sorts last)
+            block = block.copy()
+            block[ex] = -np.inf if block.dtype.kind == "f" else np.iinfo(block.dtype).min
         out[lo:hi] = _top_of_block(block, ex, out.shape[1], rng)
     if out.shape[1] < n:
         out = np.hstack([out, np.full((shape[0], n - out.shape[1]), -1, dtype=np.int64)])
@@ -115,8 +118,8 @@ def _top_of_block(block: np.ndarray, ex: np.ndarray | None, n: int, rng) -> np.n
     """Top n of each row of a dense block: the rows' n-th largest score found by a
     partition, then the cells at or above it sorted (score down, excluded last, the
     tie rule)."""
-    rows = block.shape[0]
-    kth = -np.partition(-block, n - 1, axis=1)[:, n - 1]
+    rows, width = block.shape
+    kth = np.partition(block, width - n, axis=1)[:, width - n]
     r, c = np.nonzero(block >= kth[:, None])  # every tie at the boundary included
     return _first_n(r, c, block[r, c], None if ex is None else ex[r, c], rows, n, rng)
 
@@ -125,7 +128,8 @@ def _first_n(r, c, score, ex, rows: int, n: int, rng) -> np.ndarray:
     """The first n candidates of each row ordered by score (down), not excluded first,
     then the tie rule (item index, or random keys); -1 where a row has fewer."""
     tie = c if rng is None else rng.random(len(c))
-    keys = [tie, -score, r] if ex is None else [tie, ex, -score, r]
+    down = -score if score.dtype.kind == "f" else ~score  # ~: decreasing, no overflow
+    keys = [tie, down, r] if ex is None else [tie, ex, down, r]
     order = np.lexsort(keys)
     r, c = r[order], c[order]
     if ex is not None:
@@ -138,11 +142,17 @@ def _first_n(r, c, score, ex, rows: int, n: int, rng) -> np.ndarray:
     return out
 
 
+def _exact(scores: np.ndarray) -> np.ndarray:
+    """Scores in a dtype that orders them exactly: integers stay integers (float64 would
+    merge 2**53 and 2**53 + 1), booleans become int8."""
+    return scores.astype(np.int8) if scores.dtype.kind == "b" else scores
+
+
 def _top_n_sparse(scores, n: int, excluded, rng) -> np.ndarray:
     """Top n of the stored cells of a CSR score matrix."""
     coo = scores.tocoo()
-    r, c, s = coo.row.astype(np.int64), coo.col.astype(np.int64), coo.data.astype(float)
-    if np.isnan(s).any():
+    r, c, s = coo.row.astype(np.int64), coo.col.astype(np.int64), _exact(coo.data)
+    if s.dtype.kind == "f" and np.isnan(s).any():
         rows = np.unique(r[np.isnan(s)])
         raise ConfigurationError(f"scores hold NaN in the rows of users {rows[:5].tolist()}")
     keep = np.ones(len(r), dtype=bool)

@@ -206,3 +206,30 @@ def test_a_top_n_matrix_of_ids_names_its_users():
     twice = np.array([["d10", "d10", "d7"], ["d7", "d2", None]], dtype=object)
     with pytest.raises(ConfigurationError, match=r"twice in the list of users \['u1'\]"):
         compute_topn(twice, qrels, ["P@2"], users=["u1", "u2"])
+
+
+@pytest.mark.parametrize("form", [np.array, sp.csr_matrix], ids=["dense", "sparse"])
+@pytest.mark.parametrize(
+    ("scores", "n", "expected"),
+    [
+        ([[2**53, 2**53 + 1, 1]], 2, [1, 0]),  # equal as float64
+        ([[2**53 + 1, 2**53, 2**53 + 1, 1]], 2, [0, 2]),  # a tie at the boundary
+        ([[-(2**63), 2**63 - 1, -(2**63) + 1]], 3, [1, 2, 0]),  # the int64 extremes
+    ],
+)
+def test_integer_scores_keep_their_exact_order(form, scores, n, expected):
+    assert top_n(form(np.array(scores, dtype=np.int64)), n).tolist() == [expected]
+
+
+def test_unsigned_and_boolean_scores_keep_their_order():
+    assert top_n(np.array([[2**64 - 2, 2**64 - 1, 1]], dtype=np.uint64), 2).tolist() == [[1, 0]]
+    assert top_n(np.array([[False, True, True, False]]), 3).tolist() == [[1, 2, 0]]
+
+
+def test_exact_ties_at_the_boundary_go_to_the_lower_item_index():
+    scores = np.array([[5, 7, 7, 7, 1], [3, 3, 3, 3, 3]])
+    assert top_n(scores, 2).tolist() == [[1, 2], [0, 1]]
+    assert top_n(scores.astype(float), 2).tolist() == [[1, 2], [0, 1]]
+    # the lowest int64 score is still a candidate, ranked above an excluded item
+    low = np.array([[-(2**63), -(2**63), 0]])
+    assert top_n(low, 3, exclude=np.array([[1, 0, 0]])).tolist() == [[2, 1, -1]]
