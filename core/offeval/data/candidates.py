@@ -8,6 +8,8 @@ a reward model's predictions, features) are kept under their own names. Its
 own mapping (role -> column) names the columns of :data:`CANDIDATE_ROLES`;
 the trajectory may be a list of columns, a composite key, as in the log's
 mapping (the parts may have other names in the two files, but the same values).
+The propensity of each slot's logged item must be the log's own propensity for it
+(:func:`check_logged_propensities`): a table that contradicts the log is refused.
 Rows are labelled as :func:`~offeval.data.files.read_table` labels them (a text
 file's line numbers), and :func:`candidates_in_lines` names them so in errors.
 """
@@ -42,6 +44,9 @@ ORDER = (
 )
 #: What errors call the candidate table's rows (:class:`~offeval.errors.RowError`'s table).
 TABLE = "candidate rows"
+#: How far (relative) a logged item's candidate propensity may be from the log's own: a
+#: float's round trip through a text file (15 significant digits) stays well within it.
+PROPENSITY_RTOL = 1e-9
 
 
 def check_candidate_roles(mapping: Mapping, option: str = "--candidates-map") -> None:
@@ -162,13 +167,41 @@ def attach_candidates(
     """``log`` with the candidate table read from ``path`` (:func:`read_candidates`).
 
     A table without positions puts each candidate at position 1, which fits
-    a log of one row per trajectory only. Errors name the user's columns
+    a log of one row per trajectory only; its propensities of the logged items must
+    be the log's (:func:`check_logged_propensities`). Errors name the user's columns
     (``mapping``, ``log_mapping``) and the rows of either file by their lines.
     """
     try:
-        return log.with_candidates(_positioned(table, log))
+        log = log.with_candidates(_positioned(table, log))
+        check_logged_propensities(log)
     except RowError as exc:
         raise in_users_words(exc, log_path, log_mapping, path, mapping) from None
+    return log
+
+
+def check_logged_propensities(log: InteractionLog) -> None:
+    """The candidate propensity of each slot's logged item is the log's propensity for it,
+    within a relative :data:`PROPENSITY_RTOL`; else a :class:`~offeval.errors.ColumnError`
+    naming the candidate rows that contradict the log (by their labels). A log without
+    propensities has nothing to contradict."""
+    if "propensity" not in log.frame:
+        return
+    cands = log.candidates
+    slot = cands["slot"].to_numpy()
+    logged = cands["item"].to_numpy() == log.frame["item"].to_numpy()[slot]
+    given = cands["propensity"].to_numpy()[logged]
+    own = log.frame["propensity"].to_numpy()[slot[logged]]
+    off = np.abs(given - own) > PROPENSITY_RTOL * own
+    if off.any():
+        first = np.argmax(off)
+        raise ColumnError(
+            "propensity",
+            "the logged item's candidate propensity differs from the log's propensity by more "
+            f"than a relative {PROPENSITY_RTOL:g}, e.g. {given[first]:.15g} where the log has "
+            f"{own[first]:.15g}",
+            log.candidate_source_rows[logged][off],
+            table=TABLE,
+        )
 
 
 def _positioned(table: pd.DataFrame, log: InteractionLog) -> pd.DataFrame:
@@ -252,11 +285,16 @@ class StreamedCandidates:
             held = rows.iloc[cut:]
             mine = candidate_frame(rows.iloc[:cut].drop(columns=_KEY), self._mapping)
             try:
-                yield log.with_candidates(_positioned(mine, log))
+                log = log.with_candidates(_positioned(mine, log))
             except ColumnError as exc:
                 raise ColumnError(
                     exc.column, f"{exc.problem} ({ORDER})", exc.rows, table=exc.table, role=exc.role
                 ) from None
+            try:
+                check_logged_propensities(log)
+            except ColumnError as exc:
+                raise exc.named(self._mapping or {}) from None
+            yield log
         rest = held if len(held) else next(batches, None)
         if rest is not None and len(rest):
             self._orphans(rest, np.zeros(len(rest), bool))
