@@ -70,7 +70,7 @@ def run_decide(args: argparse.Namespace) -> int:
         )
     if folder is not None:
         with folder as tmp:
-            written = _write(tmp, decided)
+            written = _write(folder, tmp, decided)
         print(f"wrote {', '.join(written)} to {folder.path}")
     return 0
 
@@ -138,16 +138,17 @@ def _reading(summary) -> str:
     return "".join(notes)
 
 
-def _write(out: Path, decided: dict[str, dict[str, pd.DataFrame]]) -> list[str]:
-    """Write every table as ``<table>_<label>.csv`` (letters, digits and _, each name once)."""
+def _write(
+    folder: OutputFolder, out: Path, decided: dict[str, dict[str, pd.DataFrame]]
+) -> list[str]:
+    """Write every table into ``out`` (``folder``'s temporary folder) as
+    ``<table>_<label>.csv``, named by :meth:`OutputFolder.file_name` as evaluate names its
+    pairs files (two labels that read the same get ``_2``); the names, a numbered one
+    followed by its label."""
     written = []
     for label, tables in decided.items():
-        safe = "".join(c if c.isalnum() else "_" for c in label)
         for name, table in tables.items():
-            stem, n = f"{name}_{safe}", 1
-            while f"{stem}.csv" in written:
-                n += 1
-                stem = f"{name}_{safe}_{n}"
-            write_csv(table, out / f"{stem}.csv", index=True)  # formulas quoted (OWASP)
-            written.append(f"{stem}.csv")
+            file = folder.file_name(name, label)
+            write_csv(table, out / file, index=True)  # formulas quoted (OWASP)
+            written.append(f"{file} ({label})" if file in folder.numbered else file)
     return written

@@ -10,6 +10,7 @@ import re
 import pandas as pd
 import pytest
 from cli_checks import one_line_error
+from reference_estimators import IS
 
 import offeval.registry.manager as registry_module
 from offeval import OffevalError, Registry, hookimpl
@@ -223,3 +224,37 @@ def test_an_unknown_command_names_the_allow_list_that_may_leave_its_plugin_out(c
     monkeypatch.setattr(registry_module, "_default", Registry(entry_points=False))
     line = one_line_error(capsys, ["demo"], r"invalid choice: 'demo' \(choose from .*\)")
     assert "OFFEVAL_PLUGINS" not in line
+
+
+class TaggedIS(IS):
+    """Importance sampling with a text parameter, to give labels that read alike in a file name."""
+
+    name = "tagged"
+
+    def __init__(self, tag: str = ""):
+        self.tag = tag
+
+
+class TaggedPlugin:
+    @hookimpl
+    def register_estimators(self, register):
+        register("tagged", TaggedIS)
+
+
+def test_estimators_whose_labels_read_alike_get_a_pairs_file_each(
+    user_log, tmp_path, capsys, reference_registry
+):
+    reference_registry.add_plugin(TaggedPlugin(), "tagged")
+    out = tmp_path / "eval"
+    specs = ["--estimator", "tagged:tag=q.hat", "--estimator", "tagged:tag=q_hat"]
+    argv = [*EVALUATE[:1], str(user_log), *EVALUATE[1:], "--policy", "b=pi_p03", *specs]
+    assert main([*argv, "--out", str(out)]) == 0
+    files = sorted(p.name for p in out.glob("pairs_*.csv"))
+    assert files == ["pairs_tagged_tag_q_hat_.csv", "pairs_tagged_tag_q_hat__2.csv"]
+    printed = capsys.readouterr().out
+    assert "pairs_tagged_tag_q_hat__2.csv holds tagged(tag=q_hat)" in printed
+    log = pd.read_csv(user_log)
+    for name in files:  # each estimator's own pairs (the same values: both are IS)
+        pairs = pd.read_csv(out / name)
+        weights = log["pi_p01"] / log["mu"] - log["pi_p03"] / log["mu"]
+        assert pairs["difference"].iloc[0] == pytest.approx((log["stream"] * weights).mean())

@@ -345,11 +345,11 @@ def run_evaluate(args: argparse.Namespace) -> int:
     for folder in dict.fromkeys(f for f in (out, report) if f is not None):
         with folder as tmp:
             if folder is out:
-                _write_tables(
-                    tmp, evaluation, table, summaries, sections, args, correction, skipped
+                files = _write_tables(
+                    out, tmp, evaluation, table, summaries, sections, args, correction, skipped
                 )
                 pairs = (
-                    "one pairs_*.csv per estimator, "
+                    f"one pairs_*.csv per estimator{_numbered(files, out)}, "
                     if len(policies) > 1
                     else "no pairs_*.csv (paired comparisons need two or more policies), "
                 )
@@ -368,13 +368,25 @@ def run_evaluate(args: argparse.Namespace) -> int:
 
 
 def _write_tables(
-    out: Path, evaluation, table, summaries, sections, args, correction, skipped
-) -> None:
+    folder: OutputFolder,
+    out: Path,
+    evaluation,
+    table,
+    summaries,
+    sections,
+    args,
+    correction,
+    skipped,
+) -> dict[str, str]:
     """evaluate --out: estimates.csv, pairs_*.csv (of two or more policies), summaries.json
-    sections.md, and skipped_estimators.csv (what a default run could not run, and why).
+    sections.md, and skipped_estimators.csv (what a default run could not run, and why);
+    the pairs files' names by estimator label.
 
-    CSV text cells are spreadsheet-safe; ``ess_unit`` says what ``diag_ess``
-    counts; with ``--baseline``, each pairs file's ``relative_to`` names it.
+    ``out`` is ``folder``'s temporary folder. CSV text cells are spreadsheet-safe;
+    ``ess_unit`` says what ``diag_ess`` counts; with ``--baseline``, each pairs file's
+    ``relative_to`` names it. Each estimator gets a pairs file of its own, named by
+    :meth:`~offeval.data.output.OutputFolder.file_name`: two labels that read the same
+    in a file name (``dm(reward_model=q.hat)``, ``dm(reward_model=q_hat)``) never share one.
     """
 
     if "diag_ess" in table:
@@ -383,16 +395,24 @@ def _write_tables(
         table.insert(at, "ess_unit", table["estimator"].map(ess_units(evaluation)))
     write_csv(table, out / "estimates.csv")
     paired = len(evaluation.policies) > 1  # no pairs file of one policy (a header only)
-    for label in evaluation.estimators if paired else ():
-        safe = "".join(c if c.isalnum() else "_" for c in label)
-        pairs = pairs_table(evaluation, label, correction, args.baseline)
-        write_csv(pairs, out / f"pairs_{safe}.csv")
+    labels = evaluation.estimators if paired else ()
+    files = {label: folder.file_name("pairs", label) for label in labels}
+    for label, name in files.items():
+        write_csv(pairs_table(evaluation, label, correction, args.baseline), out / name)
     if skipped:
         write_csv(skipped_table(skipped), out / "skipped_estimators.csv")
     save_summaries(out / "summaries.json", summaries)
     doc = ReportDocument("offeval evaluate: the plugins' sections")
     doc.sections(sections, out)
     (out / "sections.md").write_text(doc.markdown())
+    return files
+
+
+def _numbered(files: dict[str, str], folder: OutputFolder) -> str:
+    """``" (pairs_x_2.csv holds x(a=b))"``: which estimator a numbered pairs file holds
+    (its name read as another's), or ``""``."""
+    held = [f"{name} holds {label}" for label, name in files.items() if name in folder.numbered]
+    return f" ({'; '.join(held)})" if held else ""
 
 
 def _no_report_writer() -> str:

@@ -193,7 +193,9 @@ class OutputFolder(_Staged):
     ``with folder as tmp:`` yields an empty temporary folder beside it, which
     replaces the destination when the block ends without an exception, and
     is deleted otherwise. ``replaced`` then says whether earlier files were
-    replaced (a line on stderr says it too, unless ``quiet``).
+    replaced (a line on stderr says it too, unless ``quiet``). Files that name what
+    they hold (one per estimator, say) take their names from :meth:`file_name`,
+    which never gives a name twice.
     """
 
     def __init__(
@@ -211,6 +213,31 @@ class OutputFolder(_Staged):
         self.replaced = False
         #: Files the commit deleted that offeval did not write (relative paths).
         self.deleted: list[str] = []
+        self._names: set[str] = set()
+        #: The names :meth:`file_name` numbered, another file having taken the name before.
+        self.numbered: list[str] = []
+
+    def __enter__(self) -> Path:
+        """Check the destination again, then make and return the temporary folder (no file
+        named in it yet)."""
+        self._names, self.numbered = set(), []
+        return super().__enter__()
+
+    def file_name(self, *parts: str, suffix: str = ".csv") -> str:
+        """A name for a file of the folder being written: ``parts`` joined by ``_``, every
+        character but letters and digits as ``_`` (``pairs``, ``dm(reward_model=q.hat)``:
+        ``pairs_dm_reward_model_q_hat_.csv``), then ``_2``, ``_3``, ... when an earlier call
+        gave that name (``dm(reward_model=q_hat)`` reads the same), listed in :attr:`numbered`.
+        """
+        stem = "_".join("".join(c if c.isalnum() else "_" for c in part) for part in parts)
+        name, n = stem + suffix, 1
+        while name in self._names:
+            n += 1
+            name = f"{stem}_{n}{suffix}"
+        if n > 1:
+            self.numbered.append(name)
+        self._names.add(name)
+        return name
 
     def _recheck(self) -> None:
         check_destination(self._target, option=self.option, force=self.force, inputs=self.inputs)

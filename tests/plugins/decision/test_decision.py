@@ -732,3 +732,27 @@ def test_decide_out_replaces_an_earlier_runs_files(tmp_path, capsys):
     names = sorted(p.name for p in (tmp_path / "out").iterdir() if p.name != MARKER)
     assert names == ["ranks_ncis.csv", "selection_ncis.csv"]  # no ranks_is.csv left behind
     assert "replaced the earlier files" in captured.err
+
+
+def test_decide_out_names_the_estimator_of_a_file_numbered_for_a_label_read_alike(tmp_path, capsys):
+    """``q.hat`` and ``q_hat`` read the same in a file name: the second label's files are
+    numbered (as evaluate's pairs files), and the line that lists them says whose they are."""
+    from offeval.cli.shell import main
+
+    labels = ["dm(reward_model=q.hat)", "dm(reward_model=q_hat)"]
+    save_summaries(
+        tmp_path / "summaries.json",
+        [
+            EstimatorSummary(label, "dm", ["a", "b"], np.array([0.1, 0.2]), np.eye(2), 10)
+            for label in labels
+        ],
+    )
+    out = tmp_path / "out"
+    assert main(["decide", str(tmp_path), "--draws", "100", "--out", str(out)]) == 0
+    stem = "dm_reward_model_q_hat_"
+    files = [f"ranks_{stem}.csv", f"selection_{stem}.csv"]
+    numbered = [f"ranks_{stem}_2.csv ({labels[1]})", f"selection_{stem}_2.csv ({labels[1]})"]
+    assert (
+        capsys.readouterr().out.rstrip().endswith(f"wrote {', '.join(files + numbered)} to {out}")
+    )
+    assert len(list(out.glob("*.csv"))) == 4
