@@ -56,7 +56,9 @@ need belongs here, so that no plugin imports another. The names, by job:
   many models (:class:`Agreement`: Pearson, Kendall, inverted pairs, bootstrap
   intervals over users); :class:`EstimatorSummary` (what
   ``summaries.json`` holds, :func:`load_summaries`, checked to
-  :data:`SYMMETRY_TOLERANCE` and :data:`PSD_TOLERANCE`); workers
+  :data:`SYMMETRY_TOLERANCE` and :data:`PSD_TOLERANCE`); choices made from
+  floats, ties within a relative 1e-9 going to the first in order
+  (:func:`first_maximum`, :func:`tolerant_order`); workers
   (:func:`available_cores`, :func:`fork_available`, :data:`UNITS_PER_WORKER`).
 - **Errors and arguments**: :class:`OffevalError` (a ``ValueError``) and its
   kinds :class:`ColumnError`, :class:`RowError`, :class:`ConfigurationError`,
@@ -195,6 +197,7 @@ if TYPE_CHECKING:
     from offeval.stats.corrections import CORRECTIONS
     from offeval.stats.inference import Linearisation, interval, ratio_of_means
     from offeval.stats.moments import Moments, Tally
+    from offeval.stats.ties import first_maximum, tolerant_order
     from offeval.validation import (
         check_choice,
         check_flag,
@@ -273,6 +276,7 @@ __all__ = [
     "evaluate_dask",
     "exposure",
     "filled_records",
+    "first_maximum",
     "find_label",
     "force_option",
     "from_obp_rewards",
@@ -308,6 +312,7 @@ __all__ = [
     "separator_named",
     "skipped_table",
     "text_records",
+    "tolerant_order",
     "trajectory_flags",
     "tuning",
     "weight_diagnostics",

@@ -28,6 +28,7 @@ from offeval.plugin import (
     check_number,
     check_whole,
     did_you_mean,
+    tolerant_order,
 )
 from offeval_decision.methods import METHODS
 from offeval_decision.ranks import RankDistribution
@@ -78,7 +79,8 @@ def component_probabilities(dist: RankDistribution, attributes: pd.DataFrame) ->
 def select(dist: RankDistribution, m: int, *, method: str = "top", seed: int = 0) -> list[str]:
     """The m systems to A/B test.
 
-    ``top``: the m most likely to be among the top m. ``sample``: m distinct
+    ``top``: the m most likely to be among the top m (probabilities tied within a
+    relative 1e-9 in the distribution's order of names). ``sample``: m distinct
     systems drawn with probability proportional to their probability of
     being best (systems never best come last, by probability of the top m).
     P(top m) comes from the same draws, tabulated deeper when m exceeds the
@@ -88,7 +90,7 @@ def select(dist: RankDistribution, m: int, *, method: str = "top", seed: int = 0
     m = check_whole(m, "m", low=1, high=len(dist.names))
     top = dist.top(m)
     if method == "top":
-        return list(top.sort_values(ascending=False, kind="stable").index[:m])
+        return [dist.names[i] for i in tolerant_order(top.to_numpy(), descending=True)[:m]]
     rng = np.random.default_rng(seed)
     with np.errstate(divide="ignore"):
         keys = np.log(dist.best.to_numpy()) + rng.gumbel(size=len(dist.names))

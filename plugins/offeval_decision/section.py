@@ -5,7 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from offeval.plugin import OffevalError, ReportContext, ReportSection, markdown_escape
+from offeval.plugin import (
+    OffevalError,
+    ReportContext,
+    ReportSection,
+    first_maximum,
+    markdown_escape,
+)
 from offeval_decision.choices import select
 from offeval_decision.ranks import not_finite, rank_distribution
 from offeval_decision.sweeps import plot_sweep, sweep
@@ -49,6 +55,8 @@ def decision_section(context: ReportContext, *, draws: int = REPORT_DRAWS, m: in
     if alone is not None:
         return ReportSection(TITLE, alone)
     best, chosen, columns, skipped = {}, {}, {}, {}
+    truth = context.truth
+    true_best = None if truth is None else truth.index[first_maximum(truth.to_numpy())]
     for label, summary in context.summaries.items():
         bad = not_finite(summary)
         if bad:
@@ -59,7 +67,7 @@ def decision_section(context: ReportContext, *, draws: int = REPORT_DRAWS, m: in
         best[label] = dist.best
         chosen[label] = ", ".join(select(dist, min(m, k)))
         if context.truth is not None:
-            columns[label] = dist.best.get(context.truth.idxmax(), np.nan)
+            columns[label] = dist.best.get(true_best, np.nan)
     if not best:
         return None
     name = "p_true_best_ranked_first" if context.truth is not None else "p_best_of_pick"
@@ -97,7 +105,7 @@ def decision_section(context: ReportContext, *, draws: int = REPORT_DRAWS, m: in
         section.text += "\n\n" + SWEEP_TEXT
         import matplotlib.pyplot as plt
 
-        figure = plot_sweep(table, 1, context.truth.idxmax())
+        figure = plot_sweep(table, 1, true_best)
         plt.close(figure)  # a report's figure: written to a file, never shown in a notebook cell
         section.figures["p_best_against_cap"] = figure
     return section

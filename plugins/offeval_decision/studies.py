@@ -20,7 +20,13 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from offeval.plugin import OffevalWarning, active_registry, evaluate, progress_bar
+from offeval.plugin import (
+    OffevalWarning,
+    active_registry,
+    evaluate,
+    first_maximum,
+    progress_bar,
+)
 from offeval_decision.choices import select
 from offeval_decision.ranks import rank_distribution
 
@@ -56,7 +62,7 @@ def decision_study(
         env = registry.create("environment", environment, seed=seed + world, **environment_params)
         policies = list(env.candidate_policies(n_policies))
         truth = pd.Series({p.name: env.true_value(p, "reward_per_impression") for p in policies})
-        best = truth.idxmax()
+        best = truth.index[first_maximum(truth.to_numpy())]
         log = env.simulate(env.logging_policy(), n_trajectories, seed=seed + world)
         with warnings.catch_warnings():  # exact propensities: alarms here are chance (3 SE)
             warnings.simplefilter("ignore", OffevalWarning)

@@ -19,6 +19,7 @@ from offeval.plugin import (
     available_cores,
     declaration_of,
     evaluate,
+    first_maximum,
     fork_available,
     get_registry,
     interval,
@@ -132,7 +133,8 @@ def run_demo(
         workers = min(available_cores(), MAX_WORKERS, worth) if fork_available() else 1
     evaluation = evaluate(log, policies, estimators, progress=progress, workers=workers)
     names = list(truth.index)
-    true_best = truth.idxmax()
+    # A best policy is the first in the simulator's order among those tied within RTOL.
+    true_best = names[first_maximum(truth.to_numpy())]
     rows = []
     # Only estimators of reward per impression are on the truth's scale; for the others
     # (rewards per trajectory, normalised metrics) only their order counts.
@@ -158,7 +160,7 @@ def run_demo(
                 "tau_p_value": tau.p_value,
                 "mean_abs_error": error,
                 "ci_coverage": np.nan if label in other_scale else covered,
-                "picked": names[int(np.argmax(order_values))],
+                "picked": names[first_maximum(order_values)],
             }
         )
     ab_tau = kendall_tau(ab["mean"].to_numpy(), truth.to_numpy())
@@ -169,7 +171,7 @@ def run_demo(
             "tau_p_value": ab_tau.p_value,
             "mean_abs_error": float(np.mean(np.abs(ab["mean"].to_numpy() - truth.to_numpy()))),
             "ci_coverage": _coverage(ab["mean"].to_numpy(), ab["se"].to_numpy(), truth.to_numpy()),
-            "picked": ab.loc[ab["mean"].idxmax(), "policy"],
+            "picked": ab["policy"].iloc[first_maximum(ab["mean"].to_numpy())],
         }
     )
     summaries = {label: evaluation.summary(label) for label in evaluation.estimators}

@@ -242,3 +242,16 @@ def test_bad_inputs_name_the_argument():
         agreement(a, a, weights=(None, a.assign(m2=-1.0)))
     with pytest.raises(ConfigurationError, match="confidence level"):
         agreement(first, second, level=95)
+
+
+def test_rounding_noise_neither_orders_nor_inverts_a_pair():
+    """Two models equal under the first measure up to rounding (a sum in another order) are a
+    tie, not an ordered pair that the second measure may invert."""
+    values = np.array([0.1, 0.2, 0.3])
+    first = np.array([[values.sum(), values[::-1].sum(), 0.2]])  # 0.6 and 0.6000000000000001
+    assert first[0, 0] != first[0, 1]
+    second = np.array([[0.5, 0.7, 0.1]])
+    stats = pair_statistics(first, second)
+    assert stats["ordered_pairs"][0] == 2  # (0, 2) and (1, 2); (0, 1) is tied
+    assert stats["inverted_pairs"][0] == 0
+    assert stats["inverted_share"][0] == 0.0

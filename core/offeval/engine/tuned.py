@@ -37,7 +37,10 @@ class GridTuned:
     ``tuning_method`` is ``"slope"`` (SLOPE, Su, Srinath and Krishnamurthy,
     ICML 2020, as obp implements it) or ``"mse"`` (the smallest estimated
     variance + squared bias, the bias raised to a high-probability bound with
-    ``use_bias_upper_bound``, at level ``delta``). The interval is the chosen
+    ``use_bias_upper_bound``, at level ``delta``). Widths, estimates and MSEs
+    equal within a relative 1e-9 are ties, broken as obp does: the first value
+    in obp's grid order (so the choice does not depend on rounding, a BLAS
+    kernel or the chunking). The interval is the chosen
     candidate's: the choice's own uncertainty is not in it. The bound's
     largest-weight term reads sqrt(sum of w^2), at least the largest weight,
     where obp reads the largest weight (the engine does not hand ``combine``

@@ -11,7 +11,9 @@ Appendix A) do:
   does not tie) x (pairs the second does not tie);
 - the share of inverted pairs: of the model pairs the first measure orders,
   the share the second orders the other way (a pair the second measure ties
-  is not inverted; a pair the first ties is left out).
+  is not inverted; a pair the first ties is left out). Two means tied within
+  :data:`offeval.stats.ties.RTOL` (relative) are tied, so rounding noise
+  never orders or inverts a pair.
 
 With per-user values (two users x models matrices), each statistic also gets
 a bootstrap interval over users: a resample draws as many users as there are,
@@ -55,6 +57,7 @@ import pandas as pd
 from scipy import special, stats
 
 from offeval.errors import ConfigurationError, OffevalWarning, describe_rows
+from offeval.stats.ties import tolerant_sign
 from offeval.validation import check_choice, check_level, check_whole
 
 #: Resample x user (or resample x model pair) cells held in memory at once.
@@ -122,6 +125,7 @@ class Agreement:
         i, j = np.triu_indices(len(self.means), k=1)
         a, b = (self.means[m].to_numpy() for m in self.measures)
         da, db = a[i] - a[j], b[i] - b[j]
+        inverted = tolerant_sign(a[i], a[j]) * tolerant_sign(b[i], b[j]) < 0
         names = np.asarray(self.means.index, dtype=object)
         return pd.DataFrame(
             {
@@ -129,7 +133,7 @@ class Agreement:
                 "other": names[j],
                 self.measures[0]: da,
                 self.measures[1]: db,
-                "inverted": np.sign(da) * np.sign(db) < 0,
+                "inverted": inverted,
             }
         )
 
@@ -169,7 +173,7 @@ def pair_statistics(first: np.ndarray, second: np.ndarray) -> dict[str, np.ndarr
     xc = x - x.mean(axis=1, keepdims=True)
     yc = y - y.mean(axis=1, keepdims=True)
     i, j = np.triu_indices(x.shape[1], k=1)
-    sx, sy = np.sign(x[:, i] - x[:, j]), np.sign(y[:, i] - y[:, j])
+    sx, sy = tolerant_sign(x[:, i], x[:, j]), tolerant_sign(y[:, i], y[:, j])
     concordance = sx * sy
     ordered = np.count_nonzero(sx, axis=1)
     inverted = np.count_nonzero(concordance < 0, axis=1)

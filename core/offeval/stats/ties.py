@@ -78,3 +78,9 @@ def tolerant_order(
         values = np.asarray(values, dtype=float)
         groups = np.where(np.isnan(values), groups.max(initial=0) + 1, -groups)
     return np.argsort(groups, kind="stable")
+
+
+def tolerant_sign(a: np.ndarray, b: np.ndarray, rtol: float = RTOL) -> np.ndarray:
+    """The sign of ``a - b`` elementwise, 0 where ``a`` and ``b`` are tied."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return np.where(tied(a, b, rtol), 0.0, np.sign(a - b))
