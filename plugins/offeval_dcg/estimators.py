@@ -8,7 +8,8 @@ m = 1 is naive DCG on raw interactions. The label view ``debiased`` uses
 Q_hat = c * min(m, 1/eps0), ``raw`` uses c (the same as m = 1). DCG is the
 mean over trajectories of the per-trajectory sum (``per="trajectory"``:
 expected reward per trajectory), or that sum over the rows logged
-(``per="impression"``).
+(``per="impression"``). nDCG and pnDCG divide by the ideal DCG, defined for
+rewards >= 0 only: they refuse a negative reward (DCG takes any).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import numpy as np
 
 from offeval.plugin import (
     BaseEstimator,
+    ColumnError,
     ConfigurationError,
     Contribution,
     Linearisation,
@@ -266,11 +268,11 @@ class DCG(_DCGFamily):
 def _ideal(log, labels: np.ndarray, ideal_model) -> np.ndarray:
     """Each trajectory's ideal DCG: its labels sorted best first, discounted by rank.
 
-    Only rows with a positive label are sorted when no label is negative
-    (they come first in every trajectory, so their ranks are their places
-    among themselves).
+    The labels are never negative (:meth:`_Normalised.check_rewards`), so only the
+    positive ones are sorted: they come first in every trajectory, and their ranks are
+    their places among themselves.
     """
-    rows = np.flatnonzero(labels > 0) if labels.min(initial=0.0) >= 0 else np.arange(labels.size)
+    rows = np.flatnonzero(labels > 0)
     unit = log.unit_index[rows]
     order = np.lexsort((-labels[rows], unit))
     rows, unit = rows[order], unit[order]
@@ -282,7 +284,14 @@ def _ideal(log, labels: np.ndarray, ideal_model) -> np.ndarray:
 
 
 class _Normalised(_DCGFamily):
-    """DCG parameters plus the ideal's cut-off."""
+    """DCG parameters plus the ideal's cut-off; rewards must not be negative.
+
+    The ideal DCG is the largest DCG a ranking of the trajectory's items can
+    reach, and normalising by it assumes gains >= 0: with a negative gain,
+    sorting the labels best first no longer bounds the DCG (nDCG of rewards
+    [1, -0.5] would be negative, and its scale meaningless). A negative reward
+    is therefore refused, naming its rows; DCG itself takes any reward.
+    """
 
     ideal_cutoff = "same"
 
@@ -308,10 +317,23 @@ class _Normalised(_DCGFamily):
         depth = self.cutoff if self.ideal_cutoff == "same" else self.ideal_cutoff
         return self._model if depth is None else CutOff(int(depth), self._model)
 
+    @staticmethod
+    def check_rewards(log) -> None:
+        """Refuse negative rewards (a :class:`ColumnError` naming their rows)."""
+        negative = log.column("reward") < 0
+        if negative.any():
+            raise ColumnError(
+                "reward",
+                "nDCG and pnDCG need rewards >= 0 (the ideal DCG of negative gains is not "
+                "defined); use dcg, or shift the rewards",
+                log.source_rows[negative],
+            )
+
     def _per_unit(self, view: PolicyView) -> tuple[Rows, np.ndarray, np.ndarray]:
         """Rows, each trajectory's DCG, and its ideal DCG (shared by every policy)."""
-        r = self.rows(view)
         log = view.log
+        self.check_rewards(log)
+        r = self.rows(view)
         dcg = np.bincount(r.unit, weights=r.labels * r.target, minlength=log.n_units)
         model = self._ideal_model()
         ideal = log.memo(
@@ -327,8 +349,9 @@ class NDCG(_Normalised):
     """Mean over trajectories of DCG / ideal DCG (the ideal from the trajectory's own labels).
 
     Trajectories whose ideal DCG is 0 (no positive label) are excluded and
-    counted (``zero_ideal="exclude"``) or scored 0 (``"zero"``). Not an
-    estimator of online reward: it can order policies differently from DCG.
+    counted (``zero_ideal="exclude"``) or scored 0 (``"zero"``). Rewards must
+    be >= 0: a negative one is refused, as its ideal DCG is not defined. Not
+    an estimator of online reward: it can order policies differently from DCG.
     """
 
     name = "ndcg"
@@ -368,7 +391,10 @@ class NDCG(_Normalised):
 
 
 class PNDCG(_Normalised):
-    """Post-normalised DCG: mean DCG / mean ideal DCG. Orders policies as DCG does."""
+    """Post-normalised DCG: mean DCG / mean ideal DCG. Orders policies as DCG does.
+
+    Rewards must be >= 0: a negative one is refused, as its ideal DCG is not defined.
+    """
 
     name = "pndcg"
 

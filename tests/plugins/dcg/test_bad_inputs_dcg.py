@@ -1,11 +1,13 @@
 """Bad input at the DCG plugin's ways in from obp's logs (issue 19): a log without ``pi_b``
-(the candidates' propensities unknown) leaves out the support check, not reports it as 0."""
+(the candidates' propensities unknown) leaves out the support check, not reports it as 0;
+nDCG and pnDCG refuse negative rewards, which have no ideal DCG (issue 28)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from bad_input_logs import build, cases, fails, frame, late
+from bad_input_logs import MAP, build, cases, fails, frame, late
+from cli_checks import one_line_error
 from obp_inputs import feedback
 
 from offeval import (
@@ -133,3 +135,53 @@ def test_rank_probability_columns_are_read_by_their_rank_number():
     a = evaluate(by_columns, policy, [DCG(logging="rank_probabilities")]).estimate("score")
     b = evaluate(by_exposure, policy, [DCG(logging="exposure")]).estimate("score")
     assert a.value == pytest.approx(b.value, rel=1e-12)
+
+
+# -- issue 28: nDCG and pnDCG on negative rewards -----------------------------------------
+#: The second row of the first trajectory is a negative reward (the -0.5 of the issue).
+NEGATIVE = {"click": [1.0, -0.5, 0.0, 0.0, 1.0, 0.0]}
+NEGATIVE_CASES = {
+    "nDCG": (lambda: evaluate(build(frame(**NEGATIVE)), [RerankPolicy("score")], [NDCG()]),),
+    "pnDCG": (lambda: evaluate(build(frame(**NEGATIVE)), [RerankPolicy("score")], [PNDCG()]),),
+    "nDCG, raw labels, later chunk": (
+        lambda: evaluate(
+            late("click", -1.0), [RerankPolicy("score")], [NDCG(labels="raw")], chunk_rows=100
+        ),
+        r"rows \['r701'\]",
+    ),
+}
+
+
+@cases(NEGATIVE_CASES)
+def test_normalised_dcg_refuses_negative_rewards_naming_the_rows(case):
+    call, *rows = case
+    fails(
+        call,
+        ColumnError,
+        r"^column 'reward': nDCG and pnDCG need rewards >= 0 \(the ideal DCG of negative gains "
+        r"is not defined\); use dcg",
+        *(rows or [r"\(rows \['s2'\]\)$"]),
+    )
+
+
+def test_dcg_itself_takes_negative_rewards():
+    # DCG is linear in the rewards: negating them negates it (and is not refused)
+    clicks = np.array(frame()["click"])
+    policy = [RerankPolicy("score")]
+    plus = evaluate(build(frame(click=clicks)), policy, [DCG()]).estimate("score")
+    minus = evaluate(build(frame(click=-clicks)), policy, [DCG()]).estimate("score")
+    assert minus.value == pytest.approx(-plus.value, rel=1e-12) and plus.value > 0
+
+
+def test_the_command_line_names_the_users_reward_column_and_lines(tmp_path, capsys):
+    path = tmp_path / "log.csv"
+    frame(**NEGATIVE).to_csv(path, index=False)
+    maps = [a for role, col in MAP.items() for a in ("--map", f"{role}={col}")]
+    for name in ("ndcg", "pndcg"):
+        argv = ["evaluate", path, *maps, "--rerank", "s=score", "--estimator", name, "--quiet"]
+        one_line_error(
+            capsys,
+            argv,
+            r"column 'click' \(role reward\): nDCG and pnDCG need rewards >= 0",
+            r"\(log\.csv, lines \[3\]\)$",
+        )
