@@ -192,6 +192,7 @@ class Judgements:
         grade = checked_grades(lab, names["relevance"], labels, negative_grades == "error")
         if strict_users:
             check_same_users(pred["user"], lab["user"])
+        check_id_kinds(id_kind(pred["item"]), id_kind(lab["item"]), names["item"])
         pu, lu, all_users = _user_codes(pred["user"], lab["user"], users)
         pi, li, n_items, item_order = _item_codes(pred["item"], lab["item"], len(all_users))
         check_duplicates(lu, li, "labels", labels.index.to_numpy(), table_name(labels))
@@ -415,6 +416,42 @@ def role_columns(frame: pd.DataFrame, names, required, what: str) -> dict[str, n
                 table=table_name(frame),
             )
     return out
+
+
+#: What :func:`pandas.api.types.infer_dtype` calls ids that are all numbers, or all text.
+_INFERRED = {
+    "integer": "numbers",
+    "floating": "numbers",
+    "mixed-integer-float": "numbers",
+    "decimal": "numbers",
+    "string": "text",
+}
+
+
+def id_kind(ids) -> tuple[str | None, str]:
+    """What the ids are: ``"numbers"`` or ``"text"`` when every one is (missing values
+    aside; an object column is read through), None when there are none or they mix
+    both; and their dtype's name."""
+    dtype = ids.dtype
+    name = str(dtype)
+    if not len(ids):
+        return None, name
+    if isinstance(dtype, np.dtype) and dtype.kind in "iuf":
+        return "numbers", name
+    if isinstance(dtype, np.dtype) and dtype.kind == "O":
+        return _INFERRED.get(pd.api.types.infer_dtype(ids, skipna=True)), name
+    return ("text" if pd.api.types.is_string_dtype(dtype) else None), name
+
+
+def check_id_kinds(run: tuple[str | None, str], qrels: tuple[str | None, str], column: str) -> None:
+    """Run ids that are numbers against qrels ids that are text (or the other way) never
+    match: an error naming both kinds (``run`` and ``qrels`` as :func:`id_kind` gives)."""
+    if run[0] is not None and qrels[0] is not None and run[0] != qrels[0]:
+        raise ColumnError(
+            column,
+            f"the run's ids are {run[0]} ({run[1]}) and the qrels' {qrels[0]} ({qrels[1]}): "
+            "no id of one can match the other; make both sides text (the file readers do)",
+        )
 
 
 def _item_codes(

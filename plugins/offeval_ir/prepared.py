@@ -35,8 +35,10 @@ from offeval_ir.judgements import (
     Judgements,
     Ranking,
     check_duplicates,
+    check_id_kinds,
     checked_grades,
     id_array,
+    id_kind,
     item_order,
     judge_ranked,
     role_columns,
@@ -155,12 +157,14 @@ def measures_of(
 class _Items:
     """How item ids become codes: integer ids shifted by ``low`` (``index`` None), or
     positions in ``index``; ``count`` codes in all. ``matrix``: the qrels are a users x
-    items matrix, whose items are exactly the ids 0 ... count - 1."""
+    items matrix, whose items are exactly the ids 0 ... count - 1. ``kind``: the ids'
+    kind and dtype (:func:`~offeval_ir.judgements.id_kind`)."""
 
     low: int
     count: int
     index: pd.Index | None
     matrix: bool = False
+    kind: tuple[str | None, str] = ("numbers", "int64")
 
     def codes(self, ids) -> np.ndarray:
         """Codes of ``ids``; -1 for an id the qrels never name (for matrix qrels, also an
@@ -286,6 +290,7 @@ class PreparedQrels:
         pu, run_users = _run_users(pred["user"])
         q_of_run = self.users.get_indexer(run_users)
         only_qrels = self._not_in(q_of_run)
+        check_id_kinds(id_kind(pred["item"]), self.items.kind, names["item"])
         qi = self.items.codes(pred["item"])
         own, item_order = _own_item_codes(pred["item"])
 
@@ -423,12 +428,13 @@ def _label_items(ids, n_users: int) -> tuple[np.ndarray, _Items]:
     """Item codes of the labels: integer ids shifted to start at 0 when users x ids fits a
     62-bit key, else positions among the distinct ids."""
     ids = id_array(ids)
+    kind = id_kind(ids)
     if ids.dtype.kind in "iu" and ids.size:
         low, high = int(ids.min()), int(ids.max())
         if -(2**62) < low and high < 2**62 and (high - low + 1) * max(n_users, 1) < 2**62:
-            return ids.astype(np.int64) - low, _Items(low, high - low + 1, None)
+            return ids.astype(np.int64) - low, _Items(low, high - low + 1, None, kind=kind)
     codes, uniques = pd.factorize(ids)
-    return codes.astype(np.int64), _Items(0, len(uniques), pd.Index(uniques))
+    return codes.astype(np.int64), _Items(0, len(uniques), pd.Index(uniques), kind=kind)
 
 
 def _from_matrix(matrix, conv: Conventions, name: str) -> PreparedQrels:

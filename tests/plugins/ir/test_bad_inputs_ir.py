@@ -90,6 +90,36 @@ def test_no_common_query_is_refused_by_the_python_api():
         evaluate_runs({"bm25": run}, qrels, ["P@1"])
 
 
+@pytest.mark.parametrize(
+    ("run_items", "qrels_items", "run_kind", "qrels_kind"),
+    [
+        ([1, 2], ["1", "2"], "numbers (int64)", "text"),
+        (["1", "2"], [1, 2], "text", "numbers (int64)"),
+        ([1.0, 2.0], pd.Series(["1", "2"], dtype=object), "numbers (float64)", "text (object)"),
+    ],
+)
+@pytest.mark.parametrize("runs", [1, 2], ids=["one run", "prepared qrels"])
+def test_item_ids_of_another_type_than_the_qrels_are_refused(
+    run_items, qrels_items, run_kind, qrels_kind, runs
+):
+    run = pd.DataFrame({"user": "q1", "item": run_items, "score": [2.0, 1.0]})
+    qrels = pd.DataFrame({"user": "q1", "item": qrels_items, "relevance": [1, 1]})
+    with pytest.raises(ColumnError) as caught:
+        if runs == 1:
+            compute_measures(run, qrels, ["P@2"])
+        else:  # several runs are judged on qrels prepared once
+            evaluate_runs({"a": run, "b": run}, qrels, ["P@2"])
+    message = str(caught.value)
+    assert message.startswith("column 'item': the run's ids are " + run_kind)
+    assert f"the qrels' {qrels_kind}" in message and "\n" not in message
+
+
+def test_item_ids_of_mixed_types_are_judged_where_they_match():
+    run = pd.DataFrame({"user": "q1", "item": pd.Series([1, "d2"], dtype=object), "score": [2, 1]})
+    qrels = pd.DataFrame({"user": "q1", "item": ["d2", "d3"], "relevance": [1, 1]})
+    assert compute_measures(run, qrels, ["P@2"]).per_user["P@2"].tolist() == [0.5]
+
+
 # --- negative grades -------------------------------------------------------------------------
 
 #: d2 is graded -1 (TREC's "in the pool, unjudged"); the run ranks d2, d1, d3, d5.
