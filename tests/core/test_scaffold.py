@@ -15,6 +15,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from cli_checks import one_line_error
 
 from offeval.cli import scaffold
 from offeval.cli.shell import CORE_COMMANDS, main
@@ -202,3 +203,23 @@ def test_a_mistake_is_one_line(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("offeval: error: new-plugin 'My-Ips': ")
     assert "(try 'my_ips')" in err
+
+
+def test_a_name_too_long_for_a_file_name_is_one_line(tmp_path, monkeypatch, capsys):
+    """The longest name the package's files allow is written; a longer one is refused
+    up front (not an OSError from the file system), in one line."""
+    monkeypatch.chdir(tmp_path)
+    longest = "a" * scaffold.MAX_NAME
+    assert main(["new-plugin", longest]) == 0
+    assert files_in(tmp_path / f"offeval-{longest}") == {
+        path.replace("my_ips", longest) for path in FILES
+    }
+    capsys.readouterr()
+    line = one_line_error(
+        capsys,
+        ["new-plugin", "b" * 300],
+        r"^offeval: error: new-plugin 'b{20}\.\.\.': ",
+        rf"at most {scaffold.MAX_NAME} characters \(this one has 300\)",
+    )
+    assert len(line) < 200
+    assert os.listdir(tmp_path) == [f"offeval-{longest}"]

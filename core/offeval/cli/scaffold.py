@@ -35,6 +35,12 @@ from offeval.registry.manager import ENTRY_POINT_GROUP, Registry, get_registry
 
 #: What a plugin name may look like: a lower-case Python identifier (PEP 8 package names).
 NAME_PATTERN = re.compile(r"[a-z][a-z0-9_]*")
+#: The longest plugin name: the longest file name it goes into, the temporary folder
+#: ``.offeval-NAME.tmp-XXXXXXXX`` (8 random characters) that becomes ``offeval-NAME``,
+#: within the 255 characters most file systems (ext4, APFS, NTFS) allow a file name.
+MAX_NAME = 255 - len(".offeval-.tmp-") - 8
+#: How many of a name's characters a refusal of a name too long shows.
+SHOWN_NAME = 20
 
 
 class NewPluginCommand:
@@ -67,10 +73,17 @@ class NewPluginCommand:
 def check_name(name: str, registry: Registry | None = None) -> str:
     """``name`` if a new plugin (and its estimator) may take it, else an OffevalError.
 
-    Refused: anything but a lower-case Python identifier, a keyword, the
+    Refused: a name longer than :data:`MAX_NAME` (the file names it makes would
+    be too long), anything but a lower-case Python identifier, a keyword, the
     name of an installed plugin or of a registered estimator, and a name
     whose package ``offeval_NAME`` is importable already.
     """
+    if len(name) > MAX_NAME:
+        raise OffevalError(
+            f"new-plugin {name[:SHOWN_NAME] + '...'!r}: a plugin name has at most {MAX_NAME} "
+            f"characters (this one has {len(name)}), as the file names it makes must fit "
+            "the file system's limit: choose a shorter name"
+        )
     if not NAME_PATTERN.fullmatch(name):
         guess = re.sub(r"[^a-z0-9_]", "_", name.lower()).strip("_")
         suggestion = f" (try {guess!r})" if NAME_PATTERN.fullmatch(guess) else ""
