@@ -185,6 +185,23 @@ def test_decide_reports_a_malformed_file_in_one_line(tmp_path, capsys, changes):
     assert f"summary 'is', field '{next(iter(changes))}'" in captured.err
 
 
+@pytest.mark.parametrize(
+    "text",
+    ["[" * 100_000, '{"summaries_version": 1, "summaries": [' + '{"a": ' * 100_000 + "1"],
+    ids=["a file of brackets", "a summary nested deep"],
+)
+def test_decide_on_json_nested_too_deep_is_one_line_naming_the_file(tmp_path, capsys, text):
+    path = tmp_path / "deep.json"
+    path.write_text(text)
+    for given in (path, tmp_path / "summaries.json"):  # the file, or the folder holding it
+        given.write_text(text)
+        assert main(["decide", str(given if given == path else tmp_path)]) == 2
+        captured = capsys.readouterr()
+        assert captured.out == "" and captured.err.count("\n") == 1, captured.err
+        assert captured.err.startswith(f"offeval: error: {given}: not a summaries file (")
+        assert "nested too deeply" in captured.err
+
+
 def test_decide_on_an_empty_file_says_so(tmp_path, capsys):
     save_summaries(tmp_path / "summaries.json", [])
     assert main(["decide", str(tmp_path)]) == 2
