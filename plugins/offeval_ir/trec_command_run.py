@@ -146,6 +146,8 @@ def _lines(measure: TrecMeasure, given: str | None, group: str | None) -> list[R
     if given is not None and measure.params == DOUBLES:
         for text in given.split(","):
             parameter_number(text, option)
+    if measure.name == "relstring":
+        relstring_length(given, option)
     if given is not None and measure.params == PAIRS:
         pair = r"[^=,]+=[^=,]+"
         if not re.fullmatch(rf"{pair}(,{pair})*", given):
@@ -153,6 +155,19 @@ def _lines(measure: TrecMeasure, given: str | None, group: str | None) -> list[R
     label = f"{measure.name}_{given}" if given is not None else measure.name
     computed = offeval_measures(measure.name, given).get(label)
     return [Requested(measure, label, None, given, group, computed)]
+
+
+def relstring_length(given: str | None, option: str) -> int:
+    """relstring's length: the number after its dot (default 10), read as C's atol
+    reads it (2.5 is 2); an error naming ``option`` unless it is one number >= 0."""
+    if given is None:
+        return 10
+    if "," in given:
+        raise OffevalError(f"{option}: relstring's length is one whole number, got {given!r}")
+    length = math.trunc(parameter_number(given, option))
+    if length < 0:
+        raise OffevalError(f"{option}: relstring's length must be >= 0, got {length}")
+    return length
 
 
 def trec_eval_lines(args: argparse.Namespace) -> list[str]:
@@ -213,7 +228,7 @@ def _values(
     measures = [r.offeval for r in printed if r.offeval is not None]
     names, groups = measure_groups(measures, conventions) if measures else ([], [])
     lengths = {
-        r.label: int(parameter_number(r.params or "10", ""))
+        r.label: relstring_length(r.params, f"-m relstring.{r.params}")
         for r in printed
         if r.measure.name == "relstring"
     }

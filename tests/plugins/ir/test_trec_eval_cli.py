@@ -329,6 +329,8 @@ def test_query_order_geometric_mean_counts_and_runid(tmp_path, capsys):
         (["-m", "11pt_avg.0.5,-0.1"], [r"a recall level must be in \[0, 1\], got -0\.1"]),
         (["-m", "Rprec_mult.-1"], [r"'Rprec_mult\.-1': .*multiple of R must be > 0, got -1"]),
         (["-m", "Rprec_mult.0"], [r"the multiple of R must be > 0, got 0\.0"]),
+        (["-m", "relstring.-3"], [r"^offeval: error: -m relstring\.-3: .*length.* >= 0, got -3"]),
+        (["-m", "relstring.3,5"], [r"-m relstring\.3,5: .*one whole number"]),
     ],
 )
 def test_a_mistake_is_one_line_naming_the_option(argv, patterns, monkeypatch, capsys):
