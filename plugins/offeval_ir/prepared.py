@@ -21,6 +21,7 @@ produce them; see :mod:`offeval_ir.topn`) are judged with
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -320,7 +321,7 @@ class PreparedQrels:
         score matrix). With ``check`` a row naming an item twice, or padding before an
         item, is an error (:func:`~offeval_ir.topn.top_n`'s output needs no check).
         Users: the matrix's rows, then the qrels' users it has no row for."""
-        topn = _matrix(topn, "topn")
+        topn = _topn_matrix(topn)
         if users is None:
             row_users = pd.RangeIndex(topn.shape[0])
         else:
@@ -486,6 +487,28 @@ def _matrix(values, what: str, numeric: bool = False) -> np.ndarray:
     if numeric and array.dtype.kind not in "iufb":
         raise ConfigurationError(f"{what} must hold numbers, got dtype {array.dtype}")
     return array
+
+
+def _topn_matrix(topn) -> np.ndarray:
+    """A top-n matrix as numpy. A list of lists of different lengths is taken as
+    variable-length lists (as ml_metrics' and recmetrics' ``mapk`` take them): its
+    shorter rows are padded at their end (-1 for numbers, None for other ids)."""
+    if not isinstance(topn, list | tuple) or not topn:
+        return _matrix(topn, "topn")
+    rows = [isinstance(row, list | tuple | np.ndarray) for row in topn]
+    if not all(rows):
+        raise ConfigurationError(
+            f"topn: row {rows.index(False)} is not a list of item ids, got "
+            f"{topn[rows.index(False)]!r}"
+        )
+    lengths = np.fromiter(map(len, topn), np.int64, len(topn))
+    if (lengths == lengths[0]).all():
+        return _matrix(topn, "topn")
+    flat = pd.Series(list(itertools.chain.from_iterable(topn))).to_numpy()
+    numeric = flat.dtype.kind in "iuf"
+    out = np.full((len(topn), lengths.max()), -1 if numeric else None, flat.dtype)
+    out[np.arange(out.shape[1]) < lengths[:, None]] = flat
+    return out
 
 
 def _run_users(users) -> tuple[np.ndarray, pd.Index]:

@@ -226,9 +226,11 @@ def compute_topn(
 
     ``topn`` is (users x n), row r the items recommended to user ``users[r]``
     (default r) best first, -1 (or NaN, in a float matrix) padding a short
-    list (see :func:`top_n`). ``qrels``: a long frame (user, item,
-    relevance), a users x items relevance matrix (numpy or scipy.sparse;
-    non-zero cells are labels, NaN cells are not), or
+    list (see :func:`top_n`); a list of lists of different lengths is taken
+    as variable-length lists (row r: user r's items, best first).
+    ``qrels``: a long frame (user, item, relevance), a users x items
+    relevance matrix (numpy or scipy.sparse; non-zero cells are labels, NaN
+    cells are not), or
     :func:`~offeval_ir.prepared.prepare_qrels`' result (prepare once when
     judging many models). Users are the rows, then the qrels' users without
     a row. ``conventions`` default to the ``trec_eval`` preset.

@@ -86,3 +86,22 @@ def test_nan_cells_of_a_held_out_matrix_are_no_labels():
     got = compute_topn(NAN_PADDED, padded, ["P@2", "num_rel"]).per_user
     assert got["P@2"].tolist() == [1.0, 0.5, 1.0]
     assert got["num_rel"].tolist() == [2.0, 1.0, 2.0]
+
+
+@pytest.mark.parametrize("qrels", [HELD_OUT_FRAME, HELD_OUT_MATRIX], ids=["frame", "matrix"])
+def test_a_ragged_list_of_lists_is_variable_length_lists(qrels):
+    got = compute_topn([[3, 5], [2], (4, 0, 1)], qrels, ["P@2", "num_ret"]).per_user
+    assert got["P@2"].tolist() == [1.0, 0.5, 1.0]
+    assert got["num_ret"].tolist() == [2.0, 1.0, 3.0]
+
+
+def test_ragged_lists_of_text_ids_name_their_users():
+    qrels = pd.DataFrame({"user": ["u1", "u2"], "item": ["d2", "d9"], "relevance": [1, 1]})
+    got = compute_topn([["d1", "d2", "d3"], ["d9"]], qrels, ["P@2"], users=["u1", "u2"])
+    assert got.per_user["P@2"].to_dict() == {"u1": 0.5, "u2": 0.5}
+
+
+@pytest.mark.parametrize(("topn", "row"), [([[1, 2], 3], "row 1"), ([[1], [2, 3], None], "row 2")])
+def test_a_list_whose_rows_are_not_lists_is_refused_naming_the_row(topn, row):
+    with pytest.raises(ConfigurationError, match=rf"^topn: {row} is not a list of item ids"):
+        compute_topn(topn, HELD_OUT_MATRIX, ["P@2"])
