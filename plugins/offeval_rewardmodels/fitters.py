@@ -16,7 +16,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from offeval.plugin import ConfigurationError, InteractionLog, check_whole, rewardmodel
+from offeval.plugin import (
+    ColumnError,
+    ConfigurationError,
+    InteractionLog,
+    check_number,
+    check_whole,
+    hint,
+    rewardmodel,
+)
 from offeval_rewardmodels.fitting import _sklearn, fit_reward_model
 
 
@@ -74,14 +82,27 @@ class _Fitter:
         )
 
 
+def _ridge() -> str:
+    """What to fit instead of a classifier when the rewards are not clicks, said in the
+    reader's words (a class to build, or an option)."""
+    return hint(
+        "for other rewards use the ridge fitter (or fit_reward_model with a regressor)",
+        "for other rewards use --fit-reward-model ridge:...",
+    )
+
+
 class Logistic(_Fitter):
-    """Logistic regression of a 0/1 reward (scikit-learn's LogisticRegression), cross-fitted."""
+    """Logistic regression of a 0/1 reward (scikit-learn's LogisticRegression), cross-fitted.
+
+    The rewards must be 0 or 1, both present (``ridge`` fits other rewards);
+    ``C`` > 0 is the inverse of the regularisation strength.
+    """
 
     name = "logistic"
 
     def __init__(self, features=(), categorical=(), folds=5, seed=0, C: float = 1.0):
         super().__init__(features, categorical, folds, seed)
-        self.C = C
+        self.C = check_number(C, "C", low=0, low_open=True)
 
     def model(self):
         """LogisticRegression(C, max_iter=1000)."""
@@ -89,15 +110,36 @@ class Logistic(_Fitter):
 
         return LogisticRegression(C=self.C, max_iter=1000)
 
+    def fit(self, log: InteractionLog) -> rewardmodel.RewardPredictions:
+        """Out-of-fold predictions, once the rewards are seen to be clicks: 0 or 1, both."""
+        reward = log.column("reward")
+        other = (reward != 0) & (reward != 1)
+        if other.any():
+            raise ColumnError(
+                "reward",
+                f"logistic needs rewards of 0 or 1 (a classifier of clicks); {_ridge()}",
+                log.source_rows[other],
+            )
+        if (reward == reward[0]).all():
+            raise ColumnError(
+                "reward",
+                f"logistic needs both rewards, 0 and 1, to learn from, but every reward is "
+                f"{reward[0]:g}; {_ridge()}",
+            )
+        return super().fit(log)
+
 
 class Ridge(_Fitter):
-    """Ridge regression of the reward (scikit-learn's Ridge), cross-fitted by trajectory."""
+    """Ridge regression of the reward (scikit-learn's Ridge), cross-fitted by trajectory.
+
+    ``alpha`` >= 0 is the regularisation strength (0: least squares).
+    """
 
     name = "ridge"
 
     def __init__(self, features=(), categorical=(), folds=5, seed=0, alpha: float = 1.0):
         super().__init__(features, categorical, folds, seed)
-        self.alpha = alpha
+        self.alpha = check_number(alpha, "alpha", low=0)
 
     def model(self):
         """Ridge(alpha)."""

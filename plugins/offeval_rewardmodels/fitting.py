@@ -186,6 +186,29 @@ def _predict(base, model, x: np.ndarray) -> np.ndarray:
     return np.asarray(model.predict(x), dtype=float).reshape(-1)
 
 
+def _check_classes(reward: np.ndarray, fold: np.ndarray, folds: int, labels: np.ndarray) -> None:
+    """Every fold's training rows (the other folds') hold two reward values or more, as a
+    classifier needs; else a :class:`ColumnError` naming the rows of the fold whose values
+    its training rows lack."""
+    codes, values = pd.factorize(reward)
+    counts = np.bincount(fold * len(values) + codes, minlength=folds * len(values))
+    counts = counts.reshape(folds, len(values))
+    training = counts.sum(axis=0) - counts  # (fold, value): its count outside the fold
+    single = np.flatnonzero((training > 0).sum(axis=1) < 2)
+    if not single.size:
+        return
+    k = single[0]
+    seen = training[k] > 0
+    shown = ", ".join(f"{v:g}" for v in values[seen])
+    raise ColumnError(
+        "reward",
+        f"a classifier needs two reward values to learn from, but with folds={folds} the "
+        f"training rows of one fold (the trajectories outside it) hold {shown} only: use fewer "
+        "folds, or a regressor",
+        labels[(fold == k) & ~seen[codes]],
+    )
+
+
 def fit_reward_model(
     data: InteractionLog | pd.DataFrame,
     regressor,
@@ -203,7 +226,8 @@ def fit_reward_model(
     ``folds`` folds at random (``seed``); a copy of ``regressor`` (sklearn's
     ``clone``) is fitted on all folds but one and predicts that fold's rows
     and the candidates of its trajectories. A classifier's prediction is its
-    expected reward, ``predict_proba @ classes_`` (P(click) for 0/1 rewards).
+    expected reward, ``predict_proba @ classes_`` (P(click) for 0/1 rewards);
+    each fold's training rows must then hold two reward values or more.
 
     ``features`` are column names, read from the rows and from the candidate
     rows, or a function ``features(table) -> (n, d) array`` called on both;
@@ -245,6 +269,8 @@ def fit_reward_model(
             cand_labels[cand_fold < 0],
             table="candidate rows",
         )
+    if _is_classifier(base, regressor):
+        _check_classes(reward, fold, folds, labels)
     out = np.empty(len(rows))
     cand_out = None if cands is None else np.empty(len(cands))
     for k in range(folds):

@@ -5,6 +5,8 @@ the argument, key or column and the rows (obp's 0-based rounds, or the user's la
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -238,3 +240,119 @@ def test_the_command_line_names_its_candidates_option(tmp_path, capsys, estimato
 def test_messages_show_numbers_as_plain_values(call, shown):
     line = message(call)
     assert "np." not in line and shown in line
+
+
+# -- issue 28: --fit-reward-model on rewards logistic cannot fit, and bad parameters -------
+def click_log(tmp_path, reward) -> str:
+    """A CSV log of 20 one-row trajectories (labelled 'u0'... in Python) with ``reward``
+    in the user's column ``click`` and a numeric feature ``x``."""
+    n = len(reward)
+    frame = pd.DataFrame(
+        {
+            "user": np.arange(n),
+            "item": np.arange(n) % 3,
+            "click": reward,
+            "propensity": 1 / 3,
+            "pi": 0.5,
+            "x": np.linspace(0, 1, n),
+        }
+    )
+    path = tmp_path / "log.csv"
+    frame.to_csv(path, index=False)
+    return path
+
+
+def fit_argv(path, spec: str) -> list:
+    maps = ["--map", "trajectory=user", "--map", "reward=click"]
+    return ["evaluate", path, *maps, "--policy", "t=pi", "--estimator", "ips", "--quiet"] + [
+        "--fit-reward-model",
+        spec,
+    ]
+
+
+#: Rewards 0, 0.5 and 1 (rows 2, 7 and 12 are 0.5), none clicked, one click in row 5.
+HALVES = np.array([0.0, 1, 0.5, 0, 1, 0, 1, 0.5, 0, 1, 0, 1, 0.5, 0, 1, 0, 1, 0, 0, 1])
+NONE = np.zeros(20)
+ONE = np.eye(20)[5]
+
+
+def test_logistic_on_rewards_other_than_0_and_1_is_one_line_naming_the_rows(tmp_path, capsys):
+    from cli_checks import one_line_error
+
+    one_line_error(
+        capsys,
+        fit_argv(click_log(tmp_path, HALVES), "logistic:features=[x]"),
+        r"^offeval: error: column 'click' \(role reward\): logistic needs rewards of 0 or 1 "
+        r"\(a classifier of clicks\); for other rewards use --fit-reward-model ridge:\.\.\. "
+        r"\(log\.csv, lines \[4, 9, 14\]\)$",
+    )
+
+
+def test_logistic_on_a_log_without_a_click_is_one_line(tmp_path, capsys):
+    from cli_checks import one_line_error
+
+    one_line_error(
+        capsys,
+        fit_argv(click_log(tmp_path, NONE), "logistic:features=[x]"),
+        r"^offeval: error: column 'click' \(role reward\): logistic needs both rewards, 0 and 1, "
+        r"to learn from, but every reward is 0; .*--fit-reward-model ridge",
+    )
+
+
+def test_a_fold_whose_training_rows_hold_one_class_is_one_line(tmp_path, capsys):
+    # the one click is in one fold: the model of that fold would learn from zeros only
+    from cli_checks import one_line_error
+
+    one_line_error(
+        capsys,
+        fit_argv(click_log(tmp_path, ONE), "logistic:features=[x],folds=4"),
+        r"^offeval: error: column 'click' \(role reward\): a classifier needs two reward values "
+        r"to learn from, but with folds=4 the training rows of one fold \(the trajectories "
+        r"outside it\) hold 0 only: use fewer folds, or a regressor \(log\.csv, lines \[7\]\)$",
+    )
+
+
+def test_the_python_fitters_name_the_users_rows():
+    from sklearn.linear_model import LogisticRegression
+
+    from offeval_rewardmodels.fitters import Logistic
+
+    labels = [f"u{i}" for i in range(20)]
+    frame = pd.DataFrame(
+        {"trajectory": np.arange(20), "item": 0, "x": np.linspace(0, 1, 20)}, index=labels
+    )
+    log = InteractionLog.from_frame(frame.assign(reward=HALVES))
+    with pytest.raises(ColumnError, match=r"'reward'.*0 or 1.*rows \['u2', 'u7', 'u12'\]"):
+        Logistic(features=["x"]).fit(log)
+    with pytest.raises(ColumnError, match=r"'reward'.*every reward is 0"):
+        Logistic(features=["x"]).fit(InteractionLog.from_frame(frame.assign(reward=NONE)))
+    log = InteractionLog.from_frame(frame.assign(reward=ONE))
+    with pytest.raises(ColumnError, match=r"'reward'.*folds=4.*one fold.*rows \['u5'\]"):
+        fit_reward_model(log, LogisticRegression(), ["x"], folds=4)
+
+
+FITTER_PARAMETERS = {
+    "ridge:features=[x],alpha=-1": r"alpha must be a finite number >= 0, got -1$",
+    "ridge:features=[x],alpha=inf": r"alpha must be a finite number >= 0, got inf$",
+    "logistic:features=[x],C=0": r"C must be a finite positive number, got 0$",
+    "logistic:features=[x],C=x": r"C must be a finite positive number, got 'x'$",
+}
+
+
+@pytest.mark.parametrize("spec", FITTER_PARAMETERS)
+def test_fitter_parameters_are_checked_before_any_file_is_read(tmp_path, capsys, spec):
+    from cli_checks import one_line_error
+
+    absent = tmp_path / "absent.csv"  # never read: the spec is refused first
+    pattern = rf"^offeval: error: --fit-reward-model {re.escape(spec)}: {FITTER_PARAMETERS[spec]}"
+    one_line_error(capsys, fit_argv(absent, spec), pattern)
+
+
+def test_fitter_parameters_are_checked_when_built_in_python():
+    from offeval_rewardmodels.fitters import Logistic, Ridge
+
+    with pytest.raises(ConfigurationError, match="alpha must be a finite number >= 0, got -1"):
+        Ridge(features=["x"], alpha=-1)
+    with pytest.raises(ConfigurationError, match="C must be a finite positive number, got 0"):
+        Logistic(features=["x"], C=0)
+    assert Ridge(features=["x"], alpha=0).alpha == 0  # least squares: allowed
