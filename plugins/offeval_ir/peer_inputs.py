@@ -32,8 +32,11 @@ from collections.abc import Iterable, Iterator, Mapping
 import numpy as np
 import pandas as pd
 
-from offeval.plugin import ConfigurationError
+from offeval.plugin import ColumnError, ConfigurationError
 
+#: At most how many entries an error hands over (more than its message shows: it then
+#: ends in an ellipsis).
+_NAMED = 100
 #: Column names of the peers' long frames, by role.
 PEER_COLUMNS = {
     "user": ("query_id", "q_id"),
@@ -81,9 +84,27 @@ def dict_frame(data: Mapping, value: str, what: str) -> pd.DataFrame:
             f"{what}: the {value} of query {users[bad]!r}, document {items[bad]!r} is "
             f"{raw[bad]!r}, not a number"
         ) from None
+    _check_values(values, value, users, items, what)
     if value == "relevance" and np.all(values == np.round(values)):
         values = values.astype(np.int64)
     return pd.DataFrame({"user": users, "item": np.array(items, dtype=object), value: values})
+
+
+def _check_values(values: np.ndarray, value: str, users, items: list, what: str) -> None:
+    """NaN scores, and grades that are not finite, are errors naming the queries and the
+    documents (as the frames' checks name rows; infinite scores rank as in frames)."""
+    bad = np.isnan(values) if value == "score" else ~np.isfinite(values)
+    if bad.any():
+        at = np.flatnonzero(bad)[:_NAMED]
+        problem = (
+            "score must be a number" if value == "score" else f"{value} must be a finite number"
+        )
+        raise ColumnError(
+            value,
+            problem,
+            [(users[i], items[i]) for i in at],
+            table=f"{what}: query, document",
+        )
 
 
 def _is_number(value: object) -> bool:

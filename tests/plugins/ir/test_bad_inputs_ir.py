@@ -120,6 +120,37 @@ def test_item_ids_of_mixed_types_are_judged_where_they_match():
     assert compute_measures(run, qrels, ["P@2"]).per_user["P@2"].tolist() == [0.5]
 
 
+@pytest.mark.parametrize(
+    ("run", "qrels", "message"),
+    [
+        (
+            {"q1": {"d1": 2.0, "d2": math.nan}, "q2": {"d3": 1.0}},
+            {"q1": {"d1": 1}},
+            "column 'score': score must be a number (the run: query, document [('q1', 'd2')])",
+        ),
+        (
+            {"q1": {"d1": 2.0}},
+            {"q1": {"d1": 1, "d2": 0}, "q2": {"d3": math.nan, "d4": math.inf}},
+            "column 'relevance': relevance must be a finite number "
+            "(the qrels: query, document [('q2', 'd3'), ('q2', 'd4')])",
+        ),
+    ],
+)
+def test_nan_in_dict_of_dict_inputs_names_the_query_and_the_document(run, qrels, message):
+    with pytest.raises(ColumnError) as caught:
+        compute_measures(run, qrels, ["P@2"])
+    assert str(caught.value) == message
+    with pytest.raises(ColumnError) as caught:
+        evaluate_runs({"bm25": run}, qrels, ["P@2"])
+    assert str(caught.value) == message.replace("the run:", "run 'bm25':")
+
+
+def test_infinite_scores_in_dict_of_dict_runs_are_ranked_as_in_frames():
+    run = {"q1": {"d1": -math.inf, "d2": math.inf, "d3": 0.0}}
+    got = compute_measures(run, {"q1": {"d2": 1}}, ["RR"]).per_user["RR"]
+    assert got.tolist() == [1.0]  # d2 first
+
+
 # --- negative grades -------------------------------------------------------------------------
 
 #: d2 is graded -1 (TREC's "in the pool, unjudged"); the run ranks d2, d1, d3, d5.
