@@ -138,6 +138,11 @@ class RIPS(BettingIntervals, SlateEstimator):
         asks for normal ones."""
         return "normal" if self.self_normalized else "betting"
 
+    #: RIPS models cascading clicks: its betting intervals assume rewards in [0, 1] unless
+    #: the user declares other bounds (``reward_range=``, ``--reward-range``); a log with a
+    #: reward outside them is refused, naming both options.
+    reward_range = (0.0, 1.0)
+
     @property
     def requires(self) -> tuple[str, ...]:
         """The target's prefix probabilities and the logger's columns."""

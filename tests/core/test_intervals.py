@@ -4,16 +4,18 @@ heavy-tailed weights, and how evaluations choose, run and report a method."""
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 from reference_estimators import IS, SNIS
 
-from offeval import OffevalError, evaluate
+from offeval import ColumnPolicy, InteractionLog, OffevalError, evaluate
 from offeval.engine.accumulator import Accumulator
 from offeval.engine.declaration import declaration_of
 from offeval.engine.summary import EstimatorSummary
-from offeval.errors import ConfigurationError
+from offeval.errors import ConfigurationError, OffevalWarning, command_line
 from offeval.plugin import Contribution
 from offeval.stats.betting import MAX_BET, betting_interval
 
@@ -24,6 +26,7 @@ class BettingIS(IS):
     name = "betting_is"
     interval = "betting"
     betting_columns = {"rewards": "rw", "weights": "w", "rows": "rows", "divisor": "rows"}
+    reward_range = (0.0, 1.0)  # the bandit's rewards are clicks
 
     def contribute(self, view):
         w = view.weights()
@@ -143,7 +146,7 @@ def test_betting_intervals_cover_where_normal_ones_do_not():
 
 def test_evaluate_gives_the_betting_interval_of_the_unit_sums(bandit):
     log, target, _ = bandit
-    ev = evaluate(log, [target], [BettingIS(), SNIS()])
+    ev = evaluate(log, [target], [BettingIS(), SNIS()], reward_range=(0, 1))
     est = ev.estimate("target", "betting_is")
     assert est.interval_method == "betting" and est.to_dict()["interval_method"] == "betting"
     assert ev.estimate("target", "snis").interval_method == "normal"
@@ -155,8 +158,7 @@ def test_evaluate_gives_the_betting_interval_of_the_unit_sums(bandit):
         np.bincount(log.unit_index, v) for v in (log.column("reward") * w, w, log.ones, log.ones)
     ]
     order = np.argsort(acc.state.kept_ids[0])
-    reward = log.column("reward")
-    expected = betting_interval(*(s[order] for s in sums), reward.min(), reward.max())
+    expected = betting_interval(*(s[order] for s in sums), 0.0, 1.0)
     np.testing.assert_allclose(est.interval, expected, rtol=1e-9)
     assert est.ci_low <= est.value <= est.ci_high
     normal = evaluate(log, [target], [BettingIS()], interval="normal").estimate("target")
@@ -165,12 +167,14 @@ def test_evaluate_gives_the_betting_interval_of_the_unit_sums(bandit):
 
 def test_betting_intervals_do_not_depend_on_chunks_streams_workers_or_unit_order(bandit):
     log, target, _ = bandit
-    whole = evaluate(log, [target], [BettingIS()], chunk_rows=log.n_rows).estimate("target")
+    known = {"reward_range": (0, 1)}
+    whole = evaluate(log, [target], [BettingIS()], chunk_rows=log.n_rows, **known)
+    whole = whole.estimate("target")
     others = [
-        evaluate(log, [target], [BettingIS()], chunk_rows=777),
-        evaluate(list(log.chunks(1_234)), [target], [BettingIS()]),
-        evaluate(list(log.chunks(1_234))[::-1], [target], [BettingIS()]),
-        evaluate(log, [target], [BettingIS()], workers=2),
+        evaluate(log, [target], [BettingIS()], chunk_rows=777, **known),
+        evaluate(list(log.chunks(1_234)), [target], [BettingIS()], **known),
+        evaluate(list(log.chunks(1_234))[::-1], [target], [BettingIS()], **known),
+        evaluate(log, [target], [BettingIS()], workers=2, **known),
     ]
     for other in others:
         np.testing.assert_allclose(other.estimate("target").interval, whole.interval, rtol=1e-9)
@@ -183,7 +187,7 @@ def test_interval_chosen_by_estimator_label_or_name(bandit):
     assert ev.intervals == ["normal", "normal"]
     summary = ev.summary("betting_is")
     assert summary.interval_method == "normal"
-    default = evaluate(log, [target], [BettingIS()]).summary()
+    default = evaluate(log, [target], [BettingIS()], reward_range=(0, 1)).summary()
     again = EstimatorSummary.from_dict(default.to_dict())
     assert again.interval_method == "betting"
 
@@ -241,3 +245,84 @@ def test_saved_summaries_refuse_an_unknown_interval_method(bandit):
     data["interval_method"] = "bca"
     with pytest.raises(OffevalError, match=r"field 'interval_method': must be one of"):
         EstimatorSummary.from_dict(data)
+
+
+class UnboundedIS(BettingIS):
+    """BettingIS declaring no bounds of the rewards."""
+
+    name = "unbounded_is"
+    reward_range = None
+
+
+def clicks_and_propensities(clicks: list[int], propensity: float = 0.5):
+    """A one-row-per-trajectory log with these rewards, and a target equal to the logger."""
+    n = len(clicks)
+    frame = pd.DataFrame(
+        {
+            "trajectory": np.arange(n),
+            "item": np.zeros(n, dtype=int),
+            "reward": np.asarray(clicks, dtype=float),
+            "propensity": np.full(n, propensity),
+            "target": np.full(n, propensity),
+        }
+    )
+    return InteractionLog.from_frame(frame), ColumnPolicy("target", name="target")
+
+
+def test_betting_needs_bounds_known_before_the_data():
+    """20 impressions without a click: bounds read off the sample gave [0, 0]; with the
+    known bounds [0, 1] the upper end is that of a click rate never seen in 20 tries (about
+    0.3 at 95%: even exact binomial's is 0.17)."""
+    log, target = clicks_and_propensities([0] * 20)
+    with pytest.raises(OffevalError, match=r"need the rewards' known bounds.*reward_range="):
+        evaluate(log, [target], [UnboundedIS()])
+    with command_line(), pytest.raises(OffevalError, match=r"add --reward-range LOW,HIGH"):
+        evaluate(log, [target], [UnboundedIS()])
+    est = evaluate(log, [target], [UnboundedIS()], reward_range=(0, 1)).estimate("target")
+    assert est.value == 0.0 and est.ci_low == 0.0
+    assert 0.17 < est.ci_high < 0.5
+    declared = evaluate(log, [target], [BettingIS()]).estimate("target")
+    assert declared.interval == est.interval  # the estimator's own declaration, the same bounds
+
+
+def test_a_reward_outside_the_known_bounds_is_refused():
+    log, target = clicks_and_propensities([0, 2, 1, 0])
+    with pytest.raises(OffevalError, match=r"assumes rewards in \[0, 1\], and the log has rewards"):
+        evaluate(log, [target], [BettingIS()])
+    wide = evaluate(log, [target], [BettingIS()], reward_range="0,2").estimate("target")
+    assert wide.interval_method == "betting" and 0 <= wide.ci_low <= wide.ci_high <= 2
+
+
+def test_a_betting_interval_stays_in_the_rewards_range_where_the_estimate_leaves_it():
+    """A click seen at weight 10 gives IS = 10/4 > 1; the true click rate is at most 1, and
+    so is the interval's upper end (it was widened to hold the estimate)."""
+    frame = pd.DataFrame(
+        {
+            "trajectory": np.arange(4),
+            "item": np.zeros(4, dtype=int),
+            "reward": [1.0, 0.0, 0.0, 0.0],
+            "propensity": [0.1, 0.9, 0.9, 0.9],
+            "target": [1.0, 0.0, 0.0, 0.0],
+        }
+    )
+    log, target = InteractionLog.from_frame(frame), ColumnPolicy("target", name="target")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", OffevalWarning)
+        est = evaluate(log, [target], [BettingIS()]).estimate("target")
+    assert est.value == pytest.approx(2.5)
+    assert 0.0 <= est.ci_low <= est.ci_high <= 1.0
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ((1, 0), r"reward_range must have its low end below its high end, got 1,0"),
+        ("0;1", r"reward_range must be two numbers"),
+        ((0, math.inf), r"reward_range's high must be"),
+        (("a", 1), r"reward_range's low must be a number, got 'a'"),
+    ],
+)
+def test_reward_range_mistakes_are_named(bandit, value, message):
+    log, target, _ = bandit
+    with pytest.raises(ConfigurationError, match=message):
+        evaluate(log, [target], [BettingIS()], reward_range=value)

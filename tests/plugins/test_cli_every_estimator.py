@@ -111,8 +111,14 @@ def test_a_run_without_estimator_writes_every_one_into_out_and_report(tmp_path):
     [
         ([], {"rips": "betting", "iips": "normal"}),
         (["--interval", "normal"], {"rips": "normal", "iips": "normal"}),
-        (["--interval", "betting"], {"rips": "betting", "iips": "betting"}),
-        (["--interval", "iips=betting"], {"rips": "betting", "iips": "betting"}),
+        (
+            ["--interval", "betting", "--reward-range", "0,1"],
+            {"rips": "betting", "iips": "betting"},
+        ),
+        (
+            ["--interval", "iips=betting", "--reward-range", "0,1"],
+            {"rips": "betting", "iips": "betting"},
+        ),
         (["--interval", "rips=normal"], {"rips": "normal", "iips": "normal"}),
     ],
 )
@@ -129,7 +135,9 @@ def test_interval_chooses_each_estimators_interval_method(tmp_path, capsys, opti
     assert shown == ("betting" in methods.values())  # shown where some interval is not normal
     table = pd.read_csv(out / "estimates.csv")
     assert dict(zip(table["estimator"], table["interval_method"], strict=False)) == methods
-    expected = evaluate(log, policies, estimators, interval=methods, progress=False)
+    expected = evaluate(
+        log, policies, estimators, interval=methods, reward_range=(0, 1), progress=False
+    )
     for row in table.itertuples():
         theirs = expected.estimate(row.policy, row.estimator)
         assert (row.ci_low, row.ci_high) == pytest.approx((theirs.ci_low, theirs.ci_high))
@@ -153,6 +161,16 @@ def test_interval_mistakes_are_one_line(tmp_path, capsys):
         capsys,
         [*evaluate_snips, "--interval", "snips=betting"],
         r"--interval snips=betting: snips offers no betting intervals",
+    )
+    one_line_error(
+        capsys,
+        ["evaluate", *argv, "--quiet", "--estimator", "is", "--interval", "betting"],
+        r"betting intervals \(is\) need the rewards' known bounds: add --reward-range LOW,HIGH",
+    )
+    one_line_error(
+        capsys,
+        ["evaluate", *argv, "--quiet", "--estimator", "is", "--reward-range", "1,0"],
+        r"--reward-range must have its low end below its high end, got 1,0",
     )
     one_line_error(
         capsys,

@@ -58,7 +58,9 @@ def test_is_and_iips_give_betting_intervals_on_request(estimator):
     the interval holds the value, within the rewards' range (obp's ipw too: cis at no cap)."""
     _, log, (policy, _) = kit_setup(estimator, 2_000, seed=5)
     normal = evaluate(log, [policy], [estimator], progress=False).estimate(policy.name)
-    betting = evaluate(log, [policy], [estimator], interval="betting", progress=False)
+    betting = evaluate(
+        log, [policy], [estimator], interval="betting", reward_range=(0, 1), progress=False
+    )
     e = betting.estimate(policy.name)
     assert normal.interval_method == "normal" and e.interval_method == "betting"
     assert e.value == pytest.approx(normal.value, rel=1e-12) and e.se == pytest.approx(normal.se)

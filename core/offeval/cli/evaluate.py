@@ -122,6 +122,12 @@ class EvaluateCommand:
             help="normal or betting for every estimator that offers it, or LABEL=METHOD "
             "(repeatable); default: each estimator's own (rips: betting)",
         )
+        parser.add_argument(
+            "--reward-range",
+            metavar="LOW,HIGH",
+            help="the lowest and highest reward possible, known before the data (e.g. 0,1 for "
+            "clicks): betting intervals need them (rips assumes 0,1); a reward outside is an error",
+        )
         parser.add_argument("--chunk-rows", type=at_least(1), default=250_000)
         parser.add_argument(
             "--stream",

@@ -15,7 +15,7 @@ from offeval.data.candidates import CANDIDATE_ROLES, check_candidate_roles
 from offeval.data.files import PARQUET_SUFFIXES
 from offeval.data.keys import COMPOSITE_ROLES
 from offeval.data.rewardmodel import DEFAULT_COLUMN, check_column
-from offeval.engine.accumulator import interval_methods
+from offeval.engine.accumulator import interval_methods, reward_ranges
 from offeval.engine.declaration import INTERVALS, declaration_of
 from offeval.errors import OffevalError, did_you_mean
 from offeval.registry.manager import Registry
@@ -230,19 +230,22 @@ def check_interval_options(given: Sequence[str]) -> None:
         )
 
 
-def interval_choice(given: Sequence[str], estimators: Sequence) -> str | dict | None:
+def interval_choice(
+    given: Sequence[str], estimators: Sequence, reward_range: tuple[float, float] | None = None
+) -> str | dict | None:
     """What ``evaluate``'s ``interval`` gets from ``--interval`` (None: each estimator's own),
-    checked against ``estimators`` by the engine (in the option's words at the command line).
+    checked against ``estimators`` by the engine (in the option's words at the command line),
+    with ``--reward-range``'s bounds where a betting interval needs them.
 
     One method applies to every estimator that offers it (a betting interval
     needs an estimator that declares its betting columns; the others keep
     theirs, and the printed table says each interval's method); LABEL=METHOD
     pairs choose by estimator label or name.
     """
-    if not given:
-        return None
     declared = [declaration_of(e) for e in estimators]
-    if "=" in given[0]:
+    if not given:
+        chosen = None
+    elif "=" in given[0]:
         chosen = dict(g.rpartition("=")[::2] for g in given)
     elif given[0] == "betting":
         chosen = {d.label: "betting" for d in declared if d.betting_columns is not None}
@@ -252,6 +255,6 @@ def interval_choice(given: Sequence[str], estimators: Sequence) -> str | dict | 
                 "of importance weights with mean one do: is, ipw, cis:cap=inf, iips, rips)"
             )
     else:
-        return given[0]
-    interval_methods(declared, chosen)
+        chosen = given[0]
+    reward_ranges(declared, interval_methods(declared, chosen), reward_range)
     return chosen

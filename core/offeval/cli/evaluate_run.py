@@ -35,6 +35,7 @@ from offeval.errors import (
 from offeval.registry.manager import Registry, allow_list_note, get_registry
 from offeval.registry.sections import EvaluationReport, ReportContext, report_sections
 from offeval.specs import parse_pairs
+from offeval.stats.betting import check_reward_range
 from offeval.stats.corrections import CORRECTIONS
 from offeval.validation import check_level
 
@@ -238,6 +239,9 @@ def run_evaluate(args: argparse.Namespace) -> int:
         )
     correction = None if args.correction == "none" else args.correction
     inputs.check_interval_options(args.interval)
+    bounds = None
+    if args.reward_range is not None:
+        bounds = check_reward_range(args.reward_range, "--reward-range")
     if args.stream and args.workers > 1:
         raise OffevalError(
             f"--workers {args.workers}: workers share a log read whole; --stream evaluates its "
@@ -258,7 +262,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
         inputs.build_estimator(registry, spec, column) for spec in args.estimator or ()
     ]
     if named:  # the estimators are known: --interval's labels are checked before any row
-        inputs.interval_choice(args.interval, named)
+        inputs.interval_choice(args.interval, named, bounds)
     out, report = _folders(args)
     if report is not None and not registry.components("report"):
         raise OffevalError(f"--report {args.report}: {_no_report_writer()}")
@@ -299,7 +303,8 @@ def run_evaluate(args: argparse.Namespace) -> int:
                 chunk_rows=args.chunk_rows,
                 progress=progress_of(args),
                 workers=args.workers,
-                interval=inputs.interval_choice(args.interval, estimators),
+                interval=inputs.interval_choice(args.interval, estimators, bounds),
+                reward_range=bounds,
             )
         except SplitUnitError as exc:
             if not args.stream:

@@ -23,6 +23,7 @@ from offeval.engine.estimator import Contribution, Estimator, PolicyView, Shared
 from offeval.engine.fold import SPLIT_ADVICE, FoldState
 from offeval.engine.result import Evaluation
 from offeval.errors import OffevalError, did_you_mean, hint
+from offeval.stats.betting import check_reward_range
 from offeval.stats.moments import Moments, Tally
 from offeval.validation import check_choice
 
@@ -79,12 +80,15 @@ class Accumulator:
         *,
         covariances: str = "estimator",
         interval: str | Mapping[str, str] | None = None,
+        reward_range: Sequence[float] | str | None = None,
     ):
         #: What each estimator declares (its label, for one).
         self.declarations = _check_components(policies, estimators)
         self.covariances = check_choice(covariances, "covariances", COVARIANCES, error=OffevalError)
         #: Each estimator's interval method (see :func:`interval_methods`).
         self.intervals = interval_methods(self.declarations, interval)
+        #: Each estimator's known reward bounds where its interval is a betting one, else None.
+        self.reward_ranges = reward_ranges(self.declarations, self.intervals, reward_range)
         self.policies = list(policies)
         self.estimators = list(estimators)
         self.state = FoldState()
@@ -431,6 +435,43 @@ def interval_methods(
             )
         )
     return chosen
+
+
+def reward_ranges(
+    declarations: list[Declaration],
+    methods: list[str],
+    reward_range: Sequence[float] | str | None,
+) -> list[tuple[float, float] | None]:
+    """The known bounds of the rewards that each betting interval reads: the user's
+    ``reward_range`` when given, else the estimator's declared one; None for the
+    other intervals.
+
+    A betting interval needs bounds known before the data: an estimator with
+    neither is refused, naming the option."""
+    user = None
+    if reward_range is not None:
+        user = check_reward_range(reward_range, hint("reward_range", "--reward-range"))
+    out = [
+        (user or d.reward_range) if m == "betting" else None
+        for d, m in zip(declarations, methods, strict=True)
+    ]
+    missing = [
+        d.label
+        for d, m, r in zip(declarations, methods, out, strict=True)
+        if m == "betting" and r is None
+    ]
+    if missing:
+        raise OffevalError(
+            hint(
+                f"betting intervals ({', '.join(missing)}) need the rewards' known bounds, "
+                "declared before the data: pass reward_range=(low, high), e.g. (0, 1) for "
+                "clicks, or interval='normal'",
+                f"betting intervals ({', '.join(missing)}) need the rewards' known bounds: "
+                "add --reward-range LOW,HIGH (e.g. 0,1 for clicks), or choose "
+                "--interval normal",
+            )
+        )
+    return out
 
 
 def _check_components(

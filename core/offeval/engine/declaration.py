@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from offeval.errors import ConfigurationError
+from offeval.stats.betting import check_reward_range
 from offeval.validation import check_choice, check_flag
 
 #: What an estimator can declare it estimates (its ``estimand``), with the meaning.
@@ -74,6 +75,9 @@ class Declaration:
       of :data:`INTERVALS`); ``betting_columns``: its column keys by role of
       :data:`BETTING_ROLES` when its value is a mean of weighted rewards over
       mean-one weights (None: no betting interval; ``"betting"`` needs them);
+    - ``reward_range``: the rewards' known bounds ``(low, high)`` that the estimator
+      assumes (a click model's ``(0, 1)``), which a betting interval reads when the
+      user declares none (None: the user must);
     - ``expected_failed_checks``: kit checks known to fail, with the reasons;
     - ``prepare_kit_log``: ``log -> log``, adding the columns it reads to the
       kit's logs (None: nothing to add);
@@ -94,6 +98,7 @@ class Declaration:
     weight_diagnostics: tuple[str, ...] = WEIGHT_DIAGNOSTICS
     interval: str = "normal"
     betting_columns: Mapping[str, Any] | None = None
+    reward_range: tuple[float, float] | None = None
     expected_failed_checks: Mapping[str, str] = field(default_factory=dict)
     prepare_kit_log: Callable[[Any], Any] | None = None
     fitted: Callable[[Any], dict[str, float]] | None = None
@@ -152,6 +157,7 @@ def declaration_of(estimator: Any) -> Declaration:
         weight_diagnostics=_strings(estimator, "weight_diagnostics", WEIGHT_DIAGNOSTICS, refuse),
         interval=interval,
         betting_columns=betting,
+        reward_range=_reward_range(estimator, refuse),
         expected_failed_checks=_known_failures(estimator, refuse),
         prepare_kit_log=_callable(estimator, "prepare_kit_log", refuse),
         fitted=_callable(estimator, "fitted", refuse),
@@ -189,6 +195,17 @@ def _mapping(estimator: Any, attribute: str, refuse: Callable) -> dict:
     if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
         raise refuse(f"{attribute} must be a dict with text keys, got {value!r}")
     return dict(value)
+
+
+def _reward_range(estimator: Any, refuse: Callable) -> tuple[float, float] | None:
+    """The rewards' bounds the estimator assumes (None: none)."""
+    value = getattr(estimator, "reward_range", None)
+    if value is None:
+        return None
+    try:
+        return check_reward_range(value)
+    except ConfigurationError as error:
+        raise refuse(str(error)) from None
 
 
 def _betting_columns(estimator: Any, refuse: Callable) -> dict[str, Any] | None:

@@ -41,6 +41,7 @@ def evaluate(
     covariances: str = "estimator",
     workers: int = 1,
     interval: str | Mapping[str, str] | None = None,
+    reward_range: Sequence[float] | str | None = None,
 ) -> Evaluation:
     """Evaluate every policy with every estimator in one pass over the log.
 
@@ -59,13 +60,18 @@ def evaluate(
     intervals are computed (:data:`~offeval.engine.declaration.INTERVALS`):
     None gives each estimator its declared method, ``"normal"`` or
     ``"betting"`` one for all, a dict one by estimator label or name; every
-    estimate says which (``Estimate.interval_method``). Betting intervals keep
+    estimate says which (``Estimate.interval_method``). A betting interval needs
+    the rewards' bounds known before the data: ``reward_range=(low, high)``, or
+    the estimator's declared one (RIPS's clicks in [0, 1]); never the sample's.
+    Betting intervals keep
     three numbers per unit of each (policy, estimator) using them until the
     end of the pass, in any way of running it.
     """
     check_level(level)
     workers = check_whole(workers, "workers", low=1, error=OffevalError)
-    acc = Accumulator(policies, estimators, covariances=covariances, interval=interval)
+    acc = Accumulator(
+        policies, estimators, covariances=covariances, interval=interval, reward_range=reward_range
+    )
     whole = isinstance(log, InteractionLog)
     if not whole and not isinstance(log, Iterable):
         raise OffevalError(f"log must be an InteractionLog or an iterable of them, got {log!r}")
@@ -94,7 +100,11 @@ def evaluate(
             state = fold_in_workers(
                 log,
                 lambda: Accumulator(
-                    policies, estimators, covariances=covariances, interval=interval
+                    policies,
+                    estimators,
+                    covariances=covariances,
+                    interval=interval,
+                    reward_range=reward_range,
                 ),
                 lambda share, into: bounded_chunks(log, into, chunk_rows, rows=share),
                 workers,

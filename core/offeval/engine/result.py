@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from offeval.engine.summary import EstimatorSummary
-from offeval.errors import OffevalError, did_you_mean
+from offeval.errors import OffevalError, did_you_mean, hint
 from offeval.specs import find_label
 from offeval.stats.betting import betting_interval
 from offeval.stats.compare import PairwiseComparison, pairwise_grid
@@ -29,6 +29,7 @@ class Folded(Protocol):
     estimators: list
     declarations: list
     intervals: list
+    reward_ranges: list
     tallies: dict
     excluded: dict
     state: Any
@@ -163,18 +164,29 @@ class Evaluation:
                     )
                 bounds = None
                 if self.intervals[e] == "betting":
-                    bounds = self._betting(acc, p, e, lin.value)
+                    bounds = self._betting(acc, p, e)
                 self._estimates[policy.name, label] = self._estimate(
                     policy.name, label, lin, excluded, diagnostics, bounds
                 )
 
-    def _betting(self, acc: Folded, p: int, e: int, value: float) -> tuple[float, float]:
-        """The betting interval of (p, e), widened to hold the value if it does not."""
-        low, high = acc.state.rewards
-        bounds = betting_interval(*acc.betting_units(p, e), low, high, self.level)
-        if not np.isfinite(value):
-            return bounds
-        return min(bounds[0], value), max(bounds[1], value)
+    def _betting(self, acc: Folded, p: int, e: int) -> tuple[float, float]:
+        """The betting interval of (p, e) under its known reward bounds.
+
+        The interval is not widened to hold the estimate: a weighted mean can
+        leave the rewards' range (an IS click rate above 1 on a small log) where
+        the interval, a confidence sequence for the true value, cannot."""
+        low, high = acc.reward_ranges[e]
+        seen = acc.state.rewards
+        if seen[0] < low or seen[1] > high:
+            raise OffevalError(
+                f"{self.estimators[e]}'s betting interval assumes rewards in [{low:g}, "
+                f"{high:g}], and the log has rewards from {seen[0]:g} to {seen[1]:g}: "
+                + hint(
+                    "pass reward_range=(low, high) with the true bounds, or interval='normal'",
+                    "give --reward-range LOW,HIGH with the true bounds, or --interval normal",
+                )
+            )
+        return betting_interval(*acc.betting_units(p, e), low, high, self.level)
 
     def _estimate(
         self, policy, label, lin, excluded=None, diagnostics=None, bounds=None

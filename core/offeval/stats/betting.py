@@ -28,10 +28,13 @@ how the log was chunked or split among workers).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 
-from offeval.errors import OffevalError
-from offeval.validation import check_level
+from offeval.errors import ConfigurationError, OffevalError
+from offeval.validation import check_level, check_number
 
 #: Largest bet (a share of the capital) on one unit: bets stay bounded away from ruin.
 MAX_BET = 0.5
@@ -53,8 +56,10 @@ def betting_interval(
     ``y`` (weighted rewards), ``w`` (weights), ``m`` (weighted rows) and ``d``
     (divisor) are per-unit sums in the order the bets are placed; units with
     ``d == 0`` (left out by the estimator) are skipped. Rewards lie in
-    [``low``, ``high``]. Returns (low bound, high bound), within the values
-    the rewards allow; (nan, nan) when no unit counts.
+    [``low``, ``high``], bounds known before the data (the user's or the
+    estimator's declaration, never the sample's: a bound read off the sample
+    would not hold for rewards the sample missed). Returns (low bound, high
+    bound), within the values the rewards allow; (nan, nan) when no unit counts.
     """
     check_level(level)
     y, w, m, d = (np.asarray(a, dtype=float) for a in (y, w, m, d))
@@ -80,6 +85,37 @@ def betting_interval(
     lower = _bound(a, d, -low * m, low * ratio, high * ratio, alpha)
     upper = -_bound(b, d, high * m, -high * ratio, -low * ratio, alpha)  # in -v
     return float(lower), float(upper)
+
+
+def check_reward_range(value: Any, name: str = "reward_range") -> tuple[float, float]:
+    """Known bounds of the rewards as ``(low, high)``: finite numbers, ``low < high``.
+
+    Accepts a pair of numbers or their text ``"LOW,HIGH"`` (``"0,1"``).
+    """
+    if isinstance(value, str):
+        value = [p.strip() for p in value.split(",")]
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence) or len(value) != 2:
+        raise ConfigurationError(
+            f"{name} must be two numbers, the lowest and highest reward possible (e.g. 0,1); "
+            f"got {value!r}"
+        )
+    low, high = (
+        _number(v, f"{name}'s {end}") for v, end in zip(value, ("low", "high"), strict=True)
+    )
+    if not low < high:
+        raise ConfigurationError(
+            f"{name} must have its low end below its high end, got {low:g},{high:g}"
+        )
+    return low, high
+
+
+def _number(value: Any, name: str) -> float:
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            raise ConfigurationError(f"{name} must be a number, got {value!r}") from None
+    return float(check_number(value, name))
 
 
 def capital(x: np.ndarray, alpha: float) -> float:
