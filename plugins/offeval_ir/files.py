@@ -393,16 +393,36 @@ def _parse(text: bytes, layout: tuple[str, ...], typed: bool, skip_blank: bool) 
     """Space-separated ``text`` as columns named by ``layout``: strings, and numbers if
     ``typed``; a blank line is skipped or an error."""
     types = {f: _TYPES[f] if typed and f in _TYPES else pa.string() for f in layout}
-    return pacsv.read_csv(
-        pa.BufferReader(text),
-        read_options=pacsv.ReadOptions(column_names=layout),
-        parse_options=pacsv.ParseOptions(
-            delimiter=" ", quote_char=False, ignore_empty_lines=skip_blank
-        ),
-        convert_options=pacsv.ConvertOptions(
-            column_types=types, null_values=[], strings_can_be_null=False
-        ),
-    )
+
+    def parsed(block_size: int | None = None) -> pa.Table:
+        read = pacsv.ReadOptions(column_names=layout)
+        if block_size is not None:
+            read.block_size = block_size
+        return pacsv.read_csv(
+            pa.BufferReader(text),
+            read_options=read,
+            parse_options=pacsv.ParseOptions(
+                delimiter=" ", quote_char=False, ignore_empty_lines=skip_blank
+            ),
+            convert_options=pacsv.ConvertOptions(
+                column_types=types, null_values=[], strings_can_be_null=False
+            ),
+        )
+
+    try:
+        return parsed()
+    except pa.ArrowInvalid as error:
+        if "straddl" not in str(error):
+            raise
+    return parsed(_block_size(text))  # a line longer than a block (a 10 MB docno)
+
+
+def _block_size(text: bytes) -> int:
+    """A block size for pyarrow's csv reader that holds the longest line of ``text``
+    twice over (a line must fit in one block)."""
+    ends = np.flatnonzero(np.frombuffer(text, np.uint8) == ord("\n"))
+    longest = int(np.diff(np.r_[-1, ends, len(text)]).max())
+    return min(2 * longest, 2**31 - 1)
 
 
 def _parse_plain(text: bytes, layout: tuple[str, ...]) -> pa.Table | None:

@@ -360,3 +360,24 @@ def test_trec_files_feed_judgements(tmp_path):
     judgements = Judgements.from_frames(run, qrels)
     assert list(judgements.users) == ["q1", "10"]
     assert judgements.grades.tolist() == [[1.0, 2.0], [0.0, 0.0]]
+
+
+#: A docno of 10 MB: longer than a block of pyarrow's csv reader (1 MB by default).
+LONG_DOCNO = "d" * 10_000_000
+
+
+@pytest.mark.parametrize("gap", [" ", "  "], ids=["one space", "two spaces"])
+@pytest.mark.parametrize("at", [0, 1], ids=["first line", "second line"])
+def test_a_docno_longer_than_a_parser_block_is_read(tmp_path, gap, at):
+    docnos = ["d2", "d3"]
+    docnos[at] = LONG_DOCNO
+    run = write(
+        tmp_path,
+        "run.txt",
+        f"q1 Q0 {docnos[0]} 1 0.9 tag\nq1{gap}Q0 {docnos[1]} 2 0.5 tag\n",
+    )
+    got = read_run(run)
+    assert got["item"].tolist() == docnos and got["score"].tolist() == [0.9, 0.5]
+    qrels = write(tmp_path, "qrels.txt", f"q1 0 {docnos[0]} 1\nq1{gap}0 {docnos[1]} 2\n")
+    got = read_qrels(qrels)
+    assert got["item"].tolist() == docnos and got["relevance"].tolist() == [1, 2]
