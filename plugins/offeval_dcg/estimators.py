@@ -290,10 +290,12 @@ class _Normalised(_DCGFamily):
     reach, and normalising by it assumes gains >= 0: with a negative gain,
     sorting the labels best first no longer bounds the DCG (nDCG of rewards
     [1, -0.5] would be negative, and its scale meaningless). A negative reward
-    is therefore refused, naming its rows; DCG itself takes any reward.
+    is therefore refused, naming its rows; DCG itself takes any reward. The
+    true value lies in [0, 1], and normal intervals are clipped to it.
     """
 
     ideal_cutoff = "same"
+    value_range = (0.0, 1.0)
 
     def __init__(
         self,

@@ -49,10 +49,12 @@ REPORTED = ("pool_assumed", "monte_carlo_banners")
 
 
 class _Disagreement(BaseEstimator):
-    """Banner subsets, exclusions and the ratio shared by every disagreement estimator."""
+    """Banner subsets, exclusions and the ratio shared by every disagreement estimator (a
+    rate: normal intervals are clipped to [0, 1])."""
 
     banners = "all"
     higher_is_better = False
+    value_range = (0.0, 1.0)
 
     @property
     def requires(self) -> tuple[str, ...]:

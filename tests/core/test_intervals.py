@@ -326,3 +326,26 @@ def test_reward_range_mistakes_are_named(bandit, value, message):
     log, target, _ = bandit
     with pytest.raises(ConfigurationError, match=message):
         evaluate(log, [target], [BettingIS()], reward_range=value)
+
+
+class ClickRate(IS):
+    """IS of a click rate declaring that its value lies in [0, 1]."""
+
+    name = "click_rate"
+    value_range = (0.0, 1.0)
+
+
+def test_a_normal_interval_stays_within_the_declared_bounds():
+    """One click in 20 at weight 1: the normal interval 0.05 +- 1.96 x 0.0487 has its lower
+    end at -0.045; a rate cannot be negative, so it ends at 0 (and says it was clipped)."""
+    log, target = clicks_and_propensities([1] + [0] * 19)
+    est = evaluate(log, [target], [ClickRate()]).estimate("target")
+    se = math.sqrt(0.05 * 0.95 / 19)  # sample variance (n - 1) over n units
+    assert est.value == pytest.approx(0.05) and est.se == pytest.approx(se)
+    assert est.ci_low == 0.0 and est.ci_high == pytest.approx(0.05 + 1.959964 * se, rel=1e-6)
+    assert est.diagnostics["interval_clipped"] is True
+    plain = evaluate(log, [target], [IS()]).estimate("target")
+    assert plain.ci_low < 0 and "interval_clipped" not in plain.diagnostics
+    # a reward per impression with known reward bounds: the true value lies within them
+    known = evaluate(log, [target], [IS()], reward_range=(0, 1)).estimate("target")
+    assert known.ci_low == 0.0 and known.diagnostics["interval_clipped"] is True

@@ -89,6 +89,10 @@ class Accumulator:
         self.intervals = interval_methods(self.declarations, interval)
         #: Each estimator's known reward bounds where its interval is a betting one, else None.
         self.reward_ranges = reward_ranges(self.declarations, self.intervals, reward_range)
+        #: Each estimator's bounds of the estimated quantity (None: unbounded), where normal
+        #: intervals are clipped: its declared value_range, else the rewards' known range for
+        #: a reward per impression (the true value is a mean reward).
+        self.value_ranges = value_ranges(self.declarations, reward_range)
         self.policies = list(policies)
         self.estimators = list(estimators)
         self.state = FoldState()
@@ -435,6 +439,21 @@ def interval_methods(
             )
         )
     return chosen
+
+
+def value_ranges(
+    declarations: list[Declaration], reward_range: Sequence[float] | str | None
+) -> list[tuple[float, float] | None]:
+    """What each estimate cannot leave: the declared ``value_range``, else the rewards' known
+    range (the user's, else the estimator's) when the estimand is a reward per impression."""
+    user = None
+    if reward_range is not None:
+        user = check_reward_range(reward_range, hint("reward_range", "--reward-range"))
+    return [
+        d.value_range
+        or ((user or d.reward_range) if d.estimand == "reward_per_impression" else None)
+        for d in declarations
+    ]
 
 
 def reward_ranges(

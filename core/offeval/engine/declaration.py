@@ -78,6 +78,8 @@ class Declaration:
     - ``reward_range``: the rewards' known bounds ``(low, high)`` that the estimator
       assumes (a click model's ``(0, 1)``), which a betting interval reads when the
       user declares none (None: the user must);
+    - ``value_range``: bounds ``(low, high)`` the estimated quantity cannot leave (a
+      rate's ``(0, 1)``; None: none declared): a normal interval is clipped to them;
     - ``expected_failed_checks``: kit checks known to fail, with the reasons;
     - ``prepare_kit_log``: ``log -> log``, adding the columns it reads to the
       kit's logs (None: nothing to add);
@@ -99,6 +101,7 @@ class Declaration:
     interval: str = "normal"
     betting_columns: Mapping[str, Any] | None = None
     reward_range: tuple[float, float] | None = None
+    value_range: tuple[float, float] | None = None
     expected_failed_checks: Mapping[str, str] = field(default_factory=dict)
     prepare_kit_log: Callable[[Any], Any] | None = None
     fitted: Callable[[Any], dict[str, float]] | None = None
@@ -157,7 +160,8 @@ def declaration_of(estimator: Any) -> Declaration:
         weight_diagnostics=_strings(estimator, "weight_diagnostics", WEIGHT_DIAGNOSTICS, refuse),
         interval=interval,
         betting_columns=betting,
-        reward_range=_reward_range(estimator, refuse),
+        reward_range=_range(estimator, "reward_range", refuse),
+        value_range=_range(estimator, "value_range", refuse),
         expected_failed_checks=_known_failures(estimator, refuse),
         prepare_kit_log=_callable(estimator, "prepare_kit_log", refuse),
         fitted=_callable(estimator, "fitted", refuse),
@@ -197,13 +201,13 @@ def _mapping(estimator: Any, attribute: str, refuse: Callable) -> dict:
     return dict(value)
 
 
-def _reward_range(estimator: Any, refuse: Callable) -> tuple[float, float] | None:
-    """The rewards' bounds the estimator assumes (None: none)."""
-    value = getattr(estimator, "reward_range", None)
+def _range(estimator: Any, attribute: str, refuse: Callable) -> tuple[float, float] | None:
+    """The bounds the estimator declares under ``attribute`` (None: none)."""
+    value = getattr(estimator, attribute, None)
     if value is None:
         return None
     try:
-        return check_reward_range(value)
+        return check_reward_range(value, attribute)
     except ConfigurationError as error:
         raise refuse(str(error)) from None
 

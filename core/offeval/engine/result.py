@@ -30,6 +30,7 @@ class Folded(Protocol):
     declarations: list
     intervals: list
     reward_ranges: list
+    value_ranges: list
     tallies: dict
     excluded: dict
     state: Any
@@ -166,7 +167,7 @@ class Evaluation:
                 if self.intervals[e] == "betting":
                     bounds = self._betting(acc, p, e)
                 self._estimates[policy.name, label] = self._estimate(
-                    policy.name, label, lin, excluded, diagnostics, bounds
+                    policy.name, label, lin, excluded, diagnostics, bounds, acc.value_ranges[e]
                 )
 
     def _betting(self, acc: Folded, p: int, e: int) -> tuple[float, float]:
@@ -189,11 +190,21 @@ class Evaluation:
         return betting_interval(*acc.betting_units(p, e), low, high, self.level)
 
     def _estimate(
-        self, policy, label, lin, excluded=None, diagnostics=None, bounds=None
+        self, policy, label, lin, excluded=None, diagnostics=None, bounds=None, within=None
     ) -> Estimate:
-        """An estimate of ``lin``: its interval ``bounds``, or the normal one (None)."""
+        """An estimate of ``lin``: its interval ``bounds``, or the normal one (None) clipped to
+        ``within``, the bounds the estimated quantity cannot leave (None: none).
+
+        Clipping never removes the true value (it lies within them), so the
+        interval covers it exactly as often; the diagnostic ``interval_clipped``
+        says that an end was moved."""
         se = self.standard_error(lin)
         low, high = interval(lin.value, se, self.level) if bounds is None else bounds
+        diagnostics = dict(diagnostics or {})
+        if bounds is None and within is not None and (low < within[0] or high > within[1]):
+            low = min(max(low, within[0]), within[1])
+            high = max(min(high, within[1]), within[0])
+            diagnostics["interval_clipped"] = True
         excluded = dict(excluded or {})
         return Estimate(
             policy,
@@ -205,7 +216,7 @@ class Evaluation:
             self.level,
             self.n_units - sum(excluded.values()),
             excluded,
-            dict(diagnostics or {}),
+            diagnostics,
             "normal" if bounds is None else "betting",
         )
 
