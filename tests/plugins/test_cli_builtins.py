@@ -105,3 +105,32 @@ MISTAKES = {
 def test_evaluate_mistakes_are_one_line(user_log, capsys, case):
     extra, *patterns = case
     one_line_error(capsys, [*EVALUATE[:1], str(user_log), *EVALUATE[1:], *extra], *patterns)
+
+
+#: ``offeval ARGS`` whose interpreter aborts as it shuts down (SIGABRT, as pyarrow's thread
+#: pools sometimes do: apache/arrow#34314, "terminate called without an active exception").
+ABORTING_AT_SHUTDOWN = (
+    "import atexit, os, sys; atexit.register(os.abort); "
+    "from offeval.cli.shell import main; raise SystemExit(main())"
+)
+
+
+@pytest.mark.parametrize(
+    ("extra", "code"), [([], 0), (["--level", "95"], 2)], ids=["a run", "a mistake"]
+)
+def test_the_exit_status_is_the_commands_whatever_happens_at_shutdown(user_log, extra, code):
+    """Once the command is done (pyarrow loaded: it read the log), nothing the interpreter
+    does as it shuts down changes the exit status or loses the output."""
+    import subprocess
+    import sys
+
+    argv = ["evaluate", str(user_log), "--quiet", *MAPPING, "--map", "propensity=mu"]
+    argv += ["--policy", "a=pi_p01", "--estimator", "ips", *extra]
+    done = subprocess.run(
+        [sys.executable, "-c", ABORTING_AT_SHUTDOWN, *argv], capture_output=True, text=True
+    )
+    assert done.returncode == code, done.stderr
+    if code == 0:
+        assert done.stdout.startswith("policy estimator") and " a       ips " in done.stdout
+    else:
+        assert done.stderr.startswith("offeval: error: ") and done.stderr.count("\n") == 1

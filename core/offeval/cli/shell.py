@@ -199,8 +199,42 @@ def _one_line_warnings() -> Iterator[None]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``offeval`` command: 0 on success, 2 on a user mistake."""
-    argv = list(sys.argv[1:] if argv is None else argv)
+    """Entry point of the ``offeval`` command: 0 on success, 2 on a user mistake.
+
+    Run as the program (no ``argv``: the command line is ``sys.argv``), it ends the
+    process itself once the command is done (:func:`_exit`); given ``argv`` (a test, a
+    caller in Python), it returns the status.
+    """
+    code = _run(sys.argv[1:] if argv is None else argv)
+    if argv is None:
+        _exit(code)
+    return code
+
+
+def _exit(code: int) -> int:
+    """End the process with ``code``, the output flushed, if pyarrow was loaded (else
+    return ``code``, for the interpreter's usual exit).
+
+    pyarrow's thread pools sometimes abort the interpreter's shutdown after a correct
+    run ("terminate called without an active exception", exit status 134, about one run
+    in 900: apache/arrow#34314); ``os._exit`` skips that shutdown, so the status is the
+    command's own. Nothing is left for it to do: output folders are committed, worker
+    processes joined, within the command.
+    """
+    if "pyarrow" not in sys.modules:
+        return code
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # the reader went away, or the stream is closed
+            pass
+    os._exit(code)
+
+
+def _run(argv: Sequence[str]) -> int:
+    """Parse ``argv`` and run its command: its status, 2 for a user mistake (one line on
+    stderr), 1 for an internal error (one line, or the traceback with ``--debug``)."""
+    argv = list(argv)
     debug = "--debug" in argv  # anywhere on the line, before or after the sub-command
     argv = [arg for arg in argv if arg != "--debug"]
     try:
