@@ -318,11 +318,18 @@ class PreparedQrels:
         """The :class:`Judgements` of a (users x n) top-n matrix: row r ranks the items
         ``topn[r]`` (ids as the qrels name them, best first; -1, or NaN, pads a short list
         at its end) for user ``users[r]`` (default: r, the row's index, as in a users x items
-        score matrix). With ``check`` a row naming an item twice, or padding before an
+        score matrix; against a qrels matrix, the two must then have as many rows). With
+        ``check`` a row naming an item twice, or padding before an
         item, is an error (:func:`~offeval_ir.topn.top_n`'s output needs no check).
         Users: the matrix's rows, then the qrels' users it has no row for."""
-        topn = _topn_matrix(topn)
+        topn = topn_matrix(topn)
         if users is None:
+            if self.items.matrix and topn.shape[0] != self.n_users:
+                raise ConfigurationError(
+                    f"topn has {topn.shape[0]} rows (users) and the qrels matrix "
+                    f"{self.n_users} rows: row r of each is user r; name the rows' users "
+                    "with users= when they are others"
+                )
             row_users = pd.RangeIndex(topn.shape[0])
         else:
             row_users = users if isinstance(users, pd.Index) else pd.Index(list(users))
@@ -335,7 +342,7 @@ class PreparedQrels:
                 raise ConfigurationError(f"users lists a user twice: {twice}")
         q_of_row = self.users.get_indexer(row_users).astype(np.int64)
         n_rows, width = topn.shape
-        pad = _padding(topn)
+        pad = padding(topn)
         lengths = width - pad.sum(axis=1)
         if check:
             _check_topn(topn, pad, lengths, row_users)
@@ -489,7 +496,7 @@ def _matrix(values, what: str, numeric: bool = False) -> np.ndarray:
     return array
 
 
-def _topn_matrix(topn) -> np.ndarray:
+def topn_matrix(topn) -> np.ndarray:
     """A top-n matrix as numpy. A list of lists of different lengths is taken as
     variable-length lists (as ml_metrics' and recmetrics' ``mapk`` take them): its
     shorter rows are padded at their end (-1 for numbers, None for other ids)."""
@@ -533,7 +540,7 @@ def _own_item_codes(ids):
     return codes.astype(np.int64), item_order(uniques)
 
 
-def _padding(topn: np.ndarray) -> np.ndarray:
+def padding(topn: np.ndarray) -> np.ndarray:
     """Where a top-n matrix pads its rows: negative ids (-1, or -1.0 in a float matrix,
     as a model's float output holds its ids) and, for other kinds, missing values."""
     if topn.dtype.kind in "iu":

@@ -30,17 +30,30 @@ list: a user with fewer than n candidates gets a shorter list, padded with
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-from offeval.plugin import ColumnError, ConfigurationError, check_choice, check_whole
+from offeval.plugin import (
+    ColumnError,
+    ConfigurationError,
+    OffevalWarning,
+    check_choice,
+    check_whole,
+)
 from offeval_ir.conventions import PRESETS, Conventions
 from offeval_ir.judgements import role_names
 from offeval_ir.measures import Measure
 from offeval_ir.metrics import MetricResult
-from offeval_ir.prepared import PreparedQrels, prepare_qrels
+from offeval_ir.prepared import (
+    PreparedQrels,
+    measure_groups,
+    padding,
+    prepare_qrels,
+    topn_matrix,
+)
 from offeval_ir.runs import RunEvaluation, evaluate_results
 
 #: How :func:`top_n` orders items of equal score (see the module docstring).
@@ -233,10 +246,16 @@ def compute_topn(
     cells are not), or
     :func:`~offeval_ir.prepared.prepare_qrels`' result (prepare once when
     judging many models). Users are the rows, then the qrels' users without
-    a row. ``conventions`` default to the ``trec_eval`` preset.
+    a row; against a qrels matrix without ``users``, row r of both is user
+    r, and the two must have as many rows. ``conventions`` default to the
+    ``trec_eval`` preset. A cut-off k beyond every list's length is an
+    :class:`~offeval.OffevalWarning` (once per call).
     """
     conv = conventions or PRESETS["trec_eval"]()
-    return _prepared(qrels, conv, columns).measures(topn, measures, conv, users=users)
+    prepared = _prepared(qrels, conv, columns)
+    topn = topn_matrix(topn)
+    _warn_beyond_lists(measures, conv, [topn])
+    return prepared.measures(topn, measures, conv, users=users)
 
 
 def evaluate_topn(
@@ -260,8 +279,31 @@ def evaluate_topn(
     if not runs:
         raise ConfigurationError("give at least one top-n matrix, as {name: matrix}")
     prepared = _prepared(qrels, conv, columns)
+    runs = {name: topn_matrix(matrix) for name, matrix in runs.items()}
+    _warn_beyond_lists(measures, conv, runs.values())
     results = {
         name: prepared.measures(matrix, measures, conv, users=users)
         for name, matrix in runs.items()
     }
     return evaluate_results(results, level=level)
+
+
+def _warn_beyond_lists(
+    measures: Sequence[str | Measure], conventions: Conventions, matrices: Iterable[np.ndarray]
+) -> None:
+    """One warning naming the measures whose cut-off k exceeds every list's length (of
+    every matrix): nDCG@50 of top-5 lists is rarely what was meant."""
+    longest = max(
+        (int((m.shape[1] - padding(m).sum(axis=1)).max(initial=0)) for m in matrices),
+        default=0,
+    )
+    _, groups = measure_groups(measures, conventions)
+    beyond = [m.name for _, group in groups for m in group if m.k is not None and m.k > longest]
+    if beyond:
+        warnings.warn(
+            OffevalWarning(
+                f"{', '.join(beyond)}: k exceeds the length of every top-n list (the longest "
+                f"holds {longest} items); make longer lists (top_n's n) or ask a smaller k"
+            ),
+            stacklevel=3,
+        )

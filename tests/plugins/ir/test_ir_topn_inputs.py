@@ -4,13 +4,15 @@ and NaN cells of a held-out matrix are no labels."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse as sp
 
-from offeval import ConfigurationError
-from offeval_ir.topn import compute_topn
+from offeval import ConfigurationError, OffevalWarning
+from offeval_ir.topn import compute_topn, evaluate_topn
 
 QRELS = np.array([[1, 0, 2, 0, 0, 1], [0, 0, 1, 0, 0, 0], [0, 3, 0, 0, 1, 0]], dtype=float)
 
@@ -105,3 +107,32 @@ def test_ragged_lists_of_text_ids_name_their_users():
 def test_a_list_whose_rows_are_not_lists_is_refused_naming_the_row(topn, row):
     with pytest.raises(ConfigurationError, match=rf"^topn: {row} is not a list of item ids"):
         compute_topn(topn, HELD_OUT_MATRIX, ["P@2"])
+
+
+@pytest.mark.parametrize("form", [np.asarray, sp.csr_matrix], ids=["dense", "sparse"])
+@pytest.mark.parametrize("rows", [2, 4])
+def test_a_top_n_matrix_of_another_number_of_users_than_the_qrels_matrix_is_refused(form, rows):
+    topn = np.tile([0, 1], (rows, 1))
+    with pytest.raises(ConfigurationError, match=rf"^topn has {rows} rows .* qrels matrix 3 rows"):
+        compute_topn(topn, form(HELD_OUT_MATRIX), ["P@2"])
+    with pytest.raises(ConfigurationError, match=rf"^topn has {rows} rows"):
+        evaluate_topn({"a": topn}, form(HELD_OUT_MATRIX), ["P@2"])
+
+
+def test_rows_named_by_users_may_be_fewer_than_the_qrels_matrix_s():
+    got = compute_topn([[4, 0]], HELD_OUT_MATRIX, ["P@2"], users=[2]).per_user["P@2"]
+    assert got.loc[2] == 1.0 and got.index.tolist() == [2, 0, 1]
+
+
+def test_a_cut_off_beyond_every_list_warns_once():
+    lists = {"a": NAN_PADDED, "b": NAN_PADDED[:, :2]}  # the longest list holds 3 items
+    with pytest.warns(OffevalWarning) as caught:
+        evaluate_topn(lists, HELD_OUT_FRAME, ["nDCG@50", "P@4", "P@3", "RR"])
+    assert len(caught) == 1
+    message = str(caught[0].message)
+    assert "nDCG@50, P@4" in message and "P@3" not in message and "holds 3" in message
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        compute_topn(NAN_PADDED, HELD_OUT_FRAME, ["nDCG@3", "P@1"])
+    with pytest.warns(OffevalWarning, match="P@3"):
+        compute_topn(NAN_PADDED[:, :2], HELD_OUT_FRAME, ["P@3"])
