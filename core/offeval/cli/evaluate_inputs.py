@@ -50,6 +50,21 @@ def candidate_mapping(args: argparse.Namespace) -> dict:
     return mapping
 
 
+def inherited(cmapping: dict, mapping: dict, columns: Sequence) -> dict:
+    """``--candidates-map`` with the candidate roles it leaves out taken from ``--map``
+    where the candidate file has the column(s) ``--map`` names: the same names in both
+    files need saying once (``--map trajectory=session`` serves a candidate file with a
+    ``session`` column). A role ``--candidates-map`` names keeps its column."""
+    taken = {
+        role: given
+        for role, given in mapping.items()
+        if role in CANDIDATE_ROLES
+        and role not in cmapping
+        and all(column in columns for column in _listed(given))
+    }
+    return {**taken, **cmapping}
+
+
 def is_text(path: str) -> bool:
     """Whether a data file is read as delimited text (not Parquet)."""
     return Path(path).suffix.lower() not in PARQUET_SUFFIXES
@@ -71,7 +86,7 @@ def check_candidate_columns(
     for role in ("trajectory", "item", "propensity"):
         if role not in mapping and role not in columns:
             raise OffevalError(
-                f"--candidates {name}: no column {role!r} (the {CANDIDATE_ROLES[role]}): map "
+                f"--candidates {name}: no column {role!r}, {CANDIDATE_ROLES[role]}: map "
                 f"yours with --candidates-map {role}=COLUMN" + _close(role, columns)
             )
     for option, (given, column) in policy_columns.items():

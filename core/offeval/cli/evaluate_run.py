@@ -273,7 +273,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
     cand_columns = None
     if args.candidates is not None:
         cand_columns = columns_of(args.candidates, sep)
-        cmapping = inputs.composite(cmapping, cand_columns)
+        cmapping = inputs.inherited(inputs.composite(cmapping, cand_columns), mapping, cand_columns)
         inputs.check_candidate_columns(args, cmapping, cand_columns, _policy_columns(args))
     if column is not None and fitter is None:
         for path, header in ((args.log, columns), (args.candidates, cand_columns)):
