@@ -72,6 +72,13 @@ LOG_CASES = {
         ColumnError,
         r"rows \['s5'\]",
     ),
+    "propensity too small for its weight": (  # IS was inf and SNIPS nan, with RuntimeWarnings
+        lambda: build(frame(mu=[0.5, 0.2, 1e-320, 0.2, 0.3, 0.5])),
+        ColumnError,
+        r"'mu' \(role propensity\)",
+        r"must be at least 1e-150: a smaller propensity's importance weight overflows",
+        r"rows \['s3'\]",
+    ),
     "propensity NaN": (
         lambda: build(frame(mu=[np.nan, 0.2, 0.2, 0.2, 0.3, 0.5])),
         ColumnError,

@@ -265,3 +265,14 @@ def test_obps_reward_model_attaches_in_one_call(with_sessions):
     bare, _ = from_obp(feedback, target, **kw)
     with pytest.raises(OffevalError, match=r"from_obp\(\.\.\., with_candidates=True\)"):
         from_obp_rewards(bare, q)
+
+
+def test_a_propensity_too_small_for_its_weight_is_refused_naming_the_round():
+    """pscore 1e-320: the weight 0.5 / 1e-320 overflows to inf (IS inf, SNIPS nan)."""
+    feedback = {
+        "action": np.array([0, 1, 0]),
+        "reward": np.array([1.0, 0.0, 0.0]),
+        "pscore": np.array([0.5, 1e-320, 0.5]),
+    }
+    with pytest.raises(OffevalError, match=r"pscore'\]: must be at least 1e-150.*rounds \[1\]"):
+        from_obp(feedback, {"t": np.full((3, 2, 1), 0.5)})

@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from offeval.data.log import InteractionLog
+from offeval.data.log import MIN_PROPENSITY, TINY_PROPENSITY, InteractionLog
 from offeval.data.policy import PROBABILITY_TOLERANCE
 from offeval.data.rewardmodel import RewardPredictions
 from offeval.errors import (
@@ -224,6 +224,9 @@ def _log_frame(feedback: Mapping) -> pd.DataFrame:
             _rounds(bad),
             "rounds",
         )
+    tiny = pscore < MIN_PROPENSITY
+    if tiny.any():
+        raise RowError(_key("pscore"), TINY_PROPENSITY, _rounds(tiny), "rounds")
     position = np.zeros(n, dtype=np.int64)
     if feedback.get("position") is not None:
         position = _indices(

@@ -172,6 +172,17 @@ def booleans(values: pd.Series, column: str, labels: np.ndarray) -> np.ndarray:
     return true
 
 
+#: The smallest logging propensity offeval takes: an importance weight up to 1e150, whose
+#: square (in every variance) stays finite in floating point; below it IS would be inf and
+#: SNIPS nan.
+MIN_PROPENSITY = 1e-150
+#: Why a smaller propensity is refused.
+TINY_PROPENSITY = (
+    f"must be at least {MIN_PROPENSITY:g}: a smaller propensity's importance weight overflows "
+    "floating point in a variance (is it a log-probability or a rounding artefact?)"
+)
+
+
 def _validate(frame: pd.DataFrame, labels: np.ndarray) -> pd.DataFrame:
     """Check every role's values; return the frame with canonical dtypes."""
     reward = _numeric(frame, "reward", labels)
@@ -187,6 +198,9 @@ def _validate(frame: pd.DataFrame, labels: np.ndarray) -> pd.DataFrame:
         bad = ~((p > 0) & (p <= 1))
         if bad.any():
             raise ColumnError("propensity", "must lie in (0, 1]", labels[bad])
+        tiny = p < MIN_PROPENSITY
+        if tiny.any():
+            raise ColumnError("propensity", TINY_PROPENSITY, labels[tiny])
         frame["propensity"] = p
     if "exposure" in frame:
         e = _numeric(frame, "exposure", labels)
