@@ -15,6 +15,7 @@ import pytest
 from cli_checks import USER_NAMES, evaluate_args, one_line_error, write_csv
 
 from offeval import evaluate, from_obp, get_registry
+from offeval.errors import ConfigurationError
 from offeval.cli.shell import main
 from offeval.testing import kit_setup
 
@@ -166,3 +167,17 @@ def test_a_parameter_under_the_other_name_is_one_line_naming_both(
 ):
     line = one_line_error(capsys, evaluate_args(user_log, "--estimator", spec))
     assert line.endswith(f"write {theirs} or {ours}"), line
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("ipw:lambda_=-1", r"^lambda_ must be a positive number or inf, got -1$"),
+        ("b-ipw:lambda_=-1", r"^lambda_ must be a positive number or inf, got -1$"),
+        ("switch-dr:lambda_=-1", r"^lambda_ must be a number >= 0 or inf, got -1$"),
+    ],
+)
+def test_an_alias_names_its_own_parameter_in_a_mistake(spec, message):
+    """obp's names answer with obp's parameter names (was: about cap, a name not typed)."""
+    with pytest.raises(ConfigurationError, match=message):
+        get_registry().create_from_spec("estimator", spec)

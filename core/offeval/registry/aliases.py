@@ -10,11 +10,12 @@ mapped parameters; the default evaluation runs the original only.
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from offeval.errors import RegistryError
+from offeval.errors import ConfigurationError, RegistryError
 
 
 @dataclass(frozen=True)
@@ -126,7 +127,10 @@ def aliased(name: str, alias: Alias, original: type) -> type:
         bound = signature.bind(self, *args, **kwargs)
         bound.apply_defaults()
         given = {a: v for a, v in bound.arguments.items() if a != "self"}
-        original.__init__(self, **{taken[a]: v for a, v in given.items()})
+        try:
+            original.__init__(self, **{taken[a]: v for a, v in given.items()})
+        except ConfigurationError as error:  # in the alias's words: lambda_, not cap
+            raise ConfigurationError(_in_alias_words(str(error), taken)) from None
 
     __init__.__signature__ = signature  # type: ignore[attr-defined]
 
@@ -152,6 +156,14 @@ def aliased(name: str, alias: Alias, original: type) -> type:
     cls = type(f"{original.__name__}[{name}]", (original,), namespace)
     _CLASSES[key] = cls
     return cls
+
+
+def _in_alias_words(message: str, taken: Mapping[str, str]) -> str:
+    """``message`` with the original's renamed parameters under the alias's names."""
+    for a, o in taken.items():
+        if a != o:
+            message = re.sub(rf"(?<![\w.]){re.escape(o)}(?![\w(])", a, message)
+    return message
 
 
 def _rebuild(name: str, alias: Alias, original: type, params: dict[str, Any]) -> Any:
