@@ -15,8 +15,8 @@ import pytest
 from cli_checks import USER_NAMES, evaluate_args, one_line_error, write_csv
 
 from offeval import evaluate, from_obp, get_registry
-from offeval.errors import ConfigurationError
 from offeval.cli.shell import main
+from offeval.errors import ConfigurationError
 from offeval.testing import kit_setup
 
 PINNED = json.loads((Path(__file__).parent / "ncis" / "obp_reference" / "pinned.json").read_text())
