@@ -27,15 +27,34 @@ class DecideCommand:
             type=at_least(1),
             help="how many policies to test (default 3, or every policy when there are fewer)",
         )
-        parser.add_argument("--method", default="top", choices=METHODS)
+        parser.add_argument(
+            "--method",
+            default="top",
+            choices=METHODS,
+            help="top: the policies most likely to be among the top --select; sample: drawn "
+            "at random, each by its probability of being best (default: top)",
+        )
         parser.add_argument(
             "--depth",
             type=at_least(1),
             help="ranks in the probability table: 1 for first only, 2 for first and second, ... "
             "(default the larger of 3 and --select, at most the number of policies)",
         )
-        parser.add_argument("--draws", type=at_least(1), default=100_000)
-        parser.add_argument("--seed", type=at_least(0), default=0)
+        parser.add_argument(
+            "--draws",
+            type=at_least(1),
+            default=100_000,
+            metavar="N",
+            help="draws of the estimates from their normal distribution, from which the "
+            "probabilities are counted: more draws, less Monte Carlo error (default: 100,000)",
+        )
+        parser.add_argument(
+            "--seed",
+            type=at_least(0),
+            default=0,
+            help="seed of the draws and of --method sample: the same seed gives the same "
+            "numbers (default: 0)",
+        )
         parser.add_argument("--attributes", help="CSV: policy, then one column per attribute")
         parser.add_argument(
             "--out",

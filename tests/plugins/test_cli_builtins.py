@@ -134,3 +134,59 @@ def test_the_exit_status_is_the_commands_whatever_happens_at_shutdown(user_log, 
         assert done.stdout.startswith("policy estimator") and " a       ips " in done.stdout
     else:
         assert done.stderr.startswith("offeval: error: ") and done.stderr.count("\n") == 1
+
+
+def _options(command: str) -> dict[str, str | None]:
+    """Every option of ``offeval COMMAND`` (its longest spelling) and its help text."""
+    from offeval.cli.shell import build_parser
+
+    parser = build_parser(argv=[command])
+    sub = next(a for a in parser._actions if a.dest == "command").choices[command]
+    return {max(a.option_strings or [a.dest], key=len): a.help for a in sub._actions}
+
+
+@pytest.mark.parametrize("command", ["evaluate", "plugins", "new-plugin", "decide"])
+def test_every_option_says_what_it_is_for(command):
+    silent = [option for option, text in _options(command).items() if not text]
+    assert silent == []
+
+
+def test_map_names_every_role_a_log_understands():
+    from offeval.data.log import ROLES
+
+    text = _options("evaluate")["--map"]
+    assert "..." not in text
+    assert text.startswith(f"column of a role ({', '.join(ROLES)})")
+
+
+@pytest.mark.parametrize("command", ["evaluate", "plugins", "new-plugin", "decide", "demo"])
+def test_each_commands_help_opens_with_what_it_does(command, capsys):
+    """``offeval COMMAND --help`` says first what ``offeval --help`` says of the command."""
+    from offeval.cli.shell import build_parser
+
+    commands = next(a for a in build_parser(argv=[])._actions if a.dest == "command")
+    summary = next(c.help for c in commands._choices_actions if c.dest == command)
+    assert main([command, "--help"]) == 0
+    description = capsys.readouterr().out.split("\n\n")[1]
+    assert " ".join(description.split()) == summary
+
+
+def test_plugins_lists_one_kind_or_the_names_holding_a_word(capsys):
+    assert main(["plugins", "examination"]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if " from " in line]
+    assert lines and all(line.split()[0] == "examination" for line in lines)
+    assert main(["plugins", "--name", "dr"]) == 0
+    names = [line.split()[1] for line in capsys.readouterr().out.splitlines() if "from" in line]
+    assert "dr" in names and "sndr" in names and all("dr" in name for name in names)
+    assert main(["plugins", "estimator", "--name", "snips"]) == 0
+    assert [line.split()[:2] for line in capsys.readouterr().out.splitlines()] == [
+        ["estimator", "snips"]  # at its defaults: no parameters line
+    ]
+    one_line_error(
+        capsys,
+        ["plugins", "estimater"],
+        r"no kind 'estimater' \(did you mean estimator\?\); the kinds: estimator, ",
+    )
+    one_line_error(
+        capsys, ["plugins", "--name", "zzz"], r"--name zzz: no component's name holds 'zzz'"
+    )

@@ -3,7 +3,9 @@
 Every registered estimator runs from it: the importance-sampling family on
 the log alone; those that sum over the candidates of each slot (DM, DR and
 the other reward-model estimators, pointwise NCIS, Cascade-DR, ...) with a
-candidate table (``--candidates FILE`` and its own ``--candidates-map``);
+candidate table (``--candidates FILE`` and its own ``--candidates-map``, which
+takes the roles ``--map`` maps when the candidate file has those columns; the
+file's columns are described in the README's "The candidate file");
 the reward-model estimators read the model's predictions from a column of
 both files (``--reward-model COLUMN``, default ``reward_model``) or fit one,
 cross-fitted by trajectory (``--fit-reward-model NAME:features=[...]``,
@@ -57,8 +59,9 @@ class EvaluateCommand:
             action="append",
             default=[],
             metavar="ROLE=COLUMN",
-            help="column of a role (trajectory, item, reward, propensity, ...); a trajectory "
-            "of several columns as trajectory=A,B",
+            help="column of a role (trajectory, context, item, position, reward, propensity, "
+            "exposure, logging_score, day, shuffled) when the file names it otherwise; a "
+            "trajectory of several columns as trajectory=A,B",
         )
         parser.add_argument(
             "--candidates",
@@ -73,7 +76,8 @@ class EvaluateCommand:
             default=[],
             metavar="ROLE=COLUMN",
             help="column of a role in the candidate file (trajectory, position, item, "
-            "propensity); a trajectory of several columns as trajectory=A,B (as for --map)",
+            "propensity); a role that --map maps is taken from it when the candidate file "
+            "has that column; a trajectory of several columns as trajectory=A,B (as for --map)",
         )
         parser.add_argument(
             "--reward-model",
@@ -128,7 +132,14 @@ class EvaluateCommand:
             help="the lowest and highest reward possible, known before the data (e.g. 0,1 for "
             "clicks): betting intervals need them (rips assumes 0,1); a reward outside is an error",
         )
-        parser.add_argument("--chunk-rows", type=at_least(1), default=250_000)
+        parser.add_argument(
+            "--chunk-rows",
+            type=at_least(1),
+            default=250_000,
+            metavar="N",
+            help="log rows evaluated at a time (and a --stream batch's rows): fewer hold less "
+            "in memory, the estimates are the same (default: 250,000)",
+        )
         parser.add_argument(
             "--stream",
             action="store_true",

@@ -1,4 +1,6 @@
-"""``offeval plugins``: what is registered, by which plugin, and what failed."""
+"""``offeval plugins``: what is registered, by which plugin, and what failed; ``offeval
+plugins KIND`` and ``--name TEXT`` list the components of one kind, or whose names hold a
+word, only."""
 
 from __future__ import annotations
 
@@ -6,6 +8,7 @@ import argparse
 from collections.abc import Mapping
 from types import MappingProxyType
 
+from offeval.errors import OffevalError, did_you_mean
 from offeval.registry.manager import Component, Registry, get_registry
 
 
@@ -17,11 +20,21 @@ class PluginsCommand:
     core_commands: Mapping[str, type] = MappingProxyType({})
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        """No arguments."""
+        """KIND and --name: which components to list (all by default)."""
+        parser.add_argument(
+            "kind",
+            nargs="?",
+            metavar="KIND",
+            help="list the components of this kind only (estimator, command, examination, ...)",
+        )
+        parser.add_argument(
+            "--name", metavar="TEXT", help="list the components whose name holds TEXT only"
+        )
 
     def run(self, args: argparse.Namespace) -> int:
-        """List plugins, hooks, components and failures."""
-        return _plugins(self.core_commands)
+        """List plugins, hooks, components and failures; given KIND or --name, the
+        components that match only."""
+        return _plugins(self.core_commands, args.kind, args.name)
 
 
 def _listed(registry: Registry, core_commands: Mapping[str, type]) -> list[Component]:
@@ -31,11 +44,30 @@ def _listed(registry: Registry, core_commands: Mapping[str, type]) -> list[Compo
     return sorted([*registry.components(), *core], key=lambda c: (kinds.index(c.kind), c.name))
 
 
-def _plugins(core_commands: Mapping[str, type]) -> int:
+def _plugins(core_commands: Mapping[str, type], kind: str | None, name: str | None) -> int:
+    """Print what is registered (the components of ``kind`` whose name holds ``name``, when
+    given, without the plugins' and hooks' lines) and what failed."""
     registry = get_registry()
-    print("plugins:", ", ".join(registry.plugins) or "none")
-    print("hooks:", ", ".join(registry.hooks))
-    for comp in _listed(registry, core_commands):
+    if kind is not None and kind not in registry.kinds:
+        raise OffevalError(
+            f"no kind {kind!r}{did_you_mean(kind, registry.kinds)}; the kinds: "
+            + ", ".join(registry.kinds)
+        )
+    listed = [
+        comp
+        for comp in _listed(registry, core_commands)
+        if kind in (None, comp.kind) and (name is None or name in comp.name)
+    ]
+    if name is not None and not listed:
+        raise OffevalError(
+            f"--name {name}: no component's name holds {name!r}"
+            + (f" among the {kind} components" if kind else "")
+            + " (offeval plugins lists them all)"
+        )
+    if kind is None and name is None:
+        print("plugins:", ", ".join(registry.plugins) or "none")
+        print("hooks:", ", ".join(registry.hooks))
+    for comp in listed:
         print(f"  {comp.kind:<12} {comp.name:<18} from {comp.plugin:<12} {comp.summary}")
         if comp.parameters:
             print(f"  {'':<12} {'':<18}      {'':<12} parameters: {comp.parameters}")

@@ -161,7 +161,8 @@ def build_parser(registry: Registry | None = None, argv: Sequence[str] | None = 
     for name, factory, plugin in commands:
         deferred = isinstance(factory, Deferred)
         if deferred and "help" in factory.attributes and argv is not None and name != running:
-            pending = sub.add_parser(name, help=str(factory.help), add_help=False)
+            summary = str(factory.help)
+            pending = sub.add_parser(name, help=summary, description=summary, add_help=False)
             pending.fill = lambda into, name=name, factory=factory: _adopt(
                 into, *_built(name, factory.resolve())
             )
@@ -172,7 +173,11 @@ def build_parser(registry: Registry | None = None, argv: Sequence[str] | None = 
         except Exception as exc:  # a plugin's broken command must not break the others
             registry.record_failure(plugin, "command", f"{name}: {type(exc).__name__}: {exc}")
             continue
-        _adopt(sub.add_parser(name, help=summary, add_help=False), command, arguments)
+        _adopt(
+            sub.add_parser(name, help=summary, description=summary, add_help=False),
+            command,
+            arguments,
+        )
     return parser
 
 
