@@ -71,7 +71,10 @@ class MetricsCommand:
         )
         parser.add_argument("qrels", help="qrels: TREC (qid [iter] docid rel), CSV, Parquet, JSON")
         _add_common(parser)
-        parser.add_argument("--out", help="write the table here (.csv, .md or .tex)")
+        parser.add_argument(
+            "--out",
+            help="write the table here (.csv, .md or .tex; LaTeX needs \\usepackage{booktabs})",
+        )
         parser.add_argument("--per-user", action="store_true", help="per-user values instead")
 
     def run(self, args: argparse.Namespace) -> int:
@@ -93,7 +96,13 @@ class CompareCommand:
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         """Declare the command's arguments."""
         parser.add_argument("qrels", help="qrels: TREC, CSV, Parquet, JSON")
-        parser.add_argument("runs", nargs="+", help="two or more runs (named by file name)")
+        parser.add_argument(
+            "runs",
+            nargs="+",
+            metavar="[NAME=]RUN",
+            help="two or more runs, each FILE (named by its file name) or NAME=FILE (named "
+            "NAME in the tables; a FILE whose name holds '=' is taken whole when it exists)",
+        )
         _add_common(parser)
         parser.add_argument(
             "--test",
@@ -129,24 +138,47 @@ class CompareCommand:
             default="tab:compare",
             help="the LaTeX table's \\label (--out .tex; default: tab:compare)",
         )
-        parser.add_argument("--pairs", help="also write every pair's test here (.csv, .md or .tex)")
+        parser.add_argument(
+            "--pairs",
+            help="also write every pair's test here (.csv, .md or .tex, as --out; a file "
+            "other than --out's)",
+        )
         parser.add_argument(
             "--out",
-            help="write the table here: .md or .tex (cells 'mean [low, high] letters'), or .csv "
-            "(one row per run and measure, numbers in their own columns)",
+            help="write the table here: .md or .tex (cells 'mean [low, high] letters'; LaTeX "
+            "needs \\usepackage{booktabs}), or .csv (one row per run and measure, numbers in "
+            "their own columns)",
         )
 
     def run(self, args: argparse.Namespace) -> int:
         """Compute, print and write the comparison table (hints in errors name options)."""
         if len(args.runs) < 2:
             raise OffevalError("compare needs at least two runs")
-        names = [Path(r).name for r in args.runs]
-        if len(set(names)) != len(names):
-            raise OffevalError(f"runs need distinct file names, got {names}")
+        args.named_runs = named_runs(args.runs)
         from offeval_ir.command_run import run_compare  # noqa: PLC0415 (pandas, the files)
 
         with command_line():
             return run_compare(args)
+
+
+def named_runs(runs: list[str]) -> dict[str, str]:
+    """{name: file} of ``compare``'s run arguments: ``NAME=FILE``, or a file named by its
+    file name (an existing file whose name holds ``=`` too); names must be distinct."""
+    named = []
+    for run in runs:
+        name, equals, path = run.partition("=")
+        if not equals or Path(run).exists():
+            named.append((Path(run).name, run))
+        elif not name:
+            raise OffevalError(f"{run!r}: a run's name (NAME=FILE) must not be empty")
+        else:
+            named.append((name, path))
+    names = [name for name, _ in named]
+    if len(set(names)) != len(names):
+        raise OffevalError(
+            f"runs need distinct file names (or names given as NAME=FILE), got {names}"
+        )
+    return dict(named)
 
 
 def _alpha(text: str) -> float:

@@ -17,7 +17,7 @@ from offeval.plugin import (
     parse_pairs,
     write_csv,
 )
-from offeval_ir.command import DEFAULT_MEASURES
+from offeval_ir.command import DEFAULT_MEASURES, named_runs
 from offeval_ir.conventions import Conventions
 from offeval_ir.files import read_qrels, read_run
 from offeval_ir.judgements import role_names
@@ -42,18 +42,38 @@ TABLE_SUFFIXES = (".csv", ".md", ".tex")
 
 def _outputs(args: argparse.Namespace) -> dict[str, OutputFile]:
     """The files ``--out`` (and ``--pairs``) name, checked before any file is read."""
-    inputs = [args.qrels, *(args.runs if hasattr(args, "runs") else [args.run])]
+    inputs = [args.qrels, *_run_files(args).values()]
     outputs = {}
     for option in ("out", "pairs"):
         path = getattr(args, option, None)
         if path is None:
             continue
+        if option == "pairs" and args.out is not None and _same_file(args.out, path):
+            raise OffevalError(
+                f"--out and --pairs name the same file ({path}): the pairs would replace the "
+                "table; give two files"
+            )
         if Path(path).suffix not in TABLE_SUFFIXES:
             raise OffevalError(
                 f"--{option} must end in {', '.join(TABLE_SUFFIXES)}, got {Path(path).name}"
             )
         outputs[option] = OutputFile(path, option=f"--{option}", inputs=inputs)
     return outputs
+
+
+def _run_files(args: argparse.Namespace) -> dict[str, str]:
+    """{name: file} of the runs: ``compare``'s as named (:func:`named_runs`), ``metrics``'
+    one by its file name."""
+    if hasattr(args, "runs"):
+        return getattr(args, "named_runs", None) or named_runs(args.runs)
+    return {Path(args.run).name: args.run}
+
+
+def _same_file(a: str, b: str) -> bool:
+    """Whether two paths name one file (spelt differently, or linked)."""
+    if Path(a).exists() and Path(b).exists():
+        return Path(a).samefile(b)
+    return Path(a).resolve() == Path(b).resolve()
 
 
 def _setup(args: argparse.Namespace) -> tuple[Conventions, list[str], dict]:
@@ -77,15 +97,16 @@ def _stated(conventions: Conventions, args: argparse.Namespace, measures: list[s
 
 
 def _read(args: argparse.Namespace, columns: dict) -> tuple[pd.DataFrame, dict]:
-    """The qrels and the runs (by file name) the arguments name."""
-    runs = [args.run] if hasattr(args, "run") else args.runs
-    missing = [name for name in (*runs, args.qrels) if not Path(name).exists()]
+    """The qrels and the runs (by their names: :func:`_run_files`) the arguments name."""
+    runs = _run_files(args)
+    missing = [name for name in (*runs.values(), args.qrels) if not Path(name).exists()]
     if missing:
         raise OffevalError(f"{', '.join(missing)}: no such file")
     options = {"columns": columns, "sep": args.sep}
     qrels = _named(read_qrels(args.qrels, args.qrels_format, **options), columns)
     return qrels, {
-        Path(r).name: _named(read_run(r, args.run_format, **options), columns) for r in runs
+        name: _named(read_run(path, args.run_format, **options), columns)
+        for name, path in runs.items()
     }
 
 
@@ -155,7 +176,7 @@ def run_metrics(args: argparse.Namespace) -> int:
 def run_compare(args: argparse.Namespace) -> int:
     """``offeval compare``: compute, print and write the comparison table (the runs named
     are checked: :meth:`offeval_ir.command.CompareCommand.run`)."""
-    names = [Path(r).name for r in args.runs]
+    names = list(_run_files(args))
     _check_resamples(args)
     label_checked(args.label)
     conventions, measures, outputs, evaluation = _evaluated(args)

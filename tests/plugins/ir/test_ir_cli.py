@@ -210,3 +210,47 @@ def test_run_evaluation_compare_and_grid_refuse_alpha_outside_0_1(trec_files, al
         evaluation.compare(alpha=alpha)
     with pytest.raises(ConfigurationError, match=r"alpha must be a number in \(0, 1\)"):
         evaluation.grid("AP", alpha=alpha)
+
+
+def test_compare_names_runs_as_name_equals_file(trec_files, tmp_path, capsys):
+    paths, _, _ = trec_files
+    equals = tmp_path / "k=1.run"  # an existing file whose name holds '=' is a file
+    equals.write_text(paths["other"].read_text())
+    out = tmp_path / "cmp.csv"
+    argv = ["compare", paths["qrels"], f"BM25={paths['run']}", equals, "dense=" + str(equals)]
+    assert main([*map(str, argv), "-m", "AP", "--resamples", "200", "--out", str(out)]) == 0
+    assert "(a) BM25" in capsys.readouterr().out
+    assert list(pd.read_csv(out)["run"]) == ["BM25", "k=1.run", "dense"]
+
+
+@pytest.mark.parametrize(
+    ("runs", "message"),
+    [
+        (["a={run}", "a={other}"], r"runs need distinct file names .*, got \['a', 'a'\]"),
+        (["={run}", "{other}"], r"'={run}': a run's name \(NAME=FILE\) must not be empty"),
+        (["{run}", "x={missing}"], r"{missing}: no such file"),
+    ],
+)
+def test_compare_run_name_mistakes_are_one_line(trec_files, tmp_path, capsys, runs, message):
+    paths, _, _ = trec_files
+    files = {"run": paths["run"], "other": paths["other"], "missing": tmp_path / "none.run"}
+    argv = ["compare", paths["qrels"], *(r.format(**files) for r in runs)]
+    pattern = message.format(**{k: re.escape(str(v)) for k, v in files.items()})
+    one_line_error(capsys, argv, pattern)
+
+
+@pytest.mark.parametrize("pairs", ["same.csv", "./same.csv", "sub/../same.csv"])
+def test_compare_refuses_one_file_for_two_outputs(trec_files, tmp_path, capsys, monkeypatch, pairs):
+    paths, _, _ = trec_files
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sub").mkdir()
+    argv = ["compare", paths["qrels"], paths["run"], paths["other"], "--out", "same.csv"]
+    err = one_line_error(capsys, [*map(str, argv), "--pairs", pairs])
+    assert "--out and --pairs name the same file" in err
+    assert not (tmp_path / "same.csv").exists()
+
+
+def test_compare_help_says_latex_needs_booktabs_and_names_runs(capsys):
+    assert main(["compare", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "booktabs" in text and "NAME=FILE" in text
