@@ -93,3 +93,16 @@ POLICY_CASES = {
 @cases(POLICY_CASES)
 def test_bad_policies(case):
     fails(*case)
+
+
+def test_a_table_summing_above_one_names_its_slot_and_table_rows():
+    """Every other TablePolicy error names the table's rows; this one named only the slot."""
+    table = pd.DataFrame(
+        {"item": [1, 2, 3, 1], "position": [1, 1, 2, 2], "probability": [0.6, 0.6, 0.5, 0.3]},
+        index=["a", "b", "c", "d"],
+    )
+    with pytest.raises(
+        ConfigurationError,
+        match=r"sum to more than 1 at position \[1\] \(up to 1\.2; table rows \['a', 'b'\]\)",
+    ):
+        TablePolicy(table, name="t")

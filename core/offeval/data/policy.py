@@ -401,7 +401,7 @@ class TablePolicy:
                 labels[index.duplicated()],
                 table="table rows",
             )
-        _check_sums(table, self.keys, p, name)
+        _check_sums(table, self.keys, p, name, labels)
         self._index, self._p = index, p
         self._kinds = {key: (_key_kind(table[key]), _example(table[key])) for key in self.keys}
         self._dense = DenseTable.of(table[self.keys], p)
@@ -489,10 +489,13 @@ def _check_keys(table: pd.DataFrame, keys: list[str], labels: np.ndarray) -> Non
         )
 
 
-def _check_sums(table: pd.DataFrame, keys: list[str], p: np.ndarray, name: str) -> None:
+def _check_sums(
+    table: pd.DataFrame, keys: list[str], p: np.ndarray, name: str, labels: np.ndarray
+) -> None:
     """Per (context, position) the items' probabilities sum to at most 1; the bandit's in all.
 
     Up to :data:`PROBABILITY_TOLERANCE` above 1 is rounding (a table in single precision).
+    The error names the slots and the table rows (by ``labels``) that add up there.
     """
     slots = [k for k in keys if k != "item"]
     if not slots:
@@ -501,11 +504,14 @@ def _check_sums(table: pd.DataFrame, keys: list[str], p: np.ndarray, name: str) 
                 f"policy {name!r}: the items' probabilities sum to {p.sum():.6g}, more than 1"
             )
         return
-    total = pd.Series(p).groupby([table[k].to_numpy() for k in slots]).sum()
-    over = total[total > 1 + PROBABILITY_TOLERANCE]
-    if len(over):
+    groups = pd.Series(p).groupby([table[k].to_numpy() for k in slots])
+    total = groups.transform("sum").to_numpy()
+    over = total > 1 + PROBABILITY_TOLERANCE
+    if over.any():
+        where = pd.MultiIndex.from_frame(table.loc[over, slots]).unique()
+        where = where.get_level_values(0) if len(slots) == 1 else where
         raise ConfigurationError(
             f"policy {name!r}: the items' probabilities sum to more than 1 at {'/'.join(slots)} "
-            f"{describe_rows(over.index.to_numpy())} (up to {over.max():.6g}); they must sum to "
-            f"at most 1 per {'/'.join(slots)}"
+            f"{describe_rows(where.to_numpy())} (up to {total[over].max():.6g}; table rows "
+            f"{describe_rows(labels[over])}); they must sum to at most 1 per {'/'.join(slots)}"
         )
