@@ -4,6 +4,8 @@ columns, policies that answer in the wrong shape or are no policy."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
+import pytest
 from bad_input_logs import build, cases, fails, late
 from reference_estimators import IS
 
@@ -14,6 +16,7 @@ from offeval import (
     OffevalError,
     RerankPolicy,
     RowError,
+    TablePolicy,
     evaluate,
 )
 
