@@ -56,7 +56,12 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
         help="separator of CSV run and qrels files (default: found from the header: "
         "comma, semicolon, tab or |)",
     )
-    parser.add_argument("--level", type=float, default=0.95, help="interval level")
+    parser.add_argument(
+        "--level",
+        type=float,
+        default=0.95,
+        help="level of the confidence intervals, in (0, 1) (default: 0.95)",
+    )
 
 
 class MetricsCommand:
@@ -109,13 +114,14 @@ class CompareCommand:
             choices=TESTS,
             default="t",
             help="decides significance: paired t, paired randomisation, or Tukey's HSD (as "
-            "ranx; it holds the error over the pairs itself, so --correction does not apply)",
+            "ranx; it holds the error over the pairs itself, so --correction does not apply; "
+            "default: t)",
         )
         parser.add_argument(
             "--correction",
             default="holm",
             choices=[*CORRECTIONS, "none"],
-            help="multiple-testing correction over the pairs of each measure",
+            help="multiple-testing correction over the pairs of each measure (default: holm)",
         )
         parser.add_argument(
             "--alpha",
@@ -124,9 +130,19 @@ class CompareCommand:
             help="significance level, in (0, 1): p < alpha is significant (default: 0.05)",
         )
         parser.add_argument(
-            "--resamples", type=at_least(1), default=10_000, help="randomisation test"
+            "--resamples",
+            type=at_least(1),
+            default=10_000,
+            help="random sign flips of the randomisation test (--test randomization; "
+            "default: 10000)",
         )
-        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument(
+            "--seed",
+            type=int,
+            default=0,
+            help="seed of the randomisation test's sign flips: the same seed, the same "
+            "p-values (default: 0)",
+        )
         parser.add_argument(
             "--decimals",
             type=_decimals,

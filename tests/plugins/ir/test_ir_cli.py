@@ -254,3 +254,21 @@ def test_compare_help_says_latex_needs_booktabs_and_names_runs(capsys):
     assert main(["compare", "--help"]) == 0
     text = " ".join(capsys.readouterr().out.split())
     assert "booktabs" in text and "NAME=FILE" in text
+
+
+@pytest.mark.parametrize("command", ["MetricsCommand", "CompareCommand"])
+def test_every_option_says_what_it_does_and_its_default(command):
+    import argparse
+
+    from offeval_ir import command as commands
+
+    parser = argparse.ArgumentParser()
+    getattr(commands, command)().add_arguments(parser)
+    for action in parser._actions:
+        if not action.option_strings or action.dest == "help":
+            continue
+        assert action.help, action.option_strings
+        if action.default not in (None, False, []):
+            assert "default" in action.help, (action.option_strings, action.help)
+            shown = f"{action.default:g}" if isinstance(action.default, float) else action.default
+            assert str(shown) in action.help, (action.option_strings, action.help)
