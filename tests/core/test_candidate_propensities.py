@@ -128,3 +128,17 @@ def test_float_round_trips_within_the_tolerance_pass_and_beyond_it_fail(tmp_path
     assert main([str(a) for a in argv(log, near, "--out", tmp_path / "out")]) == 0
     far = write(scaled([0], 1 + 1e-8), tmp_path / f"far{suffix}")
     one_line_error(capsys, argv(log, far), PROBLEM)
+
+
+def test_a_candidate_frame_from_python_is_checked_too():
+    """from_frame(candidates=...) and with_candidates(...) name the frame's own index labels."""
+    frame = LOG.rename(columns={v: k for k, v in MAPPING.items()})
+    table = CANDIDATES.rename(columns={v: k for k, v in CAND_MAPPING.items()})
+    table.index = [f"c{i}" for i in range(len(table))]
+    halved = table.assign(propensity=table["propensity"] / 2)
+    match = r"candidate propensity differs .* rows \['c0', 'c3', 'c5', 'c6'\]"
+    with pytest.raises(ColumnError, match=match):
+        InteractionLog.from_frame(frame, candidates=halved)
+    log = InteractionLog.from_frame(frame, candidates=table)
+    with pytest.raises(ColumnError, match=match):
+        log.with_candidates(halved)

@@ -173,7 +173,6 @@ def attach_candidates(
     """
     try:
         log = log.with_candidates(_positioned(table, log))
-        check_logged_propensities(log)
     except RowError as exc:
         raise in_users_words(exc, log_path, log_mapping, path, mapping) from None
     return log
@@ -287,13 +286,11 @@ class StreamedCandidates:
             try:
                 log = log.with_candidates(_positioned(mine, log))
             except ColumnError as exc:
+                if exc.column == "propensity":  # a value's mistake, whatever the order
+                    raise exc.named(self._mapping or {}) from None
                 raise ColumnError(
                     exc.column, f"{exc.problem} ({ORDER})", exc.rows, table=exc.table, role=exc.role
                 ) from None
-            try:
-                check_logged_propensities(log)
-            except ColumnError as exc:
-                raise exc.named(self._mapping or {}) from None
             yield log
         rest = held if len(held) else next(batches, None)
         if rest is not None and len(rest):

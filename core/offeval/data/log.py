@@ -12,7 +12,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from offeval.data.candidates import attach_candidates, read_candidates, stream_candidates
+from offeval.data.candidates import (
+    attach_candidates,
+    check_logged_propensities,
+    read_candidates,
+    stream_candidates,
+)
 from offeval.data.files import (
     PARQUET_SUFFIXES,
     ParquetBatches,
@@ -351,10 +356,12 @@ class InteractionLog:
             data["context"] = data["trajectory"]
         roles = [r for r in ROLES if r in data]
         data = data[roles + [c for c in data.columns if c not in ROLES]]
-        cand_rows = None
-        if candidates is not None:
-            candidates, cand_rows = _validate_candidates(candidates, data, labels)
-        return cls(data, labels, starts, candidates, cand_rows)
+        if candidates is None:
+            return cls(data, labels, starts)
+        candidates, cand_rows = _validate_candidates(candidates, data, labels)
+        log = cls(data, labels, starts, candidates, cand_rows)
+        check_logged_propensities(log)
+        return log
 
     @classmethod
     def from_file(
@@ -517,7 +524,9 @@ class InteractionLog:
         """A copy with this candidate table (roles as in :meth:`from_frame`'s), checked
         against the log's slots; its index labels its rows in errors."""
         cands, rows = _validate_candidates(candidates, self.frame, self.source_rows)
-        return InteractionLog(self.frame, self.source_rows, self.unit_starts, cands, rows)
+        log = InteractionLog(self.frame, self.source_rows, self.unit_starts, cands, rows)
+        check_logged_propensities(log)
+        return log
 
     def with_columns(self, **columns: np.ndarray) -> InteractionLog:
         """A copy with extra per-row columns (e.g. target probabilities)."""
