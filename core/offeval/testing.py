@@ -301,10 +301,12 @@ def check_unbiased(estimator: Estimator) -> None:
 
 
 def check_linear_in_reward(estimator: Estimator) -> None:
-    """Tag ``linear_in_reward``: rewards times 3 give estimate and se times 3."""
+    """Tag ``linear_in_reward``: rewards times 3 give estimate and se times 3 (the kit's
+    clicks in [0, 1] become rewards in [0, 3], bounds a betting interval is told of)."""
     _, log, (policy, _) = kit_setup(estimator, 6_000)
     scaled = log.with_columns(reward=3 * log.column("reward"))
-    a, b = _estimate(estimator, log, policy), _estimate(estimator, scaled, policy)
+    a = _estimate(estimator, log, policy, reward_range=(0, 1))
+    b = _estimate(estimator, scaled, policy, reward_range=(0, 3))
     assert _close(3 * a.value, b.value), "value is not linear in the reward"
     assert _close(3 * a.se, b.se), "se is not linear in the reward"
 

@@ -116,8 +116,12 @@ def _candidate_log(rng: np.random.Generator, per_slot: int | None, shuffle: bool
     for t, k in slots:
         size = per_slot or int(rng.integers(1, 7))
         items = rng.permutation(6)[:size]
-        rows.append((t * 10, k, items[0], rng.random(), rng.uniform(0.1, 1)))
-        cands += [(t * 10, k, i, rng.uniform(0.1, 1), rng.normal()) for i in items]
+        mu = rng.uniform(0.1, 1)  # the logged item's propensity, in the log and its candidates
+        rows.append((t * 10, k, items[0], rng.random(), mu))
+        cands += [
+            (t * 10, k, i, mu if i == items[0] else rng.uniform(0.1, 1), rng.normal())
+            for i in items
+        ]
     frame = pd.DataFrame(rows, columns=["trajectory", "position", "item", "reward", "propensity"])
     columns = ["trajectory", "position", "item", "propensity", "q"]
     cands = pd.DataFrame(cands, columns=columns)

@@ -199,7 +199,12 @@ def with_candidates(log: InteractionLog) -> InteractionLog:
             "trajectory": np.repeat(frame["trajectory"].to_numpy(), 3),
             "position": np.repeat(frame["position"].to_numpy(), 3),
             "item": np.tile(ITEMS, len(frame)),
-            "propensity": 0.5,  # not read by PI with a logging ranker
+            # not read by PI with a logging ranker: the log's own for the logged item
+            "propensity": np.where(
+                np.tile(ITEMS, len(frame)) == np.repeat(frame["item"].to_numpy(), 3),
+                np.repeat(frame["propensity"].to_numpy(), 3),
+                0.5,
+            ),
         }
     )
     return InteractionLog.from_frame(frame, candidates=cands)
@@ -822,8 +827,12 @@ def unsupported_log(model: str = "cascade") -> InteractionLog:
     log = with_model(tiny_log(model, LOGGING, LOGITS), rough)
     cands = log.candidates
     never = (cands["item"] == 30) & (cands["position"] == 2)
+    slot = cands["slot"].to_numpy()
+    logged = cands["item"].to_numpy() == log.frame["item"].to_numpy()[slot]
+    own = log.frame["propensity"].to_numpy()[slot]  # the logged item's, as the log says
+    propensity = np.where(logged, own, np.where(never, 0, 0.5))  # shown where it was logged
     return InteractionLog.from_frame(
-        log.frame, candidates=cands.drop(columns="slot").assign(propensity=np.where(never, 0, 0.5))
+        log.frame, candidates=cands.drop(columns="slot").assign(propensity=propensity)
     )
 
 
@@ -840,12 +849,16 @@ def unsupported_by_hand(name: str) -> tuple[int, float, set]:
 
     Rank marginals: the target's P(item 30 at position 2) in each trajectory.
     Prefixes: w_1 pi(30 | a_1) = P_target(a_1, 30) / P_logging(a_1), where a_1 is not 30.
+    A trajectory that logged item 30 at position 2 has it supported there (the candidate
+    table keeps the log's own propensity for a logged item).
     """
     target = Enumerated("t", TARGETS["plackett_luce"])
     logging = Enumerated("mu", LOGGING)
     masses = []
     for r in RANKINGS:
-        if name in ("iips", "pi"):
+        if r[1] == 2:
+            masses.append(0.0)
+        elif name in ("iips", "pi"):
             masses.append(target._prob([(1, 2)]))
         else:
             first = r[0]
@@ -879,9 +892,14 @@ def test_support_violations_are_counted_refused_warned_or_dropped(name):
     if not kept:  # every trajectory holds item 30's slot at position 2
         assert np.isnan(dropped.value)
         return
-    # prefixes: the trajectories opening with item 30 stay (4 and 5), and alone give the same
-    assert kept == [4, 5]
-    alone = evaluate(log.slice_rows(8, 12), [policy], [SUPPORTED[name]("fail")]).estimate("t")
+    # the trajectories kept, alone, give the same
+    rows = log.frame["trajectory"].isin(kept).to_numpy()
+    cands = log.candidates
+    sub = InteractionLog.from_frame(
+        log.frame[rows],
+        candidates=cands[cands["trajectory"].isin(kept).to_numpy()].drop(columns="slot"),
+    )
+    alone = evaluate(sub, [policy], [SUPPORTED[name]("fail")]).estimate("t")
     assert dropped.value == pytest.approx(alone.value, rel=1e-12)
 
 

@@ -70,7 +70,12 @@ def obp_log(q_hat: np.ndarray | None = None) -> InteractionLog:
             "trajectory": np.repeat(slate, N_ACTIONS),
             "position": np.repeat(position + 1, N_ACTIONS),
             "item": np.tile(np.arange(N_ACTIONS), slate.size),
-            "propensity": 0.2,
+            # the log's own propensity for the logged item, 0.2 for the others
+            "propensity": np.where(
+                np.tile(np.arange(N_ACTIONS), slate.size) == np.repeat(action, N_ACTIONS),
+                np.repeat(raw["pscore_item_position"], N_ACTIONS),
+                0.2,
+            ),
             "reward_model": q.ravel(),
         }
     )
