@@ -48,7 +48,7 @@ def run_decide(args: argparse.Namespace) -> int:
     is written (:class:`offeval.data.output.OutputFolder`, checked before any work).
     """
     folder = _folder(args)
-    summaries = _summaries(args.summaries)
+    summaries = load_summaries(args.summaries)
     if not summaries:
         raise OffevalError(f"{args.summaries}: the file holds no summaries")
     labels = _labels(args.estimator, summaries)
@@ -73,19 +73,6 @@ def run_decide(args: argparse.Namespace) -> int:
             written = _write(folder, tmp, decided)
         print(f"wrote {', '.join(written)} to {folder.path}")
     return 0
-
-
-def _summaries(given: str) -> dict:
-    """The summaries in ``given`` (a file, or the folder holding summaries.json); JSON nested
-    deeper than Python's recursion limit is one OffevalError naming the file."""
-    try:
-        return load_summaries(given)
-    except RecursionError:
-        path = Path(given) / "summaries.json" if Path(given).is_dir() else Path(given)
-        raise OffevalError(
-            f"{path}: not a summaries file (nested too deeply: arrays or objects within each "
-            "other beyond what can be read)"
-        ) from None
 
 
 def _labels(requested: list[str] | None, summaries: dict) -> list[str]:

@@ -323,3 +323,13 @@ def test_numpy_numbers_and_names_are_taken_and_shown_as_plain_values():
     name = np.array(["pi"])[0]
     policy = ColumnPolicy("missing", name=name)
     fails(lambda: evaluate(log, [policy], [IS()]), ColumnError, r"policy 'pi' reads")
+
+
+def test_summaries_nested_too_deeply_are_one_error_naming_the_file(tmp_path):
+    """JSON nesting 100,000 arrays raised RecursionError from load_summaries."""
+    from offeval.engine.summary import load_summaries
+
+    path = tmp_path / "summaries.json"
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(OffevalError, match=r"summaries.json: not a summaries file \(nested too"):
+        load_summaries(tmp_path)

@@ -334,6 +334,11 @@ def load_summaries(path: str | Path) -> dict[str, EstimatorSummary]:
         payload = json.loads(path.read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise OffevalError(f"{path}: not a summaries file ({exc})") from None
+    except RecursionError:
+        raise OffevalError(
+            f"{path}: not a summaries file (nested too deeply: arrays or objects within each "
+            "other beyond what can be read)"
+        ) from None
     version = payload.get("summaries_version") if isinstance(payload, dict) else None
     if type(version) is not int or version != VERSION:  # true is not 1
         raise OffevalError(f"{path}: not an offeval summaries file of version {VERSION}")
