@@ -265,6 +265,25 @@ class Measure:
         return self.name
 
 
+#: offeval metrics whose per-user value lies in [0, 1] under every convention: the normal
+#: intervals of their means (and of pnDCG's ratio) are clipped to [0, 1].
+UNIT_INTERVAL = frozenset(
+    {"precision", "recall", "f1", "hit_rate", "ap", "rr", "ndcg", "rprec", "bpref", "err"}
+    | {"rbp", "success", "judged"}
+)
+
+
+def value_range(label: str) -> tuple[float, float] | None:
+    """(0, 1) where the measure ``label`` names is a mean or ratio of values in [0, 1]
+    (:data:`UNIT_INTERVAL`); None for the others, and for a label that names no measure."""
+    try:
+        measure = parse_measure(label)
+    except ConfigurationError:
+        return None
+    bounded = measure.metric in UNIT_INTERVAL and measure.aggregate in ("mean", "ratio")
+    return (0.0, 1.0) if bounded else None
+
+
 def parse_measure(text: str) -> Measure:
     """The measure ``text`` names (see the module docstring for the syntaxes).
 

@@ -42,7 +42,7 @@ from offeval_ir.blocks import compute_frames
 from offeval_ir.choices import TESTS
 from offeval_ir.conventions import PRESETS, Conventions
 from offeval_ir.judgements import role_names
-from offeval_ir.measures import Measure
+from offeval_ir.measures import Measure, value_range
 from offeval_ir.metrics import EXCLUSION_REASONS, MIN_GEO_MEAN, MetricResult
 from offeval_ir.peer_inputs import as_qrels, as_results, as_run, as_runs, measure_names
 from offeval_ir.prepared import measure_groups, measures_of, prepare_qrels
@@ -241,6 +241,11 @@ class MeasureMean(BaseEstimator):
     def label(self) -> str:
         """The measure as the user wrote it."""
         return self.measure
+
+    @property
+    def value_range(self) -> tuple[float, float] | None:
+        """[0, 1] for a measure of values in [0, 1]: its normal intervals stay there."""
+        return value_range(self.measure)
 
     def contribute(self, view) -> Contribution:
         """Per user: the value when averaged (else 0), and whether averaged."""
