@@ -349,3 +349,17 @@ def test_a_normal_interval_stays_within_the_declared_bounds():
     # a reward per impression with known reward bounds: the true value lies within them
     known = evaluate(log, [target], [IS()], reward_range=(0, 1)).estimate("target")
     assert known.ci_low == 0.0 and known.diagnostics["interval_clipped"] is True
+
+
+def test_a_zero_width_normal_interval_is_flagged_and_warned():
+    """20 impressions without a click: the normal interval is [0, 0], which measures nothing."""
+    log, target = clicks_and_propensities([0] * 20)
+    with pytest.warns(OffevalWarning, match=r"is's normal intervals .* \(target: zero width: "):
+        est = evaluate(log, [target], [IS()]).estimate("target")
+    assert est.interval == (0.0, 0.0)
+    assert est.diagnostics["interval_unreadable"] == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # one click among them: a width, and no warning
+        log, target = clicks_and_propensities([1] + [0] * 19)
+        other = evaluate(log, [target], [IS()])
+    assert "interval_unreadable" not in other.estimate("target").diagnostics

@@ -78,3 +78,32 @@ def test_self_normalised_forms_refuse_betting_intervals_in_one_line():
         with pytest.raises(OffevalError, match="declares its betting_columns") as caught:
             evaluate(log, [policy], [estimator], interval="betting", progress=False)
         assert "\n" not in str(caught.value)
+
+
+def test_a_normal_interval_on_a_tiny_effective_sample_is_flagged():
+    """50 impressions, one of them weighted 1,000 (Kish's ESS (sum w)^2 / sum w^2 about 1):
+    IS's normal interval should not be read, and the warning and diagnostic say why."""
+    import pandas as pd
+
+    from offeval import ColumnPolicy, InteractionLog, OffevalWarning
+
+    n = 50
+    mu = np.full(n, 0.5)
+    mu[0] = 0.001
+    target = np.full(n, 0.01)
+    target[0] = 1.0
+    frame = pd.DataFrame(
+        {
+            "trajectory": np.arange(n),
+            "item": 0,
+            "reward": np.r_[1.0, np.zeros(n - 1)],
+            "propensity": mu,
+            "target": target,
+        }
+    )
+    log, policy = InteractionLog.from_frame(frame), ColumnPolicy("target", name="t")
+    w = target / mu
+    assert w.sum() ** 2 / (w @ w) < 2
+    with pytest.warns(OffevalWarning, match=r"is's normal .* \(t: effective sample size 1"):
+        est = evaluate(log, [policy], [IS()], progress=False).estimate("t")
+    assert est.diagnostics["interval_unreadable"] == 1
