@@ -354,7 +354,7 @@ def test_a_normal_interval_stays_within_the_declared_bounds():
 def test_a_zero_width_normal_interval_is_flagged_and_warned():
     """20 impressions without a click: the normal interval is [0, 0], which measures nothing."""
     log, target = clicks_and_propensities([0] * 20)
-    with pytest.warns(OffevalWarning, match=r"is's normal intervals .* \(target: zero width: "):
+    with pytest.warns(OffevalWarning, match=r"is's intervals .* \(target: zero width: "):
         est = evaluate(log, [target], [IS()]).estimate("target")
     assert est.interval == (0.0, 0.0)
     assert est.diagnostics["interval_unreadable"] == 1
@@ -363,3 +363,15 @@ def test_a_zero_width_normal_interval_is_flagged_and_warned():
         log, target = clicks_and_propensities([1] + [0] * 19)
         other = evaluate(log, [target], [IS()])
     assert "interval_unreadable" not in other.estimate("target").diagnostics
+
+
+def test_an_empty_betting_interval_is_flagged_and_warned():
+    """Every weight 3 (the target shows the item with probability 1, the log says 1/3): the
+    weights' mean is not one, the bets reject every value, and the interval comes out empty
+    (its low end above its high end). It is reported as is, flagged and warned."""
+    log, target = clicks_and_propensities([1, 0] * 100, propensity=1 / 3)
+    log = log.with_columns(target=np.ones(log.n_rows))
+    with pytest.warns(OffevalWarning, match=r"\(target: an empty betting interval: the log"):
+        est = evaluate(log, [target], [BettingIS()]).estimate("target")
+    assert est.ci_low > est.ci_high
+    assert est.diagnostics["interval_unreadable"] == 1

@@ -104,6 +104,6 @@ def test_a_normal_interval_on_a_tiny_effective_sample_is_flagged():
     log, policy = InteractionLog.from_frame(frame), ColumnPolicy("target", name="t")
     w = target / mu
     assert w.sum() ** 2 / (w @ w) < 2
-    with pytest.warns(OffevalWarning, match=r"is's normal .* \(t: effective sample size 1"):
+    with pytest.warns(OffevalWarning, match=r"is's intervals .* \(t: effective sample size 1"):
         est = evaluate(log, [policy], [IS()], progress=False).estimate("t")
     assert est.diagnostics["interval_unreadable"] == 1

@@ -128,10 +128,21 @@ class Estimate:
         return "\n".join(lines)
 
 
-def _unreadable(se: float, diagnostics: dict, units: int) -> str | None:
-    """Why a normal interval should not be read, or None: a zero width over two units or more
-    (no variation seen, which says nothing of the uncertainty), or an effective sample size
-    of the weights below :data:`MIN_ESS`."""
+def _unreadable(
+    se: float, diagnostics: dict, units: int, bounds: tuple[float, float] | None = None
+) -> str | None:
+    """Why an interval should not be read, or None. A normal one (``bounds`` None): a zero
+    width over two units or more (no variation seen, which says nothing of the uncertainty),
+    or an effective sample size of the weights below :data:`MIN_ESS`. A betting one: empty
+    (its low end above its high end: at this level the log contradicts what the interval
+    assumes, mean-one weights and rewards within the declared range)."""
+    if bounds is not None:
+        if bounds[0] > bounds[1]:
+            return (
+                "an empty betting interval: the log contradicts its assumptions (weights of "
+                "mean one, rewards within the declared range) at this level"
+            )
+        return None
     if units >= 2 and se == 0:
         return "zero width: every unit contributed the same value, which measures no uncertainty"
     ess = diagnostics.get("ess")
@@ -193,18 +204,19 @@ class Evaluation:
         self._warn_unreadable()
 
     def _warn_unreadable(self) -> None:
-        """One warning per estimator whose normal intervals should not be read (their
+        """One warning per estimator whose intervals should not be read (their
         estimates' diagnostic ``interval_unreadable`` is 1), saying why."""
         for label in self.estimators:
             notes = {}
             for policy in self.policies:
                 e = self._estimates[policy, label]
                 if e.diagnostics.get("interval_unreadable"):
-                    notes[policy] = _unreadable(e.se, e.diagnostics, e.n_units)
+                    betting = e.interval if e.interval_method == "betting" else None
+                    notes[policy] = _unreadable(e.se, e.diagnostics, e.n_units, betting)
             if notes:
                 listed = "; ".join(f"{policy}: {why}" for policy, why in notes.items())
                 warnings.warn(
-                    f"{label}'s normal intervals should not be read ({listed})",
+                    f"{label}'s intervals should not be read ({listed})",
                     OffevalWarning,
                     stacklevel=3,
                 )
@@ -240,10 +252,9 @@ class Evaluation:
         se = self.standard_error(lin)
         low, high = interval(lin.value, se, self.level) if bounds is None else bounds
         diagnostics = dict(diagnostics or {})
-        if bounds is None:
-            used = self.n_units - sum((excluded or {}).values())
-            if _unreadable(se, diagnostics, used):  # why: in the evaluation's warning
-                diagnostics["interval_unreadable"] = 1
+        used = self.n_units - sum((excluded or {}).values())
+        if _unreadable(se, diagnostics, used, bounds):  # why: in the evaluation's warning
+            diagnostics["interval_unreadable"] = 1
         if bounds is None and within is not None and (low < within[0] or high > within[1]):
             low = min(max(low, within[0]), within[1])
             high = max(min(high, within[1]), within[0])
