@@ -109,3 +109,64 @@ def measure_agreement(
         seed=seed,
         interval=interval,
     )
+
+
+#: Smallest font of :func:`agreement_figure`, in points, at its own width (a page's).
+MIN_FONT = 9
+#: Width of :func:`agreement_figure` in inches: a page's, so that its fonts are shown at size.
+FIGURE_WIDTH = 8.0
+#: How :func:`agreement_figure` draws an inverted pair, and what its legend calls it.
+INVERTED_STYLE = {"color": "red", "lw": 0.8, "alpha": 0.6}
+
+
+def agreement_figure(
+    found: Agreement,
+    panels: Mapping[str, Sequence] | None = None,
+    family=None,
+):
+    """Each model at its values under the two measures; a segment joins each inverted pair.
+
+    ``found`` is :func:`measure_agreement`'s result: the x axis is its second
+    measure (``b``, the reference), the y axis its first. ``panels`` maps a
+    panel's title to the models it shows (default: one panel of every model);
+    ``family(name)`` names a model's family, coloured alike and listed in the
+    legend (default: the name up to its first ``(``). The legend also says
+    what a red segment is: a pair of models the first measure orders opposite
+    to the second. Fonts are at least :data:`MIN_FONT` points at the figure's
+    width of :data:`FIGURE_WIDTH` inches (a page). Returns a matplotlib
+    ``Figure`` (no pyplot: the user's backend is left alone).
+    """
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+
+    y_measure, x_measure = found.measures
+    means = found.means
+    panels = dict(panels) if panels is not None else {f"all {len(means)} models": means.index}
+    family = family or (lambda name: str(name).split("(")[0])
+    families = list(dict.fromkeys(family(name) for name in means.index))
+    colours = {f: f"C{k % 10}" for k, f in enumerate(families)}
+    pairs = found.pairs()
+    inverted = pairs[pairs["inverted"]]
+    fig = Figure(figsize=(FIGURE_WIDTH, 3.6 + 0.25 * (len(families) > 4)), layout="constrained")
+    axes = fig.subplots(1, len(panels), squeeze=False).ravel()
+    for ax, (title, shown) in zip(axes, panels.items(), strict=True):
+        view = means.loc[list(shown)]
+        for row in inverted.itertuples(index=False):
+            if row.model in view.index and row.other in view.index:
+                ends = view.loc[[row.model, row.other]]
+                ax.plot(ends[x_measure], ends[y_measure], **INVERTED_STYLE)
+        for name, point in view.iterrows():
+            colour = colours[family(name)]
+            ax.scatter(point[x_measure], point[y_measure], s=18, color=colour)
+        ax.set_xlabel(f"{x_measure} (mean over users)", fontsize=MIN_FONT + 1)
+        ax.set_ylabel(f"{y_measure} (mean over users)", fontsize=MIN_FONT + 1)
+        ax.set_title(str(title), fontsize=MIN_FONT + 1)
+        ax.tick_params(labelsize=MIN_FONT)
+    handles = [
+        Line2D([], [], ls="", marker="o", ms=5, color=colours[f], label=str(f)) for f in families
+    ]
+    handles.append(
+        Line2D([], [], **INVERTED_STYLE, label=f"pair {y_measure} orders\nopposite to {x_measure}")
+    )
+    axes[0].legend(handles=handles, loc="lower right", fontsize=MIN_FONT)
+    return fig

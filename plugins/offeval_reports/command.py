@@ -7,9 +7,19 @@ answered at once); ``run`` imports the simulation and the report writer.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
 from offeval.plugin import OutputFolder, at_least, force_option, progress_of
+
+
+def left_out_note(plugins: list[str]) -> str:
+    """What the demo says of the installed plugins whose estimators it did not run."""
+    return (
+        f"the demo ran offeval's built-in estimators; installed plugin(s) "
+        f"{', '.join(plugins)} register others: --all-estimators runs them too, "
+        "--estimator SPEC one of them"
+    )
 
 
 class DemoCommand:
@@ -28,6 +38,20 @@ class DemoCommand:
         parser.add_argument("--policies", type=at_least(2), default=12, help="candidate policies")
         parser.add_argument(
             "--per-cell", type=at_least(2), default=100_000, help="trajectories per A/B cell"
+        )
+        parser.add_argument(
+            "--estimator",
+            action="append",
+            default=[],
+            metavar="SPEC",
+            help="also run this estimator, e.g. my_estimator:cap=10 (repeatable; by default "
+            "the demo runs offeval's built-in estimators only)",
+        )
+        parser.add_argument(
+            "--all-estimators",
+            action="store_true",
+            help="also run the estimators of every installed plugin, as each plugin "
+            "configures them for the demo",
         )
         parser.add_argument("--quiet", action="store_true", help="no progress bars")
         parser.add_argument(
@@ -52,6 +76,8 @@ class DemoCommand:
             n_per_cell=args.per_cell,
             progress=progress_of(args),
             workers=args.workers,
+            estimators=args.estimator,
+            all_estimators=args.all_estimators,
         )
         with folder as tmp:
             path = folder.path / write_demo_report(result, tmp, getattr(args, "argv", None)).name
@@ -61,4 +87,6 @@ class DemoCommand:
             f"\ntrue best policy: {result.settings['true_best']}; report: {path} "
             f"({time.perf_counter() - start:.1f} s)"
         )
+        if result.left_out:
+            print(f"note: {left_out_note(result.left_out)}", file=sys.stderr)
         return 0

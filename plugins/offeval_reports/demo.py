@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -51,40 +52,72 @@ class DemoResult:
     sections: list[ReportSection]
     skipped: dict[str, str]
     settings: dict[str, Any]
+    #: Installed plugins (not offeval's own) whose estimators the demo did not run.
+    left_out: list[str] = field(default_factory=list)
 
 
-def demo_estimators(registry: Registry, environment) -> tuple[list, dict[str, str]]:
-    """The estimators the plugins configure for the demo, and those of the others at defaults.
+def demo_estimators(
+    registry: Registry, environment, *, include: Sequence[str] = (), every_plugin: bool = False
+) -> tuple[list, dict[str, str]]:
+    """The estimators the demo runs: the built-in plugins' configurations, and those asked for.
 
-    A plugin implementing ``register_demo_estimators`` shows exactly the
-    configurations it registers; the estimators of a plugin without that hook
-    join with their default parameters, so a third-party estimator appears in
-    the demo too. Returns the estimators and, for each configuration that
-    could not be built, why.
+    By default only offeval's own plugins take part (:meth:`Registry.is_builtin`),
+    so that an installed third-party plugin does not change the demo's output;
+    ``include`` adds estimators by spec (``"my_estimator:cap=10"``) and
+    ``every_plugin`` lets every installed plugin take part. A plugin
+    implementing ``register_demo_estimators`` shows exactly the configurations
+    it registers; the estimators of a plugin without that hook join with their
+    default parameters, each once (an alias is left out: its original is
+    there). Returns the estimators and, for each configuration that could not
+    be built, why.
     """
     built, skipped = [], {}
+    taking_part = {p for p in registry.plugins if every_plugin or registry.is_builtin(p)}
     hook = "register_demo_estimators"
     for plugin, item in registry.call(hook, environment=environment):
+        if plugin not in taking_part:
+            continue
         try:
             built.append(registry.resolve("estimator", item))
         except OffevalError as exc:
             skipped[f"{item} (from {plugin})"] = str(exc)
     configuring = set(registry.implementers(hook))
+    distinct = set(registry.distinct("estimator"))
     for component in registry.components("estimator"):
-        if component.plugin not in configuring:
-            try:
-                built.append(registry.create("estimator", component.name))
-            except OffevalError as exc:
-                skipped[component.name] = str(exc)
+        plugin = component.plugin
+        if plugin in configuring or plugin not in taking_part or component.name not in distinct:
+            continue
+        try:
+            built.append(registry.create("estimator", component.name))
+        except OffevalError as exc:
+            skipped[component.name] = str(exc)
+    for spec in include:  # a mistake in a spec the user typed is theirs to see
+        built.append(registry.create_from_spec("estimator", spec))
     return sorted(built, key=lambda e: e.name), skipped
 
 
+def left_out(registry: Registry) -> list[str]:
+    """The installed plugins, not offeval's own, that register estimators the demo leaves out
+    unless asked (``--estimator SPEC``, ``--all-estimators``)."""
+    return sorted(
+        {c.plugin for c in registry.components("estimator") if not registry.is_builtin(c.plugin)}
+    )
+
+
 def usable_estimators(
-    registry: Registry, log: InteractionLog, policy, environment
+    registry: Registry,
+    log: InteractionLog,
+    policy,
+    environment,
+    *,
+    include: Sequence[str] = (),
+    every_plugin: bool = False,
 ) -> tuple[list, dict[str, str]]:
-    """The demo's estimators that run on this log and policy (:func:`probe`); the others
-    with the reason."""
-    candidates, skipped = demo_estimators(registry, environment)
+    """The demo's estimators (:func:`demo_estimators`) that run on this log and policy
+    (:func:`probe`); the others with the reason."""
+    candidates, skipped = demo_estimators(
+        registry, environment, include=include, every_plugin=every_plugin
+    )
     first: dict[str, Any] = {}  # of the estimators with one label, the first
     for estimator in candidates:
         first.setdefault(declaration_of(estimator).label, estimator)
@@ -108,11 +141,16 @@ def run_demo(
     progress: bool | None = None,
     registry: Registry | None = None,
     workers: int | None = None,
+    estimators: Sequence[str] = (),
+    all_estimators: bool = False,
 ) -> DemoResult:
-    """Simulate, evaluate every registered estimator, compare with the truth.
+    """Simulate, evaluate offeval's built-in estimators, compare with the truth.
 
-    ``workers`` processes share the evaluation (default: the available cores,
-    at most :data:`MAX_WORKERS`).
+    ``estimators`` adds estimators by spec (``["my_estimator:cap=10"]``, the
+    command's ``--estimator``); ``all_estimators`` runs those of every
+    installed plugin too (``--all-estimators``), configured as their plugin
+    says (:func:`demo_estimators`). ``workers`` processes share the evaluation
+    (default: the available cores, at most :data:`MAX_WORKERS`).
 
     The plugins add their own analyses as report sections (hook
     ``register_report_sections``), which may add columns to the summary.
@@ -125,13 +163,15 @@ def run_demo(
         {p.name: env.true_value(p, "reward_per_impression") for p in policies}, name="truth"
     )
     ab = pd.DataFrame([vars(r) for r in env.ab_test(policies, n_per_cell, seed=seed)])
-    estimators, skipped = usable_estimators(registry, log, policies[0], env)
-    if not estimators:
+    included, skipped = usable_estimators(
+        registry, log, policies[0], env, include=estimators, every_plugin=all_estimators
+    )
+    if not included:
         raise OffevalError(f"no registered estimator runs on the demo log: {skipped}")
     if workers is None:  # as many as are worth a process, so none is capped with a warning
         worth = max(1, log.n_units // UNITS_PER_WORKER)
         workers = min(available_cores(), MAX_WORKERS, worth) if fork_available() else 1
-    evaluation = evaluate(log, policies, estimators, progress=progress, workers=workers)
+    evaluation = evaluate(log, policies, included, progress=progress, workers=workers)
     names = list(truth.index)
     # A best policy is the first in the simulator's order among those tied within RTOL.
     true_best = names[first_maximum(truth.to_numpy())]
@@ -202,4 +242,5 @@ def run_demo(
         sections,
         skipped,
         settings,
+        [] if all_estimators else left_out(registry),
     )

@@ -14,12 +14,13 @@ from offeval.plugin import (
     ReportDocument,
     ess_units,
     markdown_escape,
-    skipped_table,
     write_csv,
 )
+from offeval_reports.command import left_out_note
 from offeval_reports.demo import DemoResult
-from offeval_reports.evaluation_report import better_label, estimator_legend, lower_is_better
+from offeval_reports.evaluation_report import better_label, legend, lower_is_better, not_run
 from offeval_reports.figures import MIN_FONT, PAGE_WIDTH, figure_text
+from offeval_reports.tables import UNITS, headers
 
 
 def estimates_figure(
@@ -33,24 +34,25 @@ def estimates_figure(
     Estimators in ``other_scale`` (normalised metrics, rewards per trajectory)
     are not estimates of the truth's quantity: their panels have no diagonal
     and say "own scale: order only", since only their order can be compared. Panels of estimators
-    in ``lower`` say "lower is better".
+    in ``lower`` say "lower is better". Axes say their unit: the truth's is a reward
+    per impression; a panel on its own scale says so on its own axis.
     """
     labels = list(dict.fromkeys(estimates["estimator"]))
     titles = [_panel_title(label, label in other_scale, label in lower) for label in labels]
     lines = max(title.count("\n") + 1 for title in titles)
     cols = min(3, len(labels))
     rows = int(np.ceil(len(labels) / cols))
-    panel, above, below = 1.9, 0.2 * lines + 0.15, 0.55  # inches
+    panel, above, below = 1.9, 0.2 * lines + 0.15, 0.7  # inches
     width, height = PAGE_WIDTH, rows * (panel + above + below)
     fig = Figure(figsize=(width, height))  # no pyplot: the user's backend is left alone
     axes = fig.subplots(rows, cols, squeeze=False)
     # fixed margins in inches (a layout pass would measure every label of every panel)
     fig.subplots_adjust(
-        left=0.8 / width,
+        left=0.95 / width,
         right=1 - 0.1 / width,
         bottom=below / height,
         top=1 - above / height,
-        wspace=0.3,
+        wspace=0.45,
         hspace=(above + below) / panel,
     )
     lo, hi = truth.min(), truth.max()
@@ -65,19 +67,27 @@ def estimates_figure(
         ax.set_title(title, fontsize=MIN_FONT, y=1.0, pad=4)  # a fixed y: no layout pass
         ax.locator_params(nbins=4)
         ax.tick_params(labelsize=MIN_FONT)
-        if i % cols == 0:
-            ax.set_ylabel("offline estimate", fontsize=MIN_FONT)
+        if label in other_scale:  # on every panel: its neighbours' unit is not its own
+            ax.set_ylabel("offline estimate\n(own scale)", fontsize=MIN_FONT)
+        elif i % cols == 0:
+            ax.set_ylabel(f"offline estimate\n({TRUTH_UNIT})", fontsize=MIN_FONT)
         if i + cols >= len(labels):
-            ax.set_xlabel("true online value", fontsize=MIN_FONT)
+            ax.set_xlabel(f"true online value\n({TRUTH_UNIT})", fontsize=MIN_FONT)
     for ax in axes.ravel()[len(labels) :]:
         ax.axis("off")
     return fig
 
 
+#: Characters on a line of a panel's title (at 9 pt, a third of the page wide).
+TITLE_CHARS = 24
+#: The unit of the demo's true values (and of its A/B test's means).
+TRUTH_UNIT = UNITS["reward_per_impression"]
+
+
 def _panel_title(label: str, other_scale: bool, lower: bool) -> str:
     """An estimator's panel title: its label wrapped, what its scale is, which way is better."""
     # a line may also break after "(": labels are calls with long arguments
-    title = textwrap.fill(label.replace("(", "( "), 30).replace("( ", "(")
+    title = textwrap.fill(label.replace("(", "( "), TITLE_CHARS).replace("( ", "(")
     if other_scale:
         title += "\n(own scale: order only)"
     if lower:
@@ -122,19 +132,25 @@ def write_demo_report(result: DemoResult, out: str | Path, argv: list[str] | Non
         f"{markdown_escape(s['true_best'])}. Random seed {s['seed']}."
     )
     doc.text(SUMMARY_TEXT, "How well each estimator predicts the online order")
-    doc.table(_mark_lower(result.summary, lower))
+    named = headers()
+    doc.table(_mark_lower(result.summary, lower), headers=named)
     figure = plot_estimates(result.estimates, result.truth, out / "estimates.png", other, lower)
     doc.figure(figure, caption="estimates against truth: 95% intervals, the diagonal is exact")
-    doc.table(estimator_legend(result.evaluation), "Estimators")
-    if result.skipped:
-        doc.text("Registered, but they cannot run on this log:", "Estimators not run")
-        doc.table(skipped_table(result.skipped))
+    legend(doc, result.evaluation)
+    if result.left_out:
+        doc.text(f"Note: {left_out_note(result.left_out)}.")
+    not_run(doc, result.skipped)
     doc.sections(result.sections, out)
     wide = result.estimates.pivot(index="policy", columns="estimator", values="value")
     wide.columns = [better_label(c, lower) for c in wide.columns]
-    wide.insert(0, "truth", result.truth)
-    wide.insert(1, "A/B mean", result.ab.set_index("policy")["mean"])
-    doc.table(wide.reset_index(), "Estimates per policy")
+    wide.insert(0, f"truth ({TRUTH_UNIT})", result.truth)
+    wide.insert(1, f"A/B test mean ({TRUTH_UNIT})", result.ab.set_index("policy")["mean"])
+    doc.table(
+        wide.reset_index(),
+        "Estimates per policy",
+        caption="each estimator's values are in its own unit: a reward per impression "
+        'unless the estimators\' table above says "own scale"',
+    )
     doc.text(
         "`summary.csv`, `estimates.csv` (with standard errors, intervals and diagnostics; "
         "`ess_unit` says what the effective sample size `diag_ess` counts), "

@@ -31,9 +31,9 @@ from offeval.plugin import (
     ess_units,
     markdown_escape,
     pairs_table,
-    skipped_table,
 )
 from offeval_reports.figures import MIN_FONT, PAGE_WIDTH, figure_text
+from offeval_reports.tables import headers, skipped_by_reason, unit_of, units
 
 #: Marker shapes cycled over series, so that no two series look alike in grey print.
 MARKERS = ("o", "s", "D", "^", "v", "P", "X", "<", ">", "p", "h", "*")
@@ -59,10 +59,16 @@ def better_label(label: str, lower: set[str]) -> str:
     return f"{label} (lower is better)" if label in lower else label
 
 
-def forest_figure(table: pd.DataFrame, relative: bool, lower: set[str] = frozenset()) -> Figure:
+def forest_figure(
+    table: pd.DataFrame,
+    relative: bool,
+    lower: set[str] = frozenset(),
+    unit: dict[str, str] | None = None,
+) -> Figure:
     """One panel per estimator: each policy's value and interval, policies on the y axis.
 
-    Panels of estimators in ``lower`` say "lower is better" in their title.
+    Panels of estimators in ``lower`` say "lower is better" in their title;
+    ``unit`` (estimator: the unit of its values) labels each panel's axis.
     """
     prefix = "relative_" if relative else ""
     estimators = list(dict.fromkeys(table["estimator"]))
@@ -87,9 +93,11 @@ def forest_figure(table: pd.DataFrame, relative: bool, lower: set[str] = frozens
         ax.tick_params(axis="x", labelsize=MIN_FONT)
         title = figure_text(textwrap.fill(better_label(estimator, lower), 40))
         ax.set_title(title, fontsize=MIN_FONT + 1)
-        ax.set_xlabel(
-            "value relative to the baseline" if relative else "estimated value", fontsize=MIN_FONT
-        )
+        if relative:
+            xlabel = "estimate / baseline's estimate (ratio, baseline = 1)"
+        else:
+            xlabel = f"estimate ({(unit or {}).get(estimator, 'own scale')})"
+        ax.set_xlabel(figure_text(xlabel), fontsize=MIN_FONT)
         ax.grid(axis="x", alpha=0.3)
     for ax in axes[len(estimators) :]:
         ax.axis("off")
@@ -97,10 +105,14 @@ def forest_figure(table: pd.DataFrame, relative: bool, lower: set[str] = frozens
 
 
 def forest_plot(
-    table: pd.DataFrame, relative: bool, path: Path, lower: set[str] = frozenset()
+    table: pd.DataFrame,
+    relative: bool,
+    path: Path,
+    lower: set[str] = frozenset(),
+    unit: dict[str, str] | None = None,
 ) -> Path:
     """:func:`forest_figure`, saved as PNG at ``path``."""
-    forest_figure(table, relative, lower).savefig(path, dpi=DPI)
+    forest_figure(table, relative, lower, unit).savefig(path, dpi=DPI)
     return path
 
 
@@ -148,9 +160,10 @@ def grid_figure(
     ax.set_xticks(range(n), labels, rotation=90, fontsize=MIN_FONT)
     ax.set_yticks(range(n), labels, fontsize=MIN_FONT)
     bar = fig.colorbar(image, ax=ax, shrink=0.8)
-    bar.set_label("z = difference / se", fontsize=MIN_FONT)
+    bar.set_label("z = difference / its standard error (no unit)", fontsize=MIN_FONT)
     bar.ax.tick_params(labelsize=MIN_FONT)
-    scale = f"values relative to {baseline}" if baseline is not None else "values"
+    unit = units(evaluation).get(estimator, "own scale")
+    scale = f"values relative to {baseline}" if baseline is not None else f"values ({unit})"
     p_name = f"p-value ({correction}-corrected)" if correction else "p-value"
     label = better_label(estimator, lower)
     title = f"{label}: each cell is the difference of {scale}, row minus column, above its {p_name}"
@@ -227,16 +240,31 @@ def weight_figure(log: InteractionLog | None, policies: list) -> Figure | None:
     colours = _colours(len(weights))
     for k, (ax, (name, w)) in enumerate(zip(axes, weights.items(), strict=False)):
         ax.hist(w[w > 0], bins=bins, color=colours[k])
-        ax.set_xscale("log")
+        _log_ticks(ax)
         ax.tick_params(labelsize=MIN_FONT)
         zero = np.mean(w == 0)
         title = textwrap.fill(f"{name} (w = 0 on {zero:.0%} of rows)", 34)
         ax.set_title(figure_text(title), fontsize=MIN_FONT)
     for ax in axes[len(weights) :]:
         ax.axis("off")
-    fig.supxlabel("importance weight pi / mu (log scale)", fontsize=MIN_FONT + 1)
-    fig.supylabel("rows", fontsize=MIN_FONT + 1)
+    fig.supxlabel("importance weight pi / mu (no unit; log scale)", fontsize=MIN_FONT + 1)
+    fig.supylabel("log rows (count)", fontsize=MIN_FONT + 1)
     return fig
+
+
+#: Most labelled ticks on a histogram's log axis: more would overprint in a third of a page.
+LOG_TICKS = 4
+
+
+def _log_ticks(ax) -> None:
+    """A log x axis with at most :data:`LOG_TICKS` labels, on powers of ten only."""
+    from matplotlib.ticker import LogFormatterSciNotation, LogLocator, NullFormatter
+
+    ax.set_xscale("log")
+    ax.xaxis.set_major_locator(LogLocator(base=10, numticks=LOG_TICKS))
+    ax.xaxis.set_major_formatter(LogFormatterSciNotation(base=10, labelOnlyBase=True))
+    ax.xaxis.set_minor_locator(LogLocator(base=10, subs="auto", numticks=LOG_TICKS * 3))
+    ax.xaxis.set_minor_formatter(NullFormatter())
 
 
 def no_histogram_reason(log: InteractionLog | None) -> str:
@@ -276,7 +304,8 @@ def weight_table(evaluation: Evaluation) -> pd.DataFrame:
 def estimator_legend(evaluation: Evaluation) -> pd.DataFrame:
     """Each estimator's label, its every parameter (defaults included), what it computes.
 
-    ``better`` says which way is better: "higher" or "lower".
+    ``better`` says which way is better: "higher" or "lower"; ``unit`` what its values
+    are in (:func:`offeval_reports.tables.unit_of`).
     """
     rows = []
     for declared in evaluation.declarations:
@@ -285,6 +314,7 @@ def estimator_legend(evaluation: Evaluation) -> pd.DataFrame:
                 "estimator": declared.label,
                 "parameters": declared.full_label,
                 "better": "higher" if declared.higher_is_better else "lower",
+                "unit": unit_of(declared),
                 "what it computes": declared.description,
             }
         )
@@ -321,8 +351,8 @@ def write_evaluation_report(
     doc.text(
         f"{counted(len(evaluation.policies), 'policy', 'policies')}, "
         f"{counted(len(evaluation.estimators), 'estimator')}, "
-        f"{evaluation.n_units:,} trajectories (the units of the standard errors: `n_units` "
-        f"counts those each estimate used); {evaluation.level:.0%} intervals"
+        f"{evaluation.n_units:,} trajectories (the units of the standard errors: the column "
+        f"trajectories used counts those each estimate used); {evaluation.level:.0%} intervals"
         + (f", values relative to {markdown_escape(baseline)}" if relative else "")
         + (f"; pairwise tests corrected by {correction}" if correction and paired else "")
         + "."
@@ -332,17 +362,18 @@ def write_evaluation_report(
             else ""
         )
     )
-    doc.figure(forest_plot(table, relative, out / "estimates.png", lower), "Estimates")
+    unit = units(evaluation)
+    named = headers(evaluation.level)
+    doc.figure(forest_plot(table, relative, out / "estimates.png", lower, unit), "Estimates")
     columns = ["policy", "estimator", "value", "se", "ci_low", "ci_high", "n_units"]
     if relative:
         columns += ["relative_value", "relative_ci_low", "relative_ci_high"]
     shown = table[[c for c in columns if c in table]].copy()
+    shown.insert(2, "unit", shown["estimator"].map(unit))
     shown["estimator"] = [better_label(e, lower) for e in shown["estimator"]]
-    doc.table(shown)
-    doc.table(estimator_legend(evaluation), "Estimators")
-    if skipped:
-        doc.text("Registered, but they cannot run on this log:", "Estimators not run")
-        doc.table(skipped_table(skipped))
+    doc.table(shown, headers=named)
+    legend(doc, evaluation)
+    not_run(doc, skipped)
     if not paired:
         doc.text(ONE_POLICY, "Paired significance grids")
     else:
@@ -352,7 +383,7 @@ def write_evaluation_report(
             evaluation, estimator, correction, baseline, out / f"grid_{k}.png", lower
         )
         doc.figure(path, f"Paired significance grid: {better_label(estimator, lower)}")
-        doc.table(pairs_table(evaluation, estimator, correction, baseline))
+        doc.table(pairs_table(evaluation, estimator, correction, baseline), headers=named)
     weights = weight_table(evaluation)
     if not weights.empty:
         rows = (
@@ -361,7 +392,7 @@ def write_evaluation_report(
             else ""
         )
         doc.text(ESS_TEXT + rows + ".", "Weight diagnostics")
-        doc.table(weights)
+        doc.table(weights, headers=named)
     histogram = weight_histograms(log, policies or [], out / "weights.png")
     if histogram is not None:
         doc.figure(histogram, "Importance weights")
@@ -370,6 +401,22 @@ def write_evaluation_report(
     doc.sections(sections, out)
     doc.provenance(argv if argv is not None else sys.argv[1:])
     return doc.write(out)
+
+
+def legend(doc: ReportDocument, evaluation: Evaluation) -> None:
+    """The estimators' legend, their docstrings' literals shown as code."""
+    doc.table(estimator_legend(evaluation), "Estimators", docstrings=("what it computes",))
+
+
+def not_run(doc: ReportDocument, skipped: dict[str, str] | None, note: str = "") -> None:
+    """The estimators that could not run, one row per reason (nothing when none)."""
+    if skipped:
+        doc.text(
+            "Registered, but they cannot run on this log (each listed once, under its own "
+            "name: its aliases are left out)" + (f"; {note}" if note else "") + ":",
+            "Estimators not run",
+        )
+        doc.table(skipped_by_reason(skipped), headers={"why": "why they cannot run"})
 
 
 def counted(n: int, word: str, plural: str | None = None) -> str:
@@ -391,21 +438,22 @@ def _grid_text(baseline: str | None, correction: str | None) -> str:
         if baseline is not None
         else "the estimated values"
     )
-    p = f"p-value corrected by {correction} (`p_adjusted`)" if correction else "p-value"
+    p = f'p-value corrected by {correction} ("p-value (corrected)")' if correction else "p-value"
     return (
         f"Each cell is the paired difference of {scale}, row minus column, with its {p}, "
         "when the cell is large enough for them (the grid's title says); "
         "the colour is z = difference / se, and * marks the significant pairs. "
-        "The table under each grid has every pair (`a` minus `b`)."
+        "The table under each grid has every pair (policy a minus policy b)."
     )
 
 
 ESS_TEXT = (
-    "`ess` is the effective sample size (sum w)^2 / sum w^2 of the importance weights "
-    "(an estimator with a cap may report it, and `max_weight`, of the weights before "
-    "their cap: `max_weight` above the cap says so; `clipped_share` is the share capped), "
-    "in the unit `ess unit` says: log rows (impressions) for estimators that weight each "
-    "row, trajectories for those that weight each trajectory as a whole"
+    "The effective sample size is (sum w)^2 / sum w^2 of the importance weights w = pi / mu "
+    "(an estimator with a cap may report it, and the largest weight, of the weights before "
+    "their cap: a largest weight above the cap says so; the share of weights capped is the "
+    "share of rows whose weight the cap lowered), in the unit the next column says: log "
+    "rows (impressions) for estimators that weight each row, trajectories for those that "
+    "weight each trajectory as a whole"
 )
 
 

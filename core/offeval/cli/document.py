@@ -13,11 +13,13 @@ import platform
 import re
 import shlex
 import sys
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from offeval.data.tables import markdown_escape, markdown_table, write_csv
@@ -28,13 +30,30 @@ PACKAGES = ("offeval", "numpy", "pandas", "scipy", "statsmodels", "matplotlib")
 #: Resolution of every PNG a report writes (8 inch wide figures are 800 px: page width).
 DPI = 100
 
+#: The page's style. A table wider than the page scrolls sideways in its own box
+#: (``div.table``) instead of being cut at the page's edge; in print, where nothing
+#: scrolls, tables wrap their cells and shrink their text to fit the paper.
 _STYLE = (
     "body{font-family:sans-serif;max-width:60em;margin:2em auto;padding:0 1em;color:#222}"
-    "img{max-width:100%;height:auto}div.table{overflow-x:auto}"
+    "img{max-width:100%;height:auto}"
+    "div.table{overflow-x:auto;max-width:100%;margin-bottom:0.5em;"
+    # shadows at an edge where the table goes on (they scroll away with it)
+    "background:linear-gradient(to right,#fff 30%,#fff0),"
+    "linear-gradient(to left,#fff 30%,#fff0) 100% 0,"
+    "radial-gradient(farthest-side at 0 50%,#0003,#0000),"
+    "radial-gradient(farthest-side at 100% 50%,#0003,#0000) 100% 0;"
+    "background-repeat:no-repeat;background-size:3em 100%,3em 100%,1em 100%,1em 100%;"
+    "background-attachment:local,local,scroll,scroll}"
     "table{border-collapse:collapse;font-size:0.85em}"
     "td,th{padding:0.2em 0.6em;border-bottom:1px solid #ddd;text-align:left;vertical-align:top}"
     "td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}"
     "code{background:#f4f4f4;padding:0 0.2em}p.caption{font-size:0.85em;color:#555}"
+    "@media print{body{max-width:none;margin:0;padding:0}"
+    "div.table{overflow:visible}"
+    "table{width:100%;table-layout:auto;font-size:7pt;page-break-inside:auto}"
+    "tr{page-break-inside:avoid}"
+    "td,th{padding:0.1em 0.3em;overflow-wrap:anywhere;word-break:break-word}"
+    "img{max-width:100%;page-break-inside:avoid}}"
 )
 
 
@@ -59,9 +78,26 @@ class ReportDocument:
         """A PNG already written next to the report, with an optional caption below it."""
         self.parts.append(("figure", title, (Path(path), caption)))
 
-    def table(self, frame: pd.DataFrame, title: str = "", caption: str = "") -> None:
-        """A table, shown without its index, with an optional caption below it."""
-        self.parts.append(("table", title, (frame, caption)))
+    def table(
+        self,
+        frame: pd.DataFrame,
+        title: str = "",
+        caption: str = "",
+        *,
+        headers: Mapping[str, str] | None = None,
+        docstrings: Sequence[str] = (),
+    ) -> None:
+        """A table, shown without its index, with an optional caption below it.
+
+        ``headers`` maps column names to the headers shown (``ci_low`` ->
+        "95% CI low"; the frame and its CSV keep their names); a column not in
+        it shows its own name. The cells of the columns named in ``docstrings``
+        are docstring text: their RST literals (````x````) show as code. Every
+        other cell shows as written.
+        """
+        shown = frame.rename(columns=dict(headers)) if headers else frame
+        renamed = [dict(headers or {}).get(c, c) for c in docstrings]
+        self.parts.append(("table", title, (shown, caption, tuple(renamed))))
 
     def sections(self, sections: list[ReportSection], out: Path) -> None:
         """The plugins' sections: their text, figures (PNG) and tables (also as CSV) in ``out``."""
@@ -76,7 +112,8 @@ class ReportDocument:
                 self.figure(path, caption=name.replace("_", " "))
             for name, frame in section.tables.items():
                 path = write_csv(frame, out / self._file_name(section.title, name, ".csv"), True)
-                self.table(frame.reset_index(), caption=f"{name.replace('_', ' ')} ({path.name})")
+                caption = f"{name.replace('_', ' ')} ({path.name})"
+                self.table(frame.reset_index(), caption=caption)
 
     def _file_name(self, title: str, name: str, suffix: str) -> str:
         """``{title}_{name}{suffix}`` in letters, digits and _, unique within the document."""
@@ -107,9 +144,8 @@ class ReportDocument:
             if title:
                 body.append(f"<h2>{html.escape(title)}</h2>")
             if kind == "text":
-                body += [
-                    f"<p>{_markdown_inline(p)}</p>" for p in str(payload).split("\n\n") if p.strip()
-                ]
+                paragraphs = rst_literals(str(payload)).split("\n\n")
+                body += [f"<p>{_markdown_inline(p)}</p>" for p in paragraphs if p.strip()]
             elif kind == "figure":
                 path, caption = payload
                 alt = html.escape(caption or title or path.stem)
@@ -117,8 +153,8 @@ class ReportDocument:
                 if caption:
                     body.append(f'<p class="caption">{html.escape(caption)}</p>')
             else:
-                frame, caption = payload
-                body.append(f'<div class="table">{html_table(frame)}</div>')
+                frame, caption, docstrings = payload
+                body.append(f'<div class="table">{html_table(frame, docstrings)}</div>')
                 if caption:
                     body.append(f'<p class="caption">{html.escape(caption)}</p>')
         return (
@@ -134,14 +170,14 @@ class ReportDocument:
             if title:
                 lines += [f"## {markdown_escape(title)}", ""]
             if kind == "text":
-                lines += [str(payload).strip(), ""]
+                lines += [rst_literals(str(payload)).strip(), ""]
             elif kind == "figure":
                 path, caption = payload
                 alt = markdown_escape(caption or title or path.stem)
                 lines += [f"![{alt}]({path.name})", ""]
             else:
-                frame, caption = payload
-                lines += [markdown_table(frame), ""]
+                frame, caption, docstrings = payload
+                lines += [_markdown_table(frame, docstrings), ""]
                 if caption:
                     lines += [markdown_escape(caption), ""]
         return "\n".join(lines)
@@ -153,23 +189,93 @@ def _slug(text: str) -> str:
     return "_".join(kept.split()) or "part"
 
 
-def html_table(frame: pd.DataFrame) -> str:
-    """A table without its index; numeric columns right-aligned, numbers to 4 significant digits."""
-    numeric = [pd.api.types.is_numeric_dtype(frame[c]) for c in frame.columns]
+def html_table(frame: pd.DataFrame, docstrings: Sequence[str] = ()) -> str:
+    """A table without its index; numeric columns right-aligned, numbers to 4 significant digits.
 
-    def cell(tag: str, value, num: bool) -> str:
+    Cells of the columns in ``docstrings`` show their RST literals (````x````) as
+    ``<code>x</code>``; every other cell is shown as written. A long word of a header
+    may break after ``(``, ``=`` and ``,`` (estimator labels make narrower columns).
+    """
+    numeric = [pd.api.types.is_numeric_dtype(frame[c]) for c in frame.columns]
+    literal = [c in docstrings for c in frame.columns]
+
+    def cell(tag: str, value, num: bool, code: bool) -> str:
         if num and isinstance(value, float):
             text = "" if value != value else f"{value:.4g}"  # NaN shows as an empty cell
+        elif code:
+            text = "".join(
+                f"<code>{html.escape(p)}</code>" if is_code else html.escape(p)
+                for p, is_code in _literal_pieces(str(value))
+            )
+        elif tag == "th":
+            text = _LONG_WORD.sub(
+                lambda m: _BREAKS.sub(r"\1<wbr>", m.group(0)), html.escape(str(value))
+            )
         else:
             text = html.escape(str(value))
         return f'<{tag} class="num">{text}</{tag}>' if num else f"<{tag}>{text}</{tag}>"
 
-    head = "".join(cell("th", c, n) for c, n in zip(frame.columns, numeric, strict=True))
+    columns = list(zip(numeric, literal, strict=True))
+    head = "".join(
+        cell("th", c, n, False) for c, (n, _) in zip(frame.columns, columns, strict=True)
+    )
     rows = [
-        "<tr>" + "".join(cell("td", v, n) for v, n in zip(row, numeric, strict=True)) + "</tr>"
+        "<tr>"
+        + "".join(cell("td", v, n, code) for v, (n, code) in zip(row, columns, strict=True))
+        + "</tr>"
         for row in frame.itertuples(index=False)
     ]
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+#: A word of a header too long for a narrow column, and where it may break: after these.
+_LONG_WORD, _BREAKS = re.compile(r"\S{16,}"), re.compile(r"([(=,])")
+#: An RST inline literal, ````x````, not preceded by a backslash (an escaped backtick).
+_RST_LITERAL = re.compile(r"(?<![\\`])``(?!`)(.+?)(?<!`)``(?!`)", re.DOTALL)
+
+
+def rst_literals(text: str) -> str:
+    """Markdown ``text`` whose RST literals (````x````, from a docstring) are Markdown's `x`."""
+    return _RST_LITERAL.sub(lambda m: f"`{m.group(1)}`", text)
+
+
+def _literal_pieces(text: str) -> list[tuple[str, bool]]:
+    """Docstring ``text`` cut at its RST literals: (piece, whether it is a literal)."""
+    pieces, at = [], 0
+    for match in _RST_LITERAL.finditer(text):
+        pieces += [(text[at : match.start()], False), (match.group(1), True)]
+        at = match.end()
+    pieces.append((text[at:], False))
+    return [(p, code) for p, code in pieces if p]
+
+
+def _markdown_table(frame: pd.DataFrame, docstrings: Sequence[str] = ()) -> str:
+    """:func:`offeval.data.tables.markdown_table`, the RST literals of the cells of the
+    columns in ``docstrings`` written as code spans (every other cell as written)."""
+    literal = [c in docstrings for c in frame.columns]
+    if not any(literal):
+        return markdown_table(frame)
+
+    def cell(value, code: bool) -> str:
+        if code:
+            return _markdown_literals(str(value))
+        if isinstance(value, (float, np.floating)):
+            return "" if np.isnan(value) else f"{value:.4g}"  # as markdown_table writes it
+        return markdown_escape(value)
+
+    lines = markdown_table(frame.head(0)).splitlines()[:2]  # the header and its rule
+    for row in frame.itertuples(index=False):
+        lines.append("| " + " | ".join(map(cell, row, literal)) + " |")
+    return "\n".join(lines)
+
+
+def _markdown_literals(text: str) -> str:
+    """Docstring ``text`` as one Markdown table cell: its RST literals as code spans, the
+    rest escaped (:func:`markdown_escape`)."""
+    return "".join(
+        "`" + " ".join(p.splitlines()).replace("|", "\\|") + "`" if code else markdown_escape(p)
+        for p, code in _literal_pieces(text)
+    )
 
 
 _BACKSLASH_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
