@@ -35,7 +35,7 @@ def test_demo_writes_a_report_with_table_and_plots(tmp_path, capsys):
     )
     assert code == 0
     text = (out / "report.md").read_text()
-    assert "| estimator | kendall_tau |" in text and "![estimates against truth" in text
+    assert "| estimator | Kendall's tau |" in text and "![estimates against truth" in text
     assert (out / "estimates.png").stat().st_size > 10_000
     section = "which_policies_deserve_an_online_test"
     assert (out / f"{section}_p_best_against_cap.png").stat().st_size > 10_000
