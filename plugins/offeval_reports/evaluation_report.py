@@ -240,7 +240,7 @@ def weight_figure(log: InteractionLog | None, policies: list) -> Figure | None:
     colours = _colours(len(weights))
     for k, (ax, (name, w)) in enumerate(zip(axes, weights.items(), strict=False)):
         ax.hist(w[w > 0], bins=bins, color=colours[k])
-        _log_ticks(ax)
+        _log_ticks(ax, positive.min(), positive.max(), WIDTH / cols - 0.6)
         ax.tick_params(labelsize=MIN_FONT)
         zero = np.mean(w == 0)
         title = textwrap.fill(f"{name} (w = 0 on {zero:.0%} of rows)", 34)
@@ -252,19 +252,52 @@ def weight_figure(log: InteractionLog | None, policies: list) -> Figure | None:
     return fig
 
 
-#: Most labelled ticks on a histogram's log axis: more would overprint in a third of a page.
+#: Most labelled powers of ten on a histogram's log axis: more overprint in a third of a page.
 LOG_TICKS = 4
+#: Sets of multiples of the powers of ten a short log axis is labelled at, densest first.
+LOG_SUBS = (tuple(range(1, 10)), (1, 2, 5), (1, 3), (1,))
 
 
-def _log_ticks(ax) -> None:
-    """A log x axis with at most :data:`LOG_TICKS` labels, on powers of ten only."""
-    from matplotlib.ticker import LogFormatterSciNotation, LogLocator, NullFormatter
+def _log_ticks(ax, low: float, high: float, width: float) -> None:
+    """A log x axis over weights ``low`` to ``high`` whose labels never overprint in a panel
+    ``width`` inches wide.
+
+    Over 1.5 decades or more: at most :data:`LOG_TICKS` labelled powers of ten,
+    the other ticks unlabelled (matplotlib's default labels every decade, or
+    every multiple between, and they run into one another). Over less, where
+    there may be a single power of ten or none: plain numbers (``0.5``, ``1``,
+    ``2``) at the densest of :data:`LOG_SUBS` whose labels fit the width (at
+    9 pt, a character is about 0.075 inch), else at every k-th multiple.
+    """
+    from matplotlib.ticker import (
+        FixedLocator,
+        FuncFormatter,
+        LogFormatterSciNotation,
+        LogLocator,
+        NullFormatter,
+    )
 
     ax.set_xscale("log")
-    ax.xaxis.set_major_locator(LogLocator(base=10, numticks=LOG_TICKS))
-    ax.xaxis.set_major_formatter(LogFormatterSciNotation(base=10, labelOnlyBase=True))
-    ax.xaxis.set_minor_locator(LogLocator(base=10, subs="auto", numticks=LOG_TICKS * 3))
+    ax.xaxis.set_minor_locator(LogLocator(base=10, subs="auto", numticks=20))
     ax.xaxis.set_minor_formatter(NullFormatter())
+    if np.log10(high / low) >= 1.5:
+        ax.xaxis.set_major_locator(LogLocator(base=10, numticks=LOG_TICKS))
+        ax.xaxis.set_major_formatter(LogFormatterSciNotation(base=10, labelOnlyBase=True))
+        return
+
+    def ticks(subs) -> list[float]:
+        decades = range(int(np.floor(np.log10(low))), int(np.floor(np.log10(high))) + 1)
+        return [m * 10.0**e for e in decades for m in subs if low <= m * 10.0**e <= high]
+
+    def fits(values: list[float]) -> bool:
+        return sum(0.075 * len(f"{v:.3g}") + 0.15 for v in values) <= width
+
+    chosen = next((t for t in map(ticks, LOG_SUBS) if t and fits(t)), None)
+    if chosen is None:  # no nice set fits: every k-th multiple, k as small as fits
+        every = ticks(LOG_SUBS[0])
+        chosen = next((every[::k] for k in range(1, len(every) + 1) if fits(every[::k])), every[:1])
+    ax.xaxis.set_major_locator(FixedLocator(chosen))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:.3g}"))
 
 
 def no_histogram_reason(log: InteractionLog | None) -> str:

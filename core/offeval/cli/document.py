@@ -52,7 +52,8 @@ _STYLE = (
     "div.table{overflow:visible}"
     "table{width:100%;table-layout:auto;font-size:7pt;page-break-inside:auto}"
     "tr{page-break-inside:avoid}"
-    "td,th{padding:0.1em 0.3em;overflow-wrap:anywhere;word-break:break-word}"
+    "td,th{padding:0.1em 0.25em}th{overflow-wrap:anywhere}td{overflow-wrap:break-word}"
+    "td.num{white-space:nowrap}"
     "img{max-width:100%;page-break-inside:avoid}}"
 )
 
