@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from offeval.plugin import OffevalError, check_whole, hint
+from offeval.plugin import OffevalError, check_whole, first_maximum, hint
 from offeval_ir.command import MAX_DECIMALS
 from offeval_ir.runs import TEST_P
 
@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 
 #: The users (queries) a comparison's means and tests are over, as its CSV says.
 PAIRED_ON = "queries every run averages"
+#: The first line of every LaTeX table: what it needs in the document's preamble.
+BOOKTABS = r"% needs \usepackage{booktabs} in the preamble"
 
 
 def numeric_table(
@@ -93,13 +95,15 @@ def latex_table(
     decimals: int = 4,
 ) -> str:
     """A booktabs table: means (to ``decimals``) with superscript letters of the runs each
-    beats, best in bold; ``caption`` (escaped; see :func:`latex_caption`) and, given,
-    ``\\label{label}`` under it."""
+    beats, best in bold (means tied within a relative 1e-9: the first run in ``names``);
+    ``caption`` (escaped; see :func:`latex_caption`) and, given, ``\\label{label}`` under
+    it. Its first line is a comment saying it needs ``\\usepackage{booktabs}``."""
     decimals = check_whole(decimals, "decimals", low=0, high=MAX_DECIMALS)
     letter, beaten = _letters(names), _beaten(pairs, names)
     measures = list(dict.fromkeys(means["measure"]))
-    best = means.loc[means.groupby("measure")["mean"].idxmax()].set_index("measure")["run"]
+    best = {measure: _best(means[means["measure"] == measure], names) for measure in measures}
     lines = [
+        BOOKTABS,
         r"\begin{table}",
         r"\centering",
         r"\begin{tabular}{l" + "r" * len(measures) + "}",
@@ -125,6 +129,13 @@ def latex_table(
         r"\end{table}",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _best(means: pd.DataFrame, names: list[str]) -> str:
+    """The run with the highest mean of one measure; ties within a relative 1e-9 go to the
+    first in ``names``."""
+    values = means.set_index("run")["mean"].reindex(names).to_numpy()
+    return names[first_maximum(values)]
 
 
 def label_checked(label: str) -> str:
@@ -230,6 +241,7 @@ def frame_latex(table: pd.DataFrame, caption: str) -> str:
     """Any table as a booktabs LaTeX table (cells as :func:`_tex_cell` writes them),
     without pandas' ``to_latex`` (which needs jinja2)."""
     lines = [
+        BOOKTABS,
         r"\begin{table}",
         r"\centering",
         r"\begin{tabular}{" + "".join(_align(table[c]) for c in table) + "}",

@@ -603,3 +603,15 @@ def test_randomization_resamples_are_checked_after_the_correction(tmp_path, caps
         evaluation.compare(test="randomization", resamples=20)
     with pytest.raises(ConfigurationError, match="whole number"):
         evaluation.compare(test="randomization", resamples=2.5)
+
+
+def test_a_latex_table_says_it_needs_booktabs_and_bolds_the_first_of_tied_bests(tmp_path, capsys):
+    """Both runs score RR 1 on the queries they share: a tie, the first run named is bold."""
+    qrels, a, _ = _runs(tmp_path)
+    tex = tmp_path / "t.tex"
+    argv = ["compare", qrels, f"first={a}", f"second={a}", "-m", "RR", "--resamples", "200"]
+    assert main([str(x) for x in [*argv, "--out", tex]]) == 0, capsys.readouterr().err
+    lines = tex.read_text().splitlines()
+    assert lines[0] == r"% needs \usepackage{booktabs} in the preamble"
+    bold = [line for line in lines if r"\textbf" in line]
+    assert len(bold) == 1 and "first" in bold[0]
