@@ -90,7 +90,7 @@ class EvaluateCommand:
             "--fit-reward-model",
             metavar="SPEC",
             help="fit a reward model on the log, cross-fitted by trajectory, e.g. "
-            "logistic:features=[age,item],categorical=[item],folds=5 (offeval plugins lists "
+            "logistic:features=[age],categorical=[item],folds=5 (offeval plugins lists "
             "the fitters; needs offeval[sklearn] and the log read whole)",
         )
         parser.add_argument(
