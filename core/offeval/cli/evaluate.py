@@ -33,6 +33,7 @@ import argparse
 
 from offeval.cli.options import at_least, force_option
 from offeval.data.choices import DECIMALS
+from offeval.stats.corrections import CORRECTIONS
 
 
 class EvaluateCommand:
@@ -115,9 +116,14 @@ class EvaluateCommand:
         )
         parser.add_argument("--baseline", help="report values relative to this policy")
         parser.add_argument(
-            "--correction", default="holm", help="multiple-comparison correction, or none"
+            "--correction",
+            default="holm",
+            help="multiple-comparison correction of the pairwise tests: one of "
+            f"{', '.join(CORRECTIONS)}, or none (default: holm)",
         )
-        parser.add_argument("--level", type=float, default=0.95, help="confidence level, e.g. 0.95")
+        parser.add_argument(
+            "--level", type=float, default=0.95, help="confidence level (default: 0.95)"
+        )
         parser.add_argument(
             "--interval",
             action="append",
