@@ -127,8 +127,11 @@ def register_demo_estimators(register: Register, environment: Any) -> None:
 
     ``register(estimator)``: an estimator object or a spec string such as
     ``"my_estimator:cap=10"``. A plugin implementing this hook shows exactly
-    what it registers; the estimators of a plugin without it appear in the
-    demo with their default parameters.
+    what it registers; the estimators of a plugin without it appear with
+    their default parameters. The demo runs offeval's built-in plugins'
+    estimators; a third-party plugin's are in it with ``offeval demo
+    --all-estimators`` (every installed plugin's, configured by this hook)
+    or ``--estimator SPEC`` (one, as the spec gives it).
     """
 
 
