@@ -36,6 +36,23 @@ def test_every_chapter_is_stored_executed():
         assert code and all(c.execution_count for c in code), f"{path.name} has unexecuted cells"
 
 
+def test_every_chapter_runs_the_built_in_plugins_without_progress_bars():
+    """A hidden first code cell (tag remove-cell) sets OFFEVAL_PLUGINS and OFFEVAL_PROGRESS=0
+    before offeval is used, for nbval and jupyter-book alike; no progress bar is stored."""
+    import nbformat
+
+    for path in BOOK.glob("*.ipynb"):
+        nb = nbformat.read(path, as_version=4)
+        first = next(c for c in nb.cells if c.cell_type == "code")
+        assert "remove-cell" in first.metadata.get("tags", []), path.name
+        assert 'os.environ["OFFEVAL_PROGRESS"] = "0"' in first.source, path.name
+        assert 'os.environ["OFFEVAL_PLUGINS"]' in first.source, path.name
+        for cell in nb.cells:
+            for output in cell.get("outputs", []):
+                text = "".join(output.get("text", ""))
+                assert not re.search(r"\d+%\|", text), f"{path.name} stores a progress bar"
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("jupyter-book") is None, reason="jupyter-book not installed")
 def test_html_build_has_no_warnings(tmp_path):

@@ -21,6 +21,7 @@ from offeval import ColumnError, ConfigurationError, OffevalError
 from offeval.cli.shell import main
 from offeval_ir import PRESETS, Conventions, Judgements, compute, compute_measures, evaluate_runs
 from offeval_ir.files import read_qrels, read_run
+from offeval_ir.topn import compute_topn
 
 
 def write(path, text: str):
@@ -615,3 +616,28 @@ def test_a_latex_table_says_it_needs_booktabs_and_bolds_the_first_of_tied_bests(
     assert lines[0] == r"% needs \usepackage{booktabs} in the preamble"
     bold = [line for line in lines if r"\textbf" in line]
     assert len(bold) == 1 and "first" in bold[0]
+
+
+# --- top-n matrices and runs against long-frame qrels ----------------------------------------
+
+# held-out items per user: {3, 5}, {2}, {4, 0}
+HELD_OUT_FRAME = pd.DataFrame(
+    {"user": [0, 0, 1, 2, 2], "item": [3, 5, 2, 4, 0], "relevance": [1, 1, 1, 1, 1]}
+)
+
+
+@pytest.mark.parametrize(
+    ("topn", "bad", "rows"),
+    [
+        ([[3, [5]], [2]], "[[5]]", "[0]"),
+        ([[3, [5]], [2, (1, 4)]], "[[5], (1, 4)]", "[0, 1]"),
+        (np.array([[3, None], [2, [1]]], dtype=object), "[[1]]", "[1]"),
+    ],
+)
+def test_a_list_inside_a_top_n_list_is_refused_naming_the_rows(topn, bad, rows):
+    # before: TypeError: unhashable type: 'list' (or numpy's inhomogeneous shape)
+    with pytest.raises(ConfigurationError) as caught:
+        compute_topn(topn, HELD_OUT_FRAME, ["P@2"], users=[0, 1])
+    message = str(caught.value)
+    assert message.startswith("topn: an item id is one value (a number or a text)")
+    assert f"got {bad} in rows {rows}" in message
