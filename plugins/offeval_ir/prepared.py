@@ -499,9 +499,10 @@ def _matrix(values, what: str, numeric: bool = False) -> np.ndarray:
 def topn_matrix(topn) -> np.ndarray:
     """A top-n matrix as numpy. A list of lists of different lengths is taken as
     variable-length lists (as ml_metrics' and recmetrics' ``mapk`` take them): its
-    shorter rows are padded at their end (-1 for numbers, None for other ids)."""
+    shorter rows are padded at their end (-1 for numbers, None for other ids). An id
+    that is itself a list (or any collection) is an error naming its rows."""
     if not isinstance(topn, list | tuple) or not topn:
-        return _matrix(topn, "topn")
+        return _scalar_ids(_matrix(topn, "topn"))
     rows = [isinstance(row, list | tuple | np.ndarray) for row in topn]
     if not all(rows):
         raise ConfigurationError(
@@ -510,12 +511,41 @@ def topn_matrix(topn) -> np.ndarray:
         )
     lengths = np.fromiter(map(len, topn), np.int64, len(topn))
     if (lengths == lengths[0]).all():
-        return _matrix(topn, "topn")
-    flat = pd.Series(list(itertools.chain.from_iterable(topn))).to_numpy()
+        try:
+            return _scalar_ids(_matrix(topn, "topn"))
+        except ValueError as error:  # numpy's inhomogeneous shape: a list inside a list
+            if isinstance(error, ConfigurationError):
+                raise
+    flat = np.empty(int(lengths.sum()), object)
+    flat[:] = list(itertools.chain.from_iterable(topn))  # a list id stays one cell
+    _scalar_ids(flat, np.repeat(np.arange(len(topn)), lengths))
+    flat = pd.Series(flat.tolist()).to_numpy()  # numbers to a numeric dtype
     numeric = flat.dtype.kind in "iuf"
     out = np.full((len(topn), lengths.max()), -1 if numeric else None, flat.dtype)
     out[np.arange(out.shape[1]) < lengths[:, None]] = flat
     return out
+
+
+#: What :func:`pandas.api.types.infer_dtype` calls cells that hold no collection.
+_SCALAR_KINDS = {"string", "integer", "floating", "mixed-integer-float", "decimal", "empty"}
+
+
+def _scalar_ids(topn: np.ndarray, row_of: np.ndarray | None = None) -> np.ndarray:
+    """``topn`` itself when each cell is one id; an error naming the rows (``row_of``:
+    each cell's row, default the matrix's rows) of ids that are lists, tuples, sets,
+    dicts or arrays (a list inside a row of item ids)."""
+    if topn.dtype.kind != "O" or pd.api.types.infer_dtype(topn, skipna=True) in _SCALAR_KINDS:
+        return topn
+    cells = topn.reshape(-1)
+    nested = pd.Series(cells).map(pd.api.types.is_list_like).to_numpy(dtype=bool)
+    if nested.any():
+        rows = np.arange(len(topn)).repeat(topn.shape[1]) if row_of is None else row_of
+        bad = [cells[j] for j in np.flatnonzero(nested)[:5]]
+        raise ConfigurationError(
+            f"topn: an item id is one value (a number or a text), got {bad} in rows "
+            f"{np.unique(rows[nested])[:5].tolist()}; give each row as a flat list of ids"
+        )
+    return topn
 
 
 def _run_users(users) -> tuple[np.ndarray, pd.Index]:
