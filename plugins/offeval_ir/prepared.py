@@ -23,7 +23,7 @@ from __future__ import annotations
 import functools
 import itertools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -159,18 +159,27 @@ class _Items:
     """How item ids become codes: integer ids shifted by ``low`` (``index`` None), or
     positions in ``index``; ``count`` codes in all. ``matrix``: the qrels are a users x
     items matrix, whose items are exactly the ids 0 ... count - 1. ``kind``: the ids'
-    kind and dtype (:func:`~offeval_ir.judgements.id_kind`)."""
+    kind and dtype (:func:`~offeval_ir.judgements.id_kind`). ``labels``: the labels'
+    item codes (integer ids only), to look up ids held as Python objects."""
 
     low: int
     count: int
     index: pd.Index | None
     matrix: bool = False
     kind: tuple[str | None, str] = ("numbers", "int64")
+    labels: np.ndarray | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def integer(self) -> bool:
+        """Whether the qrels' item ids are integers (a users x items matrix's included)."""
+        return self.index is None or self.index.dtype.kind in "iu"
 
     def codes(self, ids) -> np.ndarray:
         """Codes of ``ids``; -1 for an id the qrels never name (for matrix qrels, also an
         id that cannot be an item: :meth:`PreparedQrels.topn_judgements` refuses those)
-        and for NaN (padding)."""
+        and for NaN (padding). Ids of mixed kinds (an object column of numbers and text)
+        are compared as ids, each with the qrels' ids, as
+        :meth:`~offeval_ir.judgements.Judgements.from_frames` compares them."""
         ids = id_array(ids)
         if ids.dtype.kind == "f":
             missing = np.isnan(ids)
@@ -178,16 +187,31 @@ class _Items:
                 codes = np.full(len(ids), -1, np.int64)
                 codes[~missing] = self.codes(ids[~missing])
                 return codes
-            if np.array_equal(ids, np.round(ids)):
+            whole = np.isfinite(ids) & (ids == np.round(ids))
+            if whole.all():
                 ids = ids.astype(np.int64)  # whole numbers held as floats
+            elif self.index is None:  # integer ids: 2.5 names none of them
+                codes = np.full(len(ids), -1, np.int64)
+                codes[whole] = self.codes(ids[whole].astype(np.int64))
+                return codes
         if self.index is None:
             if ids.dtype.kind not in "iu":
-                return np.full(len(ids), -1, np.int64)
+                return self._codes_of_objects(ids)
             codes = ids.astype(np.int64) - self.low
             if codes.size and (codes.min() < 0 or codes.max() >= self.count):
                 codes[(codes < 0) | (codes >= self.count)] = -1
             return codes
         return self.index.get_indexer(pd.Index(ids)).astype(np.int64)
+
+    def _codes_of_objects(self, ids) -> np.ndarray:
+        """Codes of ids that are not an integer array (Python objects, of mixed kinds),
+        against integer item ids: each looked up among the labelled ids (a hash table),
+        so 3 (or 3.0) finds item 3 and "a" finds none."""
+        if self.labels is None or not len(ids):
+            return np.full(len(ids), -1, np.int64)
+        known = np.unique(self.labels)
+        at = pd.Index(known + self.low).get_indexer(pd.Index(ids, dtype=object))
+        return np.where(at >= 0, known[at], -1).astype(np.int64)
 
 
 class PreparedQrels:
@@ -351,6 +375,8 @@ class PreparedQrels:
             qi[pad] = -1
         if self.items.matrix:
             _check_matrix_items(topn, pad, self.items.count, row_users)
+        elif self.items.integer:
+            _check_whole_items(topn, pad, row_users)
         looked_up = self._lookup(q_of_row[:, None], qi)
         judged = looked_up > 0
         if self._shift == 1.0:  # no negative grade: found cells hold grade + 1 >= 1
@@ -440,7 +466,8 @@ def _label_items(ids, n_users: int) -> tuple[np.ndarray, _Items]:
     if ids.dtype.kind in "iu" and ids.size:
         low, high = int(ids.min()), int(ids.max())
         if -(2**62) < low and high < 2**62 and (high - low + 1) * max(n_users, 1) < 2**62:
-            return ids.astype(np.int64) - low, _Items(low, high - low + 1, None, kind=kind)
+            codes = ids.astype(np.int64) - low
+            return codes, _Items(low, high - low + 1, None, kind=kind, labels=codes)
     codes, uniques = pd.factorize(ids)
     return codes.astype(np.int64), _Items(0, len(uniques), pd.Index(uniques), kind=kind)
 
@@ -475,7 +502,7 @@ def _from_matrix(matrix, conv: Conventions, name: str) -> PreparedQrels:
         lu,
         li,
         grade,
-        _Items(0, shape[1], None, matrix=True),
+        _Items(0, shape[1], None, matrix=True, labels=li),
         conv.negative_grades,
         conv.order_by,
         name,
@@ -599,6 +626,28 @@ def _check_matrix_items(topn: np.ndarray, pad: np.ndarray, count: int, users: pd
             f"topn: item ids must be whole numbers in [0, {count}) (the qrels matrix's "
             f"{count} columns; pad with -1), got {ids} in the rows of users "
             f"{users[rows[:5]].tolist()}"
+        )
+
+
+def _check_whole_items(topn: np.ndarray, pad: np.ndarray, users: pd.Index) -> None:
+    """Against qrels whose item ids are integers, a top-n matrix of numbers (padding
+    aside) holds whole numbers: an error naming the users whose rows hold another (2.5
+    names no item; ids of mixed kinds are compared as ids, see :class:`_Items`)."""
+    if topn.dtype.kind == "O" and id_kind(topn[~pad])[0] == "numbers":
+        values = np.full(topn.shape, -1.0)
+        values[~pad] = topn[~pad].astype(float)
+    elif topn.dtype.kind == "f":
+        values = topn
+    else:
+        return
+    with np.errstate(invalid="ignore"):
+        wrong = ~pad & ~(np.isfinite(values) & (values == np.round(values)))
+    if wrong.any():
+        rows = np.flatnonzero(wrong.any(axis=1))
+        ids = list(dict.fromkeys(topn[wrong][:5].tolist()))
+        raise ConfigurationError(
+            f"topn: item ids must be whole numbers (the qrels' item ids are integers; pad "
+            f"with -1), got {ids} in the rows of users {users[rows[:5]].tolist()}"
         )
 
 

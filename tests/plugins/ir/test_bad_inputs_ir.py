@@ -21,7 +21,7 @@ from offeval import ColumnError, ConfigurationError, OffevalError
 from offeval.cli.shell import main
 from offeval_ir import PRESETS, Conventions, Judgements, compute, compute_measures, evaluate_runs
 from offeval_ir.files import read_qrels, read_run
-from offeval_ir.topn import compute_topn
+from offeval_ir.topn import compute_topn, evaluate_topn
 
 
 def write(path, text: str):
@@ -624,6 +624,27 @@ def test_a_latex_table_says_it_needs_booktabs_and_bolds_the_first_of_tied_bests(
 HELD_OUT_FRAME = pd.DataFrame(
     {"user": [0, 0, 1, 2, 2], "item": [3, 5, 2, 4, 0], "relevance": [1, 1, 1, 1, 1]}
 )
+
+
+@pytest.mark.parametrize(
+    ("topn", "users", "bad", "named"),
+    [
+        ([[3, 5], [2.5], [4]], None, "[2.5]", "[1]"),
+        (np.array([[3, 5], [2.5, 1], [4, 0]]), None, "[2.5]", "[1]"),
+        (np.array([[3, 5.5], [2, 1], [4, 0.25]]), None, "[5.5, 0.25]", "[0, 2]"),
+        (np.array([[3, 5], [2.5, 1], [4, 0]]), [2, 0, 1], "[2.5]", "[0]"),
+    ],
+)
+def test_fractional_item_ids_against_integer_frame_qrels_are_refused_naming_the_users(
+    topn, users, bad, named
+):
+    # before: every id became "no item" and every user scored P@2 = 0, user 0 included
+    for evaluate in (compute_topn, evaluate_topn):
+        with pytest.raises(ConfigurationError) as caught:
+            evaluate(topn, HELD_OUT_FRAME, ["P@2"], users=users)
+        message = str(caught.value)
+        assert message.startswith("topn: item ids must be whole numbers")
+        assert f"got {bad}" in message and message.endswith(f"the rows of users {named}")
 
 
 @pytest.mark.parametrize(

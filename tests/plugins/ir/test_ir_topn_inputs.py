@@ -12,6 +12,8 @@ import pytest
 import scipy.sparse as sp
 
 from offeval import ConfigurationError, OffevalWarning
+from offeval_ir.prepared import prepare_qrels
+from offeval_ir.runs import compute_measures
 from offeval_ir.topn import compute_topn, evaluate_topn
 
 QRELS = np.array([[1, 0, 2, 0, 0, 1], [0, 0, 1, 0, 0, 0], [0, 3, 0, 0, 1, 0]], dtype=float)
@@ -138,3 +140,37 @@ def test_a_cut_off_beyond_every_list_warns_once():
         compute_topn(NAN_PADDED, HELD_OUT_FRAME, ["nDCG@3", "P@1"])
     with pytest.warns(OffevalWarning, match="P@3"):
         compute_topn(NAN_PADDED[:, :2], HELD_OUT_FRAME, ["P@3"])
+
+
+@pytest.mark.parametrize(
+    "topn",
+    [
+        [[3, 5], ["a"], [4]],
+        np.array([[3, 5], ["a", None], [4, None]], dtype=object),
+        np.array([[3.0, 5.0], [7.0, np.nan], [4.0, np.nan]], dtype=object),
+    ],
+    ids=["ragged", "object matrix", "object floats"],
+)
+def test_ids_of_mixed_types_against_frame_qrels_are_compared_as_ids(topn):
+    # before: every id became "no item", P@2 = 0 for every user
+    got = compute_topn(topn, HELD_OUT_FRAME, ["P@2", "num_ret"]).per_user
+    # user 0: 3 and 5 held out (2/2); user 1: "a" (or 7) is not 2 (0/2); user 2: 4 (1/2)
+    assert got["P@2"].tolist() == [1.0, 0.0, 0.5]
+    assert got["num_ret"].tolist() == [2.0, 1.0, 1.0]
+
+
+@pytest.mark.parametrize(
+    "items",
+    [pd.Series([3, "a", 2], dtype=object), pd.Series([3.0, 2.5, 2.0])],
+    ids=["mixed", "floats"],
+)
+def test_runs_judged_on_prepared_integer_qrels_match_ids_as_unprepared(items):
+    # before: on prepared qrels (several runs) every id missed: P@2 = 0 for both users
+    run = pd.DataFrame({"user": [0, 0, 1], "item": items, "rank": [1, 2, 1]})
+    # user 0: 3 relevant, "a" / 2.5 not (1/2); user 1: 2 relevant (1/2); user 2: no list
+    # (NaN: trec_eval averages no query without a ranking)
+    expected = [0.5, 0.5, np.nan]
+    unprepared = compute_measures(run, HELD_OUT_FRAME, ["P@2"]).per_user["P@2"]
+    np.testing.assert_array_equal(unprepared.to_numpy(), expected)
+    got = prepare_qrels(HELD_OUT_FRAME).measures(run, ["P@2"]).per_user["P@2"]
+    np.testing.assert_array_equal(got.to_numpy(), expected)
