@@ -219,7 +219,8 @@ class PreparedQrels:
 
     Build with :func:`prepare_qrels`. ``users`` are the qrels' users in order
     of first appearance; ``label_grades`` their grades sorted in decreasing
-    order (one row per user) and ``n_judged`` their number of labels.
+    order (one row per user) and ``n_judged`` their number of labels;
+    ``names`` the qrels' column of each role (errors name them).
     """
 
     def __init__(
@@ -232,8 +233,11 @@ class PreparedQrels:
         negative_grades: str,
         order_by: str,
         name: str = "",
+        *,
+        names: Mapping[str, str] | None = None,
     ):
         self.users = users
+        self.names = dict(names or role_names(None))  # the qrels' column of each role
         self.items = items
         self.negative_grades = negative_grades
         self.order_by = order_by
@@ -370,13 +374,15 @@ class PreparedQrels:
         lengths = width - pad.sum(axis=1)
         if check:
             _check_topn(topn, pad, lengths, row_users)
+        if self.items.matrix:
+            _check_matrix_items(topn, pad, self.items.count, row_users)
+        else:  # ids that are numbers never match text ids, nor 2.5 an integer one
+            check_id_kinds(id_kind(topn[~pad]), self.items.kind, self.names["item"])
+            if self.items.integer:
+                _check_whole_items(topn, pad, row_users)
         qi = self.items.codes(topn.reshape(-1)).reshape(topn.shape)
         if lengths.min(initial=width) < width:
             qi[pad] = -1
-        if self.items.matrix:
-            _check_matrix_items(topn, pad, self.items.count, row_users)
-        elif self.items.integer:
-            _check_whole_items(topn, pad, row_users)
         looked_up = self._lookup(q_of_row[:, None], qi)
         judged = looked_up > 0
         if self._shift == 1.0:  # no negative grade: found cells hold grade + 1 >= 1
@@ -454,7 +460,15 @@ def prepare_qrels(
     li, items = _label_items(lab["item"], len(users))
     check_duplicates(lu, li, "labels", qrels.index.to_numpy(), table_name(qrels))
     return PreparedQrels(
-        pd.Index(users), lu, li, grade, items, conv.negative_grades, conv.order_by, name
+        pd.Index(users),
+        lu,
+        li,
+        grade,
+        items,
+        conv.negative_grades,
+        conv.order_by,
+        name,
+        names=names,
     )
 
 

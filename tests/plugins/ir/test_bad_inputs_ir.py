@@ -648,6 +648,25 @@ def test_fractional_item_ids_against_integer_frame_qrels_are_refused_naming_the_
 
 
 @pytest.mark.parametrize(
+    ("topn", "qrels_items", "run_kind", "qrels_kind"),
+    [
+        (np.array([[10, 11], [20, 21]]), ["10", "11", "20"], "numbers (int64)", "text"),
+        (np.array([[10.0, 11.0], [20.0, 21.0]]), ["10", "11", "20"], "numbers (float64)", "text"),
+        (np.array([["10", "11"], ["20", "21"]]), [10, 11, 20], "text (<U2)", "numbers (int64)"),
+    ],
+)
+def test_top_n_ids_of_another_type_than_the_frame_qrels_items_are_refused(
+    topn, qrels_items, run_kind, qrels_kind
+):
+    qrels = pd.DataFrame({"user": [1, 1, 2], "doc": qrels_items, "relevance": [1, 1, 1]})
+    with pytest.raises(ColumnError) as caught:
+        compute_topn(topn, qrels, ["P@2"], users=[1, 2], columns={"item": "doc"})
+    message = str(caught.value)
+    assert message.startswith(f"column 'doc': the run's ids are {run_kind}")
+    assert f"the qrels' {qrels_kind}" in message
+
+
+@pytest.mark.parametrize(
     ("topn", "bad", "rows"),
     [
         ([[3, [5]], [2]], "[[5]]", "[0]"),
