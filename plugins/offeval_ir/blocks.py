@@ -20,8 +20,10 @@ from offeval.plugin import OffevalError, check_whole
 from offeval_ir.conventions import Conventions
 from offeval_ir.judgements import (
     Judgements,
+    check_id_kinds,
     check_same_users,
     id_array,
+    id_kind,
     missing_column,
     role_names,
 )
@@ -47,6 +49,8 @@ def compute_frames(
     prediction rows (whole users). Per-user values come in the order of
     :meth:`Judgements.from_frames`: given ``users``, then users in order of
     first appearance in the predictions, then users only the labels have.
+    User ids that are numbers in one frame and text in the other are an error
+    (they never match), as are item ids.
     """
     conv = conventions or Conventions()
     chunk_rows = check_whole(chunk_rows, "chunk_rows", low=1)
@@ -66,6 +70,9 @@ def compute_frames(
             negative_grades=conv.negative_grades,
         )
         return compute(judgements, metrics, ks, conv)
+    # a block's users are of the kinds of the whole frames': checked here, where every
+    # label is seen (a block whose users have no label would not tell)
+    check_id_kinds(id_kind(pred_users), id_kind(label_users), names["user"])
     if strict_users:
         check_same_users(pd.unique(pred_users), pd.unique(label_users))
     parts = [

@@ -179,7 +179,9 @@ class Judgements:
         user, ``doc`` for item are accepted in ``columns``). Negative label
         grades are an error unless ``negative_grades`` is ``"zero"`` (kept
         as they are; the conventions read them, see
-        :class:`~offeval_ir.conventions.Conventions`). Errors name rows by
+        :class:`~offeval_ir.conventions.Conventions`). User (or item) ids that
+        are numbers in one frame and text in the other never match: an error
+        (:func:`check_id_kinds`). Errors name rows by
         the frames' index labels (``lines`` when the index is named ``line``,
         as the file readers name it).
         """
@@ -190,6 +192,7 @@ class Judgements:
         pred = role_columns(predictions, names, ("user", "item"), "predictions")
         lab = role_columns(labels, names, ("user", "item", "relevance"), "labels")
         grade = checked_grades(lab, names["relevance"], labels, negative_grades == "error")
+        check_id_kinds(id_kind(pred["user"]), id_kind(lab["user"]), names["user"])
         if strict_users:
             check_same_users(pred["user"], lab["user"])
         check_id_kinds(id_kind(pred["item"]), id_kind(lab["item"]), names["item"])

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from offeval.plugin import ConfigurationError, check_choice
+from offeval.plugin import ColumnError, ConfigurationError, check_choice
 from offeval_ir.conventions import PRESETS, Conventions
 from offeval_ir.judgements import (
     DENSE_CELLS,
@@ -238,6 +238,7 @@ class PreparedQrels:
     ):
         self.users = users
         self.names = dict(names or role_names(None))  # the qrels' column of each role
+        self._user_kind = id_kind(users)  # numbers or text: a run's must be the same
         self.items = items
         self.negative_grades = negative_grades
         self.order_by = order_by
@@ -317,6 +318,7 @@ class PreparedQrels:
         pred = role_columns(run, names, ("user", "item"), "predictions")
         ranking = Ranking.of(pred, names, run, order_by)
         pu, run_users = _run_users(pred["user"])
+        check_id_kinds(id_kind(run_users), self._user_kind, names["user"])
         q_of_run = self.users.get_indexer(run_users)
         only_qrels = self._not_in(q_of_run)
         check_id_kinds(id_kind(pred["item"]), self.items.kind, names["item"])
@@ -349,6 +351,8 @@ class PreparedQrels:
         score matrix; against a qrels matrix, the two must then have as many rows). With
         ``check`` a row naming an item twice, or padding before an
         item, is an error (:func:`~offeval_ir.topn.top_n`'s output needs no check).
+        Ids (and the rows' users) of another kind than the qrels' (numbers against
+        text), and fractional ids against integer ones, are errors naming them.
         Users: the matrix's rows, then the qrels' users it has no row for."""
         topn = topn_matrix(topn)
         if users is None:
@@ -359,6 +363,13 @@ class PreparedQrels:
                     "with users= when they are others"
                 )
             row_users = pd.RangeIndex(topn.shape[0])
+            if self._user_kind[0] == "text":
+                raise ColumnError(
+                    self.names["user"],
+                    f"the top-n matrix's rows are users 0 ... {topn.shape[0] - 1} (numbers) "
+                    f"unless users= names them, and the qrels' users are text "
+                    f"({self._user_kind[1]}): name the rows' users with users=",
+                )
         else:
             row_users = users if isinstance(users, pd.Index) else pd.Index(list(users))
             if len(row_users) != topn.shape[0]:
@@ -368,6 +379,7 @@ class PreparedQrels:
             if not row_users.is_unique:
                 twice = row_users[row_users.duplicated()].unique()[:5].tolist()
                 raise ConfigurationError(f"users lists a user twice: {twice}")
+            check_id_kinds(id_kind(row_users), self._user_kind, self.names["user"])
         q_of_row = self.users.get_indexer(row_users).astype(np.int64)
         n_rows, width = topn.shape
         pad = padding(topn)

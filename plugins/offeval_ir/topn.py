@@ -249,7 +249,12 @@ def compute_topn(
     a row; against a qrels matrix without ``users``, row r of both is user
     r, and the two must have as many rows. ``conventions`` default to the
     ``trec_eval`` preset. A cut-off k beyond every list's length is an
-    :class:`~offeval.OffevalWarning` (once per call).
+    :class:`~offeval.OffevalWarning` (once per call). Against a long frame,
+    item ids that are numbers where the qrels' are text (or the other way),
+    fractional ids where the qrels' are integers, and rows' users of another
+    kind than the qrels' users (rows are users 0, 1, ... unless ``users``
+    names them) are errors, as is an id that is itself a list; ids of mixed
+    kinds are compared as ids.
     """
     conv = conventions or PRESETS["trec_eval"]()
     prepared = _prepared(qrels, conv, columns)

@@ -20,7 +20,9 @@ from scipy import stats
 from offeval import ColumnError, ConfigurationError, OffevalError
 from offeval.cli.shell import main
 from offeval_ir import PRESETS, Conventions, Judgements, compute, compute_measures, evaluate_runs
+from offeval_ir.blocks import compute_frames
 from offeval_ir.files import read_qrels, read_run
+from offeval_ir.prepared import prepare_qrels
 from offeval_ir.topn import compute_topn, evaluate_topn
 
 
@@ -664,6 +666,55 @@ def test_top_n_ids_of_another_type_than_the_frame_qrels_items_are_refused(
     message = str(caught.value)
     assert message.startswith(f"column 'doc': the run's ids are {run_kind}")
     assert f"the qrels' {qrels_kind}" in message
+
+
+def _int_run_text_qrels():
+    run = pd.DataFrame({"user": [1, 1, 2], "item": [10, 11, 20], "rank": [1, 2, 1]})
+    qrels = pd.DataFrame({"user": ["1", "1", "2"], "item": [10, 11, 20], "relevance": [1, 1, 1]})
+    return run, qrels
+
+
+def _swapped_kinds(run, qrels):
+    """A run whose users are text (the qrels' users) and qrels whose users are numbers."""
+    return qrels.assign(rank=1), run.drop(columns="rank").assign(relevance=1)
+
+
+@pytest.mark.parametrize(
+    "judge",
+    [
+        lambda run, qrels: compute_frames(run, qrels, ["precision"], [2]),
+        lambda run, qrels: compute_frames(run, qrels, ["precision"], [2], chunk_rows=1),
+        lambda run, qrels: compute_frames(run, qrels, ["precision"], [2], users=[1, 2]),
+        lambda run, qrels: compute_measures(run, qrels, ["P@2"]),
+        lambda run, qrels: Judgements.from_frames(run, qrels),
+        lambda run, qrels: prepare_qrels(qrels).measures(run, ["P@2"]),
+        lambda run, qrels: compute_frames(*_swapped_kinds(run, qrels), ["precision"], [1]),
+    ],
+    ids=["whole", "blocks", "users", "measures", "judgements", "prepared", "text run"],
+)
+def test_user_ids_of_another_type_than_the_qrels_users_are_refused(judge):
+    # before: every user without labels, the mean 0.0 (or the users NaN), no error
+    run, qrels = _int_run_text_qrels()
+    with pytest.raises(ColumnError) as caught:
+        judge(run, qrels)
+    message = str(caught.value)
+    assert message.startswith("column 'user': the run's ids are ")
+    assert "numbers (int64)" in message and "text (" in message  # (str, or object)
+
+
+def test_top_n_rows_of_another_type_of_user_than_the_frame_qrels_are_refused():
+    _, qrels = _int_run_text_qrels()
+    topn = np.array([[10, 11], [20, 21]])
+    with pytest.raises(ColumnError) as caught:
+        compute_topn(topn, qrels, ["P@2"], users=[1, 2])
+    assert str(caught.value).startswith(
+        "column 'user': the run's ids are numbers (int64) and the qrels' text ("
+    )
+    with pytest.raises(ColumnError) as caught:  # rows are users 0, 1, ... unless named
+        compute_topn(topn, qrels, ["P@2"])
+    message = str(caught.value)
+    assert message.startswith("column 'user': the top-n matrix's rows are users 0 ... 1")
+    assert "text (" in message and "users=" in message
 
 
 @pytest.mark.parametrize(
