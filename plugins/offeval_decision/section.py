@@ -20,6 +20,9 @@ from offeval_decision.sweeps import plot_sweep, sweep
 TITLE = "Which policies deserve an online test"
 #: Draws per estimator in reports (the Monte Carlo error of a probability is at most 0.0035).
 REPORT_DRAWS = 20_000
+#: Width of the report's figure in inches: the reports' page (800 px at their 100 dpi), so
+#: that its text is shown at the size it is drawn.
+REPORT_WIDTH = 8.0
 #: The caps a report sweeps over: 10^0 .. 10^4 and none.
 REPORT_CAPS = (1.0, 10.0, 100.0, 1_000.0, 10_000.0, float("inf"))
 
@@ -32,7 +35,8 @@ likely to be among the top {m}: the candidates for an online test."""
 
 SWEEP_TEXT = """The figure sweeps the cap of capped importance sampling without and
 with normalisation (Gruson et al. 2019, Figure 4): the probability of each policy
-being ranked first against log10(cap), the truly best policy drawn thicker."""
+being ranked first against log10(cap), the truly best policy drawn thicker; policies
+never above 1% are drawn in grey, as one entry of the legend."""
 
 
 def _alone(context: ReportContext) -> str | None:
@@ -83,7 +87,7 @@ def decision_section(context: ReportContext, *, draws: int = REPORT_DRAWS, m: in
         TITLE,
         text,
         tables={
-            "p_best": pd.DataFrame(best).rename_axis("policy"),
+            "p_best": pd.DataFrame(best).rename_axis(index="policy", columns="estimator"),
             "selection": pd.Series(chosen, name=f"top {m}").rename_axis("estimator").to_frame(),
         },
         columns=pd.DataFrame({name: pd.Series(columns)}),
@@ -105,7 +109,7 @@ def decision_section(context: ReportContext, *, draws: int = REPORT_DRAWS, m: in
         section.text += "\n\n" + SWEEP_TEXT
         import matplotlib.pyplot as plt
 
-        figure = plot_sweep(table, 1, true_best)
+        figure = plot_sweep(table, 1, true_best, width=REPORT_WIDTH)
         plt.close(figure)  # a report's figure: written to a file, never shown in a notebook cell
         section.figures["p_best_against_cap"] = figure
     return section

@@ -9,6 +9,7 @@ estimator with a ``cap`` (or other numeric) parameter can be swept.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -69,11 +70,24 @@ def sweep(
     return pd.concat(rows, ignore_index=True)
 
 
-def plot_sweep(table: pd.DataFrame, rank: int = 1, highlight: str | None = None):
+def plot_sweep(
+    table: pd.DataFrame,
+    rank: int = 1,
+    highlight: str | None = None,
+    *,
+    min_share: float = 0.01,
+    width: float | None = None,
+    fontsize: float = 9,
+):
     """P(ranked ``rank``-th) against log10(cap), one panel per family (Gruson et al.'s Figs. 4-5).
 
-    Every policy gets its own colour and marker; no cap is drawn one step
-    right of the largest finite cap and labelled "inf".
+    Every policy whose probability exceeds ``min_share`` at some cap of some family
+    gets its own colour, marker and legend entry; the others (near 0 throughout,
+    where their markers would pile up) are thin grey lines under one entry that
+    names them ("others, never above 1%"). ``highlight`` (the truly best policy) is
+    drawn thicker and always has its own entry. No cap is drawn one step right of
+    the largest finite cap and labelled "inf". The figure is ``width`` inches wide
+    (default 5 per family); its text is ``fontsize`` points, titles one more.
     """
     import matplotlib.pyplot as plt
 
@@ -82,35 +96,57 @@ def plot_sweep(table: pd.DataFrame, rank: int = 1, highlight: str | None = None)
     top = np.log10(finite.max()) if len(finite) else 0.0
     x = np.where(np.isfinite(table["cap"]), np.log10(table["cap"].clip(lower=1e-300)), top + 0.5)
     table = table.assign(x=x)
-    fig, axes = plt.subplots(
-        1, len(families), figsize=(5 * len(families), 3.8), sharey=True, squeeze=False
-    )
+    column = f"p_rank_{rank}"
+    width = 5 * len(families) if width is None else width
+    fig, axes = plt.subplots(1, len(families), figsize=(width, 3.8), sharey=True, squeeze=False)
     policies = list(dict.fromkeys(table["policy"]))
+    peak = table.groupby("policy", sort=False)[column].max()
+    shown = [p for p in policies if peak[p] > min_share or p == highlight]
+    others = [p for p in policies if p not in shown]
     palette = plt.get_cmap("tab20").colors
     colours = [palette[i] for i in (*range(0, 20, 2), *range(1, 20, 2))]  # dark shades first
     markers = "os^vD<>ph*Xd"
     ticks = sorted(set(np.round(table["x"], 6)))
     for ax, family in zip(axes[0], families, strict=True):
         part = table[table["family"] == family]
-        for j, policy in enumerate(policies):
+        for j, policy in enumerate(others):  # under the others, one legend entry for all
             line = part[part["policy"] == policy].sort_values("x")
-            width = 2.6 if policy == highlight else 1.0
+            label = _others_label(others, min_share) if j == 0 else "_nolegend_"
+            ax.plot(line["x"], line[column], color="0.7", lw=0.8, label=label, zorder=1)
+        for j, policy in enumerate(shown):
+            line = part[part["policy"] == policy].sort_values("x")
             ax.plot(
                 line["x"],
-                line[f"p_rank_{rank}"],
+                line[column],
                 marker=markers[j % len(markers)],
                 ms=4,
-                lw=width,
+                lw=2.6 if policy == highlight else 1.0,
                 color=colours[j % len(colours)],
                 label=f"{policy} (truly best)" if policy == highlight else policy,
+                zorder=2,
             )
-        ax.set_title(family, fontsize=10)
+        ax.set_title(family, fontsize=fontsize + 1)
         ax.set_xticks(ticks, [f"{t:g}" if t <= top else "inf" for t in ticks])
-        ax.set_xlabel("log10(cap)")
-    axes[0, 0].set_ylabel(f"P(ranked {rank})")
+        ax.set_xlabel("log10(cap)", fontsize=fontsize)
+        ax.tick_params(labelsize=fontsize)
+    axes[0, 0].set_ylabel(f"P(ranked {rank})", fontsize=fontsize)
     handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.tight_layout(rect=(0, 0, 0.86, 1))
-    fig.legend(
-        handles, labels, loc="center left", bbox_to_anchor=(0.86, 0.5), fontsize=8, frameon=False
-    )
+    if others:  # their entry last
+        handles, labels = handles[1:] + handles[:1], labels[1:] + labels[:1]
+    legend = fig.legend(
+        handles, labels, loc="center right", bbox_to_anchor=(1, 0.5), fontsize=fontsize,
+        frameon=False,
+    )  # fmt: skip
+    fig.canvas.draw()  # the legend's width, to lay the panels out beside it
+    box = legend.get_window_extent().transformed(fig.transFigure.inverted())
+    fig.tight_layout(rect=(0, 0, max(0.5, 1 - box.width - 0.01), 1))
     return fig
+
+
+def _others_label(others: list[str], min_share: float) -> str:
+    """The legend entry of the policies never above ``min_share``: how many, and their names."""
+    names = ", ".join(others)
+    if len(names) > 60:
+        names = ", ".join(others[:6]) + f" and {len(others) - 6} more"
+    head = f"others, never above {min_share:.0%}"
+    return head + ":\n" + textwrap.fill(names, 22)

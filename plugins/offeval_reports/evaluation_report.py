@@ -33,7 +33,7 @@ from offeval.plugin import (
     pairs_table,
 )
 from offeval_reports.figures import MIN_FONT, PAGE_WIDTH, figure_text
-from offeval_reports.tables import headers, skipped_by_reason, unit_of, units
+from offeval_reports.tables import OWN_SCALE, headers, skipped_by_reason, unit_of, units
 
 #: Marker shapes cycled over series, so that no two series look alike in grey print.
 MARKERS = ("o", "s", "D", "^", "v", "P", "X", "<", ">", "p", "h", "*")
@@ -68,7 +68,11 @@ def forest_figure(
     """One panel per estimator: each policy's value and interval, policies on the y axis.
 
     Panels of estimators in ``lower`` say "lower is better" in their title;
-    ``unit`` (estimator: the unit of its values) labels each panel's axis.
+    ``unit`` (estimator: the unit of its values) labels each panel's axis. Panels
+    in the same unit (an estimand's, or ratios to the baseline) share their x
+    axis, so that they compare by eye; estimators on their own scale keep their
+    own. Half a row's margin above the first policy and below the last keeps
+    their markers inside the frame.
     """
     prefix = "relative_" if relative else ""
     estimators = list(dict.fromkeys(table["estimator"]))
@@ -79,7 +83,14 @@ def forest_figure(
     height = 0.35 * len(policies) * rows + 1.1 * rows + 0.4
     fig = Figure(figsize=(WIDTH, height), layout="constrained")
     axes = np.atleast_1d(fig.subplots(rows, cols, squeeze=False).ravel())
+    first_of_unit: dict[str, object] = {}
     for ax, estimator in zip(axes, estimators, strict=False):
+        scale = "ratio" if relative else (unit or {}).get(estimator, OWN_SCALE)
+        if scale != OWN_SCALE:  # the same quantity: one x axis
+            if scale in first_of_unit:
+                ax.sharex(first_of_unit[scale])
+            else:
+                first_of_unit[scale] = ax
         part = table[table["estimator"] == estimator].set_index("policy").loc[policies]
         y = np.arange(len(policies))[::-1]
         for i, policy in enumerate(policies):
@@ -90,6 +101,7 @@ def forest_figure(
         if relative:
             ax.axvline(1.0, color="grey", lw=0.8, ls="--")
         ax.set_yticks(y, [figure_text(p) for p in policies], fontsize=MIN_FONT)
+        ax.set_ylim(-0.5, len(policies) - 0.5)  # half a row beyond the end policies
         ax.tick_params(axis="x", labelsize=MIN_FONT)
         title = figure_text(textwrap.fill(better_label(estimator, lower), 40))
         ax.set_title(title, fontsize=MIN_FONT + 1)
@@ -397,7 +409,12 @@ def write_evaluation_report(
     )
     unit = units(evaluation)
     named = headers(evaluation.level)
-    doc.figure(forest_plot(table, relative, out / "estimates.png", lower, unit), "Estimates")
+    doc.figure(
+        forest_plot(table, relative, out / "estimates.png", lower, unit),
+        "Estimates",
+        caption="each policy's estimate and its interval; panels in the same unit share "
+        "their x axis (estimators on their own scale have their own)",
+    )
     columns = ["policy", "estimator", "value", "se", "ci_low", "ci_high", "n_units"]
     if relative:
         columns += ["relative_value", "relative_ci_low", "relative_ci_high"]
@@ -424,7 +441,7 @@ def write_evaluation_report(
             if log is not None
             else ""
         )
-        doc.text(ESS_TEXT + rows + ".", "Weight diagnostics")
+        doc.text(f"{ESS_TEXT}{rows}. {WEIGHT_TEXT}", "Weight diagnostics")
         doc.table(weights, headers=named)
     histogram = weight_histograms(log, policies or [], out / "weights.png")
     if histogram is not None:
@@ -487,6 +504,14 @@ ESS_TEXT = (
     "share of rows whose weight the cap lowered), in the unit the next column says: log "
     "rows (impressions) for estimators that weight each row, trajectories for those that "
     "weight each trajectory as a whole"
+)
+#: What the weight table's other columns are, after :data:`ESS_TEXT`.
+WEIGHT_TEXT = (
+    "The mean weight is 1 when the logging propensities are right and the logger covers "
+    "the target; its z is its distance from 1 in standard errors (beyond 3, suspect the "
+    "propensities). Unsupported cells count the (slot, item) pairs where the target puts "
+    "probability and the logger none; the unsupported target mass per slot is the "
+    "probability the target puts there, per slot."
 )
 
 

@@ -54,8 +54,13 @@ def headers(level: float = 0.95) -> dict[str, str]:
         # weights
         "ess": "effective sample size",
         "ess unit": "unit of the effective sample size",
+        "ess_share": "effective sample size / number of weights",
+        "mean_weight": "mean weight (1 if propensities are right)",
+        "mean_weight_z": "mean weight: z against 1",
         "max_weight": "largest weight (pi / mu)",
         "clipped_share": "share of weights capped",
+        "support_violations": "unsupported cells (count)",
+        "unsupported_mass_per_slot": "unsupported target mass per slot",
     }
 
 

@@ -31,12 +31,14 @@ PACKAGES = ("offeval", "numpy", "pandas", "scipy", "statsmodels", "matplotlib")
 DPI = 100
 
 #: The page's style. A table wider than the page scrolls sideways in its own box
-#: (``div.table``) instead of being cut at the page's edge; in print, where nothing
-#: scrolls, tables wrap their cells and shrink their text to fit the paper.
+#: (``div.table``) instead of being cut at the page's edge, its first column (what
+#: each row is) staying in view; in print, where nothing scrolls, tables wrap their
+#: cells and shrink their text to fit the paper. A table's caption is above it
+#: (``p.caption`` then ``div.table``) and a gap separates it from what follows.
 _STYLE = (
     "body{font-family:sans-serif;max-width:60em;margin:2em auto;padding:0 1em;color:#222}"
     "img{max-width:100%;height:auto}"
-    "div.table{overflow-x:auto;max-width:100%;margin-bottom:0.5em;"
+    "div.table{overflow-x:auto;max-width:100%;margin-bottom:1.5em;"
     # shadows at an edge where the table goes on (they scroll away with it)
     "background:linear-gradient(to right,#fff 30%,#fff0),"
     "linear-gradient(to left,#fff 30%,#fff0) 100% 0,"
@@ -47,9 +49,14 @@ _STYLE = (
     "table{border-collapse:collapse;font-size:0.85em}"
     "td,th{padding:0.2em 0.6em;border-bottom:1px solid #ddd;text-align:left;vertical-align:top}"
     "td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}"
+    # the first column stays in view while the rest scrolls under it
+    "div.table td:first-child,div.table th:first-child{position:sticky;left:0;z-index:1;"
+    "background:#fff;box-shadow:inset -1px 0 0 #eee}"
     "code{background:#f4f4f4;padding:0 0.2em}p.caption{font-size:0.85em;color:#555}"
+    "p.caption{margin-bottom:0.3em}img+p.caption{margin-top:0.2em;margin-bottom:1.5em}"
     "@media print{body{max-width:none;margin:0;padding:0}"
     "div.table{overflow:visible}"
+    "div.table td:first-child,div.table th:first-child{position:static;box-shadow:none}"
     "table{width:100%;table-layout:auto;font-size:7pt;page-break-inside:auto}"
     "tr{page-break-inside:avoid}"
     "td,th{padding:0.1em 0.25em}th{overflow-wrap:anywhere}td{overflow-wrap:break-word}"
@@ -88,7 +95,7 @@ class ReportDocument:
         headers: Mapping[str, str] | None = None,
         docstrings: Sequence[str] = (),
     ) -> None:
-        """A table, shown without its index, with an optional caption below it.
+        """A table, shown without its index, with an optional caption above it.
 
         ``headers`` maps column names to the headers shown (``ci_low`` ->
         "95% CI low"; the frame and its CSV keep their names); a column not in
@@ -114,7 +121,12 @@ class ReportDocument:
             for name, frame in section.tables.items():
                 path = write_csv(frame, out / self._file_name(section.title, name, ".csv"), True)
                 caption = f"{name.replace('_', ' ')} ({path.name})"
-                self.table(frame.reset_index(), caption=caption)
+                shown = frame.reset_index()
+                if _reads_better_transposed(frame):
+                    shown = _transposed(frame)
+                    down, across = shown.columns[0], frame.index.name or "row of the file"
+                    caption += f"; shown transposed: a row per {down}, a column per {across}"
+                self.table(shown, caption=caption)
 
     def _file_name(self, title: str, name: str, suffix: str) -> str:
         """``{title}_{name}{suffix}`` in letters, digits and _, unique within the document."""
@@ -155,9 +167,9 @@ class ReportDocument:
                     body.append(f'<p class="caption">{html.escape(caption)}</p>')
             else:
                 frame, caption, docstrings = payload
-                body.append(f'<div class="table">{html_table(frame, docstrings)}</div>')
                 if caption:
                     body.append(f'<p class="caption">{html.escape(caption)}</p>')
+                body.append(f'<div class="table">{html_table(frame, docstrings)}</div>')
         return (
             '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             f"<title>{html.escape(self.heading)}</title><style>{_STYLE}</style></head><body>"
@@ -178,10 +190,30 @@ class ReportDocument:
                 lines += [f"![{alt}]({path.name})", ""]
             else:
                 frame, caption, docstrings = payload
-                lines += [_markdown_table(frame, docstrings), ""]
                 if caption:
                     lines += [markdown_escape(caption), ""]
+                lines += [_markdown_table(frame, docstrings), ""]
         return "\n".join(lines)
+
+
+def _reads_better_transposed(frame: pd.DataFrame) -> bool:
+    """Whether a section's table is shown transposed: more columns than rows, all numbers.
+
+    A table of each policy's probability per estimator (policies down, estimators
+    across) grows sideways with the estimators, past the page; transposed it grows
+    down. Only numbers are transposed: a column then holds one kind of value.
+    """
+    numeric = all(pd.api.types.is_numeric_dtype(t) for t in frame.dtypes)
+    return numeric and len(frame.columns) > len(frame) > 0
+
+
+def _transposed(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` transposed, its column names in a first column (named after what the
+    columns' axis is, else "column"), its row labels as headers."""
+    wide = frame.T.astype(float)
+    wide.columns = [str(c) for c in frame.index]
+    first = frame.columns.name or "column"
+    return wide.rename_axis(first).reset_index()
 
 
 def _slug(text: str) -> str:
@@ -195,7 +227,8 @@ def html_table(frame: pd.DataFrame, docstrings: Sequence[str] = ()) -> str:
 
     Cells of the columns in ``docstrings`` show their RST literals (````x````) as
     ``<code>x</code>``; every other cell is shown as written. A long word of a header
-    may break after ``(``, ``=`` and ``,`` (estimator labels make narrower columns).
+    or a cell may break after ``(``, ``=`` and ``,`` (estimator labels make narrower
+    columns, and a transposed table's first column of labels narrower too).
     """
     numeric = [pd.api.types.is_numeric_dtype(frame[c]) for c in frame.columns]
     literal = [c in docstrings for c in frame.columns]
@@ -208,12 +241,10 @@ def html_table(frame: pd.DataFrame, docstrings: Sequence[str] = ()) -> str:
                 f"<code>{html.escape(p)}</code>" if is_code else html.escape(p)
                 for p, is_code in _literal_pieces(str(value))
             )
-        elif tag == "th":
+        else:
             text = _LONG_WORD.sub(
                 lambda m: _BREAKS.sub(r"\1<wbr>", m.group(0)), html.escape(str(value))
             )
-        else:
-            text = html.escape(str(value))
         return f'<{tag} class="num">{text}</{tag}>' if num else f"<{tag}>{text}</{tag}>"
 
     columns = list(zip(numeric, literal, strict=True))

@@ -84,7 +84,8 @@ def test_report_html_runs_no_script_from_a_policy_name(user_log, tmp_path):
     _, page = _evaluate_report(user_log, tmp_path)
     parsed = _parse(page)
     assert "script" not in parsed.tags
-    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    # shown as written (a long word may break after "(": <wbr> shows nothing)
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page.replace("<wbr>", "")
 
 
 def test_markdown_escape_round_trips_through_a_markdown_renderer():

@@ -24,6 +24,7 @@ from offeval.plugin import (
     ratio_of_means,
 )
 from offeval.registry.manager import Registry, get_registry
+from offeval.registry.sections import ReportSection
 from offeval_reports.demo import demo_estimators, left_out, usable_estimators
 from offeval_reports.evaluation_report import not_run
 from offeval_reports.tables import skipped_by_reason
@@ -310,3 +311,195 @@ def test_the_weight_histograms_log_axis_labels_do_not_overprint(env, low, high):
         boxes = sorted((t.label1.get_window_extent(renderer) for t in shown), key=lambda b: b.x0)
         assert all(a.x1 < b.x0 for a, b in zip(boxes, boxes[1:], strict=False))  # no overlap
     assert "no unit" in fig._supxlabel.get_text()  # what the axis counts is said
+
+
+# --- wide tables transposed, sticky first column, captions above (issue 28, second pass) ------
+
+
+def test_a_wide_section_table_of_numbers_is_shown_transposed_its_csv_unchanged(tmp_path):
+    policies = [f"p{k:02d}" for k in range(3)]
+    estimators = [f"estimator_{k}" for k in range(7)]
+    p_best = pd.DataFrame(
+        np.full((3, 7), 1 / 3), index=pd.Index(policies, name="policy"), columns=estimators
+    ).rename_axis(columns="estimator")
+    narrow = pd.DataFrame({"top 1": ["p01"]}, index=pd.Index(["is"], name="estimator"))
+    doc = ReportDocument("r")
+    doc.sections([ReportSection("S", "t", {"p_best": p_best, "selection": narrow})], tmp_path)
+    back = pd.read_csv(tmp_path / "s_p_best.csv", index_col=0)
+    assert list(back.index) == policies and list(back.columns) == estimators  # as computed
+    md = doc.markdown()
+    assert "| estimator | p00 | p01 | p02 |" in md  # a row per estimator
+    assert "| estimator_6 | 0.3333 | 0.3333 | 0.3333 |" in md
+    assert "shown transposed: a row per estimator, a column per policy" in md
+    assert "| estimator | top 1 |" in md  # a long table stays as it is
+
+
+def test_captions_come_before_their_tables_and_after_their_figures(tmp_path):
+    doc = ReportDocument("r")
+    doc.table(pd.DataFrame({"column_one": [1.0]}), caption="first table")
+    doc.table(pd.DataFrame({"column_two": [2.0]}), caption="second table")
+    doc.figure(tmp_path / "plot.png", caption="figure caption")
+    page, md = doc.html(), doc.markdown()
+    for text in (page, md):
+        first, second = text.index("first table"), text.index("second table")
+        assert first < text.index("column_one") < second < text.index("column_two")
+    assert re.search(r'<p class="caption">first table</p>\s*<div class="table">', page)
+    assert re.search(r'<img src="plot.png"[^>]*>\s*<p class="caption">figure caption', page)
+
+
+def test_the_first_column_of_a_scrolling_table_stays_in_view_on_screen_not_in_print():
+    style = re.search(r"<style>(.*)</style>", ReportDocument("r").html()).group(1)
+    screen, _, printed = style.partition("@media print")
+    sticky = r"div\.table td:first-child,div\.table th:first-child\{"
+    assert re.search(sticky + r"position:sticky;left:0;[^}]*background:#fff", screen)
+    assert re.search(sticky + r"position:static", printed)
+
+
+def test_the_demos_estimates_per_policy_have_a_row_per_estimator():
+    from types import SimpleNamespace
+
+    from offeval_reports.demo_report import estimates_per_policy
+
+    truth = pd.Series({"p1": 0.1, "p2": 0.2, "p3": 0.15}, name="truth")
+    rows = [
+        {"policy": p, "estimator": e, "value": v + d}
+        for e, d in (("is", 0.01), ("pd", 0.5))
+        for p, v in truth.items()
+    ]
+    declarations = [
+        SimpleNamespace(label="is", estimand="reward_per_impression"),
+        SimpleNamespace(label="pd", estimand=None),
+    ]
+    result = SimpleNamespace(
+        estimates=pd.DataFrame(rows),
+        truth=truth,
+        ab=pd.DataFrame({"policy": ["p3", "p1", "p2"], "mean": [0.16, 0.11, 0.21]}),
+        evaluation=SimpleNamespace(declarations=declarations),
+        settings={"true_best": "p2"},
+    )
+    table = estimates_per_policy(result, lower={"pd"})
+    assert list(table.columns) == ["estimator", "unit", "p1", "p2 *", "p3"]
+    assert table["estimator"].tolist() == ["truth", "A/B test mean", "is", "pd (lower is better)"]
+    assert table["unit"].tolist() == ["reward per impression"] * 3 + ["own scale"]
+    assert table.loc[1, ["p1", "p2 *", "p3"]].tolist() == [0.11, 0.21, 0.16]  # by policy
+    assert table.loc[2, "p3"] == pytest.approx(0.16)
+
+
+# --- weight diagnostics' headers ------------------------------------------------------------
+
+
+def test_every_weight_diagnostic_of_a_built_in_estimator_has_a_header():
+    from offeval.plugin import declaration_of
+    from offeval_reports.tables import headers
+
+    registry = get_registry()
+    declared = set()
+    for name in registry.names("estimator"):
+        try:
+            estimator = registry.create("estimator", name)
+        except Exception:  # noqa: BLE001 -- one that needs arguments declares as its class does
+            continue
+        declared |= set(declaration_of(estimator).weight_diagnostics)
+    assert {"mean_weight", "mean_weight_z", "support_violations"} <= declared
+    assert "unsupported_mass_per_slot" in declared
+    named = headers()
+    assert declared <= set(named), declared - set(named)
+    assert all("_" not in named[d] for d in declared)
+
+
+# --- forest plots ---------------------------------------------------------------------------
+
+
+def test_forest_panels_of_one_unit_share_their_x_axis_and_keep_end_markers_inside():
+    from offeval_reports.evaluation_report import forest_figure
+
+    rows = []
+    for estimator, centre, half in (("is", 0.2, 0.01), ("snips", 0.3, 0.05), ("ndcg", 5, 1)):
+        for k, policy in enumerate(("p", "q", "r")):
+            value = centre + k * half
+            rows.append(
+                {
+                    "policy": policy,
+                    "estimator": estimator,
+                    "value": value,
+                    "ci_low": value - half,
+                    "ci_high": value + half,
+                }
+            )
+    unit = {"is": "reward per impression", "snips": "reward per impression", "ndcg": "own scale"}
+    fig = forest_figure(pd.DataFrame(rows), relative=False, unit=unit)
+    FigureCanvasAgg(fig).draw()
+    is_ax, snips_ax, ndcg_ax = fig.axes[:3]
+    assert is_ax.get_xlim() == snips_ax.get_xlim()  # one x axis: compared by eye
+    low, high = is_ax.get_xlim()
+    assert low <= 0.19 and high >= 0.4  # both panels' intervals
+    assert ndcg_ax.get_xlim()[0] > 3  # its own scale keeps its own axis
+    for ax in fig.axes[:3]:
+        assert ax.get_ylim() == (-0.5, 2.5)  # half a row beyond the first and last policy
+
+
+# --- the demo's estimates against the truth ---------------------------------------------------
+
+
+def test_the_demos_panels_name_the_true_best_policy_and_each_estimators_pick():
+    from offeval_reports.demo_report import estimates_figure
+
+    truth = pd.Series({"p1": 0.1, "p2": 0.3, "p3": 0.2})
+    estimates = {"is": [0.1, 0.3, 0.2], "cis": [0.1, 0.2, 0.3], "pd": [0.9, 0.8, 0.5]}
+    rows = [
+        {"policy": p, "estimator": e, "value": v, "ci_low": v - 0.01, "ci_high": v + 0.01}
+        for e, values in estimates.items()
+        for p, v in zip(truth.index, values, strict=True)
+    ]
+    fig = estimates_figure(pd.DataFrame(rows), truth, {"pd"}, {"pd"})
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert "true best policy (p2)" in legend
+    said = [[t.get_text() for t in ax.texts] for ax in fig.axes[:3]]
+    assert said == [["picks p2"], ["picks p3"], ["picks p3"]]  # pd: lower is better
+    assert _smallest_text_px(fig) >= 9
+
+
+# --- the p_best sweep's legend ----------------------------------------------------------------
+
+
+def _smallest_text_px(fig) -> float:
+    """Height in pixels of the smallest visible text once the PNG is shown at page width
+    (800 px: a wider figure is shrunk)."""
+    FigureCanvasAgg(fig).draw() if fig.canvas is None else fig.canvas.draw()
+    shrink = min(1.0, 800 / (fig.get_figwidth() * 100))
+    sizes = [
+        t.get_fontsize()
+        for t in fig.findobj(lambda a: hasattr(a, "get_fontsize") and hasattr(a, "get_text"))
+        if t.get_visible() and t.get_text().strip()
+    ]
+    return min(sizes) * 100 / 72 * shrink
+
+
+def test_the_sweep_legend_is_readable_and_lists_only_policies_that_ever_exceed_one_percent():
+    import matplotlib.pyplot as plt
+
+    from offeval_decision.section import REPORT_WIDTH
+    from offeval_decision.sweeps import plot_sweep
+
+    caps = [1.0, 10.0, float("inf")]
+    p = {"a": [0.9, 0.5, 0.2], "b": [0.1, 0.5, 0.8], "c": [0, 0, 0], "d": [0, 0.005, 0]}
+    p["e"] = [0.0, 0.0, 0.0]  # the true best, never likely: still named
+    rows = [
+        {"family": f, "cap": c, "policy": name, "p_rank_1": v}
+        for f in ("without normalisation", "with normalisation")
+        for name, values in p.items()
+        for c, v in zip(caps, values, strict=True)
+    ]
+    fig = plot_sweep(pd.DataFrame(rows), 1, "e", width=REPORT_WIDTH)
+    try:
+        texts = [t.get_text() for t in fig.legends[0].get_texts()]
+        assert texts[:3] == ["a", "b", "e (truly best)"]
+        assert texts[3].startswith("others, never above 1%") and "c, d" in texts[3]
+        assert len(texts) == 4
+        assert all(t.get_fontsize() >= 9 for t in fig.legends[0].get_texts())
+        assert _smallest_text_px(fig) >= 12  # 9 pt at 100 dpi, shown at its size
+        renderer = fig.canvas.get_renderer()
+        box = fig.legends[0].get_window_extent(renderer)
+        assert not any(box.overlaps(ax.get_window_extent(renderer)) for ax in fig.axes)
+    finally:
+        plt.close(fig)
