@@ -31,7 +31,12 @@ class DemoCommand:
         """Declare the demo's options."""
         parser.add_argument("--out", default="offeval-report", help="report folder")
         force_option(parser)
-        parser.add_argument("--seed", type=at_least(0), default=0)
+        parser.add_argument(
+            "--seed",
+            type=at_least(0),
+            default=0,
+            help="seed of the simulated world, its log and its A/B test (default: 0)",
+        )
         parser.add_argument(
             "--trajectories", type=at_least(1_000), default=100_000, help="logged trajectories"
         )

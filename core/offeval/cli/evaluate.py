@@ -52,6 +52,7 @@ class EvaluateCommand:
         parser.add_argument(
             "--decimal",
             choices=DECIMALS,
+            metavar="MARK",
             help="decimal mark of a text file's numbers (default: '.', or ',' for a ';'-separated "
             "file whose numbers all read with commas)",
         )
