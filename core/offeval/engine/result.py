@@ -218,7 +218,7 @@ class Evaluation:
                 warnings.warn(
                     f"{label}'s intervals should not be read ({listed})",
                     OffevalWarning,
-                    stacklevel=3,
+                    stacklevel=5,  # evaluate()'s caller
                 )
 
     def _betting(self, acc: Folded, p: int, e: int) -> tuple[float, float]:
