@@ -87,6 +87,8 @@ class Accumulator:
         self.covariances = check_choice(covariances, "covariances", COVARIANCES, error=OffevalError)
         #: Each estimator's interval method (see :func:`interval_methods`).
         self.intervals = interval_methods(self.declarations, interval)
+        if reward_range is not None:
+            reward_range = check_reward_range(reward_range, hint("reward_range", "--reward-range"))
         #: Each estimator's known reward bounds where its interval is a betting one, else None.
         self.reward_ranges = reward_ranges(self.declarations, self.intervals, reward_range)
         #: Each estimator's bounds of the estimated quantity (None: unbounded), where normal
@@ -442,16 +444,14 @@ def interval_methods(
 
 
 def value_ranges(
-    declarations: list[Declaration], reward_range: Sequence[float] | str | None
+    declarations: list[Declaration], reward_range: tuple[float, float] | None
 ) -> list[tuple[float, float] | None]:
     """What each estimate cannot leave: the declared ``value_range``, else the rewards' known
-    range (the user's, else the estimator's) when the estimand is a reward per impression."""
-    user = None
-    if reward_range is not None:
-        user = check_reward_range(reward_range, hint("reward_range", "--reward-range"))
+    range (the user's checked ``reward_range``, else the estimator's) when the estimand is a
+    reward per impression."""
     return [
         d.value_range
-        or ((user or d.reward_range) if d.estimand == "reward_per_impression" else None)
+        or ((reward_range or d.reward_range) if d.estimand == "reward_per_impression" else None)
         for d in declarations
     ]
 
@@ -459,19 +459,16 @@ def value_ranges(
 def reward_ranges(
     declarations: list[Declaration],
     methods: list[str],
-    reward_range: Sequence[float] | str | None,
+    reward_range: tuple[float, float] | None,
 ) -> list[tuple[float, float] | None]:
     """The known bounds of the rewards that each betting interval reads: the user's
-    ``reward_range`` when given, else the estimator's declared one; None for the
-    other intervals.
+    ``reward_range`` (checked by :func:`~offeval.stats.betting.check_reward_range`) when
+    given, else the estimator's declared one; None for the other intervals.
 
     A betting interval needs bounds known before the data: an estimator with
     neither is refused, naming the option."""
-    user = None
-    if reward_range is not None:
-        user = check_reward_range(reward_range, hint("reward_range", "--reward-range"))
     out = [
-        (user or d.reward_range) if m == "betting" else None
+        (reward_range or d.reward_range) if m == "betting" else None
         for d, m in zip(declarations, methods, strict=True)
     ]
     missing = [

@@ -178,6 +178,8 @@ class Evaluation:
         self._covariance = acc.moments.covariance()
         self._lin: dict[tuple[str, str], Linearisation] = {}
         self._estimates: dict[tuple[str, str], Estimate] = {}
+        #: Why an interval should not be read, by (policy, estimator label).
+        self._unread: dict[tuple[str, str], str] = {}
         for p, policy in enumerate(acc.policies):
             for e, estimator in enumerate(acc.estimators):
                 stats = acc.stats(p, e, acc.moments, self._covariance)
@@ -207,12 +209,7 @@ class Evaluation:
         """One warning per estimator whose intervals should not be read (their
         estimates' diagnostic ``interval_unreadable`` is 1), saying why."""
         for label in self.estimators:
-            notes = {}
-            for policy in self.policies:
-                e = self._estimates[policy, label]
-                if e.diagnostics.get("interval_unreadable"):
-                    betting = e.interval if e.interval_method == "betting" else None
-                    notes[policy] = _unreadable(e.se, e.diagnostics, e.n_units, betting)
+            notes = {p: self._unread[p, label] for p in self.policies if (p, label) in self._unread}
             if notes:
                 listed = "; ".join(f"{policy}: {why}" for policy, why in notes.items())
                 warnings.warn(
@@ -253,8 +250,10 @@ class Evaluation:
         low, high = interval(lin.value, se, self.level) if bounds is None else bounds
         diagnostics = dict(diagnostics or {})
         used = self.n_units - sum((excluded or {}).values())
-        if _unreadable(se, diagnostics, used, bounds):  # why: in the evaluation's warning
+        why = _unreadable(se, diagnostics, used, bounds)
+        if why:  # said in the evaluation's warning
             diagnostics["interval_unreadable"] = 1
+            self._unread[policy, label] = why
         if bounds is None and within is not None and (low < within[0] or high > within[1]):
             low = min(max(low, within[0]), within[1])
             high = max(min(high, within[1]), within[0])
