@@ -644,15 +644,12 @@ def _check_matrix_items(topn: np.ndarray, pad: np.ndarray, count: int, users: pd
                 item &= topn == np.round(topn)
     else:
         item = np.zeros(topn.shape, bool)
-    wrong = ~item & ~pad
-    if wrong.any():
-        rows = np.flatnonzero(wrong.any(axis=1))
-        ids = list(dict.fromkeys(topn[wrong][:5].tolist()))
-        raise ConfigurationError(
-            f"topn: item ids must be whole numbers in [0, {count}) (the qrels matrix's "
-            f"{count} columns; pad with -1), got {ids} in the rows of users "
-            f"{users[rows[:5]].tolist()}"
-        )
+    _refuse_items(
+        topn,
+        ~item & ~pad,
+        users,
+        f"whole numbers in [0, {count}) (the qrels matrix's {count} columns; pad with -1)",
+    )
 
 
 def _check_whole_items(topn: np.ndarray, pad: np.ndarray, users: pd.Index) -> None:
@@ -668,12 +665,20 @@ def _check_whole_items(topn: np.ndarray, pad: np.ndarray, users: pd.Index) -> No
         return
     with np.errstate(invalid="ignore"):
         wrong = ~pad & ~(np.isfinite(values) & (values == np.round(values)))
+    _refuse_items(
+        topn, wrong, users, "whole numbers (the qrels' item ids are integers; pad with -1)"
+    )
+
+
+def _refuse_items(topn: np.ndarray, wrong: np.ndarray, users: pd.Index, rule: str) -> None:
+    """An error naming the first ``wrong`` ids of a top-n matrix and the users whose rows
+    hold them, when there are any: item ids must be ``rule``."""
     if wrong.any():
         rows = np.flatnonzero(wrong.any(axis=1))
         ids = list(dict.fromkeys(topn[wrong][:5].tolist()))
         raise ConfigurationError(
-            f"topn: item ids must be whole numbers (the qrels' item ids are integers; pad "
-            f"with -1), got {ids} in the rows of users {users[rows[:5]].tolist()}"
+            f"topn: item ids must be {rule}, got {ids} in the rows of users "
+            f"{users[rows[:5]].tolist()}"
         )
 
 
