@@ -14,12 +14,12 @@ import re
 import shlex
 import sys
 from collections.abc import Mapping, Sequence
+from typing import Any
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from offeval.data.tables import markdown_escape, markdown_table, write_csv
@@ -284,29 +284,15 @@ def _literal_pieces(text: str) -> list[tuple[str, bool]]:
 def _markdown_table(frame: pd.DataFrame, docstrings: Sequence[str] = ()) -> str:
     """:func:`offeval.data.tables.markdown_table`, the RST literals of the cells of the
     columns in ``docstrings`` written as code spans (every other cell as written)."""
-    literal = [c in docstrings for c in frame.columns]
-    if not any(literal):
-        return markdown_table(frame)
-
-    def cell(value, code: bool) -> str:
-        if code:
-            return _markdown_literals(str(value))
-        if isinstance(value, (float, np.floating)):
-            return "" if np.isnan(value) else f"{value:.4g}"  # as markdown_table writes it
-        return markdown_escape(value)
-
-    lines = markdown_table(frame.head(0)).splitlines()[:2]  # the header and its rule
-    for row in frame.itertuples(index=False):
-        lines.append("| " + " | ".join(map(cell, row, literal)) + " |")
-    return "\n".join(lines)
+    return markdown_table(frame, cells={c: _markdown_literals for c in docstrings})
 
 
-def _markdown_literals(text: str) -> str:
-    """Docstring ``text`` as one Markdown table cell: its RST literals as code spans, the
-    rest escaped (:func:`markdown_escape`)."""
+def _markdown_literals(value: Any) -> str:
+    """A docstring cell's text as one Markdown table cell: its RST literals as code spans,
+    the rest escaped (:func:`markdown_escape`)."""
     return "".join(
         "`" + " ".join(p.splitlines()).replace("|", "\\|") + "`" if code else markdown_escape(p)
-        for p, code in _literal_pieces(text)
+        for p, code in _literal_pieces(str(value))
     )
 
 

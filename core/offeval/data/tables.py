@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -28,10 +30,13 @@ def markdown_escape(text: object) -> str:
     return _MARKDOWN_SPECIAL.sub(lambda m: "\\" + m.group(0), flat)
 
 
-def markdown_table(frame: pd.DataFrame, digits: int = 4) -> str:
+def markdown_table(
+    frame: pd.DataFrame, digits: int = 4, cells: Mapping[Any, Callable[[Any], str]] | None = None
+) -> str:
     """A pipe table of ``frame`` (index not included), floats to ``digits`` significant digits.
 
-    Headers and text cells are escaped (:func:`markdown_escape`).
+    Headers and text cells are escaped (:func:`markdown_escape`); ``cells`` writes the
+    cells of the columns it names its own way instead.
     """
 
     def cell(v):
@@ -39,9 +44,13 @@ def markdown_table(frame: pd.DataFrame, digits: int = 4) -> str:
             return "" if np.isnan(v) else f"{v:.{digits}g}"
         return markdown_escape(v)
 
+    writers = [(cells or {}).get(c, cell) for c in frame.columns]
     head = "| " + " | ".join(map(markdown_escape, frame.columns)) + " |"
     rule = "|" + "|".join("---" for _ in frame.columns) + "|"
-    body = ["| " + " | ".join(cell(v) for v in row) + " |" for row in frame.itertuples(index=False)]
+    body = [
+        "| " + " | ".join(write(v) for write, v in zip(writers, row, strict=True)) + " |"
+        for row in frame.itertuples(index=False)
+    ]
     return "\n".join([head, rule, *body])
 
 
