@@ -14,11 +14,11 @@ import re
 import shlex
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Any
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
