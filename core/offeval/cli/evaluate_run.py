@@ -16,9 +16,9 @@ import pandas as pd
 from offeval.cli import evaluate_inputs as inputs
 from offeval.cli.document import ReportDocument
 from offeval.cli.options import progress_of
-from offeval.data.candidates import attach_candidates, in_users_words, read_candidates
+from offeval.data.candidates import in_users_words, read_candidates
 from offeval.data.files import columns_of, separator_named
-from offeval.data.log import ROLES, InteractionLog, stream_parquet
+from offeval.data.log import ROLES, InteractionLog, attach_candidates, stream_parquet
 from offeval.data.output import OutputFolder
 from offeval.data.policy import ColumnPolicy, RerankPolicy
 from offeval.data.tables import write_csv

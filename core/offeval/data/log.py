@@ -12,12 +12,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from offeval.data.candidates import (
-    attach_candidates,
-    check_logged_propensities,
-    read_candidates,
-    stream_candidates,
-)
+from offeval.data.candidates import TABLE, candidate_frame, in_users_words, read_candidates
 from offeval.data.files import (
     PARQUET_SUFFIXES,
     ParquetBatches,
@@ -185,6 +180,16 @@ MIN_PROPENSITY = 1e-150
 TINY_PROPENSITY = (
     f"must be at least {MIN_PROPENSITY:g}: a smaller propensity's importance weight overflows "
     "floating point in a variance (is it a log-probability or a rounding artefact?)"
+)
+
+
+#: How far (relative) a logged item's candidate propensity may be from the log's own: a
+#: float's round trip through a text file (15 significant digits) stays well within it.
+PROPENSITY_RTOL = 1e-9
+#: What a streamed candidate file must be, said with its errors.
+ORDER = (
+    "streamed, the candidate file must list the trajectories in the log's order, each one's "
+    "rows together"
 )
 
 
@@ -569,7 +574,7 @@ def _validate_candidates(
             "propensity",
             "candidate propensities must lie in [0, 1]",
             labels[bad],
-            table="candidate rows",
+            table=TABLE,
         )
     cands["propensity"] = p
     slots = _ordered_slots(cands, rows)
@@ -579,7 +584,7 @@ def _validate_candidates(
     dup = cands.duplicated(["trajectory", "position", "item"]).to_numpy()
     if dup.any():
         raise ColumnError(
-            "item", "candidate listed twice for the same slot", labels[dup], table="candidate rows"
+            "item", "candidate listed twice for the same slot", labels[dup], table=TABLE
         )
     slots = rows[["trajectory", "position"]].assign(slot=np.arange(len(rows)))
     try:
@@ -597,7 +602,7 @@ def _validate_candidates(
             "trajectory",
             "candidate for a slot that is not in the log",
             labels[orphan],
-            table="candidate rows",
+            table=TABLE,
         )
     cands["slot"] = cands["slot"].astype(np.int64)
     logged = rows[["item"]].assign(slot=np.arange(len(rows)))
@@ -638,6 +643,68 @@ def _ordered_slots(cands: pd.DataFrame, rows: pd.DataFrame) -> np.ndarray | None
     return np.repeat(np.arange(n), k)
 
 
+def attach_candidates(
+    log: InteractionLog,
+    table: pd.DataFrame,
+    path: str | Path,
+    log_path: str | Path,
+    mapping: Mapping | None = None,
+    log_mapping: Mapping | None = None,
+) -> InteractionLog:
+    """``log`` with the candidate table read from ``path``
+    (:func:`~offeval.data.candidates.read_candidates`).
+
+    A table without positions puts each candidate at position 1, which fits
+    a log of one row per trajectory only; its propensities of the logged items must
+    be the log's (:func:`check_logged_propensities`). Errors name the user's columns
+    (``mapping``, ``log_mapping``) and the rows of either file by their lines.
+    """
+    try:
+        log = log.with_candidates(_positioned(table, log))
+    except RowError as exc:
+        raise in_users_words(exc, log_path, log_mapping, path, mapping) from None
+    return log
+
+
+def check_logged_propensities(log: InteractionLog) -> None:
+    """The candidate propensity of each slot's logged item is the log's propensity for it,
+    within a relative :data:`PROPENSITY_RTOL`; else a :class:`~offeval.errors.ColumnError`
+    naming the candidate rows that contradict the log (by their labels). A log without
+    propensities has nothing to contradict."""
+    if "propensity" not in log.frame:
+        return
+    cands = log.candidates
+    slot = cands["slot"].to_numpy()
+    logged = cands["item"].to_numpy() == log.frame["item"].to_numpy()[slot]
+    given = cands["propensity"].to_numpy()[logged]
+    own = log.frame["propensity"].to_numpy()[slot[logged]]
+    off = np.abs(given - own) > PROPENSITY_RTOL * own
+    if off.any():
+        first = np.argmax(off)
+        raise ColumnError(
+            "propensity",
+            "the logged item's candidate propensity differs from the log's propensity by more "
+            f"than a relative {PROPENSITY_RTOL:g}, e.g. {given[first]:.15g} where the log has "
+            f"{own[first]:.15g}",
+            log.candidate_source_rows[logged][off],
+            table=TABLE,
+        )
+
+
+def _positioned(table: pd.DataFrame, log: InteractionLog) -> pd.DataFrame:
+    if "position" in table:
+        return table
+    if log.n_rows != log.n_units:
+        how = hint("a 'position' column", "--candidates-map position=COLUMN")
+        raise ColumnError(
+            "position",
+            "the candidate table needs the position of each candidate's slot: the log's "
+            f"trajectories have several rows ({how})",
+            table=TABLE,
+        )
+    return table.assign(position=1)
+
+
 class ParquetStream:
     """The logs of a Parquet file's batches (:class:`~offeval.data.files.ParquetBatches`):
     iterable (each pass reads the file again), with the file's row count (``n_rows``) so
@@ -664,7 +731,7 @@ def stream_parquet(
     ``candidates``: a Parquet file of the candidate table (its own
     ``candidates_mapping``), listing trajectories in the log's order; each
     log gets its trajectories' candidate rows, read in batches of
-    ``batch_rows`` as the logs go (:func:`offeval.data.candidates.stream_candidates`).
+    ``batch_rows`` as the logs go (:func:`stream_candidates`).
 
     The rows of a trajectory must be contiguous in the file; a trajectory that
     straddles a batch boundary is carried over to the next batch. A file not
@@ -700,3 +767,100 @@ def _whole_trajectories(
             yield InteractionLog.from_frame(frame.iloc[:cut], mapping)
     if carry is not None and len(carry):
         yield InteractionLog.from_frame(carry, mapping)
+
+
+def _keys(frame: pd.DataFrame, trajectory: list) -> np.ndarray:
+    """The trajectory key of each row of a raw batch (a composite key for several columns)."""
+    if len(trajectory) == 1:
+        return frame[trajectory[0]].to_numpy()
+    return composite_key(frame[trajectory])
+
+
+class StreamedCandidates:
+    """Logs of a streamed log's batches, each with the candidate rows of its trajectories.
+
+    The candidate file (Parquet) must list trajectories in the log's order,
+    each trajectory's candidate rows together; they are read in batches of
+    ``batch_rows`` and handed to each log in turn, so that at most a batch and
+    one log's candidates are held. A candidate row whose trajectory the log
+    has already passed (or never has) is named in the error.
+    """
+
+    def __init__(
+        self, logs: Iterable[InteractionLog], batches: ParquetBatches, mapping, trajectory: list
+    ):
+        self._logs, self._batches = logs, batches
+        self._mapping, self._trajectory = mapping, trajectory
+        self.n_rows = getattr(logs, "n_rows", None)
+
+    def __iter__(self) -> Iterator[InteractionLog]:
+        batches = iter(self._batches)
+        held = pd.DataFrame()  # candidate rows read but not yet handed to a log
+        for log in self._logs:
+            ids = pd.Index(log.unit_ids)
+            read = [held]
+            while not self._past(read[-1], ids):
+                batch = next(batches, None)
+                if batch is None:
+                    break
+                read.append(batch.assign(**{_KEY: _keys(batch, self._trajectory)}))
+            rows = pd.concat(read) if len(read) > 1 else held
+            inside = ids.get_indexer(rows[_KEY].to_numpy()) >= 0 if len(rows) else np.ones(0, bool)
+            if not len(rows):
+                raise ColumnError(
+                    "item",
+                    "logged item absent from its slot's candidate set (the candidate file "
+                    "ends before the log)",
+                    log.source_rows,
+                )
+            if not inside[0]:
+                self._orphans(rows, inside)
+            cut = int(np.argmin(inside)) if not inside.all() else len(inside)
+            held = rows.iloc[cut:]
+            mine = candidate_frame(rows.iloc[:cut].drop(columns=_KEY), self._mapping)
+            try:
+                log = log.with_candidates(_positioned(mine, log))
+            except ColumnError as exc:
+                if exc.column == "propensity":  # a value's mistake, whatever the order
+                    raise exc.named(self._mapping or {}) from None
+                raise ColumnError(
+                    exc.column, f"{exc.problem} ({ORDER})", exc.rows, table=exc.table, role=exc.role
+                ) from None
+            yield log
+        rest = held if len(held) else next(batches, None)
+        if rest is not None and len(rest):
+            self._orphans(rest, np.zeros(len(rest), bool))
+
+    @staticmethod
+    def _past(rows: pd.DataFrame, ids: pd.Index) -> bool:
+        """Whether ``rows`` (the last read) reach a trajectory after the log's."""
+        return bool(len(rows)) and ids.get_indexer(rows[_KEY].to_numpy()[-1:])[0] < 0
+
+    @staticmethod
+    def _orphans(rows: pd.DataFrame, inside: np.ndarray) -> None:
+        """The error naming the leading candidate rows of trajectories this log does not have."""
+        stop = int(np.argmax(inside)) if inside.any() else len(inside)
+        raise ColumnError(
+            "trajectory",
+            f"candidate for a slot that is not in the log ({ORDER})",
+            rows.index.to_numpy()[:stop],
+            table=TABLE,
+        )
+
+
+#: The column holding each streamed candidate row's trajectory key while it is held.
+_KEY = "__offeval_key__"
+
+
+def stream_candidates(
+    logs: Iterable[InteractionLog],
+    path: str | Path,
+    mapping: Mapping | None = None,
+    batch_rows: int = 1_000_000,
+) -> StreamedCandidates:
+    """The streamed ``logs`` (:func:`stream_parquet`), each with its
+    trajectories' rows of the candidate table in the Parquet file ``path``, read in
+    batches of ``batch_rows`` as the logs go (:class:`StreamedCandidates`)."""
+    trajectory = (mapping or {}).get("trajectory", "trajectory")
+    parts = list(trajectory) if isinstance(trajectory, (list, tuple)) else [trajectory]
+    return StreamedCandidates(logs, parquet_batches(path, batch_rows, parts), mapping, parts)
