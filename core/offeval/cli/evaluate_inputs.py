@@ -14,7 +14,7 @@ from pathlib import Path
 from offeval.data.candidates import CANDIDATE_ROLES, check_candidate_roles
 from offeval.data.files import PARQUET_SUFFIXES
 from offeval.data.keys import COMPOSITE_ROLES
-from offeval.data.rewardmodel import DEFAULT_COLUMN, check_column
+from offeval.data.log import ROLES
 from offeval.engine.accumulator import interval_methods, reward_ranges
 from offeval.engine.declaration import INTERVALS, declaration_of
 from offeval.errors import OffevalError, did_you_mean
@@ -23,6 +23,10 @@ from offeval.specs import parse_pairs, parse_spec
 
 #: The parameter through which an estimator names its reward model's column.
 REWARD_PARAMETER = "reward_model"
+#: The column a fitted reward model fills when ``--reward-model`` names none.
+DEFAULT_REWARD_COLUMN = "reward_model"
+#: Names a reward model's column cannot take: the log's roles and the candidate table's slot.
+RESERVED_COLUMNS = frozenset(ROLES) | {"slot"}
 
 
 def composite(mapping: dict, columns: Sequence) -> dict:
@@ -109,13 +113,12 @@ def reward_column(args: argparse.Namespace) -> str | None:
     """The column ``--reward-model`` names (checked), or None."""
     if args.reward_model is None:
         return None
-    try:
-        return check_column(args.reward_model)
-    except OffevalError:
+    if not args.reward_model or args.reward_model in RESERVED_COLUMNS:
         raise OffevalError(
             f"--reward-model {args.reward_model}: names a column of a role of the log; give "
             "the column of the model's predicted rewards"
-        ) from None
+        )
+    return args.reward_model
 
 
 def build_estimator(registry: Registry, spec: str, column: str | None):
@@ -199,7 +202,7 @@ def check_fit_columns(
     """The column the fitted model fills (``--reward-model``, else the default), which
     neither file may hold; the columns the fitter reads (its ``columns``) in the log's
     header, a mapped one named by its role."""
-    column = args.reward_model or DEFAULT_COLUMN
+    column = args.reward_model or DEFAULT_REWARD_COLUMN
     for path, columns in ((args.log, log_columns), (args.candidates, candidate_columns)):
         if columns is not None and column in columns:
             raise OffevalError(
