@@ -13,15 +13,6 @@ import time
 from offeval.plugin import OutputFolder, at_least, force_option, progress_of
 
 
-def left_out_note(plugins: list[str]) -> str:
-    """What the demo says of the installed plugins whose estimators it did not run."""
-    return (
-        f"the demo ran offeval's built-in estimators; installed plugin(s) "
-        f"{', '.join(plugins)} register others: --all-estimators runs them too, "
-        "--estimator SPEC one of them"
-    )
-
-
 class DemoCommand:
     """Simulated A/B test of a dozen policies predicted from one log; writes a report."""
 
@@ -72,7 +63,7 @@ class DemoCommand:
         import pandas as pd  # noqa: PLC0415 (the folder is checked without numpy)
 
         from offeval_reports.demo import run_demo  # noqa: PLC0415
-        from offeval_reports.demo_report import write_demo_report  # noqa: PLC0415
+        from offeval_reports.demo_report import left_out_note, write_demo_report  # noqa: PLC0415
 
         result = run_demo(
             seed=args.seed,

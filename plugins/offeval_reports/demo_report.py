@@ -18,11 +18,19 @@ from offeval.plugin import (
     markdown_escape,
     write_csv,
 )
-from offeval_reports.command import left_out_note
 from offeval_reports.demo import DemoResult
 from offeval_reports.evaluation_report import better_label, legend, lower_is_better, not_run
 from offeval_reports.figures import MIN_FONT, PAGE_WIDTH, figure_text
 from offeval_reports.tables import OWN_SCALE, UNITS, headers, unit_of
+
+
+def left_out_note(plugins: list[str]) -> str:
+    """What the demo says of the installed plugins whose estimators it did not run."""
+    return (
+        f"the demo ran offeval's built-in estimators; installed plugin(s) "
+        f"{', '.join(plugins)} register others: --all-estimators runs them too, "
+        "--estimator SPEC one of them"
+    )
 
 
 def estimates_figure(
