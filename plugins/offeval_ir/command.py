@@ -8,16 +8,9 @@ arguments parse is :mod:`offeval_ir.command_run` (imported by ``run``).
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from offeval.plugin import CORRECTIONS, OffevalError, at_least, command_line
-from offeval_ir.choices import FORMATS, TESTS
-
-#: The most decimals ``offeval compare`` prints: a double holds about 15 significant digits.
-MAX_DECIMALS = 15
-
-#: Measures computed when none are named (what a trec_eval user looks at first).
-DEFAULT_MEASURES = ("nDCG@10", "P@5", "P@10", "R@100", "AP", "RR")
+from offeval_ir.choices import DEFAULT_MEASURES, FORMATS, MAX_DECIMALS, TESTS, named_runs
 
 
 def _add_common(parser: argparse.ArgumentParser) -> None:
@@ -175,26 +168,6 @@ class CompareCommand:
 
         with command_line():
             return run_compare(args)
-
-
-def named_runs(runs: list[str]) -> dict[str, str]:
-    """{name: file} of ``compare``'s run arguments: ``NAME=FILE``, or a file named by its
-    file name (an existing file whose name holds ``=`` too); names must be distinct."""
-    named = []
-    for run in runs:
-        name, equals, path = run.partition("=")
-        if not equals or Path(run).exists():
-            named.append((Path(run).name, run))
-        elif not name:
-            raise OffevalError(f"{run!r}: a run's name (NAME=FILE) must not be empty")
-        else:
-            named.append((name, path))
-    names = [name for name, _ in named]
-    if len(set(names)) != len(names):
-        raise OffevalError(
-            f"runs need distinct file names (or names given as NAME=FILE), got {names}"
-        )
-    return dict(named)
 
 
 def _alpha(text: str) -> float:

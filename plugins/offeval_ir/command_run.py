@@ -17,7 +17,7 @@ from offeval.plugin import (
     parse_pairs,
     write_csv,
 )
-from offeval_ir.command import DEFAULT_MEASURES, named_runs
+from offeval_ir.choices import DEFAULT_MEASURES, named_runs
 from offeval_ir.conventions import Conventions
 from offeval_ir.files import read_qrels, read_run
 from offeval_ir.judgements import role_names

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from offeval.plugin import OffevalError, check_whole, first_maximum, hint
-from offeval_ir.command import MAX_DECIMALS
+from offeval_ir.choices import MAX_DECIMALS
 from offeval_ir.runs import TEST_P
 
 if TYPE_CHECKING:
