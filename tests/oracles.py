@@ -95,3 +95,32 @@ def rank_probabilities_by_enumeration(logits, log_rest=-np.inf) -> np.ndarray:
     for rank in range(n):
         np.add.at(out[rank], orders[:, rank], weight)
     return out
+
+
+def candidate_log(rng: np.random.Generator, per_slot: int | None, shuffle: bool):
+    """A log of 1-3 positions per trajectory; each slot's candidates a set of items 0..5
+    holding the logged one (``per_slot`` of them, or 1 to 6 at random), with predictions q."""
+    slots = [(t, k) for t in range(int(rng.integers(1, 6))) for k in range(1, rng.integers(2, 5))]
+    rows, cands = [], []
+    for t, k in slots:
+        size = per_slot or int(rng.integers(1, 7))
+        items = rng.permutation(6)[:size]
+        mu = rng.uniform(0.1, 1)  # the logged item's propensity, in the log and its candidates
+        rows.append((t * 10, k, items[0], rng.random(), mu))
+        cands += [
+            (t * 10, k, i, mu if i == items[0] else rng.uniform(0.1, 1), rng.normal())
+            for i in items
+        ]
+    frame = pd.DataFrame(rows, columns=["trajectory", "position", "item", "reward", "propensity"])
+    columns = ["trajectory", "position", "item", "propensity", "q"]
+    cands = pd.DataFrame(cands, columns=columns)
+    if shuffle:
+        cands = cands.iloc[rng.permutation(len(cands))]
+    return InteractionLog.from_frame(frame, candidates=cands), cands
+
+
+def jitter(values, seed):
+    """Each value moved by a few ulps-worth of relative noise (far below RTOL)."""
+    rng = np.random.default_rng(seed)
+    values = np.asarray(values, dtype=float)
+    return values * (1 + rng.uniform(-1e-13, 1e-13, values.size))

@@ -37,7 +37,6 @@ _WHERE = {
     ),
     "offeval.engine.evaluation": ("Accumulator", "Evaluation", "evaluate"),
     "offeval.registry.hookspecs": ("hookimpl", "hookspec"),
-    "offeval.data.interop": ("ActionDistPolicy", "from_obp"),
     "offeval.data.log": ("InteractionLog", "stream_parquet"),
     "offeval.data.files": ("read_table",),
     "offeval.data.policy": (
@@ -56,7 +55,6 @@ _WHERE = {
 
 __all__ = [
     "Accumulator",
-    "ActionDistPolicy",
     "BaseEstimator",
     "ColumnError",
     "ColumnPolicy",
@@ -85,7 +83,6 @@ __all__ = [
     "TablePolicy",
     "active_registry",
     "evaluate",
-    "from_obp",
     "get_registry",
     "hookimpl",
     "hookspec",
@@ -108,7 +105,6 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:
     from offeval.data.files import read_table
-    from offeval.data.interop import ActionDistPolicy, from_obp
     from offeval.data.log import InteractionLog, stream_parquet
     from offeval.data.policy import (
         ColumnPolicy,

@@ -110,7 +110,7 @@ def _modules() -> dict[str, str]:
 if TYPE_CHECKING:
     from offeval.cli.document import DPI, ReportDocument
     from offeval.cli.options import at_least, force_option, progress_of
-    from offeval.data import ranking, rewardmodel
+    from offeval.data import ranking
     from offeval.data.files import (
         TEXT_SUFFIXES,
         filled_records,
@@ -120,11 +120,11 @@ if TYPE_CHECKING:
         separator_named,
         text_records,
     )
-    from offeval.data.interop import from_obp_rewards, obp_array
-    from offeval.data.log import ROLES, InteractionLog
+    from offeval.data.log import MIN_PROPENSITY, ROLES, TINY_PROPENSITY, InteractionLog
     from offeval.data.output import OutputFile, OutputFolder
     from offeval.data.policy import PROBABILITY_TOLERANCE, RerankPolicy
     from offeval.data.public import DownloadError, package_file
+    from offeval.data.slots import regular_slots
     from offeval.data.tables import markdown_escape, markdown_table, write_csv
     from offeval.data.trajectories import per_trajectory, trajectory_flags
     from offeval.data.units import hash_ids
@@ -148,17 +148,6 @@ if TYPE_CHECKING:
         SYMMETRY_TOLERANCE,
         EstimatorSummary,
         load_summaries,
-    )
-    from offeval.engine.tuned import GridTuned
-    from offeval.engine.weights import (
-        ROWS,
-        capped_reward_column,
-        capped_rewards,
-        capped_weight_column,
-        capped_weights,
-        check_cap,
-        weight_diagnostics,
-        weight_tally,
     )
     from offeval.errors import (
         ColumnError,
@@ -185,7 +174,6 @@ if TYPE_CHECKING:
         report_sections,
     )
     from offeval.specs import find_label, parse_pairs
-    from offeval.stats import tuning
     from offeval.stats.agreement import Agreement, agreement
     from offeval.stats.compare import (
         PairwiseComparison,
@@ -197,7 +185,7 @@ if TYPE_CHECKING:
     from offeval.stats.corrections import CORRECTIONS
     from offeval.stats.inference import Linearisation, interval, ratio_of_means
     from offeval.stats.moments import Moments, Tally
-    from offeval.stats.ties import first_maximum, tolerant_order
+    from offeval.stats.ties import first_maximum, first_minimum, tie_groups, tied, tolerant_order
     from offeval.validation import (
         check_choice,
         check_flag,
@@ -207,6 +195,12 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "tied",
+    "tie_groups",
+    "first_minimum",
+    "regular_slots",
+    "TINY_PROPENSITY",
+    "MIN_PROPENSITY",
     "CORRECTIONS",
     "DPI",
     "ESTIMANDS",
@@ -214,7 +208,6 @@ __all__ = [
     "PROBABILITY_TOLERANCE",
     "PSD_TOLERANCE",
     "ROLES",
-    "ROWS",
     "SYMMETRY_TOLERANCE",
     "TEXT_SUFFIXES",
     "UNITS_PER_WORKER",
@@ -231,7 +224,6 @@ __all__ = [
     "EstimatorSummary",
     "Evaluation",
     "EvaluationReport",
-    "GridTuned",
     "InteractionLog",
     "Linearisation",
     "Moments",
@@ -256,11 +248,6 @@ __all__ = [
     "agreement",
     "at_least",
     "available_cores",
-    "capped_reward_column",
-    "capped_rewards",
-    "capped_weight_column",
-    "capped_weights",
-    "check_cap",
     "check_choice",
     "check_flag",
     "check_level",
@@ -279,7 +266,6 @@ __all__ = [
     "first_maximum",
     "find_label",
     "force_option",
-    "from_obp_rewards",
     "fork_available",
     "get_registry",
     "hash_ids",
@@ -293,7 +279,6 @@ __all__ = [
     "load_summaries",
     "markdown_escape",
     "markdown_table",
-    "obp_array",
     "package_file",
     "pairs_table",
     "pairwise_grid",
@@ -307,16 +292,12 @@ __all__ = [
     "ratio_of_means",
     "read_table",
     "report_sections",
-    "rewardmodel",
     "separator",
     "separator_named",
     "skipped_table",
     "text_records",
     "tolerant_order",
     "trajectory_flags",
-    "tuning",
-    "weight_diagnostics",
-    "weight_tally",
     "write_csv",
 ]
 

@@ -10,6 +10,13 @@ weights (Sondhi et al. 2020; obp's ``b-ipw``), and logging propensities estimate
 by a classifier (``estimate_propensities``); obp's ``*Tuning`` IPS estimators,
 which choose the clip or the sub-Gaussian lambda_ from the log by SLOPE or the
 estimated MSE (``ips_tuning``, ``sg_ips_tuning``).
+
+The family's building blocks are public, for the plugins that declare they build
+on it (``REQUIRES = ("ncis",)``): importance weights and capping
+(:mod:`offeval_ncis.weights`: ``capped_weights``, ``capped_weight_column``,
+``weight_tally``, ...), the choice of a parameter from the log
+(:mod:`offeval_ncis.tuning_rules`: SLOPE and the estimated MSE) and
+:class:`GridTuned`, what an estimator tuning its parameter shares.
 """
 
 from offeval.plugin import Alias, hookimpl, lazy_names
@@ -97,7 +104,29 @@ _IS_FAMILY = [
     "PointwiseNCIS",
 ]
 _TUNED = ["IPSTuning", "SubGaussianIPSTuning"]
-__all__ = [*_IS_FAMILY, *_TUNED, "BalancedIPS", "SubGaussianIPS", "estimate_propensities"]
+#: The family's building blocks, for the plugins that declare they build on it (``REQUIRES``):
+#: importance weights and capping, their diagnostics, and estimators that tune a parameter.
+_BLOCKS = [
+    "ROWS",
+    "capped_reward_column",
+    "capped_rewards",
+    "capped_weight_column",
+    "capped_weights",
+    "check_cap",
+    "support",
+    "weight_diagnostics",
+    "weight_tally",
+]
+__all__ = [
+    *_IS_FAMILY,
+    *_TUNED,
+    *_BLOCKS,
+    "BalancedIPS",
+    "GridTuned",
+    "SubGaussianIPS",
+    "estimate_propensities",
+    "tuning_rules",
+]
 
 #: The public names, imported on first use (loading the plugin imports no estimator).
 __getattr__ = lazy_names(
@@ -108,6 +137,8 @@ __getattr__ = lazy_names(
         "offeval_ncis.subgaussian": ["SubGaussianIPS"],
         "offeval_ncis.propensities": ["estimate_propensities"],
         "offeval_ncis.tuning": _TUNED,
+        "offeval_ncis.weights": _BLOCKS,
+        "offeval_ncis.grid_tuned": ["GridTuned"],
     },
     computed={"ESTIMATORS": _estimators, "ALIASES": _aliases},
 )

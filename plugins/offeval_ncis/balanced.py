@@ -20,10 +20,8 @@ from offeval.plugin import (
     PolicyView,
     RowError,
     Tally,
-    check_cap,
     check_whole,
     ratio_of_means,
-    weight_diagnostics,
 )
 from offeval_ncis.classifiers import (
     DENSE_CELLS,
@@ -38,6 +36,7 @@ from offeval_ncis.classifiers import (
     position_folds,
     sklearn,
 )
+from offeval_ncis.weights import check_cap, weight_diagnostics
 
 INF = float("inf")
 #: What ``weights`` replaces by the target policy's name.

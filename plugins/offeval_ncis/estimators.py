@@ -14,7 +14,6 @@ import numpy as np
 import pandas as pd
 
 from offeval.plugin import (
-    ROWS,
     BaseEstimator,
     ColumnError,
     ConfigurationError,
@@ -22,14 +21,17 @@ from offeval.plugin import (
     Linearisation,
     PolicyView,
     Tally,
+    check_number,
+    check_whole,
+    ratio_of_means,
+)
+from offeval_ncis.weights import (
+    ROWS,
     capped_reward_column,
     capped_rewards,
     capped_weight_column,
     capped_weights,
     check_cap,
-    check_number,
-    check_whole,
-    ratio_of_means,
     weight_diagnostics,
     weight_tally,
 )

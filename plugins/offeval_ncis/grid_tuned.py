@@ -3,7 +3,7 @@
 :class:`GridTuned` is what such estimators share: the grid of candidate
 values and the rule's parameters (checked), the label, the candidates in
 obp's order, the column the estimated MSE's bias bound reads, and the choice
-itself (:mod:`offeval.stats.tuning`) in ``combine``. An estimator plugin
+itself (:mod:`offeval_ncis.tuning_rules`) in ``combine``. An estimator plugin
 gives each candidate's column and value; the estimate is the chosen
 candidate's, with that candidate's standard error, and the chosen value is
 reported as ``fitted_lambda_``.
@@ -14,10 +14,8 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Any
 
-from offeval.engine.estimator import Shared
-from offeval.stats import tuning
-from offeval.stats.inference import Linearisation
-from offeval.validation import check_flag
+from offeval.plugin import Linearisation, Shared, check_flag
+from offeval_ncis import tuning_rules as tuning
 
 
 class GridTuned:

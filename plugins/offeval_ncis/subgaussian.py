@@ -10,7 +10,6 @@ from __future__ import annotations
 import numpy as np
 
 from offeval.plugin import (
-    ROWS,
     BaseEstimator,
     Contribution,
     Linearisation,
@@ -19,9 +18,8 @@ from offeval.plugin import (
     Tally,
     check_number,
     ratio_of_means,
-    weight_diagnostics,
-    weight_tally,
 )
+from offeval_ncis.weights import ROWS, weight_diagnostics, weight_tally
 
 
 def check_lambda(lambda_: float) -> float:

@@ -6,20 +6,12 @@ every candidate's weighted reward is a shared column of the one pass, and the ch
 
 from __future__ import annotations
 
-from offeval.plugin import (
-    ROWS,
-    Contribution,
-    GridTuned,
-    Linearisation,
-    PolicyView,
-    Shared,
-    capped_reward_column,
-    ratio_of_means,
-    tuning,
-    weight_tally,
-)
+from offeval.plugin import Contribution, Linearisation, PolicyView, Shared, ratio_of_means
+from offeval_ncis import tuning_rules as tuning
 from offeval_ncis.estimators import INF, _ISFamily
+from offeval_ncis.grid_tuned import GridTuned
 from offeval_ncis.subgaussian import shrunk_rewards
+from offeval_ncis.weights import ROWS, capped_reward_column, weight_tally
 
 
 class _Tuned(GridTuned, _ISFamily):

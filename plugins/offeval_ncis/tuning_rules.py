@@ -39,10 +39,16 @@ from typing import Any
 
 import numpy as np
 
-from offeval.errors import ConfigurationError, OffevalError
-from offeval.stats.inference import Linearisation
-from offeval.stats.ties import first_minimum, tie_groups, tied
-from offeval.validation import check_choice, check_number
+from offeval.plugin import (
+    ConfigurationError,
+    Linearisation,
+    OffevalError,
+    check_choice,
+    check_number,
+    first_minimum,
+    tie_groups,
+    tied,
+)
 
 #: The selection rules.
 TUNING_METHODS = ("slope", "mse")

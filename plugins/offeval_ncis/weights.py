@@ -3,8 +3,9 @@
 The capped columns are :class:`offeval.Shared` definitions: estimators that
 ask for the same cap (CIS and NCIS share their numerator) get the same
 values, computed once per chunk and policy. The ``ncis`` plugin's IS family
-and the ``rewardmodels`` plugin's doubly robust estimators build on them
-(through :mod:`offeval.plugin`).
+and the plugins that declare they build on it (the ``rewardmodels`` plugin's
+doubly robust estimators, the ``slates`` plugin's) import them from
+:mod:`offeval_ncis`.
 """
 
 from __future__ import annotations
@@ -13,11 +14,7 @@ import warnings
 
 import numpy as np
 
-from offeval.data.log import InteractionLog
-from offeval.engine.estimator import PolicyView, Shared
-from offeval.errors import OffevalWarning
-from offeval.stats.moments import Tally
-from offeval.validation import check_number
+from offeval.plugin import InteractionLog, OffevalWarning, PolicyView, Shared, Tally, check_number
 
 
 def check_cap(cap: float) -> float:

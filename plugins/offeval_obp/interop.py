@@ -16,18 +16,21 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from offeval.data.log import MIN_PROPENSITY, TINY_PROPENSITY, InteractionLog
-from offeval.data.policy import PROBABILITY_TOLERANCE
-from offeval.data.rewardmodel import RewardPredictions
-from offeval.errors import (
+from offeval.plugin import (
+    MIN_PROPENSITY,
+    PROBABILITY_TOLERANCE,
+    TINY_PROPENSITY,
     ColumnError,
     ConfigurationError,
+    InteractionLog,
     OffevalError,
     RowError,
+    check_flag,
+    check_whole,
     describe_rows,
     plain,
 )
-from offeval.validation import check_flag, check_whole
+from offeval_rewardmodels import RewardPredictions
 
 #: Largest difference allowed between pi_b at the logged action and position, and pscore.
 TOLERANCE = 1e-6
@@ -47,7 +50,7 @@ def _rounds(bad: np.ndarray) -> np.ndarray:
 def _simplex_rounds(dist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Rounds with a probability outside [0, 1] (or missing), and rounds whose sums are not 1.
 
-    A sum within :data:`~offeval.data.policy.PROBABILITY_TOLERANCE` of 1 is 1, as obp's
+    A sum within :data:`~offeval.plugin.PROBABILITY_TOLERANCE` of 1 is 1, as obp's
     ``np.allclose(action_dist.sum(axis=1), 1)`` has it.
     """
     outside = ~((dist >= 0) & (dist <= 1))

@@ -7,12 +7,16 @@ al., NeurIPS 2021), as obp defines them, on the engine's columns, and obp's
 ``*Tuning`` estimators, which choose the clip, switch or shrinkage from the
 log by SLOPE or the estimated MSE (``dr_tuning``, ...). The
 reward model enters as columns (any model); :func:`fit_reward_model`
-cross-fits a scikit-learn regressor by trajectory. The reward model's columns,
-:class:`RewardPredictions` and :func:`item_position_means` are the core's
-(``rewardmodel`` in :mod:`offeval.plugin`), named here for this plugin's users.
+cross-fits a scikit-learn regressor by trajectory. The reward model as columns
+of the log and its candidate table (:mod:`offeval_rewardmodels.rewardmodel`:
+:class:`RewardPredictions`, :func:`item_position_means`, the checks) is public,
+for the plugins that build on this one (``slates``' Cascade-DR, ``obp``).
 """
 
 from offeval.plugin import Alias, hookimpl, lazy_names
+
+#: The plugins this one builds on: the importance-sampling family's weights and tuning.
+REQUIRES = ("ncis",)
 
 #: obp's names for this plugin's estimators, with obp's parameter names and defaults
 #: (``dm``, ``dr`` and ``sndr`` are obp's names already).
@@ -40,24 +44,6 @@ def _estimators() -> tuple:
 
     tuned = (DRTuning, SwitchDRTuning, DROSTuning, SubGaussianDRTuning)
     return (DM, DR, SNDR, SwitchDR, DROS, SubGaussianDR, *tuned)
-
-
-def _core(name: str):
-    """A function giving the core's ``rewardmodel.<name>`` (imported when first read)."""
-
-    def value():
-        from offeval.plugin import rewardmodel
-
-        return getattr(rewardmodel, name)
-
-    return value
-
-
-def _from_obp_rewards():
-    """The core's :func:`from_obp_rewards` (obp's reward model for a log from ``from_obp``)."""
-    from offeval.plugin import from_obp_rewards
-
-    return from_obp_rewards
 
 
 @hookimpl
@@ -92,8 +78,8 @@ __all__ = [
     "SwitchDR",
     "SwitchDRTuning",
     "fit_reward_model",
-    "from_obp_rewards",
     "item_position_means",
+    "rewardmodel",
 ]
 
 #: The public names, imported on first use (loading the plugin imports no estimator).
@@ -115,10 +101,11 @@ __getattr__ = lazy_names(
             "SwitchDRTuning",
         ),
         "offeval_rewardmodels.fitting": ("fit_reward_model",),
+        "offeval_rewardmodels.rewardmodel": (
+            "DEFAULT_COLUMN",
+            "RewardPredictions",
+            "item_position_means",
+        ),
     },
-    computed={
-        "ESTIMATORS": _estimators,
-        "from_obp_rewards": _from_obp_rewards,
-        **{n: _core(n) for n in ("DEFAULT_COLUMN", "RewardPredictions", "item_position_means")},
-    },
+    computed={"ESTIMATORS": _estimators},
 )

@@ -28,7 +28,6 @@ from __future__ import annotations
 import numpy as np
 
 from offeval.plugin import (
-    ROWS,
     BaseEstimator,
     Contribution,
     InteractionLog,
@@ -36,13 +35,11 @@ from offeval.plugin import (
     PolicyView,
     Shared,
     Tally,
-    capped_weight_column,
     check_number,
     ratio_of_means,
-    rewardmodel,
-    weight_diagnostics,
-    weight_tally,
 )
+from offeval_ncis import ROWS, capped_weight_column, weight_diagnostics, weight_tally
+from offeval_rewardmodels import rewardmodel
 from offeval_rewardmodels.columns import (
     correction_column,
     model_column,

@@ -23,8 +23,8 @@ from offeval.plugin import (
     check_number,
     check_whole,
     hint,
-    rewardmodel,
 )
+from offeval_rewardmodels import rewardmodel
 from offeval_rewardmodels.fitting import _sklearn, fit_reward_model
 
 

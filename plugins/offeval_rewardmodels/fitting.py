@@ -23,8 +23,8 @@ from offeval.plugin import (
     OffevalError,
     RowError,
     check_whole,
-    rewardmodel,
 )
+from offeval_rewardmodels import rewardmodel
 
 #: Features: column names (of the rows and of the candidate rows) or a function of a table.
 Features = Sequence[str] | Callable[[pd.DataFrame], np.ndarray]

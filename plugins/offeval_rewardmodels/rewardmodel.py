@@ -25,10 +25,17 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from offeval.data.log import ROLES, InteractionLog
-from offeval.data.slots import logged_candidates
-from offeval.errors import ColumnError, ConfigurationError, OffevalError, hint
-from offeval.validation import check_number, check_whole
+from offeval.plugin import (
+    ROLES,
+    ColumnError,
+    ConfigurationError,
+    InteractionLog,
+    OffevalError,
+    check_number,
+    check_whole,
+    hint,
+    regular_slots,
+)
 
 #: Default name of the reward-model column (log and candidate table).
 DEFAULT_COLUMN = "reward_model"
@@ -267,3 +274,20 @@ def item_position_means(
 def attach_kit_model(log: InteractionLog, column: str) -> InteractionLog:
     """The conformance kit's reward model (:func:`item_position_means`) attached as ``column``."""
     return item_position_means(log).attach(log, column)
+
+
+def logged_candidates(log: InteractionLog) -> tuple[np.ndarray, np.ndarray]:
+    """The candidate rows that list their slot's logged item, and those slots; once per chunk."""
+    return log.memo(_logged_candidates)
+
+
+def _logged_candidates(log: InteractionLog) -> tuple[np.ndarray, np.ndarray]:
+    cands = log.require_candidates()
+    items, logged = cands["item"].to_numpy(), log.frame["item"].to_numpy()
+    k = regular_slots(log)
+    if k is not None:  # a broadcast comparison instead of gathering each row's logged item
+        rows = np.flatnonzero(items.reshape(-1, k) == logged[:, None])
+        return rows, rows // k
+    slot = cands["slot"].to_numpy()
+    rows = np.flatnonzero(items == logged[slot])
+    return rows, slot[rows]

@@ -7,17 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from offeval.plugin import (
-    ROWS,
-    Contribution,
-    GridTuned,
-    Linearisation,
-    PolicyView,
-    Shared,
-    rewardmodel,
-    tuning,
-    weight_tally,
-)
+from offeval.plugin import Contribution, Linearisation, PolicyView, Shared
+from offeval_ncis import ROWS, GridTuned, weight_tally
+from offeval_ncis import tuning_rules as tuning
+from offeval_rewardmodels import rewardmodel
 from offeval_rewardmodels.columns import (
     correction_column,
     model_column,

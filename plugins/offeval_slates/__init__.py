@@ -9,6 +9,10 @@ Plackett-Luce, deterministic and two-stage rankers, with a support check
 
 from offeval.plugin import hookimpl, lazy_names
 
+#: The plugins this one builds on: the ranking family's rankings and exposures, and the
+#: model-based family's reward-model columns (Cascade-DR).
+REQUIRES = ("dcg", "rewardmodels")
+
 
 def _estimators() -> tuple:
     """iips, rips, pi and cascade_dr (``ESTIMATORS``)."""

@@ -17,7 +17,7 @@ from offeval.plugin import (
     Contribution,
     Linearisation,
     PolicyView,
-    check_cap,
+    check_number,
     hookimpl,
     ratio_of_means,
 )
@@ -34,7 +34,7 @@ class Capped(BaseEstimator):
     requires = ("propensity",)
 
     def __init__(self, cap: float = 100.0, note: str = "plain"):
-        check_cap(cap)
+        check_number(cap, "cap", low=0, low_open=True, finite=False)
         self.cap, self.note = cap, note
 
     def contribute(self, view: PolicyView) -> Contribution:

@@ -22,12 +22,12 @@ from offeval.cli.shell import main
 from offeval.data.log import stream_parquet
 from offeval.plugin import (
     BaseEstimator,
+    ColumnError,
     Contribution,
     Linearisation,
     PolicyView,
     hookimpl,
     ratio_of_means,
-    rewardmodel,
 )
 
 N = 1_500
@@ -50,7 +50,15 @@ class CandidateDM(BaseEstimator):
     def contribute(self, view: PolicyView) -> Contribution:
         """Per row: the sum over its slot's candidates of pi times the predictions."""
         log = view.log
-        q = rewardmodel.candidate_predictions(log, self.reward_model, self.name)
+        q = pd.to_numeric(log.candidates[self.reward_model], errors="coerce").to_numpy(float)
+        bad = ~np.isfinite(q)
+        if bad.any():
+            raise ColumnError(
+                self.reward_model,
+                "predicted rewards must be finite numbers",
+                log.candidate_source_rows[bad],
+                table="candidate rows",
+            )
         slot = log.candidates["slot"].to_numpy()
         value = np.bincount(slot, view.candidate_probabilities() * q, minlength=log.n_rows)
         return Contribution({"v": value, "rows": log.ones})

@@ -9,11 +9,11 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from oracles import candidate_log
 
 from offeval import ConfigurationError, InteractionLog, RerankPolicy, RowError, TablePolicy
 from offeval.data.slots import regular_slots
 from offeval.engine.estimator import PolicyView
-from offeval.engine.weights import support
 
 lengths = st.lists(st.integers(1, 5), min_size=1, max_size=6)
 
@@ -108,28 +108,6 @@ def test_table_lookups_match_a_dictionary(seed, by_position, dtype):
     np.testing.assert_allclose(TablePolicy(frame).probabilities(rows), expected, rtol=0, atol=0)
 
 
-def _candidate_log(rng: np.random.Generator, per_slot: int | None, shuffle: bool):
-    """A log of 1-3 positions per trajectory; each slot's candidates a set of items 0..5
-    holding the logged one (``per_slot`` of them, or 1 to 6 at random), with predictions q."""
-    slots = [(t, k) for t in range(int(rng.integers(1, 6))) for k in range(1, rng.integers(2, 5))]
-    rows, cands = [], []
-    for t, k in slots:
-        size = per_slot or int(rng.integers(1, 7))
-        items = rng.permutation(6)[:size]
-        mu = rng.uniform(0.1, 1)  # the logged item's propensity, in the log and its candidates
-        rows.append((t * 10, k, items[0], rng.random(), mu))
-        cands += [
-            (t * 10, k, i, mu if i == items[0] else rng.uniform(0.1, 1), rng.normal())
-            for i in items
-        ]
-    frame = pd.DataFrame(rows, columns=["trajectory", "position", "item", "reward", "propensity"])
-    columns = ["trajectory", "position", "item", "propensity", "q"]
-    cands = pd.DataFrame(cands, columns=columns)
-    if shuffle:
-        cands = cands.iloc[rng.permutation(len(cands))]
-    return InteractionLog.from_frame(frame, candidates=cands), cands
-
-
 @settings(max_examples=80, deadline=None)
 @given(
     st.integers(0, 10_000),
@@ -144,7 +122,7 @@ def test_slot_expectation_matches_a_loop_over_each_slots_candidates(
     """With a key, a table over few integer keys (items 0..5 against 6 candidates per slot)
     reads per-slot sums by cell: the same numbers."""
     rng = np.random.default_rng(seed)
-    log, cands = _candidate_log(rng, per_slot, shuffle)
+    log, cands = candidate_log(rng, per_slot, shuffle)
     frame, table = _table(rng, by_position)
     keys = list(frame.columns[:-1])
     value, mass = PolicyView(TablePolicy(frame), log).slot_expectation(
@@ -178,7 +156,7 @@ def test_slot_expectation_by_cell_of_an_item_by_position_table(seed):
     """A table over items 1..2 x positions 1..3 (6 cells, as many as each slot's candidates):
     the per-cell path, with candidates outside the grid (items 0, 3..5) at probability 0."""
     rng = np.random.default_rng(seed)
-    log, cands = _candidate_log(rng, 6, shuffle=bool(seed % 2))
+    log, cands = candidate_log(rng, 6, shuffle=bool(seed % 2))
     keys = [(i, k) for i in (1, 2) for k in (1, 2, 3)]
     p = dict(zip(keys, rng.dirichlet(np.ones(7))[:-1], strict=True))
     frame = pd.DataFrame(keys, columns=["item", "position"]).assign(probability=list(p.values()))
@@ -200,7 +178,7 @@ def test_a_table_subclass_that_answers_otherwise_is_asked_per_candidate():
             return super().probabilities(rows) / 2
 
     rng = np.random.default_rng(1)
-    log, cands = _candidate_log(rng, 6, shuffle=False)
+    log, cands = candidate_log(rng, 6, shuffle=False)
     frame = pd.DataFrame({"item": range(6), "probability": rng.dirichlet(np.ones(6))})
     table = dict(zip(((i,) for i in range(6)), frame["probability"] / 2, strict=True))
     value, mass = PolicyView(Halved(frame), log).slot_expectation(
@@ -209,22 +187,6 @@ def test_a_table_subclass_that_answers_otherwise_is_asked_per_candidate():
     expected = _loop_expectation(log, cands, lambda key: table.get(key, 0.0), ["item"])
     np.testing.assert_allclose(value, expected[0], rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(mass, expected[1], rtol=1e-12, atol=1e-15)
-
-
-def test_unknown_candidate_propensities_leave_the_support_unchecked():
-    rng = np.random.default_rng(3)
-    log, cands = _candidate_log(rng, 3, shuffle=False)
-    policy = TablePolicy(pd.DataFrame({"item": range(6), "probability": 1 / 6}))
-    assert support(PolicyView(policy, log)) == (0, 0.0)  # every candidate has mu > 0
-    unknown = log.candidates.assign(propensity=np.nan)  # from_obp without pi_b: NaN
-    log = InteractionLog(
-        log.frame, log.source_rows, log.unit_starts, unknown, cands.index.to_numpy()
-    )
-    assert support(PolicyView(policy, log)) is None
-    zero = log.candidates.assign(propensity=np.where(np.arange(len(cands)) % 3 == 1, 0.0, 0.5))
-    log = InteractionLog(log.frame, log.source_rows, log.unit_starts, zero, cands.index.to_numpy())
-    count, mass = support(PolicyView(policy, log))
-    assert count == len(cands) // 3 and mass == pytest.approx(count / 6, rel=1e-12)
 
 
 class _Answers:

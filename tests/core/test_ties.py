@@ -9,18 +9,11 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from oracles import jitter
 
-from offeval.stats import tuning
 from offeval.stats.ties import RTOL, first_maximum, first_minimum, tie_groups, tolerant_order
 
 finite = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False)
-
-
-def jitter(values, seed):
-    """Each value moved by a few ulps-worth of relative noise (far below RTOL)."""
-    rng = np.random.default_rng(seed)
-    values = np.asarray(values, dtype=float)
-    return values * (1 + rng.uniform(-1e-13, 1e-13, values.size))
 
 
 def test_exact_and_near_ties_go_to_the_first_in_order():
@@ -57,31 +50,6 @@ def test_tie_groups_never_chain_beyond_the_tolerance():
     values = [1.0, 1.0 + step, 1.0 + 2 * step, 1.0 + 3 * step]
     groups = tie_groups(values)
     assert groups.tolist() == [0, 0, 1, 1]  # 1 + 2 step is not tied with 1
-
-
-def test_slope_on_candidates_equal_in_exact_arithmetic_takes_the_first_in_grid_order():
-    """All weights 1: every candidate has the same estimate and width, up to rounding. The
-    old rule visited them in the order of their rounding noise."""
-    widths = np.array([1.0, 1.0 + 2e-16, 1.0 - 2e-16, 1.0 + 4e-16])
-    values = np.full(4, 0.3)
-    assert tuning.slope(values, widths) == 0
-    for seed in range(20):
-        assert tuning.slope(jitter(values, seed), jitter(widths, seed)) == 0
-
-
-def test_slope_keeps_a_candidate_at_its_bound():
-    """|v_j - v_i| equal to width_i + C width_j, up to rounding, keeps candidate i."""
-    widths = np.array([2.0, 1.0])
-    bound = 1.0 + tuning.SLOPE_CONSTANT * 2.0
-    assert tuning.slope(np.array([0.0, bound * (1 + 1e-15)]), widths) == 1
-    assert tuning.slope(np.array([0.0, bound * (1 + 1e-6)]), widths) == 0
-
-
-def test_slope_still_follows_real_differences():
-    """Widest to narrowest: 0 (width 3), 1 (2), 2 (1); candidate 2 lies too far from 0."""
-    widths = np.array([3.0, 2.0, 1.0])
-    assert tuning.slope(np.array([0.0, 0.5, 0.6]), widths) == 2
-    assert tuning.slope(np.array([0.0, 0.5, 20.0]), widths) == 1
 
 
 @pytest.mark.parametrize("noise", [0.0, 1e-15, -1e-15])

@@ -271,7 +271,7 @@ SITES = {
         OffevalError,
         "batch_rows must be a whole number >= 1, got True",
     ),
-    # data/interop.py _count: f"{_key(key)} must be a whole number >= 1, got {plain(value)!r}"
+    # offeval_obp/interop.py _count: f"{_key(key)} must be a whole number >= 1, got {plain(value)!r}"
     "from_obp n_rounds": (
         lambda: validation.check_whole(
             2.0, "bandit_feedback['n_rounds']", low=1, error=OffevalError
@@ -299,7 +299,7 @@ SITES = {
         ConfigurationError,
         "OFFEVAL_PROGRESS must be 0 or 1, got 'yes'",
     ),
-    # data/interop.py from_obp: "with_candidates must be True or False, got {plain(...)!r}"
+    # offeval_obp/interop.py from_obp: "with_candidates must be True or False, got {plain(...)!r}"
     "from_obp with_candidates": (
         lambda: validation.check_flag("no", "with_candidates"),
         ConfigurationError,

@@ -14,7 +14,8 @@ import pandas as pd
 import pytest
 from cli_checks import USER_NAMES, evaluate_args, one_line_error, write_csv
 
-from offeval import evaluate, from_obp, get_registry
+from offeval import evaluate, get_registry
+from offeval_obp import from_obp
 from offeval.cli.shell import main
 from offeval.errors import ConfigurationError
 from offeval.testing import kit_setup
@@ -84,7 +85,7 @@ def _synthetic():
     dists = {name: np.asarray(p["action_dist"]) for name, p in data["policies"].items()}
     q = np.asarray(data["estimated_rewards_by_reg_model"])
     log, policies = from_obp(feedback, dists, with_candidates=True)
-    from offeval_rewardmodels import from_obp_rewards
+    from offeval_obp import from_obp_rewards
 
     return from_obp_rewards(log, q).attach(log), policies
 

@@ -40,20 +40,3 @@ def slot_sums(log: InteractionLog, values: np.ndarray) -> np.ndarray:
         return np.einsum("ij->i", values.reshape(log.n_rows, k))  # faster than sum(axis=1)
     slot = log.require_candidates()["slot"].to_numpy()
     return np.bincount(slot, weights=values, minlength=log.n_rows)
-
-
-def logged_candidates(log: InteractionLog) -> tuple[np.ndarray, np.ndarray]:
-    """The candidate rows that list their slot's logged item, and those slots; once per chunk."""
-    return log.memo(_logged_candidates)
-
-
-def _logged_candidates(log: InteractionLog) -> tuple[np.ndarray, np.ndarray]:
-    cands = log.require_candidates()
-    items, logged = cands["item"].to_numpy(), log.frame["item"].to_numpy()
-    k = regular_slots(log)
-    if k is not None:  # a broadcast comparison instead of gathering each row's logged item
-        rows = np.flatnonzero(items.reshape(-1, k) == logged[:, None])
-        return rows, rows // k
-    slot = cands["slot"].to_numpy()
-    rows = np.flatnonzero(items == logged[slot])
-    return rows, slot[rows]

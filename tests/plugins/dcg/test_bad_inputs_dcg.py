@@ -10,16 +10,8 @@ from bad_input_logs import MAP, build, cases, fails, frame, late
 from cli_checks import one_line_error
 from obp_inputs import feedback
 
-from offeval import (
-    ColumnError,
-    ColumnPolicy,
-    ConfigurationError,
-    OffevalError,
-    RerankPolicy,
-    evaluate,
-    from_obp,
-    get_registry,
-)
+from offeval import ColumnError, ColumnPolicy, ConfigurationError, OffevalError, RerankPolicy, evaluate, get_registry
+from offeval_obp import from_obp
 from offeval_dcg import DCG, NDCG, PNDCG
 
 

@@ -9,15 +9,8 @@ import pytest
 from bad_input_logs import MAP, build, candidates, cases, fails, frame, long_frame
 from obp_inputs import dist, feedback, message
 
-from offeval import (
-    ColumnError,
-    ColumnPolicy,
-    ConfigurationError,
-    OffevalError,
-    evaluate,
-    from_obp,
-    get_registry,
-)
+from offeval import ColumnError, ColumnPolicy, ConfigurationError, OffevalError, evaluate, get_registry
+from offeval_obp import from_obp
 from offeval_ncis import CIS, IS, NCIS, BetaIPS, PiecewiseNCIS, PointwiseNCIS
 
 

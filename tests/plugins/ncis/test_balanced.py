@@ -12,7 +12,8 @@ import pandas as pd
 import pytest
 from oracles import delta_se, synthetic_log, unit_sums
 
-from offeval import ColumnPolicy, InteractionLog, PolicyView, evaluate, from_obp, get_registry
+from offeval import ColumnPolicy, InteractionLog, PolicyView, evaluate, get_registry
+from offeval_obp import from_obp
 from offeval.testing import check_estimator
 from offeval_ncis import SNIPS, BalancedIPS
 

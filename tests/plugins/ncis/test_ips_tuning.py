@@ -10,7 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from offeval import evaluate, from_obp
+from offeval import evaluate
+from offeval_obp import from_obp
 from offeval_ncis.tuning import IPSTuning, SubGaussianIPSTuning
 
 HERE = Path(__file__).parent

@@ -12,7 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from offeval import ColumnPolicy, InteractionLog, OffevalWarning, evaluate, from_obp
+from offeval import ColumnPolicy, InteractionLog, OffevalWarning, evaluate
+from offeval_obp import from_obp
 from offeval_ncis import IPS, SNIPS, estimate_propensities
 
 PINNED = json.loads((Path(__file__).parent / "obp_reference" / "pinned.json").read_text())

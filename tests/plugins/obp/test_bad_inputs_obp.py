@@ -18,17 +18,8 @@ import pytest
 from obp_inputs import ACTIONS, SLOTS, N, dist, feedback, message, one_line
 from reference_estimators import IS
 
-from offeval import (
-    ActionDistPolicy,
-    ColumnError,
-    ConfigurationError,
-    InteractionLog,
-    OffevalError,
-    RowError,
-    TablePolicy,
-    evaluate,
-    from_obp,
-)
+from offeval import ColumnError, ConfigurationError, InteractionLog, OffevalError, RowError, TablePolicy, evaluate
+from offeval_obp import ActionDistPolicy, from_obp
 
 
 def with_value(key: str, at: list[int], value, base: dict | None = None) -> dict:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from offeval import from_obp
+from offeval_obp import from_obp
 
 HERE = Path(__file__).parent
 INPUTS = HERE.parent / "ncis" / "obp_reference" / "pinned.json"
@@ -42,7 +42,7 @@ def synthetic():
     obp's estimators do not read the logger's probabilities of the actions it
     did not take; the candidate table needs some, so they are spread evenly
     (they only enter the support diagnostics)."""
-    from offeval_rewardmodels import from_obp_rewards
+    from offeval_obp import from_obp_rewards
 
     data = inputs()["synthetic"]
     feedback = {k: np.asarray(data[k]) for k in ("action", "reward", "pscore", "context")}
@@ -59,7 +59,7 @@ def synthetic():
 
 def obd():
     """The Open Bandit Dataset rows (3 positions, 80 actions, no pi_b), their pinned model."""
-    from offeval_rewardmodels import from_obp_rewards
+    from offeval_obp import from_obp_rewards
 
     data = inputs()["obd"]
     feedback = {k: np.asarray(data[k]) for k in ("action", "reward", "pscore", "position")}

@@ -10,7 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from offeval import evaluate, from_obp, get_registry
+from offeval import evaluate, get_registry
+from offeval_obp import from_obp
 
 PINNED = json.loads(
     (Path(__file__).parents[1] / "ncis" / "obp_reference" / "pinned.json").read_text()

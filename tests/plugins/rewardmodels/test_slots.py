@@ -8,8 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from offeval import ColumnError, InteractionLog
-from offeval.data import rewardmodel
-from offeval.data.slots import logged_candidates, regular_slots, slot_sums
+from offeval.data.slots import regular_slots, slot_sums
+from offeval_rewardmodels import rewardmodel
+from offeval_rewardmodels.rewardmodel import logged_candidates
 
 
 def _log(seed: int, per_slot: int | None, shuffle: bool):

@@ -26,7 +26,7 @@ from offeval import (
     SupportError,
     evaluate,
 )
-from offeval.data.rewardmodel import item_position_means
+from offeval_rewardmodels import item_position_means
 from offeval.testing import kit_setup, parametrize_with_checks
 from offeval_ncis import IS
 from offeval_simulation import Environment, RankingPolicy
