@@ -16,13 +16,16 @@ reading the role columns (:func:`role_columns`, :func:`checked_grades`,
 :func:`number_column`), naming rows in errors (:func:`table_name`), refusing
 an item listed twice (:func:`check_duplicates`, :func:`check_list_duplicates`),
 ordering each user's rows (:func:`ranking_order`), placing rows in the dense
-matrices (:class:`Cells`, :func:`sorted_labels`) and :data:`DENSE_CELLS`.
+matrices (:class:`Cells`, :func:`sorted_labels`) and :data:`DENSE_CELLS`; and
+:func:`in_tie_order`, the lists reordered within ties as the conventions say, for
+:mod:`offeval_ir.metrics` and :mod:`offeval_ir.trec_measures` alike.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -30,6 +33,9 @@ import pandas as pd
 
 from offeval.plugin import ColumnError, ConfigurationError, OffevalError, check_choice, hint
 from offeval_ir.hints import switch
+
+if TYPE_CHECKING:
+    from offeval_ir.conventions import Conventions
 
 #: The columns that can order a prediction list (scores: highest first).
 ORDER_COLUMNS = ("rank", "score")
@@ -218,6 +224,48 @@ class Judgements:
             sorted_labels(lu, grade, len(all_users)),
             np.bincount(lu, minlength=len(all_users)),
         )
+
+
+def in_tie_order(j: Judgements, conv: Conventions) -> Judgements:
+    """The judgements with tied predictions ordered as ``conv.ties`` says.
+
+    Item ties reorder the cells of each tie group by item code; ``input_order``
+    keeps the stored order; ``expected`` keeps the groups for averaging. A
+    list ordered by one column when the conventions order by the other (both
+    present) is an error, never a silent choice.
+    """
+    if j.both_orders and j.order_column != conv.order_by:
+        raise ConfigurationError(
+            f"the judgements were ordered by {j.order_column} but the conventions order by "
+            f"{conv.order_by}: build them with Judgements.from_frames(..., "
+            f"order_by={conv.order_by!r}) or use compute_frames"
+        )
+    if j.tie_group is None or conv.ties == "expected":
+        return j
+    if conv.ties == "input_order":
+        return replace(j, tie_group=None, tie_item=None)
+    group = j.tie_group
+    rows = np.flatnonzero(((group[:, 1:] == group[:, :-1]) & (group[:, 1:] >= 0)).any(axis=1))
+    item = j.tie_item[rows]
+    second = item if conv.ties == "item_asc" else -item
+    first = np.where(group[rows] < 0, np.iinfo(np.int64).max, group[rows])
+    perm = np.lexsort((second, first), axis=1)
+
+    def reordered(matrix: np.ndarray | None) -> np.ndarray | None:
+        if matrix is None:
+            return None
+        out = matrix.copy()
+        out[rows] = np.take_along_axis(matrix[rows], perm, axis=1)
+        return out
+
+    return replace(
+        j,
+        grades=reordered(j.grades),
+        judged=reordered(j.judged),
+        positive=reordered(j.positive),
+        tie_group=None,
+        tie_item=None,
+    )
 
 
 @dataclass(frozen=True)

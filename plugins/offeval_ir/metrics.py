@@ -16,7 +16,7 @@ import pandas as pd
 from offeval.plugin import ConfigurationError, check_whole
 from offeval_ir.conventions import Conventions
 from offeval_ir.hints import switch
-from offeval_ir.judgements import Judgements
+from offeval_ir.judgements import Judgements, in_tie_order
 from offeval_ir.trec_measures import TREC_METRICS, is_trec_metric, trec_columns
 
 #: The metrics computed when none are named.
@@ -458,48 +458,6 @@ def _bpref_terms(
     with np.errstate(divide="ignore", invalid="ignore"):
         penalty = np.where(above > 0, np.minimum(above, r) / scale, 0.0)
     return rel * (1 - penalty)
-
-
-def in_tie_order(j: Judgements, conv: Conventions) -> Judgements:
-    """The judgements with tied predictions ordered as ``conv.ties`` says.
-
-    Item ties reorder the cells of each tie group by item code; ``input_order``
-    keeps the stored order; ``expected`` keeps the groups for averaging. A
-    list ordered by one column when the conventions order by the other (both
-    present) is an error, never a silent choice.
-    """
-    if j.both_orders and j.order_column != conv.order_by:
-        raise ConfigurationError(
-            f"the judgements were ordered by {j.order_column} but the conventions order by "
-            f"{conv.order_by}: build them with Judgements.from_frames(..., "
-            f"order_by={conv.order_by!r}) or use compute_frames"
-        )
-    if j.tie_group is None or conv.ties == "expected":
-        return j
-    if conv.ties == "input_order":
-        return replace(j, tie_group=None, tie_item=None)
-    group = j.tie_group
-    rows = np.flatnonzero(((group[:, 1:] == group[:, :-1]) & (group[:, 1:] >= 0)).any(axis=1))
-    item = j.tie_item[rows]
-    second = item if conv.ties == "item_asc" else -item
-    first = np.where(group[rows] < 0, np.iinfo(np.int64).max, group[rows])
-    perm = np.lexsort((second, first), axis=1)
-
-    def reordered(matrix: np.ndarray | None) -> np.ndarray | None:
-        if matrix is None:
-            return None
-        out = matrix.copy()
-        out[rows] = np.take_along_axis(matrix[rows], perm, axis=1)
-        return out
-
-    return replace(
-        j,
-        grades=reordered(j.grades),
-        judged=reordered(j.judged),
-        positive=reordered(j.positive),
-        tie_group=None,
-        tie_item=None,
-    )
 
 
 def _merge(parts: list[MetricResult], conv: Conventions, order: list[str]) -> MetricResult:

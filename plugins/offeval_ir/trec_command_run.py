@@ -28,9 +28,9 @@ from offeval.plugin import (
 from offeval_ir.blocks import user_blocks
 from offeval_ir.conventions import PRESETS, Conventions
 from offeval_ir.files import detect_format, read_qrels, read_run
-from offeval_ir.judgements import Judgements
+from offeval_ir.judgements import Judgements, in_tie_order
 from offeval_ir.measures import Measure, trec_eval_measures
-from offeval_ir.metrics import compute, in_tie_order
+from offeval_ir.metrics import compute
 from offeval_ir.prepared import measure_groups, measures_of
 from offeval_ir.trec_command import (
     CATALOGUE,

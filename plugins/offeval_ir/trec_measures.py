@@ -53,7 +53,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from offeval_ir.judgements import Judgements
+from offeval_ir.conventions import PRESETS
+from offeval_ir.judgements import Judgements, in_tie_order
 from offeval_ir.trec_params import NEEDS_CUTOFF, check_trec_metric
 
 #: trec_eval's measures computed here (offeval metric names; parameters after ``:``).
@@ -501,9 +502,6 @@ def relstrings(j: Judgements, conventions=None, length: int = 10) -> pd.Series:
     in the pool but not judged (a negative grade); in the conventions' order (default
     the ``trec_eval`` preset's: score, ties by docno descending). trec_eval prints it
     quoted, labelled ``relstring`` (``relstring_<length>`` when given a length)."""
-    from offeval_ir.conventions import PRESETS  # noqa: PLC0415 (metrics imports this module)
-    from offeval_ir.metrics import in_tie_order  # noqa: PLC0415
-
     conv = conventions or PRESETS["trec_eval"]()
     ordered = in_tie_order(j, conv)
     width = min(int(length), ordered.max_length)
