@@ -32,7 +32,7 @@ from offeval_ir.judgements import Judgements, in_tie_order
 from offeval_ir.measures import Measure, trec_eval_measures
 from offeval_ir.metrics import compute
 from offeval_ir.prepared import measure_groups, measures_of
-from offeval_ir.trec_command import (
+from offeval_ir.trec_catalogue import (
     CATALOGUE,
     CUT_DOUBLE,
     CUT_LONG,

@@ -44,7 +44,7 @@ DECLARED = {
     "compare": ["offeval_ir.choices", "offeval_ir.command"],
     "decide": ["offeval_decision.command", "offeval_decision.methods"],
     "demo": ["offeval_reports.command"],
-    "trec_eval": ["offeval_ir.trec_command"],
+    "trec_eval": ["offeval_ir.trec_catalogue", "offeval_ir.trec_command"],
 }
 
 

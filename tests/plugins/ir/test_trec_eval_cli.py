@@ -22,7 +22,7 @@ from cli_checks import one_line_error
 
 from offeval.cli.shell import main
 from offeval_ir import trec_command_run
-from offeval_ir.trec_command import GROUPS, SUPPORTED
+from offeval_ir.trec_catalogue import GROUPS, SUPPORTED
 from offeval_ir.trec_command_run import expand, supported_measures
 
 DATA = Path(__file__).parent / "trec_eval_test"
