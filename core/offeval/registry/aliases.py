@@ -48,57 +48,64 @@ class Alias:
             raise RegistryError(f"Alias({self.original!r}): rename gives two names to one")
 
 
-def _signature(original: type) -> dict[str, inspect.Parameter]:
-    """The original's named keyword parameters."""
+def misnamed(kind: str, name: str, param: str, value: Any, aliases: Mapping[str, Alias]) -> str:
+    """The message for ``name:param=value`` where ``param`` is the other name's spelling of
+    an alias pair (``switch_dr:lambda_=5``, ``switch-dr:tau=5``); empty if it is not."""
+    for other, alias in aliases.items():
+        for theirs, ours in alias.rename.items() if name in (other, alias.original) else ():
+            if param == (ours if name == other else theirs):
+                source, v = f" ({alias.source})" if alias.source else "", spelled(value)
+                return (
+                    f"{kind} {name!r} has no parameter {param}: {other}{source} calls it "
+                    f"{theirs}, {alias.original} calls it {ours}: write {other}:{theirs}={v} "
+                    f"or {alias.original}:{ours}={v}"
+                )
+    return ""
+
+
+def spelled(value: Any, quoted: bool = False) -> str:
+    """A value as a user writes it: ``inf``, ``10``, ``0.5``, ``q_hat`` (``'q_hat'`` quoted)."""
+    if isinstance(value, float) and (value == float("inf") or value.is_integer()):
+        return "inf" if value == float("inf") else f"{value:g}"
+    return repr(value) if quoted else str(value)
+
+
+def _mapping(name: str, alias: Alias, original: type) -> tuple[dict[str, str], dict]:
+    """The alias's parameters in the original's order (alias name -> original name), and
+    the original's named parameters."""
     try:
-        sig = inspect.signature(original)
+        signature = inspect.signature(original)
     except (TypeError, ValueError):
         raise RegistryError(f"{original!r} has no signature to rename") from None
     variadic = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
-    return {n: p for n, p in sig.parameters.items() if n != "self" and p.kind not in variadic}
-
-
-def _taken(name: str, alias: Alias, original: type) -> dict[str, str]:
-    """The alias's parameters, in the original's order: alias name -> original name."""
-    params = _signature(original)
+    params = {n: p for n, p in signature.parameters.items() if p.kind not in variadic}
+    params.pop("self", None)
     names = {o: a for a, o in alias.rename.items()}
-    unknown = sorted(set(names) - set(params))
-    if unknown:
+    if unknown := sorted(set(names) - set(params)):
         raise RegistryError(
             f"alias {name!r} renames {', '.join(unknown)}, which {alias.original!r} does not take"
         )
     taken = {names.get(p, p): p for p in params}
     if len(taken) != len(params):
         raise RegistryError(f"alias {name!r}: a new name is also one of the original's")
-    unknown = sorted(set(alias.defaults) - set(taken))
-    if unknown:
+    if unknown := sorted(set(alias.defaults) - set(taken)):
         raise RegistryError(f"alias {name!r} sets defaults of {', '.join(unknown)}, not its own")
-    return taken
+    return taken, params
 
 
-def _fmt(value: Any) -> str:
-    """A default as a user writes it: ``inf``, ``10``, ``0.5``, ``'q_hat'``."""
-    if isinstance(value, float) and (value == float("inf") or value.is_integer()):
-        return "inf" if value == float("inf") else f"{value:g}"
-    return repr(value)
-
-
-def description(name: str, alias: Alias, original: type) -> str:
+def _description(alias: Alias, taken: Mapping[str, str], params: Mapping) -> str:
     """One sentence: what the alias is, how its parameters map, where its defaults differ."""
-    taken = _taken(name, alias, original)
-    params = _signature(original)
     words = [f"{alias.source}: " if alias.source else "", f"offeval's {alias.original}"]
-    renamed = [f"{a} is its {o}" for a, o in taken.items() if a != o]
-    if renamed:
+    if renamed := [f"{a} is its {o}" for a, o in taken.items() if a != o]:
         words.append(" (" + ", ".join(renamed) + ")")
     for a, value in alias.defaults.items():
         theirs = params[taken[a]].default
         if theirs is inspect.Parameter.empty:
-            words.append(f"; {a} defaults to {_fmt(value)}")
+            words.append(f"; {a} defaults to {spelled(value, True)}")
         elif theirs != value:
             words.append(
-                f"; {a} defaults to {_fmt(value)}, where {alias.original}'s "
-                f"{taken[a]} defaults to {_fmt(theirs)}"
+                f"; {a} defaults to {spelled(value, True)}, where {alias.original}'s "
+                f"{taken[a]} defaults to {spelled(theirs, True)}"
             )
     return "".join(words) + "."
 
@@ -113,8 +120,7 @@ def aliased(name: str, alias: Alias, original: type) -> type:
         return _CLASSES[key]
     if not isinstance(original, type):
         raise RegistryError(f"alias {name!r}: {alias.original!r} is not a class to rename")
-    taken = _taken(name, alias, original)
-    params = _signature(original)
+    taken, params = _mapping(name, alias, original)
     signature = inspect.Signature(
         [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
         + [
@@ -126,9 +132,9 @@ def aliased(name: str, alias: Alias, original: type) -> type:
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         bound = signature.bind(self, *args, **kwargs)
         bound.apply_defaults()
-        given = {a: v for a, v in bound.arguments.items() if a != "self"}
+        given = {taken[a]: v for a, v in bound.arguments.items() if a != "self"}
         try:
-            original.__init__(self, **{taken[a]: v for a, v in given.items()})
+            original.__init__(self, **given)
         except ConfigurationError as error:  # in the alias's words: lambda_, not cap
             raise ConfigurationError(_in_alias_words(str(error), taken)) from None
 
@@ -147,15 +153,14 @@ def aliased(name: str, alias: Alias, original: type) -> type:
         "get_params": get_params,
         "__reduce__": __reduce__,
         "__module__": original.__module__,
-        "__doc__": description(name, alias, original) + "\n\n" + (original.__doc__ or ""),
+        "__doc__": _description(alias, taken, params) + "\n\n" + (original.__doc__ or ""),
         "alias_of": alias,
     }
     for a, o in taken.items():
         if a != o:
             namespace[a] = property(lambda self, o=o: getattr(self, o))
-    cls = type(f"{original.__name__}[{name}]", (original,), namespace)
-    _CLASSES[key] = cls
-    return cls
+    _CLASSES[key] = type(f"{original.__name__}[{name}]", (original,), namespace)
+    return _CLASSES[key]
 
 
 def _in_alias_words(message: str, taken: Mapping[str, str]) -> str:
