@@ -1,7 +1,8 @@
 """``offeval new-plugin``: what it writes, which names it refuses, and that it writes whole.
 
 Installing the package it writes and running its tests (the kit needs the
-simulation plugin) is tested in tests/plugins/example/test_new_plugin.py.
+simulation plugin) is tested in tests/plugins/example/test_new_plugin.py, and the
+example plugin (what it writes for the name ``example``) in test_example_plugin.py.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import os
 import re
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import nbformat
@@ -21,6 +23,8 @@ from offeval.cli import scaffold
 from offeval.cli.shell import CORE_COMMANDS, main
 from offeval.errors import OffevalError
 
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "offeval-example-plugin"
+
 tomllib = pytest.importorskip("tomllib")  # Python 3.11+; the pyproject check needs it
 
 FILES = {
@@ -29,6 +33,14 @@ FILES = {
     "offeval_my_ips/__init__.py",
     "tests/test_my_ips.py",
     "docs/my_ips.ipynb",
+}
+#: The template those files are written from (core/offeval/cli/template).
+TEMPLATE = {
+    "pyproject.toml.tmpl",
+    "README.md.tmpl",
+    "$package/__init__.py.tmpl",
+    "tests/test_$name.py.tmpl",
+    "docs/$name.ipynb.tmpl",
 }
 
 
@@ -40,6 +52,18 @@ def written(tmp_path) -> Path:
 
 def files_in(folder: Path) -> set[str]:
     return {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
+
+
+def sources_in(folder: Path) -> set[str]:
+    """The files in ``folder`` but what running or installing it leaves (as .gitignore)."""
+    return {
+        path
+        for path in files_in(folder)
+        if not any(
+            part.startswith(".") or part == "__pycache__" or part.endswith(".egg-info")
+            for part in path.split("/")
+        )
+    }
 
 
 def offeval_imports(source: str) -> set[str]:
@@ -59,6 +83,36 @@ def test_a_core_command():
 
 def test_writes_the_package_and_nothing_else(written):
     assert files_in(written) == FILES  # no marker of offeval's output folders: the user's now
+
+
+def test_the_example_is_what_it_writes_for_its_name(tmp_path, monkeypatch):
+    """examples/offeval-example-plugin is the template rendered for the name ``example``,
+    file for file. After editing the template (core/offeval/cli/template), write it again:
+    ``offeval new-plugin example --dir examples/offeval-example-plugin --force``."""
+    monkeypatch.setattr(scaffold, "check_name", lambda name: name)  # installed or not
+    written = scaffold.scaffold("example", tmp_path / "offeval-example")
+    assert sources_in(EXAMPLE) == files_in(written)
+    for path in sorted(files_in(written)):
+        assert (EXAMPLE / path).read_text() == (written / path).read_text(), path
+
+
+def test_the_template_is_not_python():
+    """One file per file written, named by its path and .tmpl: not imported, linted or
+    counted as the core's lines."""
+    assert files_in(scaffold.TEMPLATE) == TEMPLATE
+
+
+@pytest.mark.slow
+def test_the_template_ships_in_the_wheel(tmp_path):
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation"]
+        + ["--wheel-dir", str(tmp_path), str(EXAMPLE.parents[1])],
+        check=True,
+    )
+    (wheel,) = tmp_path.glob("offeval-*.whl")
+    folder = "offeval/cli/template/"
+    names = zipfile.ZipFile(wheel).namelist()
+    assert {name.removeprefix(folder) for name in names if name.startswith(folder)} == TEMPLATE
 
 
 def test_the_entry_point_names_the_package(written):

@@ -1,4 +1,4 @@
-"""Example offeval plugin: trimmed importance sampling.
+"""offeval plugin ``example``: importance sampling with an optional weight cap.
 
 Built on offeval's declared plugin API (:mod:`offeval.plugin`) only.
 """
@@ -15,53 +15,51 @@ from offeval.plugin import (
     Tally,
     check_number,
     hookimpl,
+    ratio_of_means,
 )
 
 
-class TrimmedIS(BaseEstimator):
-    """Trimmed IS: mean of r * w * [w <= max_weight] per impression.
+class Example(BaseEstimator):
+    """Importance sampling per impression: mean of r * min(cap, pi/mu) over the logged rows.
 
-    Rows whose importance weight exceeds ``max_weight`` contribute nothing, a
-    bias towards zero that trades for variance differently from capping. The
-    number and share of trimmed rows are reported in the diagnostics.
+    Unbiased without a cap (the default) when the logged propensities are
+    right and the logging policy shows every row the target policy may show;
+    a finite cap trades a downward bias for a smaller variance.
     """
 
-    name = "trimmed_is"
-    tags = {"linear_in_reward": True}
+    name = "example"
     estimand = "reward_per_impression"
     requires = ("propensity",)
+    tags = {"linear_in_reward": True}
 
-    def __init__(self, max_weight: float = 50.0):
-        check_number(max_weight, "max_weight", low=0, low_open=True, finite=False)
-        self.max_weight = max_weight
+    def __init__(self, cap: float = float("inf")):
+        check_number(cap, "cap", low=0, low_open=True, finite=False)
+        self.cap = cap
 
     @property
     def guarantee(self) -> str | None:
-        """Unbiased when nothing is trimmed; biased (towards zero) otherwise."""
-        return "unbiased" if self.max_weight == float("inf") else None
+        """Unbiased without a cap; biased downwards where a cap binds."""
+        return "unbiased" if self.cap == float("inf") else None
 
     def contribute(self, view: PolicyView) -> Contribution:
-        """Columns: r * w where w <= max_weight, and 1 per row."""
-        w = view.weights()
-        kept = w <= self.max_weight
+        """Columns per logged row: r * min(cap, w) and 1; rows whose weight was capped counted."""
+        weights = view.weights()
         tally = Tally()
-        tally.add("rows", w.size)
-        tally.count("trimmed", np.count_nonzero(~kept))
-        numerator = np.where(kept, view.log.column("reward") * w, 0.0)
-        return Contribution({"trimmed_rw": numerator, "rows": np.ones(w.size)}, tally=tally)
+        tally.add("rows", weights.size)
+        tally.count("capped", np.count_nonzero(weights > self.cap))
+        rewards = view.log.column("reward") * np.minimum(weights, self.cap)
+        return Contribution({"rw": rewards, "rows": np.ones(weights.size)}, tally=tally)
 
     def combine(self, stats) -> Linearisation:
-        """Ratio of the two column means (delta-method standard error)."""
-        y, n = stats.mean("trimmed_rw"), stats.mean("rows")
-        cols = np.array([stats.index("trimmed_rw"), stats.index("rows")])
-        return Linearisation(y / n, cols, np.array([1 / n, -y / n**2]))
+        """The mean reward per row: the ratio of the two columns' means (delta method)."""
+        return ratio_of_means(stats, "rw", "rows")
 
     def diagnose(self, tally: Tally) -> dict[str, float]:
-        """Share of rows trimmed away (the count itself is reported by the engine)."""
-        return {"trimmed_share": tally.counts["trimmed"] / tally.sums["rows"]}
+        """Share of rows whose weight was capped (the engine reports the count itself)."""
+        return {"capped_share": tally.counts["capped"] / tally.sums["rows"]}
 
 
 @hookimpl
 def register_estimators(register):
-    """Register ``trimmed_is``."""
-    register(TrimmedIS.name, TrimmedIS)
+    """Register the estimator ``example``."""
+    register(Example.name, Example)
