@@ -61,6 +61,14 @@ def test_a_plugin_whose_dependency_is_not_registered_stays_out_with_the_reason()
     )
 
 
+def test_a_plugin_left_out_for_its_dependency_loads_once_the_dependency_is_added():
+    registry = Registry(entry_points=False)
+    registry.add_plugin(User(), "user")
+    registry.add_plugin(Base(), "base")
+    registry.add_plugin(User(), "user")
+    assert registry.names("scorer") == ["flat", "popular"]
+
+
 def test_a_plugin_whose_dependency_is_registered_first_loads():
     registry = Registry(entry_points=False)
     registry.add_plugin(Base(), "base")

@@ -95,3 +95,26 @@ def test_a_plugin_is_added_used_and_removed():
         reg.add_plugin(ReferencePlugin(), "reference")
     reg.remove_plugin("reference")
     assert reg.names("estimator") == []
+
+
+def test_a_hook_no_plugin_specifies_is_a_failure_unless_marked_optional():
+    """As pluggy's check_pending: ``hookimpl(optionalhook=True)`` implements a hook of a
+    plugin that may not be installed; any other implementation of it is a misspelling."""
+    from offeval.plugin import hookimpl
+
+    class Optional:
+        @hookimpl(optionalhook=True)
+        def register_widgets(self, register):
+            """A hook of a plugin that is not installed here."""
+
+        @hookimpl
+        def register_estimator(self, register):
+            """Misspelled: register_estimators."""
+
+    reg = Registry(entry_points=False)
+    reg.add_plugin(Optional(), "optional")
+    [failure] = reg.failures
+    assert (failure.plugin, failure.stage) == ("optional", "register_estimator")
+    assert "implements a hook that no plugin specifies" in failure.reason
+    with pytest.raises(RegistryError, match="plugin 'optional': unknown hook 'register_estimator'"):
+        reg.check_pending()

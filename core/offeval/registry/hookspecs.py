@@ -1,18 +1,17 @@
 """The hooks the core itself calls. Plugins add their own with ``register_hookspecs``.
 
-Each hook receives a ``register`` callback: the host validates what it
-receives and rejects duplicate names, so a plugin never returns values. The
-registration hooks are called once per plugin when the registry loads; none
-stops at the first result. Hooks are called through pluggy, so an
-implementation may take any subset of a hook's arguments, and specifications
-only ever gain arguments.
+Each hook receives a ``register`` callback: the host validates what it receives
+and rejects duplicate names, so a plugin never returns values (no hook is
+``firstresult``). Each plugin's implementation is called on its own (a kind's hook
+when the kind is first used), so one that raises leaves the others' registrations
+intact. Hooks are called through pluggy: an implementation may take any subset of
+a hook's arguments, and specifications only ever gain arguments.
 
-A plugin that builds on another (uses the hooks, kinds or components it
-brings) declares it at module level, by entry-point name:
-``REQUIRES = ("other_plugin",)``. The registry loads it only when every plugin it
-names is loaded; otherwise it stays out, and :attr:`Registry.failures`
-(and ``offeval plugins``) say which plugin is missing and how to load it
-(install it, add it to ``OFFEVAL_PLUGINS``, or ``add_plugin`` it first).
+A plugin that builds on another declares it at module level, by entry-point name:
+``REQUIRES = ("other_plugin",)``. It loads only when every plugin it names does;
+otherwise :attr:`Registry.failures` (and ``offeval plugins``) say which plugin is
+missing and how to load it (install it, add it to ``OFFEVAL_PLUGINS``, or
+``add_plugin`` it first).
 """
 
 from __future__ import annotations

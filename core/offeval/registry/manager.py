@@ -101,30 +101,29 @@ class Component:
         value = self.__dict__["_factory"]
         return value if isinstance(value, Alias) else None
 
-    def _read(self) -> Any:
-        """The factory; for an alias that cannot be built, why not (a RegistryError)."""
-        try:
-            return self.factory
-        except RegistryError as exc:
-            if self.alias is None:
-                raise
-            return exc
-
     @property
     def summary(self) -> str:
         """First line of the factory's docstring (a broken alias's: why it cannot be built)."""
-        factory = self._read()
-        doc = (
-            f"a broken alias: {factory}" if isinstance(factory, RegistryError) else factory.__doc__
-        )
-        return (doc or "").strip().split("\n")[0]
+        try:
+            doc = self.factory.__doc__ or ""
+        except RegistryError as exc:
+            if self.alias is None:
+                raise
+            doc = f"a broken alias: {exc}"
+        return doc.strip().split("\n")[0]
 
     @property
     def parameters(self) -> str:
         """The factory's named parameters with their defaults (``cap=100.0, by='group'``)."""
+        try:
+            named = _parameters(self.factory) or []
+        except RegistryError:
+            if self.alias is None:
+                raise
+            named = []
         return ", ".join(
             p.name if p.default is p.empty else f"{p.name}={p.default!r}"
-            for p in _parameters(self._read()) or ()
+            for p in named
             if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
         )
 
@@ -184,13 +183,23 @@ class Registry:
 
     def load(self) -> Registry:
         """Discover and register plugins once (later calls do nothing)."""
-        if not self._loaded:
-            self._loaded = True
-            with self.activated():
-                self._register(_Core(), "offeval", builtin=True)
-                for ep, builtin in self._entry_points() if self._use_entry_points else ():
-                    self._load(ep, builtin)
-                self._setup(self.plugins)
+        if self._loaded:
+            return self
+        self._loaded = True
+        with self.activated():
+            self._register(_Core(), "offeval", builtin=True)
+            for ep, builtin in self._entry_points() if self._use_entry_points else ():
+                if self._pm.has_plugin(ep.name):
+                    owner = "the built-in plugin" if ep.name in self._builtin else "another plugin"
+                    self._fail(
+                        ep.name, "import", f"the plugin name {ep.name!r} is taken by {owner}"
+                    )
+                elif not self._pm.is_blocked(ep.name):  # blocked: left out by the allow-list
+                    try:
+                        self._register(ep.load(), ep.name, builtin)
+                    except Exception as exc:  # a broken plugin must not break the others
+                        self._fail(ep.name, "import", _why(exc))
+            self._setup(self.plugins)
         return self
 
     def _entry_points(self) -> list[tuple[EntryPoint, bool]]:
@@ -208,26 +217,14 @@ class Registry:
                 self._pm.set_blocked(name)
         return sorted(found, key=lambda item: (not item[1], item[0].name))
 
-    def _load(self, ep: EntryPoint, builtin: bool) -> None:
-        """Import and register one installed plugin, unless the allow-list blocks it."""
-        if self._pm.has_plugin(ep.name):
-            owner = "the built-in plugin" if ep.name in self._builtin else "another plugin"
-            return self._fail(ep.name, "import", f"the plugin name {ep.name!r} is taken by {owner}")
-        if not self._pm.is_blocked(ep.name):
-            try:
-                plugin = ep.load()
-            except Exception as exc:  # a broken plugin must not break the others
-                return self._fail(ep.name, "import", _why(exc))
-            self._register(plugin, ep.name, builtin)
-        return None
-
     def _register(self, plugin: object, name: str, builtin: bool = False) -> None:
         """Register with pluggy, which checks each implementation against its specification."""
         try:
             self._pm.register(plugin, name=name)
-        except Exception as exc:  # a hook whose arguments its specification does not give
-            return self._fail(name, "register", _why(exc))
-        return self._builtin.add(name) if builtin else None
+        except Exception as exc:  # an implementation taking arguments its hook does not give
+            self._fail(name, "register", _why(exc))
+        else:
+            self._builtin.update([name] if builtin else [])
 
     def _setup(self, names: list[str]) -> None:
         """Block each plugin that builds on one not loaded (until all left have theirs); then
