@@ -24,7 +24,8 @@ first installed report writer (hook ``register_reports``).
 
 This module declares the command and its arguments and imports nothing numerical, so that
 a mistake in the arguments is answered at once; what the command does once they parse is
-:mod:`offeval.cli.evaluate_run` (imported by ``run``).
+:mod:`offeval.cli.evaluate_run` (imported by ``run``), given the arguments as one checked
+request (:class:`offeval.cli.evaluate_request.EvaluateRequest`).
 """
 
 from __future__ import annotations
@@ -173,6 +174,6 @@ class EvaluateCommand:
 
     def run(self, args: argparse.Namespace) -> int:
         """Check everything, evaluate, print the table, write the files."""
-        from offeval.cli.evaluate_run import run_evaluate  # noqa: PLC0415 (pandas, the engine)
+        from offeval.cli import evaluate_run  # noqa: PLC0415 (pandas, the engine)
 
-        return run_evaluate(args)
+        return evaluate_run.run_evaluate(evaluate_run.EvaluateRequest.from_args(args))

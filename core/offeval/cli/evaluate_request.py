@@ -1,0 +1,281 @@
+"""``offeval evaluate``'s request: its arguments, read and checked once, where they are read.
+
+:meth:`EvaluateRequest.from_args` turns the parsed command line into one frozen
+object. Each option is checked there, once, with one message in the command
+line's words; whatever runs afterwards (:mod:`offeval.cli.evaluate_run`, the
+engine) trusts it. What needs more than the arguments, the registry's estimators
+and fitters or the files' headers, is checked against the request by
+:mod:`offeval.cli.evaluate_inputs`, before any row is read.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from offeval.cli.options import progress_of
+from offeval.data.candidates import check_candidate_roles
+from offeval.data.files import PARQUET_SUFFIXES, separator_named
+from offeval.data.log import ROLES
+from offeval.data.policy import ColumnPolicy, RerankPolicy
+from offeval.engine.declaration import INTERVALS
+from offeval.errors import OffevalError, did_you_mean
+from offeval.specs import parse_pairs
+from offeval.stats.betting import check_reward_range
+from offeval.stats.corrections import CORRECTIONS
+from offeval.validation import check_level
+
+__all__ = ["EvaluateRequest", "Target", "is_text"]
+
+#: Names a reward model's column cannot take: the log's roles and the candidate table's slot.
+RESERVED_COLUMNS = frozenset(ROLES) | {"slot"}
+
+
+def is_text(path: str) -> bool:
+    """Whether a data file is read as delimited text (not Parquet)."""
+    return Path(path).suffix.lower() not in PARQUET_SUFFIXES
+
+
+@dataclass(frozen=True)
+class Target:
+    """A target policy as typed: ``--policy NAME=COLUMN`` (its probabilities) or
+    ``--rerank NAME=COLUMN`` (a score that re-ranks each trajectory's items)."""
+
+    option: str
+    name: str
+    column: str
+
+    @property
+    def given(self) -> str:
+        """``NAME=COLUMN``, as typed after the option."""
+        return f"{self.name}={self.column}"
+
+    @property
+    def holds(self) -> str:
+        """What its column holds, in messages: ``policy`` or ``score``."""
+        return "policy" if self.option == "--policy" else "score"
+
+    def policy(self) -> ColumnPolicy | RerankPolicy:
+        """The policy that reads the column."""
+        if self.option == "--policy":
+            return ColumnPolicy(self.column, self.name)
+        return RerankPolicy(self.column, name=self.name)
+
+
+@dataclass(frozen=True)
+class EvaluateRequest:
+    """What ``offeval evaluate`` is asked to do, every option checked.
+
+    ``mapping`` and ``candidates_mapping`` are role -> column as typed (their
+    roles checked; ``trajectory=A,B`` is read against the file's header later).
+    ``estimators`` are the specs named (empty: every registered estimator that
+    runs). ``correction`` is None for ``none``. ``interval`` is None (each
+    estimator's own), one method for every estimator, or label -> method.
+    ``reward_range`` holds the checked bounds; ``progress`` is the progress
+    bars' setting (off with ``--quiet``); ``argv`` the command line as typed.
+    """
+
+    log: str
+    targets: tuple[Target, ...]
+    mapping: Mapping[str, str] = field(default_factory=dict)
+    candidates: str | None = None
+    candidates_mapping: Mapping[str, str] = field(default_factory=dict)
+    sep: str | None = None
+    decimal: str | None = None
+    estimators: tuple[str, ...] = ()
+    baseline: str | None = None
+    reward_model: str | None = None
+    fit_reward_model: str | None = None
+    correction: str | None = "holm"
+    level: float = 0.95
+    interval: str | Mapping[str, str] | None = None
+    reward_range: tuple[float, float] | None = None
+    chunk_rows: int = 250_000
+    stream: bool = False
+    workers: int = 1
+    out: str | None = None
+    report: str | None = None
+    force: bool = False
+    progress: bool | None = None
+    argv: tuple[str, ...] | None = None
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> EvaluateRequest:
+        """The request of a parsed command line (:class:`offeval.cli.evaluate.EvaluateCommand`'s
+        arguments), each option checked in the order the command has always answered them."""
+        level = check_level(args.level)
+        correction = _correction(args.correction)
+        interval = _interval(args.interval)
+        reward_range = None
+        if args.reward_range is not None:
+            reward_range = check_reward_range(args.reward_range, "--reward-range")
+        if args.stream and args.workers > 1:
+            raise OffevalError(
+                f"--workers {args.workers}: workers share a log read whole; --stream evaluates "
+                "its batches in one process (drop --workers or --stream)"
+            )
+        files = [path for path in (args.log, args.candidates) if path is not None]
+        if args.decimal is not None and not any(map(is_text, files)):
+            raise OffevalError(
+                f"--decimal {args.decimal}: Parquet files store numbers, not text: drop --decimal"
+            )
+        mapping = _mapping(args.map)
+        candidates_mapping = _candidates_mapping(args.candidates_map, args.candidates, args.stream)
+        targets = _targets(args.policy, args.rerank, args.baseline)
+        _check_reward_model(args.reward_model)
+        if args.fit_reward_model is not None and args.stream:
+            raise OffevalError(
+                f"--fit-reward-model {args.fit_reward_model}: fitting cross-fits on every row, "
+                "which needs the log read whole: drop --stream (or fit elsewhere and give the "
+                "predictions as a column, --reward-model COLUMN)"
+            )
+        _check_folders(args.out, args.report)
+        return cls(
+            log=args.log,
+            targets=targets,
+            mapping=mapping,
+            candidates=args.candidates,
+            candidates_mapping=candidates_mapping,
+            sep=separator_named(args.sep),
+            decimal=args.decimal,
+            estimators=tuple(args.estimator or ()),
+            baseline=args.baseline,
+            reward_model=args.reward_model,
+            fit_reward_model=args.fit_reward_model,
+            correction=correction,
+            level=level,
+            interval=interval,
+            reward_range=reward_range,
+            chunk_rows=args.chunk_rows,
+            stream=args.stream,
+            workers=args.workers,
+            out=args.out,
+            report=args.report,
+            force=args.force,
+            progress=progress_of(args),
+            argv=tuple(args.argv) if getattr(args, "argv", None) is not None else None,
+        )
+
+    @property
+    def inputs(self) -> list[str]:
+        """The files the command reads: the log, and the candidate file if given."""
+        return [path for path in (self.log, self.candidates) if path is not None]
+
+    def decimal_of(self, path: str) -> str | None:
+        """``--decimal`` for a text file; None for a Parquet file, which stores numbers."""
+        return self.decimal if is_text(path) else None
+
+
+def _correction(given: str) -> str | None:
+    """``--correction``: one of :data:`~offeval.stats.corrections.CORRECTIONS`, or None for
+    ``none``."""
+    if given == "none":
+        return None
+    if given not in CORRECTIONS:
+        raise OffevalError(
+            f"--correction {given!r}: one of none, {', '.join(CORRECTIONS)}"
+            + did_you_mean(given, CORRECTIONS)
+        )
+    return given
+
+
+def _interval(given: Sequence[str]) -> str | dict[str, str] | None:
+    """``--interval``: one method for every estimator, or LABEL=METHOD pairs (a label may
+    hold ``=``: ``rips(per=trajectory)=normal``); None when not given."""
+    methods = [g.rpartition("=")[2] for g in given]
+    for value, method in zip(given, methods, strict=True):
+        if method not in INTERVALS:
+            raise OffevalError(
+                f"--interval {value}: the method is one of {', '.join(INTERVALS)}"
+                + did_you_mean(method, INTERVALS)
+            )
+    labels = [g.rpartition("=")[0] for g in given if "=" in g]
+    twice = sorted({label for label in labels if labels.count(label) > 1})
+    if twice:
+        raise OffevalError(f"--interval names {twice[0]} twice")
+    plain = [g for g in given if "=" not in g]
+    if len(plain) > 1 or (plain and len(given) > 1):
+        raise OffevalError(
+            f"--interval {' '.join(given)}: give one method for every estimator, or "
+            "LABEL=METHOD for each estimator you choose"
+        )
+    if not given:
+        return None
+    if plain:
+        return plain[0]
+    return dict(g.rpartition("=")[::2] for g in given)
+
+
+def _mapping(given: Sequence[str]) -> dict[str, str]:
+    """``--map``: role -> column, every role one of the log's."""
+    mapping = parse_pairs(given, typed=False, what="--map")
+    for role, column in mapping.items():
+        if role not in ROLES:
+            raise OffevalError(
+                f"--map {role}={column}: no role {role!r}{did_you_mean(role, ROLES)}; the "
+                f"roles: {', '.join(ROLES)}"
+            )
+    return mapping
+
+
+def _candidates_mapping(given: Sequence[str], candidates: str | None, stream: bool) -> dict:
+    """``--candidates-map``, its roles checked, with the candidate file it maps (a Parquet
+    file when streamed)."""
+    mapping = parse_pairs(given, typed=False, what="--candidates-map")
+    if mapping and not candidates:
+        raise OffevalError("--candidates-map maps the columns of --candidates FILE: give the file")
+    check_candidate_roles(mapping)
+    if candidates is not None and stream and is_text(candidates):
+        raise OffevalError(
+            f"--candidates {candidates}: --stream reads Parquet files only; drop "
+            "--stream, or write the candidate table as Parquet (sorted like the log)"
+        )
+    return mapping
+
+
+def _targets(
+    policy: Sequence[str], rerank: Sequence[str], baseline: str | None
+) -> tuple[Target, ...]:
+    """``--policy`` and ``--rerank``: at least one policy, each name once, the baseline
+    among them."""
+    given = parse_pairs(policy, typed=False, what="--policy")
+    reranked = parse_pairs(rerank, typed=False, what="--rerank")
+    both = sorted(set(given) & set(reranked))
+    if both:
+        raise OffevalError(f"policy names {both} are given by both --policy and --rerank")
+    targets = tuple(Target("--policy", name, column) for name, column in given.items())
+    targets += tuple(Target("--rerank", name, column) for name, column in reranked.items())
+    if not targets:
+        raise OffevalError(
+            "give at least one target policy: --policy NAME=COLUMN or --rerank NAME=SCORE_COLUMN"
+        )
+    names = [t.name for t in targets]
+    if baseline is not None and baseline not in names:
+        raise OffevalError(
+            f"--baseline {baseline!r} is not one of the policies {names}"
+            + did_you_mean(baseline, names)
+        )
+    return targets
+
+
+def _check_reward_model(column: str | None) -> None:
+    """``--reward-model``: a column of predictions, not one the log reserves for a role."""
+    if column is not None and (not column or column in RESERVED_COLUMNS):
+        raise OffevalError(
+            f"--reward-model {column}: names a column of a role of the log; give "
+            "the column of the model's predicted rewards"
+        )
+
+
+def _check_folders(out: str | None, report: str | None) -> None:
+    """``--out`` and ``--report``: one folder, or two apart (neither inside the other)."""
+    if not (out and report):
+        return
+    a, b = Path(out).resolve(), Path(report).resolve()
+    if a != b and (a in b.parents or b in a.parents):
+        raise OffevalError(
+            f"--out {out} and --report {report}: one is inside the other; give "
+            "one folder for both, or two separate folders"
+        )
