@@ -17,7 +17,7 @@ from offeval.data.log import InteractionLog
 from offeval.data.policy import Policy
 from offeval.engine.accumulator import COVARIANCES, Accumulator
 from offeval.engine.estimator import Estimator, PolicyView
-from offeval.engine.fold import bounded_chunks, fold
+from offeval.engine.fold import FoldState, bounded_chunks, fold
 from offeval.engine.parallel import fold_in_workers, fork_available, one_blas_thread
 from offeval.engine.result import Evaluation
 from offeval.errors import OffevalError, OffevalWarning
@@ -99,13 +99,7 @@ def evaluate(
         if whole and workers > 1 and fork_available():  # capped, with a warning, by the log's size
             state = fold_in_workers(
                 log,
-                lambda: Accumulator(
-                    policies,
-                    estimators,
-                    covariances=covariances,
-                    interval=interval,
-                    reward_range=reward_range,
-                ),
+                lambda: acc.with_state(FoldState()),  # the set-up checked once, above
                 lambda share, into: bounded_chunks(log, into, chunk_rows, rows=share),
                 workers,
                 bar.update,
