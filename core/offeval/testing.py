@@ -9,8 +9,13 @@ In the spirit of scikit-learn's ``check_estimator``::
     def test_conformance(estimator, check):   # one pytest case per check
         check(estimator)
 
-The checks run on logs of a registered simulation environment (``default``,
-the built-in simulator) whose exact values are known. Role checks run on
+The checks run on logs of the kit's own world
+(:class:`offeval.kitworld.KitWorld`: position-based users, Plackett-Luce and
+sorting rankers over five candidates, three ranks) whose exact values are
+computed, so the kit needs no plugin. An estimator that needs another world
+(cascade users, a simulator's rankers) names a registered environment as its
+``kit_environment``, registered by a plugin its own plugin ``REQUIRES``.
+Role checks run on
 every estimator whatever it claims: protocol, parameters, fields of the
 estimate, invariance to chunking and to trajectory order, declared
 requirements (removing one must raise an :class:`offeval.OffevalError` naming
@@ -33,11 +38,11 @@ reports do. Estimators declare checks known to fail in
 ``expected_failed_checks`` (check name -> reason):
 :func:`parametrize_with_checks` marks them as expected failures,
 :func:`check_estimator` skips them. ``assumptions`` (environment parameters,
-e.g. the users' examination model) set up the environment in which the
-guarantee holds. An estimator that reads columns its users compute before
-evaluating (a reward model's predictions) defines ``prepare_kit_log(log) ->
-log``, which adds them to every log the kit draws; it sees the log only, never
-the environment's truth.
+e.g. the users' examination model: in the kit's world, a callable on 1-based
+ranks) set up the environment in which the guarantee holds. An estimator that
+reads columns its users compute before evaluating (a reward model's
+predictions) defines ``prepare_kit_log(log) -> log``, which adds them to every
+log the kit draws; it sees the log only, never the environment's truth.
 """
 
 from __future__ import annotations
@@ -51,14 +56,16 @@ from offeval.data.log import InteractionLog
 from offeval.engine.declaration import Declaration, declaration_of
 from offeval.engine.estimator import Estimator
 from offeval.engine.evaluation import evaluate
+from offeval.engine.fold import FIRST_CHUNK_ROWS
 from offeval.engine.result import Estimate
 from offeval.errors import OffevalError
+from offeval.kitworld import KitWorld
 from offeval.registry.manager import active_registry
 
 Check = Callable[[Estimator], None]
 
-#: The registered environment the kit draws its logs and truth from.
-ENVIRONMENT = "default"
+#: The seed of the world the kit draws its logs and truth from.
+SEED = 5
 #: Trajectories of the large log on which estimates must match the truth.
 LARGE = 100_000
 #: Independent small logs (of LARGE / REPLICATES trajectories) for the unbiasedness check.
@@ -68,13 +75,29 @@ CORE_COLUMNS = ("trajectory", "context", "item", "position", "reward")
 
 
 @lru_cache(maxsize=8)
-def _environment(assumptions: tuple):
-    return active_registry().create("environment", ENVIRONMENT, seed=5, **dict(assumptions))
+def _environment(name: str | None, assumptions: tuple):
+    """The kit's world (``name`` None) or the registered environment ``name``, under the
+    estimator's assumptions."""
+    if name is not None:
+        registry = active_registry()
+        if name not in registry.names("environment"):
+            raise AssertionError(
+                f"the kit checks this estimator in environment {name!r} (its kit_environment), "
+                f"which no loaded plugin registers: load the plugin its plugin REQUIRES"
+            )
+        return registry.create("environment", name, seed=SEED, **dict(assumptions))
+    try:
+        return KitWorld(seed=SEED, **dict(assumptions))
+    except (TypeError, OffevalError) as exc:
+        raise AssertionError(
+            f"the kit's world cannot meet the assumptions {dict(assumptions)} ({exc}): name an "
+            "environment that can as the estimator's kit_environment"
+        ) from None
 
 
 @lru_cache(maxsize=16)
-def _log(assumptions: tuple, n: int, seed: int, candidates: bool) -> InteractionLog:
-    env = _environment(assumptions)
+def _log(where: tuple, n: int, seed: int, candidates: bool) -> InteractionLog:
+    env = _environment(*where)
     return env.simulate(env.logging_policy(), n, seed=seed, with_candidates=candidates)
 
 
@@ -85,10 +108,10 @@ def kit_setup(estimator: Estimator, n: int = 4_000, seed: int = 0):
     columns its ``prepare_kit_log`` adds.
     """
     declared = declaration_of(estimator)
-    key = tuple(sorted(declared.assumptions.items()))
-    env = _environment(key)
+    where = (declared.kit_environment, tuple(sorted(declared.assumptions.items())))
+    env = _environment(*where)
     policies = list(env.candidate_policies(4))
-    log = _log(key, n, seed, "candidates" in declared.requires)
+    log = _log(where, n, seed, "candidates" in declared.requires)
     prepare = declared.prepare_kit_log
     return env, log if prepare is None else prepare(log), [policies[0], policies[-1]]
 
@@ -156,8 +179,10 @@ def check_chunking_invariance(estimator: Estimator) -> None:
 
 
 def check_unit_order_invariance(estimator: Estimator) -> None:
-    """Shuffling the order of trajectories does not change the estimate."""
-    _, log, (policy, _) = kit_setup(estimator, 6_000)
+    """Shuffling the order of trajectories does not change the estimate (on a log longer
+    than the engine's first chunk, so the order decides which trajectories share one)."""
+    _, log, (policy, _) = kit_setup(estimator, 8_000)
+    assert log.n_rows > FIRST_CHUNK_ROWS, "the kit's log fits in one chunk"
     order = np.random.default_rng(1).permutation(log.n_units)
     frame = log.frame.set_index("trajectory").loc[order].reset_index()
     cands = None if log.candidates is None else log.candidates.drop(columns="slot")

@@ -130,8 +130,9 @@ class _DCGFamily(BaseEstimator):
 
     @property
     def assumptions(self) -> dict:
-        """Users examine ranks as the examination model says (the environment's parameter)."""
-        return {"examination": getattr(self._model, "spec", self.examination)}
+        """Users examine ranks as the examination model says (the environment's parameter:
+        the model itself, a callable on 1-based ranks)."""
+        return {"examination": self._model}
 
     def _target_model(self):
         return self._model if self.cutoff is None else CutOff(self.cutoff, self._model)

@@ -9,9 +9,10 @@ Plackett-Luce, deterministic and two-stage rankers, with a support check
 
 from offeval.plugin import hookimpl, lazy_names
 
-#: The plugins this one builds on: the ranking family's rankings and exposures, and the
-#: model-based family's reward-model columns (Cascade-DR).
-REQUIRES = ("dcg", "rewardmodels")
+#: The plugins this one builds on: the ranking family's rankings and exposures, the
+#: model-based family's reward-model columns (Cascade-DR), and the simulator, in which rips,
+#: pi and cascade_dr take the conformance kit (their ``kit_environment``).
+REQUIRES = ("dcg", "rewardmodels", "simulation")
 
 
 def _estimators() -> tuple:

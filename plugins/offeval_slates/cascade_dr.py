@@ -53,6 +53,7 @@ class CascadeDR(SlateEstimator):
 
     name = "cascade_dr"
     assumptions = {"user_model": "cascade"}
+    kit_environment = "default"  # the simulator (plugin simulation): its rankers and users
     tags: dict = {}  # linear in the rewards and the model together, not in the rewards alone
 
     @property

@@ -114,6 +114,7 @@ class RIPS(BettingIntervals, SlateEstimator):
 
     name = "rips"
     assumptions = {"user_model": "cascade"}
+    kit_environment = "default"  # the simulator (plugin simulation): its rankers and users
 
     def __init__(
         self,
@@ -204,6 +205,7 @@ class PseudoInverse(SlateEstimator):
 
     name = "pi"
     assumptions = {"user_model": "position_based"}
+    kit_environment = "default"  # the simulator (plugin simulation): its rankers and users
     #: One weight G per trajectory: its effective sample size counts trajectories.
     tags = {**SlateEstimator.tags, "ess_unit": "trajectories"}
 

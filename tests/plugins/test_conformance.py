@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 
 from offeval import BaseEstimator, Contribution, get_registry
+from offeval.engine.declaration import declaration_of
 from offeval.stats import Linearisation, ratio_of_means
 from offeval.testing import check_estimator, checks_for, kit_setup, parametrize_with_checks
 from offeval_ncis import IS, NCIS
@@ -29,6 +32,21 @@ def test_every_declared_guarantee_is_checked_against_the_truth():
         get_registry().create("estimator", "cis", cap=np.inf),
     ):
         check_estimator(estimator)
+
+
+def test_an_estimator_checked_in_another_world_requires_the_plugin_that_brings_it():
+    """Its kit_environment is registered by a plugin its own plugin declares in REQUIRES;
+    every other estimator takes the kit in the kit's own world."""
+    registry, named = get_registry(), {}
+    for estimator in REGISTERED:
+        environment = declaration_of(estimator).kit_environment
+        if environment is None:
+            continue
+        package = sys.modules[type(estimator).__module__.split(".")[0]]
+        provider = registry.get("environment", environment).plugin
+        assert provider in getattr(package, "REQUIRES", ()), (estimator.name, provider)
+        named[estimator.name] = environment
+    assert named == {"cascade_dr": "default", "pi": "default", "rips": "default"}
 
 
 def _name(check) -> str:

@@ -83,6 +83,9 @@ class Declaration:
     - ``expected_failed_checks``: kit checks known to fail, with the reasons;
     - ``prepare_kit_log``: ``log -> log``, adding the columns it reads to the
       kit's logs (None: nothing to add);
+    - ``kit_environment``: the registered environment the kit checks it in, one
+      that a plugin its plugin ``REQUIRES`` registers (None: the kit's own world,
+      :class:`offeval.kitworld.KitWorld`);
     - ``fitted``: ``stats -> dict`` of parameters it fits from the log (None: none).
     """
 
@@ -104,6 +107,7 @@ class Declaration:
     value_range: tuple[float, float] | None = None
     expected_failed_checks: Mapping[str, str] = field(default_factory=dict)
     prepare_kit_log: Callable[[Any], Any] | None = None
+    kit_environment: str | None = None
     fitted: Callable[[Any], dict[str, float]] | None = None
 
 
@@ -164,6 +168,9 @@ def declaration_of(estimator: Any) -> Declaration:
         value_range=_range(estimator, "value_range", refuse),
         expected_failed_checks=_known_failures(estimator, refuse),
         prepare_kit_log=_callable(estimator, "prepare_kit_log", refuse),
+        kit_environment=None
+        if getattr(estimator, "kit_environment", None) is None
+        else _text(estimator, "kit_environment", "", refuse),
         fitted=_callable(estimator, "fitted", refuse),
     )
 
