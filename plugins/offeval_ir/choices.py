@@ -13,7 +13,7 @@ from offeval.plugin import OffevalError
 #: Formats of run and qrels files (:func:`offeval_ir.files.read_run`, ``read_qrels``).
 FORMATS = ("trec", "csv", "tsv", "parquet", "json")
 
-#: Tests that can decide significance in :meth:`offeval_ir.runs.RunEvaluation.compare`.
+#: Tests that can decide significance in :meth:`offeval_ir.run_statistics.RunEvaluation.compare`.
 TESTS = ("t", "randomization", "tukey")
 
 #: The most decimals ``offeval compare`` prints: a double holds about 15 significant digits.

@@ -22,7 +22,8 @@ from offeval_ir.conventions import Conventions
 from offeval_ir.files import read_qrels, read_run
 from offeval_ir.judgements import role_names
 from offeval_ir.measures import parse_measures
-from offeval_ir.runs import RunEvaluation, check_randomization, evaluate_runs
+from offeval_ir.run_statistics import RunEvaluation, check_randomization
+from offeval_ir.runs import evaluate_runs
 from offeval_ir.tables import (
     PAIRED_ON,
     WIN_TIE_LOSS,

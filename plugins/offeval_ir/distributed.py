@@ -2,7 +2,7 @@
 
 :func:`evaluate_runs_dask` takes runs and qrels as Dask DataFrames (qrels
 may also be a pandas frame) and gives the
-:class:`~offeval_ir.runs.RunEvaluation` that
+:class:`~offeval_ir.run_statistics.RunEvaluation` that
 :func:`~offeval_ir.runs.evaluate_runs` gives in memory, with the same
 numbers up to floating-point rounding:
 
@@ -26,7 +26,7 @@ numbers up to floating-point rounding:
 The runs and the qrels never come to the client; the per-user values do (one
 row per user, a few numbers per run and measure), for the result's per-user
 tables and the paired comparisons on common queries
-(:meth:`~offeval_ir.runs.RunEvaluation.compare`).
+(:meth:`~offeval_ir.run_statistics.RunEvaluation.compare`).
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from offeval_ir.conventions import PRESETS, Conventions
 from offeval_ir.judgements import role_names
 from offeval_ir.metrics import EXCLUSION_REASONS, MetricResult
 from offeval_ir.prepared import measure_groups, prepare_qrels
-from offeval_ir.runs import (
+from offeval_ir.run_statistics import (
     MeasureMean,
     RunEvaluation,
     count_not_averaged,

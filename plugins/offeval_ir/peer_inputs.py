@@ -33,6 +33,8 @@ import numpy as np
 import pandas as pd
 
 from offeval.plugin import ColumnError, ConfigurationError
+from offeval_ir.conventions import Conventions
+from offeval_ir.metrics import MetricResult
 
 #: At most how many entries an error hands over (more than its message shows: it then
 #: ends in an ellipsis).
@@ -222,13 +224,15 @@ def as_runs(runs: object, columns: Mapping | None = None) -> object:
 def measure_names(measures: object) -> object:
     """Measure strings for ir-measures' measure objects (as ir-measures prints them, which
     offeval parses, after checking the offeval provider supports them: see
-    :func:`offeval_ir.provider.offeval_measure`); strings and offeval measures unchanged."""
+    :func:`offeval_ir.provider_measures.offeval_measure`); strings and offeval measures
+    unchanged."""
     if isinstance(measures, str) or not isinstance(measures, Iterable):
         return measures
     listed = list(measures)
     if not any(_is_ir_measures(m) for m in listed):
         return listed
-    from offeval_ir.provider import offeval_measure  # ir_measures is there: it made them
+    # imported here: ir-measures is optional, and it is there (it made these objects)
+    from offeval_ir.provider_measures import offeval_measure  # noqa: PLC0415
 
     return [offeval_measure(m) if _is_ir_measures(m) else m for m in listed]
 
@@ -262,9 +266,6 @@ def as_results(results: object) -> object:
     """The ``results`` of :func:`~offeval_ir.runs.compare_systems` with per-query values
     computed elsewhere (see :func:`per_query_values`) as :class:`MetricResult` (a NaN is
     a query left out); a list of evaluated ranx runs becomes ``{run.name: run}``."""
-    from offeval_ir.conventions import Conventions
-    from offeval_ir.metrics import MetricResult
-
     results = _named_ranx_runs(results)
     if not isinstance(results, Mapping):
         return results

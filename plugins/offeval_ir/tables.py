@@ -12,10 +12,10 @@ import pandas as pd
 
 from offeval.plugin import OffevalError, check_whole, first_maximum, hint
 from offeval_ir.choices import MAX_DECIMALS
-from offeval_ir.runs import TEST_P
+from offeval_ir.run_statistics import TEST_P
 
 if TYPE_CHECKING:
-    from offeval_ir.runs import RunEvaluation
+    from offeval_ir.run_statistics import RunEvaluation
 
 #: The users (queries) a comparison's means and tests are over, as its CSV says.
 PAIRED_ON = "queries every run averages"

@@ -8,7 +8,7 @@ and ties broken by a stated rule; :func:`compute_topn` and
 models), against qrels given as a long frame or a users x items relevance
 matrix, with measure strings, and give the same
 :class:`~offeval_ir.metrics.MetricResult` and
-:class:`~offeval_ir.runs.RunEvaluation` (intervals, paired comparisons) as
+:class:`~offeval_ir.run_statistics.RunEvaluation` (intervals, paired comparisons) as
 :func:`~offeval_ir.runs.evaluate_runs` gives for run frames. The qrels are
 prepared once (:func:`~offeval_ir.prepared.prepare_qrels`) and every model
 costs one gather of its items' grades and the metrics' sums.
@@ -54,7 +54,7 @@ from offeval_ir.prepared import (
     prepare_qrels,
     topn_matrix,
 )
-from offeval_ir.runs import RunEvaluation, evaluate_results
+from offeval_ir.run_statistics import RunEvaluation, evaluate_results
 
 #: How :func:`top_n` orders items of equal score (see the module docstring).
 TIES = ("index", "random")
@@ -276,7 +276,7 @@ def evaluate_topn(
     """Means of ``measures`` with intervals for one top-n matrix or a dict of them
     ({model name: top-n matrix}), through the engine, as
     :func:`~offeval_ir.runs.evaluate_runs` (paired comparisons with
-    :meth:`~offeval_ir.runs.RunEvaluation.compare`). Arguments as
+    :meth:`~offeval_ir.run_statistics.RunEvaluation.compare`). Arguments as
     :func:`compute_topn`; the qrels are prepared once for all models.
     """
     conv = conventions or PRESETS["trec_eval"]()

@@ -18,7 +18,7 @@ from offeval_disagreement import (
 )
 from offeval_disagreement.streams import states
 from offeval_ir.metrics import _checked_cutoffs
-from offeval_ir.runs import check_randomization
+from offeval_ir.run_statistics import check_randomization
 
 VALUES = np.array([0.1, 0.2])
 SPREAD = {"names": ["a", "b"], "covariance": 0.01 * np.eye(2)}
