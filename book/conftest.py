@@ -27,8 +27,7 @@ _missing: dict[str, str | None] = {}
 def movielens_missing() -> str | None:
     """Why MovieLens-100k cannot be read here (None when it can), found out once."""
     if "movielens" not in _missing:
-        from offeval.data import public
-        from offeval.plugin import DownloadError
+        from offeval_ir import DownloadError, public
         from offeval_ir.movielens import load_movielens_100k
 
         library = public.DOWNLOAD_SECONDS

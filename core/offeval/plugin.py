@@ -123,12 +123,10 @@ if TYPE_CHECKING:
     from offeval.data.log import MIN_PROPENSITY, ROLES, TINY_PROPENSITY, InteractionLog
     from offeval.data.output import OutputFile, OutputFolder
     from offeval.data.policy import PROBABILITY_TOLERANCE, RerankPolicy
-    from offeval.data.public import DownloadError, package_file
     from offeval.data.slots import regular_slots
     from offeval.data.tables import markdown_escape, markdown_table, write_csv
     from offeval.data.trajectories import per_trajectory, trajectory_flags
     from offeval.data.units import hash_ids
-    from offeval.engine import exposure
     from offeval.engine.declaration import Declaration, declaration_of
     from offeval.engine.distributed import evaluate_dask
     from offeval.engine.estimator import (
@@ -174,7 +172,6 @@ if TYPE_CHECKING:
         report_sections,
     )
     from offeval.specs import find_label, parse_pairs
-    from offeval.stats.agreement import Agreement, agreement
     from offeval.stats.compare import (
         PairwiseComparison,
         adjusted_p_values,
@@ -185,7 +182,14 @@ if TYPE_CHECKING:
     from offeval.stats.corrections import CORRECTIONS
     from offeval.stats.inference import Linearisation, interval, ratio_of_means
     from offeval.stats.moments import Moments, Tally
-    from offeval.stats.ties import first_maximum, first_minimum, tie_groups, tied, tolerant_order
+    from offeval.stats.ties import (
+        first_maximum,
+        first_minimum,
+        tie_groups,
+        tied,
+        tolerant_order,
+        tolerant_sign,
+    )
     from offeval.validation import (
         check_choice,
         check_flag,
@@ -195,6 +199,7 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "tolerant_sign",
     "tied",
     "tie_groups",
     "first_minimum",
@@ -211,7 +216,6 @@ __all__ = [
     "SYMMETRY_TOLERANCE",
     "TEXT_SUFFIXES",
     "UNITS_PER_WORKER",
-    "Agreement",
     "Alias",
     "BaseEstimator",
     "ColumnError",
@@ -219,7 +223,6 @@ __all__ = [
     "Contribution",
     "Declaration",
     "Deferred",
-    "DownloadError",
     "Estimate",
     "EstimatorSummary",
     "Evaluation",
@@ -245,7 +248,6 @@ __all__ = [
     "Tally",
     "active_registry",
     "adjusted_p_values",
-    "agreement",
     "at_least",
     "available_cores",
     "check_choice",
@@ -261,7 +263,6 @@ __all__ = [
     "ess_units",
     "evaluate",
     "evaluate_dask",
-    "exposure",
     "filled_records",
     "first_maximum",
     "find_label",
@@ -279,7 +280,6 @@ __all__ = [
     "load_summaries",
     "markdown_escape",
     "markdown_table",
-    "package_file",
     "pairs_table",
     "pairwise_grid",
     "parse_pairs",

@@ -2,11 +2,17 @@
 
 Registers the examination models (logarithmic, exponential, reciprocal,
 table, cutoff, and ``pbm``, a position-based model with learnt values) and
-the estimators ``dcg``, ``ndcg`` and ``pndcg``.
+the estimators ``dcg``, ``ndcg`` and ``pndcg``. The ranking family's building block
+:mod:`offeval_dcg.exposure` (the target's and the logger's exposures of the logged
+items under an examination model, and the support check) is public, for the plugins
+that build on this one (``slates``, ``simulation``).
 """
 
 from offeval.plugin import hookimpl, lazy_names
 from offeval_dcg import hookspecs
+
+#: The plugins this one builds on: IR's agreement statistics between two measures.
+REQUIRES = ("ir",)
 
 
 @hookimpl
@@ -60,6 +66,7 @@ __all__ = [
     "MODELS",
     "PositionBasedModel",
     "examination_model",
+    "exposure",
     "fit_em",
     "fit_shuffled",
 ]

@@ -23,13 +23,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from offeval.plugin import (
-    ColumnError,
-    ConfigurationError,
-    InteractionLog,
-    agreement,
-    evaluate,
-)
+from offeval.plugin import ColumnError, ConfigurationError, InteractionLog, evaluate
+from offeval_ir.agreement_statistics import agreement
 
 #: The clipping grid of Jeunen et al. (2024)'s sensitivity study: m in {1, 2, 4, ..., 4096, inf}.
 CLIPPING_GRID = tuple(float(2**j) for j in range(13)) + (float("inf"),)
@@ -51,7 +46,7 @@ def consistency(first: Sequence[float], second: Sequence[float]) -> Consistency:
     """Share of model pairs that ``second`` orders opposite to ``first``; correlations.
 
     Pairs tied under ``first`` are left out of the share (NaN when every pair
-    is tied). The numbers are :func:`offeval.plugin.agreement`'s on the
+    is tied). The numbers are :func:`offeval_ir.agreement_statistics.agreement`'s on the
     per-model values; give it users x models values for bootstrap intervals.
     """
     a, b = np.asarray(first, dtype=float), np.asarray(second, dtype=float)

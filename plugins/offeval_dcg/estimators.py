@@ -29,9 +29,9 @@ from offeval.plugin import (
     check_choice,
     check_number,
     check_whole,
-    exposure,
     ratio_of_means,
 )
+from offeval_dcg import exposure
 from offeval_dcg.examination import CutOff, examination_model
 
 LABELS = ("debiased", "raw")

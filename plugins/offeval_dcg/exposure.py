@@ -28,10 +28,15 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from offeval.data.log import InteractionLog
-from offeval.engine.estimator import PolicyView
-from offeval.errors import ColumnError, ConfigurationError, SupportError, describe_rows
-from offeval.validation import check_choice
+from offeval.plugin import (
+    ColumnError,
+    ConfigurationError,
+    InteractionLog,
+    PolicyView,
+    SupportError,
+    check_choice,
+    describe_rows,
+)
 
 RANK_PREFIX = "rank_probability_"
 SOURCES = ("auto", "exposure", "rank_probabilities", "rank")

@@ -57,6 +57,8 @@ def register_commands(register):
 
 __all__ = [
     "Conventions",
+    "Agreement",
+    "DownloadError",
     "Judgements",
     "METRICS",
     "Measure",
@@ -64,6 +66,7 @@ __all__ = [
     "PRESETS",
     "PreparedQrels",
     "RunEvaluation",
+    "agreement_statistics",
     "as_qrels",
     "as_run",
     "compare_systems",
@@ -77,6 +80,7 @@ __all__ = [
     "implicit_feedback",
     "load_movielens_100k",
     "measure_agreement",
+    "package_file",
     "parse_measure",
     "parse_measures",
     "prepare_qrels",
@@ -92,6 +96,8 @@ __getattr__ = lazy_names(
     __name__,
     {
         "offeval_ir.agreement": ("measure_agreement",),
+        "offeval_ir.agreement_statistics": ("Agreement",),
+        "offeval_ir.public": ("DownloadError", "package_file"),
         "offeval_ir.blocks": ("compute_frames",),
         "offeval_ir.comparison": ("tukey_hsd", "win_tie_loss"),
         "offeval_ir.conventions": ("PRESETS", "Conventions"),

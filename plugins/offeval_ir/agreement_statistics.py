@@ -56,9 +56,15 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
-from offeval.errors import ConfigurationError, OffevalWarning, describe_rows
-from offeval.stats.ties import tolerant_sign
-from offeval.validation import check_choice, check_level, check_whole
+from offeval.plugin import (
+    ConfigurationError,
+    OffevalWarning,
+    check_choice,
+    check_level,
+    check_whole,
+    describe_rows,
+    tolerant_sign,
+)
 
 #: Resample x user (or resample x model pair) cells held in memory at once.
 BLOCK_CELLS = 4_000_000

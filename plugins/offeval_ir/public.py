@@ -27,9 +27,7 @@ import tempfile
 import zipfile
 from pathlib import Path, PurePosixPath
 
-from offeval.data.output import OutputFile
-from offeval.errors import ConfigurationError, OffevalError
-from offeval.validation import check_choice
+from offeval.plugin import ConfigurationError, OffevalError, OutputFile, check_choice
 
 #: The environment variable naming the cache folder of public data.
 DATA_ENV = "OFFEVAL_DATA"

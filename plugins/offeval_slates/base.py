@@ -13,9 +13,9 @@ from offeval.plugin import (
     Tally,
     check_choice,
     check_flag,
-    exposure,
     ratio_of_means,
 )
+from offeval_dcg import exposure
 from offeval_slates.combine import by_position
 from offeval_slates.layout import layout
 from offeval_slates.support import support_diagnostics

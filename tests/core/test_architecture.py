@@ -102,8 +102,9 @@ def _public(package: str) -> set[str]:
 
 def test_a_plugin_imports_another_only_as_it_declares():
     """A built-in imports another plugin only when it declares it builds on it (REQUIRES), and
-    then only that plugin's public names, from its top level (``from offeval_ncis import
-    capped_weights``): its modules are its own."""
+    then only that plugin's public names (``from offeval_ncis import capped_weights``) and
+    public modules (``from offeval_ir.agreement_statistics import agreement``): the rest of
+    its modules are its own."""
     plugins = _built_in_plugins()
     wrong = []
     for path in sorted((ROOT / "plugins").glob("offeval_*/**/*.py")):
@@ -116,9 +117,9 @@ def test_a_plugin_imports_another_only_as_it_declares():
             where = f"{path.relative_to(ROOT)}:{line}"
             if top not in declared:
                 wrong.append(f"{where}: imports {module}, but {own} does not declare {top}")
-            elif module != top:
+            elif module != top and module.split(".")[1] not in _public(top):
                 wrong.append(f"{where}: imports {module}, not {top}'s public names")
-            else:
+            elif module == top:
                 public = _public(top)
                 wrong += [f"{where}: {n} is not public in {top}" for n in names if n not in public]
     assert not wrong, "\n".join(wrong)

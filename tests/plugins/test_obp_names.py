@@ -15,10 +15,10 @@ import pytest
 from cli_checks import USER_NAMES, evaluate_args, one_line_error, write_csv
 
 from offeval import evaluate, get_registry
-from offeval_obp import from_obp
 from offeval.cli.shell import main
 from offeval.errors import ConfigurationError
 from offeval.testing import kit_setup
+from offeval_obp import from_obp
 
 PINNED = json.loads((Path(__file__).parent / "ncis" / "obp_reference" / "pinned.json").read_text())
 #: obp's class -> the registered name an obp user types (``dm``, ``dr``, ``sndr``: offeval's too).

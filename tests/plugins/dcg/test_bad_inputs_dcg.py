@@ -10,9 +10,17 @@ from bad_input_logs import MAP, build, cases, fails, frame, late
 from cli_checks import one_line_error
 from obp_inputs import feedback
 
-from offeval import ColumnError, ColumnPolicy, ConfigurationError, OffevalError, RerankPolicy, evaluate, get_registry
-from offeval_obp import from_obp
+from offeval import (
+    ColumnError,
+    ColumnPolicy,
+    ConfigurationError,
+    OffevalError,
+    RerankPolicy,
+    evaluate,
+    get_registry,
+)
 from offeval_dcg import DCG, NDCG, PNDCG
+from offeval_obp import from_obp
 
 
 def test_without_pi_b_dcg_leaves_out_the_candidate_support_check():

@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-import offeval.stats.agreement as agreement_module
+import offeval_ir.agreement_statistics as agreement_module
 from offeval.errors import ConfigurationError
-from offeval.stats.agreement import agreement, pair_statistics
+from offeval_ir.agreement_statistics import agreement, pair_statistics
 
 
 def brute_inversions(a, b) -> tuple[int, int]:

@@ -10,8 +10,9 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from offeval.plugin import ConfigurationError, OffevalWarning, agreement
+from offeval.plugin import ConfigurationError, OffevalWarning
 from offeval_ir.agreement import measure_agreement
+from offeval_ir.agreement_statistics import agreement
 
 K = 5
 

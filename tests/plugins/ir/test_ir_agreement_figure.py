@@ -6,8 +6,8 @@ import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.text import Text
 
-from offeval.plugin import agreement
 from offeval_ir.agreement import FIGURE_WIDTH, MIN_FONT, agreement_figure
+from offeval_ir.agreement_statistics import agreement
 
 NAMES = ["EASE(l2=1)", "EASE(l2=10)", "EASE(l2=100)", "ItemKNN(k=5)", "ItemKNN(k=20)", "Random"]
 DCG = [0.30, 0.32, 0.33, 0.325, 0.29, 0.05]

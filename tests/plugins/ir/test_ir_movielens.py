@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from offeval.plugin import ColumnError, ConfigurationError, DownloadError
-from offeval_ir import movielens
+from offeval.plugin import ColumnError, ConfigurationError
+from offeval_ir import DownloadError, movielens
 
 INTER = (
     b"user_id:token\titem_id:token\trating:float\ttimestamp:float\n"
@@ -109,7 +109,7 @@ def test_the_books_tests_give_pip_a_minute_once_and_skip_with_the_reason(monkeyp
     import subprocess
     from pathlib import Path
 
-    from offeval.data import public
+    from offeval_ir import public
 
     spec = importlib.util.spec_from_file_location(
         "book_conftest", Path(__file__).parents[3] / "book" / "conftest.py"

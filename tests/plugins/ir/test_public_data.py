@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from offeval.data import public
-from offeval.data.public import DownloadError, data_home, package_file, read_member
 from offeval.errors import ConfigurationError, OffevalError
+from offeval_ir import public
+from offeval_ir.public import DownloadError, data_home, package_file, read_member
 
 MEMBER = "fakedata/examples/ratings.tsv"
 CONTENT = b"user\titem\n1\t2\n"

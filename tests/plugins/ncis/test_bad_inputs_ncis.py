@@ -9,9 +9,16 @@ import pytest
 from bad_input_logs import MAP, build, candidates, cases, fails, frame, long_frame
 from obp_inputs import dist, feedback, message
 
-from offeval import ColumnError, ColumnPolicy, ConfigurationError, OffevalError, evaluate, get_registry
-from offeval_obp import from_obp
+from offeval import (
+    ColumnError,
+    ColumnPolicy,
+    ConfigurationError,
+    OffevalError,
+    evaluate,
+    get_registry,
+)
 from offeval_ncis import CIS, IS, NCIS, BetaIPS, PiecewiseNCIS, PointwiseNCIS
+from offeval_obp import from_obp
 
 
 def test_without_pi_b_an_estimator_that_needs_candidate_propensities_says_so():

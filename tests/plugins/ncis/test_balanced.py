@@ -13,9 +13,9 @@ import pytest
 from oracles import delta_se, synthetic_log, unit_sums
 
 from offeval import ColumnPolicy, InteractionLog, PolicyView, evaluate, get_registry
-from offeval_obp import from_obp
 from offeval.testing import check_estimator
 from offeval_ncis import SNIPS, BalancedIPS
+from offeval_obp import from_obp
 
 PINNED = json.loads((Path(__file__).parent / "obp_reference" / "pinned.json").read_text())
 REFERENCE = PINNED["reference_obp"]

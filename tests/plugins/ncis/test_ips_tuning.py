@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from offeval import evaluate
-from offeval_obp import from_obp
 from offeval_ncis.tuning import IPSTuning, SubGaussianIPSTuning
+from offeval_obp import from_obp
 
 HERE = Path(__file__).parent
 INPUTS = json.loads((HERE / "obp_reference" / "pinned.json").read_text())

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from offeval import evaluate
-from offeval_obp import from_obp
 from offeval_ncis import IPS, SNIPS, ClippedIPS
+from offeval_obp import from_obp
 
 PINNED = json.loads((Path(__file__).parent / "obp_reference" / "pinned.json").read_text())
 REFERENCE = PINNED["reference_obp"]
@@ -60,8 +60,8 @@ def test_reward_model_estimators_equal_obps_on_its_synthetic_bandit():
     obp's estimators do not read the logger's probabilities of the actions it did not
     take; the candidate table needs some, so they are spread evenly (they only enter
     the support diagnostics)."""
-    from offeval_rewardmodels import DM, DR, DROS, SNDR, SwitchDR
     from offeval_obp import from_obp_rewards
+    from offeval_rewardmodels import DM, DR, DROS, SNDR, SwitchDR
 
     data = PINNED["synthetic"]
     feedback = {k: np.asarray(data[k]) for k in ("action", "reward", "pscore", "context")}

@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 
 from offeval import ColumnPolicy, InteractionLog, OffevalWarning, evaluate
-from offeval_obp import from_obp
 from offeval_ncis import IPS, SNIPS, estimate_propensities
+from offeval_obp import from_obp
 
 PINNED = json.loads((Path(__file__).parent / "obp_reference" / "pinned.json").read_text())
 REFERENCE = PINNED["reference_obp"]

@@ -14,9 +14,16 @@ from hypothesis import strategies as st
 from obp_inputs import message
 from oracles import delta_se, unit_sums
 
-from offeval import ColumnPolicy, ConfigurationError, InteractionLog, OffevalError, evaluate, get_registry
-from offeval_obp import from_obp
+from offeval import (
+    ColumnPolicy,
+    ConfigurationError,
+    InteractionLog,
+    OffevalError,
+    evaluate,
+    get_registry,
+)
 from offeval_ncis import IS, SubGaussianIPS
+from offeval_obp import from_obp
 
 PINNED = json.loads((Path(__file__).parent / "obp_reference" / "pinned.json").read_text())
 REFERENCE = PINNED["reference_obp"]

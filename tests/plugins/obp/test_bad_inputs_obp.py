@@ -18,7 +18,15 @@ import pytest
 from obp_inputs import ACTIONS, SLOTS, N, dist, feedback, message, one_line
 from reference_estimators import IS
 
-from offeval import ColumnError, ConfigurationError, InteractionLog, OffevalError, RowError, TablePolicy, evaluate
+from offeval import (
+    ColumnError,
+    ConfigurationError,
+    InteractionLog,
+    OffevalError,
+    RowError,
+    TablePolicy,
+    evaluate,
+)
 from offeval_obp import ActionDistPolicy, from_obp
 
 

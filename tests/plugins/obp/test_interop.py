@@ -8,9 +8,17 @@ import pandas as pd
 import pytest
 from reference_estimators import IS, SNIS
 
-from offeval import ColumnError, ColumnPolicy, ConfigurationError, InteractionLog, OffevalError, TablePolicy, evaluate, stream_parquet
-from offeval_obp import from_obp
-from offeval_obp import from_obp_rewards
+from offeval import (
+    ColumnError,
+    ColumnPolicy,
+    ConfigurationError,
+    InteractionLog,
+    OffevalError,
+    TablePolicy,
+    evaluate,
+    stream_parquet,
+)
+from offeval_obp import from_obp, from_obp_rewards
 
 
 def ranking_frame(seed: int = 0, n: int = 3000, items: int = 20, positions: int = 3):

@@ -12,10 +12,24 @@ import pandas as pd
 import pytest
 from obp_inputs import ACTIONS, SLOTS, N, dist, feedback, message, one_line
 
-from offeval import ColumnError, ColumnPolicy, ConfigurationError, InteractionLog, OffevalError, RowError, evaluate
-from offeval_obp import from_obp
-from offeval_rewardmodels import DM, DR, RewardPredictions, SwitchDR, fit_reward_model, item_position_means
-from offeval_obp import from_obp_rewards
+from offeval import (
+    ColumnError,
+    ColumnPolicy,
+    ConfigurationError,
+    InteractionLog,
+    OffevalError,
+    RowError,
+    evaluate,
+)
+from offeval_obp import from_obp, from_obp_rewards
+from offeval_rewardmodels import (
+    DM,
+    DR,
+    RewardPredictions,
+    SwitchDR,
+    fit_reward_model,
+    item_position_means,
+)
 
 
 def test_obd_feedback_without_pi_b_reaches_dm_and_dr():

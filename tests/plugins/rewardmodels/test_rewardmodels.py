@@ -10,12 +10,18 @@ import pytest
 from obp_inputs import one_line
 from oracles import delta_se, unit_sums
 
-from offeval import ColumnError, ColumnPolicy, ConfigurationError, InteractionLog, OffevalError, evaluate
-from offeval_obp import from_obp
+from offeval import (
+    ColumnError,
+    ColumnPolicy,
+    ConfigurationError,
+    InteractionLog,
+    OffevalError,
+    evaluate,
+)
 from offeval.testing import check_estimator
 from offeval_ncis import IS, NCIS
+from offeval_obp import from_obp, from_obp_rewards
 from offeval_rewardmodels import DM, DR, DROS, SNDR, SwitchDR, fit_reward_model, item_position_means
-from offeval_obp import from_obp_rewards
 from offeval_simulation import Environment
 
 # -- a hand-made bandit: six trajectories, one slot each, three candidate items ------------

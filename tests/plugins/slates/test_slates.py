@@ -26,9 +26,9 @@ from offeval import (
     SupportError,
     evaluate,
 )
-from offeval_rewardmodels import item_position_means
 from offeval.testing import kit_setup, parametrize_with_checks
 from offeval_ncis import IS
+from offeval_rewardmodels import item_position_means
 from offeval_simulation import Environment, RankingPolicy
 from offeval_slates import IIPS, RIPS, CascadeDR, PseudoInverse
 from offeval_slates.prefixes import target_log_extended, target_log_prefix
