@@ -8,7 +8,7 @@ import pytest
 from reference_estimators import ReferencePlugin
 
 import offeval.registry.manager as manager
-from offeval.plugin import Registry, hookimpl, hookspec
+from offeval import Registry, hookimpl, hookspec
 
 
 class Base:
@@ -154,3 +154,13 @@ def test_every_dependency_loaded_every_plugin_loads(installed, monkeypatch):
     assert {"base", "user", "chain", "reference"} <= set(registry.plugins)
     assert [f.plugin for f in registry.failures] == ["lost"]
     assert registry.names("scorer") == ["flat", "popular"]
+
+
+def test_an_installed_plugin_named_offeval_neither_blocks_nor_replaces_the_core(monkeypatch):
+    eps = [FakeEntryPoint("offeval", Base()), FakeEntryPoint("reference", ReferencePlugin())]
+    monkeypatch.setattr(manager, "entry_points", lambda group: eps)
+    monkeypatch.setenv(manager.ALLOW_ENV, "reference")
+    registry = Registry()
+    assert registry.plugins == ["offeval", "reference"] and "estimator" in registry.kinds
+    [failure] = registry.failures
+    assert failure.plugin == "offeval" and "taken by the built-in plugin" in failure.reason

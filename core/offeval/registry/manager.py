@@ -213,7 +213,7 @@ class Registry:
             for name in sorted(allowed.difference(names)):
                 why = f"{ALLOW_ENV} names it but no plugin is installed under that name {installed}"
                 self._fail(name, "allow-list", why)
-            for name in set(names) - allowed:
+            for name in set(names) - allowed - set(self.plugins):  # the core stays
                 self._pm.set_blocked(name)
         return sorted(found, key=lambda item: (not item[1], item[0].name))
 
