@@ -35,7 +35,10 @@ _WHERE = {
         "PolicyView",
         "Shared",
     ),
-    "offeval.engine.evaluation": ("Accumulator", "Evaluation", "evaluate"),
+    "offeval.engine.evaluation": ("Accumulator", "Evaluation", "evaluate", "probe"),
+    "offeval.engine.declaration": ("Declaration", "declaration_of"),
+    "offeval.engine.distributed": ("evaluate_dask",),
+    "offeval.engine.summary": ("EstimatorSummary", "load_summaries"),
     "offeval.registry.hookspecs": ("hookimpl", "hookspec"),
     "offeval.data.log": ("InteractionLog", "stream_parquet"),
     "offeval.data.files": ("read_table",),
@@ -54,6 +57,8 @@ _WHERE = {
 }
 
 __all__ = [
+    "EstimatorSummary",
+    "Declaration",
     "Accumulator",
     "BaseEstimator",
     "ColumnError",
@@ -83,6 +88,10 @@ __all__ = [
     "TablePolicy",
     "active_registry",
     "evaluate",
+    "probe",
+    "load_summaries",
+    "evaluate_dask",
+    "declaration_of",
     "get_registry",
     "hookimpl",
     "hookspec",
@@ -116,6 +125,8 @@ if TYPE_CHECKING:
         TablePolicy,
     )
     from offeval.data.trajectories import per_trajectory, trajectory_flags
+    from offeval.engine.declaration import Declaration, declaration_of
+    from offeval.engine.distributed import evaluate_dask
     from offeval.engine.environment import Environment
     from offeval.engine.estimator import (
         ESTIMANDS,
@@ -125,8 +136,9 @@ if TYPE_CHECKING:
         PolicyView,
         Shared,
     )
-    from offeval.engine.evaluation import Accumulator, Evaluation, evaluate
+    from offeval.engine.evaluation import Accumulator, Evaluation, evaluate, probe
     from offeval.engine.result import Estimate
+    from offeval.engine.summary import EstimatorSummary, load_summaries
     from offeval.errors import (
         ColumnError,
         ConfigurationError,

@@ -85,13 +85,13 @@ def lazy_names(
     ``my_plugin.estimators`` then, not when the plugin is loaded. ``where`` maps
     each module of the package to the names it defines; ``computed`` maps a
     name to a function building its value (a tuple of classes, say). Each value
-    is kept in the package once built. Modules outside ``package`` are refused
-    (a plugin's names are its own).
+    is kept in the package once built; a name that is a submodule (``ranking`` of
+    ``offeval.data``) is that module. Modules outside ``package``'s top-level package
+    are refused (a plugin's names are its own).
     """
     modules = {name: module for module, names in where.items() for name in names}
-    outside = sorted(
-        {m for m in modules.values() if m != package and not m.startswith(f"{package}.")}
-    )
+    top = package.split(".")[0]
+    outside = sorted({m for m in modules.values() if m != top and not m.startswith(f"{top}.")})
     if outside:
         raise RegistryError(f"lazy_names of {package}: {outside} are not modules of {package}")
     computed = dict(computed or {})
@@ -100,7 +100,11 @@ def lazy_names(
         if name in computed:
             value = computed[name]()
         elif name in modules:
-            value = getattr(import_module(modules[name]), name)
+            module = import_module(modules[name])
+            try:
+                value = getattr(module, name)
+            except AttributeError:  # a submodule not imported yet
+                value = import_module(f"{modules[name]}.{name}")
         else:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         setattr(sys.modules[package], name, value)

@@ -8,7 +8,8 @@ items under an examination model, and the support check) is public, for the plug
 that build on this one (``slates``, ``simulation``).
 """
 
-from offeval.plugin import hookimpl, lazy_names
+from offeval import hookimpl
+from offeval.plugin import lazy_names
 from offeval_dcg import hookspecs
 
 #: The plugins this one builds on: IR's agreement statistics between two measures.

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from offeval.plugin import ColumnError, ConfigurationError, InteractionLog, evaluate
+from offeval import ColumnError, ConfigurationError, InteractionLog, evaluate
 from offeval_ir.agreement_statistics import agreement
 
 #: The clipping grid of Jeunen et al. (2024)'s sensitivity study: m in {1, 2, 4, ..., 4096, inf}.

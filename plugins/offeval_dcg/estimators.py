@@ -18,19 +18,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from offeval.plugin import (
-    BaseEstimator,
-    ColumnError,
-    ConfigurationError,
-    Contribution,
-    Linearisation,
-    PolicyView,
-    Tally,
-    check_choice,
-    check_number,
-    check_whole,
-    ratio_of_means,
-)
+from offeval import BaseEstimator, ColumnError, ConfigurationError, Contribution, PolicyView
+from offeval.plugin import check_choice, check_number, check_whole
+from offeval.stats import Linearisation, Tally, ratio_of_means
 from offeval_dcg import exposure
 from offeval_dcg.examination import CutOff, examination_model
 

@@ -13,7 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from offeval.plugin import ConfigurationError, active_registry, check_number, check_whole
+from offeval import ConfigurationError, active_registry
+from offeval.plugin import check_number, check_whole
 
 
 def _ranks(ranks) -> np.ndarray:

@@ -28,15 +28,8 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from offeval.plugin import (
-    ColumnError,
-    ConfigurationError,
-    InteractionLog,
-    PolicyView,
-    SupportError,
-    check_choice,
-    describe_rows,
-)
+from offeval import ColumnError, ConfigurationError, InteractionLog, PolicyView, SupportError
+from offeval.plugin import check_choice, describe_rows
 
 RANK_PREFIX = "rank_probability_"
 SOURCES = ("auto", "exposure", "rank_probabilities", "rank")

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from offeval.plugin import ColumnError, ConfigurationError, InteractionLog
+from offeval import ColumnError, ConfigurationError, InteractionLog
 
 
 @dataclass(frozen=True)

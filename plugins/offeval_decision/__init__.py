@@ -6,7 +6,12 @@ questions, the selection of systems to test online, and the size of the
 online test that would detect the predicted lift.
 """
 
-from offeval.plugin import Deferred, hookimpl, lazy_names
+from offeval import hookimpl
+from offeval.plugin import Deferred, lazy_names
+
+#: The plugins this one builds on, by registry name: its studies and sweeps run the
+#: importance-sampling family's estimators (is, cis, ncis) in the simulator's world.
+REQUIRES = ("ncis", "simulation")
 
 
 @hookimpl

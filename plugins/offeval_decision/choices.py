@@ -19,17 +19,9 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from offeval.plugin import (
-    ConfigurationError,
-    EstimatorSummary,
-    InteractionLog,
-    OffevalError,
-    check_choice,
-    check_number,
-    check_whole,
-    did_you_mean,
-    tolerant_order,
-)
+from offeval import ConfigurationError, EstimatorSummary, InteractionLog, OffevalError
+from offeval.plugin import check_choice, check_number, check_whole, did_you_mean
+from offeval.stats import tolerant_order
 from offeval_decision.methods import METHODS
 from offeval_decision.ranks import RankDistribution
 

@@ -9,16 +9,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from offeval.plugin import (
-    TEXT_SUFFIXES,
-    OffevalError,
-    OutputFolder,
-    find_label,
-    load_summaries,
-    read_table,
-    separator,
-    write_csv,
-)
+from offeval import OffevalError, load_summaries, read_table
+from offeval.plugin import TEXT_SUFFIXES, OutputFolder, find_label, separator, write_csv
 from offeval_decision.choices import check_attributes, component_probabilities, select
 from offeval_decision.ranks import not_finite, rank_distribution
 

@@ -23,15 +23,9 @@ import pandas as pd
 from scipy.sparse.csgraph import connected_components
 from scipy.stats import norm
 
-from offeval.plugin import (
-    PSD_TOLERANCE,
-    SYMMETRY_TOLERANCE,
-    ConfigurationError,
-    EstimatorSummary,
-    Evaluation,
-    OffevalError,
-    check_whole,
-)
+from offeval import ConfigurationError, EstimatorSummary, Evaluation, OffevalError
+from offeval.plugin import check_whole
+from offeval.stats import PSD_TOLERANCE, SYMMETRY_TOLERANCE
 
 #: Draw-by-system cells held at once.
 BATCH_CELLS = 4_000_000

@@ -5,13 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from offeval.plugin import (
-    OffevalError,
-    ReportContext,
-    ReportSection,
-    first_maximum,
-    markdown_escape,
-)
+from offeval import OffevalError
+from offeval.plugin import ReportContext, ReportSection, markdown_escape
+from offeval.stats import first_maximum
 from offeval_decision.choices import select
 from offeval_decision.ranks import not_finite, rank_distribution
 from offeval_decision.sweeps import plot_sweep, sweep

@@ -20,13 +20,9 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from offeval.plugin import (
-    OffevalWarning,
-    active_registry,
-    evaluate,
-    first_maximum,
-    progress_bar,
-)
+from offeval import OffevalWarning, active_registry, evaluate
+from offeval.plugin import progress_bar
+from offeval.stats import first_maximum
 from offeval_decision.choices import select
 from offeval_decision.ranks import rank_distribution
 

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from offeval.plugin import ConfigurationError, active_registry, evaluate
+from offeval import ConfigurationError, active_registry, evaluate
 from offeval_decision.ranks import rank_distribution
 
 #: Gruson et al.'s two families: capped IS without and with normalisation.

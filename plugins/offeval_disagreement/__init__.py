@@ -9,7 +9,12 @@ displayed set (:func:`forward_backward`, :func:`rank_rows`,
 simulator (:func:`figure3`).
 """
 
-from offeval.plugin import hookimpl, lazy_names
+from offeval import hookimpl
+from offeval.plugin import lazy_names
+
+#: The plugins this one builds on, by registry name: its figure 3 runs in the simulator's
+#: world (environment ``default``).
+REQUIRES = ("simulation",)
 
 
 def _estimators() -> tuple:

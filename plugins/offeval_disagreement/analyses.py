@@ -16,13 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from offeval.plugin import (
-    ConfigurationError,
-    active_registry,
-    correlation,
-    evaluate,
-    trajectory_flags,
-)
+from offeval import ConfigurationError, active_registry, evaluate, trajectory_flags
+from offeval.stats import correlation
 from offeval_disagreement.estimators import CounterfactualDisagreement, PairwiseDisagreement
 
 REFERENCE = "pd(banners=shuffled)"

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from offeval.plugin import ColumnError, InteractionLog, trajectory_flags
+from offeval import ColumnError, InteractionLog, trajectory_flags
 
 SUBSETS = ("all", "shuffled", "non_shuffled")
 

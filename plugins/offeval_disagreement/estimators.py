@@ -26,19 +26,9 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from offeval.plugin import (
-    BaseEstimator,
-    ConfigurationError,
-    Contribution,
-    Linearisation,
-    OffevalWarning,
-    PolicyView,
-    Tally,
-    check_choice,
-    check_whole,
-    hash_ids,
-    ratio_of_means,
-)
+from offeval import BaseEstimator, ConfigurationError, Contribution, OffevalWarning, PolicyView
+from offeval.plugin import check_choice, check_whole, hash_ids
+from offeval.stats import Linearisation, Tally, ratio_of_means
 from offeval_disagreement import streams
 from offeval_disagreement.banners import SUBSETS, Group, clicked, groups, in_subset
 from offeval_disagreement.given_set import METHODS

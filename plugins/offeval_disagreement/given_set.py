@@ -42,7 +42,8 @@ from functools import lru_cache, reduce
 
 import numpy as np
 
-from offeval.plugin import ConfigurationError, check_choice, check_whole
+from offeval import ConfigurationError
+from offeval.plugin import check_choice, check_whole
 from offeval_disagreement import streams
 
 #: Largest banner the exact algorithms take (2^MAX_EXACT subsets per banner).

@@ -35,7 +35,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from offeval.plugin import ColumnError, InteractionLog, hash_ids, per_trajectory, trajectory_flags
+from offeval import ColumnError, InteractionLog, per_trajectory, trajectory_flags
+from offeval.plugin import hash_ids
 from offeval_disagreement.banners import Group, clicked, shuffled_units
 from offeval_disagreement.given_set import (
     MAX_EXACT,

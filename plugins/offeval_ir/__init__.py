@@ -1,6 +1,7 @@
 """Plugin ``ir``: top-n IR metrics with every convention explicit and switchable."""
 
-from offeval.plugin import Deferred, hookimpl, lazy_names
+from offeval import hookimpl
+from offeval.plugin import Deferred, lazy_names
 from offeval_ir import hookspecs
 
 

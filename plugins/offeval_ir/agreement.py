@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from offeval.plugin import ConfigurationError
+from offeval import ConfigurationError
 from offeval_ir.agreement_statistics import Agreement, agreement
 from offeval_ir.conventions import PRESETS, Conventions
 from offeval_ir.measures import parse_measures

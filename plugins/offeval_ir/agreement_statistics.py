@@ -56,15 +56,9 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
-from offeval.plugin import (
-    ConfigurationError,
-    OffevalWarning,
-    check_choice,
-    check_level,
-    check_whole,
-    describe_rows,
-    tolerant_sign,
-)
+from offeval import ConfigurationError, OffevalWarning
+from offeval.plugin import check_choice, check_level, check_whole, describe_rows
+from offeval.stats import tolerant_sign
 
 #: Resample x user (or resample x model pair) cells held in memory at once.
 BLOCK_CELLS = 4_000_000

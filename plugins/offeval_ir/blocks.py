@@ -16,7 +16,8 @@ from collections.abc import Iterator, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from offeval.plugin import OffevalError, check_whole
+from offeval import OffevalError
+from offeval.plugin import check_whole
 from offeval_ir.conventions import Conventions
 from offeval_ir.judgements import (
     Judgements,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from offeval.plugin import OffevalError
+from offeval import OffevalError
 
 #: Formats of run and qrels files (:func:`offeval_ir.files.read_run`, ``read_qrels``).
 FORMATS = ("trec", "csv", "tsv", "parquet", "json")

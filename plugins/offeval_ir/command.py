@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import argparse
 
-from offeval.plugin import CORRECTIONS, OffevalError, at_least, command_line
+from offeval import OffevalError
+from offeval.plugin import at_least, command_line
+from offeval.stats import CORRECTIONS
 from offeval_ir.choices import DEFAULT_MEASURES, FORMATS, MAX_DECIMALS, TESTS, named_runs
 
 

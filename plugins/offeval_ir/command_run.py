@@ -9,14 +9,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from offeval.plugin import (
-    OffevalError,
-    OutputFile,
-    active_registry,
-    markdown_table,
-    parse_pairs,
-    write_csv,
-)
+from offeval import OffevalError, active_registry
+from offeval.plugin import OutputFile, markdown_table, parse_pairs, write_csv
 from offeval_ir.choices import DEFAULT_MEASURES, named_runs
 from offeval_ir.conventions import Conventions
 from offeval_ir.files import read_qrels, read_run

@@ -6,7 +6,8 @@ import difflib
 import math
 from dataclasses import dataclass, fields, replace
 
-from offeval.plugin import ConfigurationError, check_choice, check_number
+from offeval import ConfigurationError
+from offeval.plugin import check_choice, check_number
 
 CHOICES = {
     "precision_denominator": ("k", "min_k_list"),

@@ -37,7 +37,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from offeval.plugin import ConfigurationError, OffevalError, evaluate_dask, hash_ids
+from offeval import ConfigurationError, OffevalError, evaluate_dask
+from offeval.plugin import hash_ids
 from offeval_ir.conventions import PRESETS, Conventions
 from offeval_ir.judgements import role_names
 from offeval_ir.metrics import EXCLUSION_REASONS, MetricResult

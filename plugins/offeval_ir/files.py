@@ -39,8 +39,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
+from offeval import OffevalError
 from offeval.plugin import (
-    OffevalError,
     check_choice,
     filled_records,
     header_separator,

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from offeval.plugin import Register, hookspec
+from offeval import hookspec
+from offeval.plugin import Register
 
 
 @hookspec

@@ -31,7 +31,8 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from offeval.plugin import ColumnError, ConfigurationError, OffevalError, check_choice, hint
+from offeval import ColumnError, ConfigurationError, OffevalError
+from offeval.plugin import check_choice, hint
 from offeval_ir.hints import switch
 
 if TYPE_CHECKING:

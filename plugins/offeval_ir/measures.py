@@ -72,7 +72,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from offeval.plugin import ConfigurationError, check_choice, check_number, hint
+from offeval import ConfigurationError
+from offeval.plugin import check_choice, check_number, hint
 from offeval_ir.trec_params import check_trec_metric
 
 #: Per offeval metric: whether it takes a cut-off, the parameters it accepts

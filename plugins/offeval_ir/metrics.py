@@ -13,7 +13,8 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from offeval.plugin import ConfigurationError, check_whole
+from offeval import ConfigurationError
+from offeval.plugin import check_whole
 from offeval_ir.conventions import Conventions
 from offeval_ir.hints import switch
 from offeval_ir.judgements import Judgements, in_tie_order

@@ -22,7 +22,8 @@ import os
 import numpy as np
 import pandas as pd
 
-from offeval.plugin import ColumnError, check_number, check_whole
+from offeval import ColumnError
+from offeval.plugin import check_number, check_whole
 from offeval_ir.public import package_file
 
 #: The recbole release whose wheel is read (pinned: the data never change under a cache).

@@ -32,7 +32,7 @@ from collections.abc import Iterable, Iterator, Mapping
 import numpy as np
 import pandas as pd
 
-from offeval.plugin import ColumnError, ConfigurationError
+from offeval import ColumnError, ConfigurationError
 from offeval_ir.conventions import Conventions
 from offeval_ir.metrics import MetricResult
 

@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from offeval.plugin import ColumnError, ConfigurationError, check_choice
+from offeval import ColumnError, ConfigurationError
+from offeval.plugin import check_choice
 from offeval_ir.conventions import PRESETS, Conventions
 from offeval_ir.judgements import (
     DENSE_CELLS,

@@ -14,7 +14,7 @@ from __future__ import annotations
 from ir_measures import measures as irm
 from ir_measures.providers.base import NOT_PROVIDED, Any, Choices
 
-from offeval.plugin import ConfigurationError
+from offeval import ConfigurationError
 
 
 class _AtLeastOne:

@@ -27,7 +27,8 @@ import tempfile
 import zipfile
 from pathlib import Path, PurePosixPath
 
-from offeval.plugin import ConfigurationError, OffevalError, OutputFile, check_choice
+from offeval import ConfigurationError, OffevalError
+from offeval.plugin import OutputFile, check_choice
 
 #: The environment variable naming the cache folder of public data.
 DATA_ENV = "OFFEVAL_DATA"

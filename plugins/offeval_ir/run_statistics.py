@@ -22,22 +22,20 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from offeval.plugin import (
+from offeval import (
     BaseEstimator,
     ConfigurationError,
     Contribution,
     Evaluation,
     InteractionLog,
-    Linearisation,
     OffevalError,
+    evaluate,
+)
+from offeval.plugin import check_choice, check_number, check_whole, describe_rows, hint
+from offeval.stats import (
+    Linearisation,
     PairwiseComparison,
     adjusted_p_values,
-    check_choice,
-    check_number,
-    check_whole,
-    describe_rows,
-    evaluate,
-    hint,
     interval,
     pairwise_grid,
     ratio_of_means,

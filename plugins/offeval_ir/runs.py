@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from offeval.plugin import ConfigurationError
+from offeval import ConfigurationError
 from offeval_ir.blocks import compute_frames
 from offeval_ir.conventions import PRESETS, Conventions
 from offeval_ir.distributed import evaluate_runs_dask

@@ -10,7 +10,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from offeval.plugin import OffevalError, check_whole, first_maximum, hint
+from offeval import OffevalError
+from offeval.plugin import check_whole, hint
+from offeval.stats import first_maximum
 from offeval_ir.choices import MAX_DECIMALS
 from offeval_ir.run_statistics import TEST_P
 

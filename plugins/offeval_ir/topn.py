@@ -36,13 +36,8 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from offeval.plugin import (
-    ColumnError,
-    ConfigurationError,
-    OffevalWarning,
-    check_choice,
-    check_whole,
-)
+from offeval import ColumnError, ConfigurationError, OffevalWarning
+from offeval.plugin import check_choice, check_whole
 from offeval_ir.conventions import PRESETS, Conventions
 from offeval_ir.judgements import role_names
 from offeval_ir.measures import Measure

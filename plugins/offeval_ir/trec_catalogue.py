@@ -10,7 +10,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from offeval.plugin import OffevalError, did_you_mean
+from offeval import OffevalError
+from offeval.plugin import did_you_mean
 
 # How a measure takes parameters (trec_eval's init procedures, meas_init.c).
 NONE = "none"  # no parameters

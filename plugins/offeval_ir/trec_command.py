@@ -52,7 +52,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from offeval.plugin import OffevalError, command_line
+from offeval import OffevalError
+from offeval.plugin import command_line
 from offeval_ir.trec_catalogue import SUPPORTED, marked_measures, whole_option
 
 #: The trec_eval release whose command line and output this reproduces.

@@ -20,11 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from offeval.plugin import (
-    ConfigurationError,
-    OffevalError,
-    OffevalWarning,
-)
+from offeval import ConfigurationError, OffevalError, OffevalWarning
 from offeval_ir.blocks import user_blocks
 from offeval_ir.conventions import PRESETS, Conventions
 from offeval_ir.files import detect_format, read_qrels, read_run

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 
-from offeval.plugin import ConfigurationError
+from offeval import ConfigurationError
 
 #: trec_eval's measures that need a cut-off k (their k is part of the definition).
 NEEDS_CUTOFF = ("relative_P", "unj")

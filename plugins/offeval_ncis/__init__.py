@@ -19,7 +19,8 @@ on it (``REQUIRES = ("ncis",)``): importance weights and capping
 :class:`GridTuned`, what an estimator tuning its parameter shares.
 """
 
-from offeval.plugin import Alias, hookimpl, lazy_names
+from offeval import hookimpl
+from offeval.plugin import Alias, lazy_names
 
 INF = float("inf")
 #: obp's names (and this plugin's earlier ones) for its estimators: name -> alias.

@@ -10,19 +10,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from offeval.plugin import (
+from offeval import (
     BaseEstimator,
     ColumnError,
     ConfigurationError,
     Contribution,
-    Linearisation,
     OffevalWarning,
     PolicyView,
     RowError,
-    Tally,
-    check_whole,
-    ratio_of_means,
 )
+from offeval.plugin import check_whole
+from offeval.stats import Linearisation, Tally, ratio_of_means
 from offeval_ncis.classifiers import (
     DENSE_CELLS,
     canonical_order,

@@ -15,15 +15,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from offeval.plugin import (
-    ColumnError,
-    ConfigurationError,
-    OffevalError,
-    RowError,
-    check_choice,
-    check_whole,
-    hint,
-)
+from offeval import ColumnError, ConfigurationError, OffevalError, RowError
+from offeval.plugin import check_choice, check_whole, hint
 
 #: Classifiers offered by name (the command line's ``classifier=NAME``).
 CLASSIFIERS = ("logistic",)

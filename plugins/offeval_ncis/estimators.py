@@ -13,18 +13,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from offeval.plugin import (
-    BaseEstimator,
-    ColumnError,
-    ConfigurationError,
-    Contribution,
-    Linearisation,
-    PolicyView,
-    Tally,
-    check_number,
-    check_whole,
-    ratio_of_means,
-)
+from offeval import BaseEstimator, ColumnError, ConfigurationError, Contribution, PolicyView
+from offeval.plugin import check_number, check_whole
+from offeval.stats import Linearisation, Tally, ratio_of_means
 from offeval_ncis.weights import (
     ROWS,
     capped_reward_column,

@@ -14,7 +14,9 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Any
 
-from offeval.plugin import Linearisation, Shared, check_flag
+from offeval import Shared
+from offeval.plugin import check_flag
+from offeval.stats import Linearisation
 from offeval_ncis import tuning_rules as tuning
 
 

@@ -9,7 +9,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from offeval.plugin import InteractionLog, OffevalError, RowError, check_whole
+from offeval import InteractionLog, OffevalError, RowError
+from offeval.plugin import check_whole
 from offeval_ncis.classifiers import (
     check_calibration,
     check_classifier,

@@ -9,16 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from offeval.plugin import (
-    BaseEstimator,
-    Contribution,
-    Linearisation,
-    PolicyView,
-    Shared,
-    Tally,
-    check_number,
-    ratio_of_means,
-)
+from offeval import BaseEstimator, Contribution, PolicyView, Shared
+from offeval.plugin import check_number
+from offeval.stats import Linearisation, Tally, ratio_of_means
 from offeval_ncis.weights import ROWS, weight_diagnostics, weight_tally
 
 

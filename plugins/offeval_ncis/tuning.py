@@ -6,7 +6,8 @@ every candidate's weighted reward is a shared column of the one pass, and the ch
 
 from __future__ import annotations
 
-from offeval.plugin import Contribution, Linearisation, PolicyView, Shared, ratio_of_means
+from offeval import Contribution, PolicyView, Shared
+from offeval.stats import Linearisation, ratio_of_means
 from offeval_ncis import tuning_rules as tuning
 from offeval_ncis.estimators import INF, _ISFamily
 from offeval_ncis.grid_tuned import GridTuned

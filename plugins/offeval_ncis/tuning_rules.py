@@ -39,16 +39,9 @@ from typing import Any
 
 import numpy as np
 
-from offeval.plugin import (
-    ConfigurationError,
-    Linearisation,
-    OffevalError,
-    check_choice,
-    check_number,
-    first_minimum,
-    tie_groups,
-    tied,
-)
+from offeval import ConfigurationError, OffevalError
+from offeval.plugin import check_choice, check_number
+from offeval.stats import Linearisation, first_minimum, tie_groups, tied
 
 #: The selection rules.
 TUNING_METHODS = ("slope", "mse")

@@ -14,7 +14,9 @@ import warnings
 
 import numpy as np
 
-from offeval.plugin import InteractionLog, OffevalWarning, PolicyView, Shared, Tally, check_number
+from offeval import InteractionLog, OffevalWarning, PolicyView, Shared
+from offeval.plugin import check_number
+from offeval.stats import Tally
 
 
 def check_cap(cap: float) -> float:

@@ -16,15 +16,11 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from offeval import ColumnError, ConfigurationError, InteractionLog, OffevalError, RowError
 from offeval.plugin import (
     MIN_PROPENSITY,
     PROBABILITY_TOLERANCE,
     TINY_PROPENSITY,
-    ColumnError,
-    ConfigurationError,
-    InteractionLog,
-    OffevalError,
-    RowError,
     check_flag,
     check_whole,
     describe_rows,

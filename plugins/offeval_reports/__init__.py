@@ -6,7 +6,12 @@ Markdown with a forest plot, significance grids and weight diagnostics).
 The core draws nothing: matplotlib is this plugin's.
 """
 
-from offeval.plugin import Deferred, hookimpl, lazy_names
+from offeval import hookimpl
+from offeval.plugin import Deferred, lazy_names
+
+#: The plugins this one builds on, by registry name: the demo's A/B test runs in the
+#: simulator's world (environment ``default``).
+REQUIRES = ("simulation",)
 
 
 @hookimpl

@@ -9,25 +9,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from offeval.plugin import (
-    UNITS_PER_WORKER,
+from offeval import (
     Evaluation,
     InteractionLog,
     OffevalError,
     Registry,
-    ReportContext,
-    ReportSection,
-    available_cores,
     declaration_of,
     evaluate,
-    first_maximum,
-    fork_available,
     get_registry,
-    interval,
-    kendall_tau,
     probe,
-    report_sections,
 )
+from offeval.plugin import ReportContext, ReportSection, report_sections, worthwhile_workers
+from offeval.stats import first_maximum, interval, kendall_tau
 
 #: Most worker processes the demo starts by default (its log is small).
 MAX_WORKERS = 4
@@ -169,8 +162,7 @@ def run_demo(
     if not included:
         raise OffevalError(f"no registered estimator runs on the demo log: {skipped}")
     if workers is None:  # as many as are worth a process, so none is capped with a warning
-        worth = max(1, log.n_units // UNITS_PER_WORKER)
-        workers = min(available_cores(), MAX_WORKERS, worth) if fork_available() else 1
+        workers = worthwhile_workers(log.n_units, MAX_WORKERS)
     evaluation = evaluate(log, policies, included, progress=progress, workers=workers)
     names = list(truth.index)
     # A best policy is the first in the simulator's order among those tied within RTOL.

@@ -21,11 +21,10 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from offeval import Evaluation, InteractionLog
 from offeval.plugin import (
     DPI,
-    Evaluation,
     EvaluationReport,
-    InteractionLog,
     ReportDocument,
     ReportSection,
     ess_units,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from offeval.plugin import Evaluation
+from offeval import Evaluation
 
 #: The unit of each estimand, as a table or an axis says it.
 UNITS = {

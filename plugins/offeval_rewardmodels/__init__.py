@@ -13,7 +13,8 @@ of the log and its candidate table (:mod:`offeval_rewardmodels.rewardmodel`:
 for the plugins that build on this one (``slates``' Cascade-DR, ``obp``).
 """
 
-from offeval.plugin import Alias, hookimpl, lazy_names
+from offeval import hookimpl
+from offeval.plugin import Alias, lazy_names
 
 #: The plugins this one builds on: the importance-sampling family's weights and tuning.
 REQUIRES = ("ncis",)

@@ -20,7 +20,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from offeval.plugin import PROBABILITY_TOLERANCE, PolicyView, RowError, Shared
+from offeval import PolicyView, RowError, Shared
+from offeval.plugin import PROBABILITY_TOLERANCE
 from offeval_rewardmodels import rewardmodel
 
 #: How far above 1 the target's probabilities over a slot's candidates may sum (rounding):

@@ -27,17 +27,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from offeval.plugin import (
-    BaseEstimator,
-    Contribution,
-    InteractionLog,
-    Linearisation,
-    PolicyView,
-    Shared,
-    Tally,
-    check_number,
-    ratio_of_means,
-)
+from offeval import BaseEstimator, Contribution, InteractionLog, PolicyView, Shared
+from offeval.plugin import check_number
+from offeval.stats import Linearisation, Tally, ratio_of_means
 from offeval_ncis import ROWS, capped_weight_column, weight_diagnostics, weight_tally
 from offeval_rewardmodels import rewardmodel
 from offeval_rewardmodels.columns import (

@@ -16,14 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from offeval.plugin import (
-    ColumnError,
-    ConfigurationError,
-    InteractionLog,
-    check_number,
-    check_whole,
-    hint,
-)
+from offeval import ColumnError, ConfigurationError, InteractionLog
+from offeval.plugin import check_number, check_whole, hint
 from offeval_rewardmodels import rewardmodel
 from offeval_rewardmodels.fitting import _sklearn, fit_reward_model
 

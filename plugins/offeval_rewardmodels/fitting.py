@@ -16,14 +16,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from offeval.plugin import (
-    ColumnError,
-    ConfigurationError,
-    InteractionLog,
-    OffevalError,
-    RowError,
-    check_whole,
-)
+from offeval import ColumnError, ConfigurationError, InteractionLog, OffevalError, RowError
+from offeval.plugin import check_whole
 from offeval_rewardmodels import rewardmodel
 
 #: Features: column names (of the rows and of the candidate rows) or a function of a table.

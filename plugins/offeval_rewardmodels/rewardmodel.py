@@ -25,17 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from offeval.plugin import (
-    ROLES,
-    ColumnError,
-    ConfigurationError,
-    InteractionLog,
-    OffevalError,
-    check_number,
-    check_whole,
-    hint,
-    regular_slots,
-)
+from offeval import ColumnError, ConfigurationError, InteractionLog, OffevalError
+from offeval.plugin import ROLES, check_number, check_whole, hint, regular_slots
 
 #: Default name of the reward-model column (log and candidate table).
 DEFAULT_COLUMN = "reward_model"

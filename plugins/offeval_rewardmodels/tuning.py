@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from offeval.plugin import Contribution, Linearisation, PolicyView, Shared
+from offeval import Contribution, PolicyView, Shared
+from offeval.stats import Linearisation
 from offeval_ncis import ROWS, GridTuned, weight_tally
 from offeval_ncis import tuning_rules as tuning
 from offeval_rewardmodels import rewardmodel

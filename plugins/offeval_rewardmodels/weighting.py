@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from offeval.plugin import PolicyView, Shared
+from offeval import PolicyView, Shared
 from offeval_rewardmodels import rewardmodel
 from offeval_rewardmodels.columns import weighted_residuals
 

@@ -1,6 +1,7 @@
 """Plugin ``simulation``: seeded environments with exact ground truth."""
 
-from offeval.plugin import hookimpl, lazy_names
+from offeval import hookimpl
+from offeval.plugin import lazy_names
 
 #: The simulated users examine positions through the dcg plugin's examination models.
 REQUIRES = ("dcg",)

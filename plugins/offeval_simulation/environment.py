@@ -17,15 +17,8 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit, logsumexp
 
-from offeval.plugin import (
-    ESTIMANDS,
-    ConfigurationError,
-    InteractionLog,
-    OffevalError,
-    active_registry,
-    check_choice,
-    check_whole,
-)
+from offeval import ESTIMANDS, ConfigurationError, InteractionLog, OffevalError, active_registry
+from offeval.plugin import check_choice, check_whole
 from offeval_simulation.rankers import (
     CONTEXT_BLOCK,
     RankingPolicy,

@@ -17,7 +17,8 @@ from itertools import permutations
 import numpy as np
 import pandas as pd
 
-from offeval.plugin import ColumnError, ConfigurationError, check_number, ranking
+from offeval import ColumnError, ConfigurationError
+from offeval.plugin import check_number, ranking
 
 MAX_PREFIXES = 50_000
 #: Contexts processed at once when enumerating prefixes (bounds memory).

@@ -7,7 +7,8 @@ Plackett-Luce, deterministic and two-stage rankers, with a support check
 (:mod:`offeval_slates.support`). See :mod:`offeval_slates.estimators`.
 """
 
-from offeval.plugin import hookimpl, lazy_names
+from offeval import hookimpl
+from offeval.plugin import lazy_names
 
 #: The plugins this one builds on: the ranking family's rankings and exposures, the
 #: model-based family's reward-model columns (Cascade-DR), and the simulator, in which rips,

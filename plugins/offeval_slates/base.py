@@ -4,17 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from offeval.plugin import (
-    BaseEstimator,
-    ConfigurationError,
-    Contribution,
-    Linearisation,
-    PolicyView,
-    Tally,
-    check_choice,
-    check_flag,
-    ratio_of_means,
-)
+from offeval import BaseEstimator, ConfigurationError, Contribution, PolicyView
+from offeval.plugin import check_choice, check_flag
+from offeval.stats import Linearisation, Tally, ratio_of_means
 from offeval_dcg import exposure
 from offeval_slates.combine import by_position
 from offeval_slates.layout import layout

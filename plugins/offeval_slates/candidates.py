@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from offeval.plugin import InteractionLog
+from offeval import InteractionLog
 
 
 def first_shown(log: InteractionLog) -> np.ndarray:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from offeval.plugin import Contribution, Linearisation, PolicyView, Tally
+from offeval import Contribution, PolicyView
+from offeval.stats import Linearisation, Tally
 from offeval_rewardmodels import rewardmodel
 from offeval_slates.base import SlateEstimator, both, check_column_name, weight_tally
 from offeval_slates.candidates import candidate_rows

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from offeval.plugin import Linearisation
+from offeval.stats import Linearisation
 
 
 def by_position(

@@ -34,7 +34,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from offeval.plugin import Contribution, Linearisation, PolicyView, Tally, ratio_of_means
+from offeval import Contribution, PolicyView
+from offeval.stats import Linearisation, Tally, ratio_of_means
 from offeval_slates.base import (
     BettingIntervals,
     SlateEstimator,

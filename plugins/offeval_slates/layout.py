@@ -14,7 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from offeval.plugin import ColumnError, InteractionLog, ranking
+from offeval import ColumnError, InteractionLog
+from offeval.plugin import ranking
 
 
 @dataclass(frozen=True)

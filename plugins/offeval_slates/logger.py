@@ -13,14 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from offeval.plugin import (
-    ColumnError,
-    InteractionLog,
-    hint,
-    per_trajectory,
-    ranking,
-    trajectory_flags,
-)
+from offeval import ColumnError, InteractionLog, per_trajectory, trajectory_flags
+from offeval.plugin import hint, ranking
 from offeval_slates.layout import Layout, layout
 
 #: What the logging prefix probabilities are read from by default.

@@ -21,7 +21,8 @@ from itertools import permutations
 import numpy as np
 from scipy import sparse
 
-from offeval.plugin import ColumnError, ConfigurationError, InteractionLog, per_trajectory, ranking
+from offeval import ColumnError, ConfigurationError, InteractionLog, per_trajectory
+from offeval.plugin import ranking
 from offeval_slates.layout import candidate_index, context_index, layout
 
 #: Largest number of ordered prefixes enumerated per context.

@@ -28,7 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from offeval.plugin import PolicyView, Tally
+from offeval import PolicyView
+from offeval.stats import Tally
 from offeval_dcg import exposure
 
 

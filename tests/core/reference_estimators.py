@@ -8,15 +8,8 @@ registers both, for tests of the registry and the command line.
 
 from __future__ import annotations
 
-from offeval.plugin import (
-    BaseEstimator,
-    Contribution,
-    Linearisation,
-    PolicyView,
-    Tally,
-    hookimpl,
-    ratio_of_means,
-)
+from offeval import BaseEstimator, Contribution, PolicyView, hookimpl
+from offeval.stats import Linearisation, Tally, ratio_of_means
 
 
 class IS(BaseEstimator):

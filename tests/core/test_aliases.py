@@ -9,19 +9,11 @@ import numpy as np
 import pytest
 from oracles import synthetic_log
 
-from offeval import RegistryError, evaluate
+from offeval import BaseEstimator, Contribution, PolicyView, RegistryError, evaluate, hookimpl
 from offeval.engine.declaration import declaration_of
-from offeval.plugin import (
-    Alias,
-    BaseEstimator,
-    Contribution,
-    Linearisation,
-    PolicyView,
-    check_number,
-    hookimpl,
-    ratio_of_means,
-)
+from offeval.plugin import Alias, check_number
 from offeval.registry.manager import Registry
+from offeval.stats import Linearisation, ratio_of_means
 
 INF = float("inf")
 

@@ -14,6 +14,7 @@ import tomllib
 
 import offeval
 import offeval.plugin
+import offeval.stats
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Plugins' code (their tests, which may use the conformance kit offeval.testing, left out).
@@ -44,12 +45,16 @@ def test_the_import_linter_contracts_hold():
     assert "4 kept, 0 broken" in run.stdout
 
 
-def test_plugins_import_nothing_from_offeval_but_its_two_apis():
-    """``from offeval import ...`` (the user's API) and ``from offeval.plugin import ...``, and
-    nothing else of offeval, in every plugin and the example plugin; each name they take is
-    one of those APIs'."""
+def test_plugins_import_nothing_from_offeval_but_its_three_apis():
+    """``from offeval import ...`` (the user's API), ``from offeval.stats import ...`` (the
+    statistics) and ``from offeval.plugin import ...``, and nothing else of offeval, in every
+    plugin and the example plugin; each name they take is one of those APIs'."""
     assert PLUGIN_CODE, "no plugin code found"
-    declared = {"offeval": set(offeval.__all__), "offeval.plugin": set(offeval.plugin.__all__)}
+    declared = {
+        "offeval": set(offeval.__all__),
+        "offeval.plugin": set(offeval.plugin.__all__),
+        "offeval.stats": set(offeval.stats.__all__),
+    }
     wrong = []
     for path in PLUGIN_CODE:
         for line, module, names in _imports(path):

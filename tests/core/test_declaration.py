@@ -186,7 +186,7 @@ def test_the_base_class_defaults_are_the_declarations():
     they must be the declaration's own, so an estimator reads the same either way."""
     import dataclasses
 
-    from offeval.plugin import BaseEstimator, Declaration
+    from offeval import BaseEstimator, Declaration
 
     defaults = {f.name: f for f in dataclasses.fields(Declaration)}
     for name in ("estimand", "guarantee", "requires", "higher_is_better", "expected_failed_checks"):

@@ -18,17 +18,10 @@ import offeval.cli.evaluate_run as evaluate_run
 import offeval.data.candidates as candidates_module
 import offeval.data.log as log_module
 import offeval.registry.manager as manager
+from offeval import BaseEstimator, ColumnError, Contribution, PolicyView, hookimpl
 from offeval.cli.shell import main
 from offeval.data.log import stream_parquet
-from offeval.plugin import (
-    BaseEstimator,
-    ColumnError,
-    Contribution,
-    Linearisation,
-    PolicyView,
-    hookimpl,
-    ratio_of_means,
-)
+from offeval.stats import Linearisation, ratio_of_means
 
 N = 1_500
 #: The logging policy, target policy and click rates of :func:`oracles.synthetic_log`

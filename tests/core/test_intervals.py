@@ -11,12 +11,11 @@ import pandas as pd
 import pytest
 from reference_estimators import IS, SNIS
 
-from offeval import ColumnPolicy, InteractionLog, OffevalError, evaluate
+from offeval import ColumnPolicy, Contribution, InteractionLog, OffevalError, evaluate
 from offeval.engine.accumulator import Accumulator
 from offeval.engine.declaration import declaration_of
 from offeval.engine.summary import EstimatorSummary
 from offeval.errors import ConfigurationError, OffevalWarning, command_line
-from offeval.plugin import Contribution
 from offeval.stats.betting import MAX_BET, betting_interval
 
 

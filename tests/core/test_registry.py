@@ -100,7 +100,7 @@ def test_a_plugin_is_added_used_and_removed():
 def test_a_hook_no_plugin_specifies_is_a_failure_unless_marked_optional():
     """As pluggy's check_pending: ``hookimpl(optionalhook=True)`` implements a hook of a
     plugin that may not be installed; any other implementation of it is a misspelling."""
-    from offeval.plugin import hookimpl
+    from offeval import hookimpl
 
     class Optional:
         @hookimpl(optionalhook=True)

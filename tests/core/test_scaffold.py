@@ -124,14 +124,14 @@ def test_the_entry_point_names_the_package(written):
     assert project["tool"]["hatch"]["build"]["targets"]["wheel"]["packages"] == ["offeval_my_ips"]
 
 
-def test_the_plugin_imports_the_declared_api_only(written):
+def test_the_plugin_imports_the_three_apis_only(written):
     package = (written / "offeval_my_ips" / "__init__.py").read_text()
     test = (written / "tests" / "test_my_ips.py").read_text()
     chapter = nbformat.read(written / "docs" / "my_ips.ipynb", as_version=4)
     code = "\n".join(c.source for c in chapter.cells if c.cell_type == "code")
-    assert offeval_imports(package) == {"offeval.plugin"}
-    assert offeval_imports(test) == {"offeval.plugin", "offeval.testing"}
-    assert offeval_imports(code) == {"offeval.plugin"}
+    assert offeval_imports(package) == {"offeval", "offeval.plugin", "offeval.stats"}
+    assert offeval_imports(test) == {"offeval", "offeval.testing"}
+    assert offeval_imports(code) == {"offeval"}
 
 
 def test_the_chapter_stub_is_a_notebook_to_execute(written):

@@ -22,9 +22,10 @@ from startup_checks import beyond_packages, imported_after
 
 import offeval.plugin
 import offeval.registry.manager as manager
+from offeval import hookimpl
 from offeval.cli.shell import CORE_COMMANDS, build_parser, command_named, main
 from offeval.errors import RegistryError
-from offeval.plugin import Deferred, hookimpl, lazy_names
+from offeval.plugin import Deferred, lazy_names
 from offeval.registry.manager import Component, Registry
 from offeval.stats.inference import interval, p_value
 
@@ -212,12 +213,18 @@ class FakeEntryPoint:
 # -- names imported on first use --------------------------------------------------------------
 
 
-def test_the_plugin_api_imports_under_type_checking_are_its_all():
-    assert sorted(offeval.plugin._modules()) == sorted(offeval.plugin.__all__)
+def _plugin_api_modules() -> dict[str, str]:
+    return {name: where for where, names in offeval.plugin._WHERE.items() for name in names}
+
+
+def test_the_plugin_api_is_declared_once():
+    """Its one list of names and modules is ``__all__``: each name once, none elsewhere."""
+    names = [name for names in offeval.plugin._WHERE.values() for name in names]
+    assert sorted(names) == sorted(set(names)) == offeval.plugin.__all__
 
 
 def test_each_plugin_api_name_is_the_object_of_its_module():
-    for name, module in offeval.plugin._modules().items():
+    for name, module in _plugin_api_modules().items():
         source = import_module(module)
         expected = getattr(source, name, None) or import_module(f"{module}.{name}")
         assert getattr(offeval.plugin, name) is expected, name

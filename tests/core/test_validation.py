@@ -271,7 +271,7 @@ SITES = {
         OffevalError,
         "batch_rows must be a whole number >= 1, got True",
     ),
-    # offeval_obp/interop.py _count: f"{_key(key)} must be a whole number >= 1, got {plain(value)!r}"
+    # offeval_obp/interop.py _count: f"{_key(key)} must be a whole number >= 1, got {value!r}"
     "from_obp n_rounds": (
         lambda: validation.check_whole(
             2.0, "bandit_feedback['n_rounds']", low=1, error=OffevalError

@@ -76,10 +76,13 @@ class _Shell(Parser):
     """The ``offeval`` parser: an unknown command may be a plugin's that the allow-list left out."""
 
     def error(self, message: str) -> NoReturn:
-        """Raise the usage error, naming ``OFFEVAL_PLUGINS`` after an unknown command when set."""
+        """Raise the usage error; after an unknown command, name ``OFFEVAL_PLUGINS`` when set and
+        each plugin left out because a plugin it builds on is not loaded (which, and how)."""
         note = allow_list_note()
         if note and "invalid choice" in message:
             message += f"; {note}"
+            unmet = [f for f in get_registry().failures if f.stage == "requires"]
+            message += "".join(f"; plugin {f.plugin} {f.reason}" for f in unmet)
         super().error(message)
 
 

@@ -112,6 +112,15 @@ def fork_available() -> bool:
     )
 
 
+def worthwhile_workers(n_units: int, most: int) -> int:
+    """As many workers as are worth a process for a log of ``n_units`` trajectories, at most
+    ``most`` (one per :data:`UNITS_PER_WORKER`, within the usable cores; 1 without fork), so
+    that :func:`usable_workers` never caps them with a warning."""
+    if not fork_available():
+        return 1
+    return max(1, min(available_cores(), most, n_units // UNITS_PER_WORKER))
+
+
 def usable_workers(requested: int, n_units: int) -> int:
     """``requested`` capped at the usable cores and at one per :data:`UNITS_PER_WORKER`
     trajectories (at least one), with an OffevalWarning when it is capped."""

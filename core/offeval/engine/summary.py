@@ -21,6 +21,7 @@ import numpy as np
 
 from offeval.engine.declaration import INTERVALS
 from offeval.errors import OffevalError
+from offeval.stats.inference import PSD_TOLERANCE, SYMMETRY_TOLERANCE
 from offeval.validation import check_number, check_whole
 
 #: Format version of the saved file.
@@ -101,11 +102,6 @@ class EstimatorSummary:
 
 
 _SPECIAL = {"inf": float("inf"), "-inf": float("-inf"), "nan": float("nan")}
-#: A covariance is symmetric when its entries differ from their transposes by at most this
-#: share of its largest entry (the rounding of a covariance computed in double precision).
-SYMMETRY_TOLERANCE = 1e-8
-#: ... and positive semi-definite when no eigenvalue is below minus this share of the largest.
-PSD_TOLERANCE = 1e-9
 
 
 def _plain(value) -> bool:

@@ -1,6 +1,8 @@
 """The statistics engine: mergeable moments, linearised estimates, tests.
 
-The names below are imported from their modules on first use, so that importing one
+A public namespace: users and plugins import the statistics from here (``from
+offeval.stats import pairwise_grid, Tally``), never from its modules. The names below
+are imported from their modules on first use, so that importing one
 light module of the package (:mod:`offeval.stats.corrections`) loads no numerical
 library.
 """
@@ -21,11 +23,37 @@ _WHERE = {
         "pairwise_grid",
         "unpaired_difference",
     ),
-    "offeval.stats.inference": ("Linearisation", "interval", "ratio_of_means"),
+    "offeval.stats.corrections": ("CORRECTIONS",),
+    "offeval.stats.inference": (
+        "PSD_TOLERANCE",
+        "SYMMETRY_TOLERANCE",
+        "Linearisation",
+        "interval",
+        "ratio_of_means",
+    ),
     "offeval.stats.moments": ("Moments", "Tally"),
+    "offeval.stats.ties": (
+        "RTOL",
+        "first_maximum",
+        "first_minimum",
+        "tie_groups",
+        "tied",
+        "tolerant_order",
+        "tolerant_sign",
+    ),
 }
 
 __all__ = [
+    "CORRECTIONS",
+    "PSD_TOLERANCE",
+    "RTOL",
+    "SYMMETRY_TOLERANCE",
+    "first_maximum",
+    "first_minimum",
+    "tie_groups",
+    "tied",
+    "tolerant_order",
+    "tolerant_sign",
     "Linearisation",
     "Moments",
     "PairwiseComparison",
@@ -52,5 +80,21 @@ if TYPE_CHECKING:
         pairwise_grid,
         unpaired_difference,
     )
-    from offeval.stats.inference import Linearisation, interval, ratio_of_means
+    from offeval.stats.corrections import CORRECTIONS
+    from offeval.stats.inference import (
+        PSD_TOLERANCE,
+        SYMMETRY_TOLERANCE,
+        Linearisation,
+        interval,
+        ratio_of_means,
+    )
     from offeval.stats.moments import Moments, Tally
+    from offeval.stats.ties import (
+        RTOL,
+        first_maximum,
+        first_minimum,
+        tie_groups,
+        tied,
+        tolerant_order,
+        tolerant_sign,
+    )

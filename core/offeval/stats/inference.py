@@ -17,6 +17,12 @@ import numpy as np
 from offeval.errors import OffevalError
 from offeval.validation import check_choice, check_level
 
+#: A covariance is symmetric when its entries differ from their transposes by at most this
+#: share of its largest entry (the rounding of a covariance computed in double precision).
+SYMMETRY_TOLERANCE = 1e-8
+#: ... and positive semi-definite when no eigenvalue is below minus this share of the largest.
+PSD_TOLERANCE = 1e-9
+
 #: The alternatives :func:`p_value` tests against.
 ALTERNATIVES = ("two-sided", "greater", "less")
 

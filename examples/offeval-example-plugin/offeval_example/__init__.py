@@ -7,16 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from offeval.plugin import (
-    BaseEstimator,
-    Contribution,
-    Linearisation,
-    PolicyView,
-    Tally,
-    check_number,
-    hookimpl,
-    ratio_of_means,
-)
+from offeval import BaseEstimator, Contribution, PolicyView, hookimpl
+from offeval.plugin import check_number
+from offeval.stats import Linearisation, Tally, ratio_of_means
 
 
 class Example(BaseEstimator):

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from offeval.plugin import ConfigurationError, InteractionLog, evaluate, get_registry
+from offeval import ConfigurationError, InteractionLog, evaluate, get_registry
 from offeval.testing import parametrize_with_checks
 from offeval_example import Example
 

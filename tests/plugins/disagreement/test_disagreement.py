@@ -323,7 +323,7 @@ def test_figure3_on_the_simulator_cd_tracks_shuffled_pd_and_pd_does_not():
 
 def test_figure3_without_the_simulator_names_the_plugin_to_load():
     """The world is the simulation plugin's environment, asked of the registry, not imported."""
-    from offeval.plugin import Registry
+    from offeval import Registry
     from offeval_disagreement.analyses import world
 
     with Registry(entry_points=False).activated():

@@ -54,11 +54,11 @@ def test_imports_the_declared_api_only():
         if isinstance(node, ast.Import)
         for alias in node.names
     }
-    assert modules == {"offeval.plugin"}
+    assert modules == {"offeval", "offeval.plugin", "offeval.stats"}
     assert not {name for name in plain if name.split(".")[0] == "offeval"}
 
 
 def test_not_there_without_installing():
-    from offeval.plugin import get_registry
+    from offeval import get_registry
 
     assert "example" not in get_registry().names("estimator")

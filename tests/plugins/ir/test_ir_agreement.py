@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from offeval.plugin import ConfigurationError, OffevalWarning
+from offeval import ConfigurationError, OffevalWarning
 from offeval_ir.agreement import measure_agreement
 from offeval_ir.agreement_statistics import agreement
 

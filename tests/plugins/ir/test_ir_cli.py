@@ -200,7 +200,7 @@ def test_compare_refuses_alpha_outside_0_1_and_decimals_past_15(trec_files, caps
 
 @pytest.mark.parametrize("alpha", [2, 0, 1, -0.5, float("nan"), "0.05"])
 def test_run_evaluation_compare_and_grid_refuse_alpha_outside_0_1(trec_files, alpha):
-    from offeval.plugin import ConfigurationError
+    from offeval import ConfigurationError
     from offeval_ir import evaluate_runs
 
     _, run, qrels = trec_files

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from offeval.plugin import ColumnError, ConfigurationError
+from offeval import ColumnError, ConfigurationError
 from offeval_ir import DownloadError, movielens
 
 INTER = (

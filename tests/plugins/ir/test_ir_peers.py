@@ -472,7 +472,7 @@ def test_compare_systems_takes_values_computed_elsewhere():
     ],
 )
 def test_peer_input_mistakes_are_named(call, message):
-    from offeval.plugin import OffevalError
+    from offeval import OffevalError
     from offeval_ir import compute_measures, evaluate_runs
 
     functions = {"evaluate_runs": evaluate_runs, "compute_measures": compute_measures}
@@ -486,7 +486,7 @@ def test_peer_input_mistakes_are_named(call, message):
 def test_a_ranx_qrels_given_as_the_run_is_named():
     import ranx
 
-    from offeval.plugin import ConfigurationError
+    from offeval import ConfigurationError
     from offeval_ir import compute_measures
 
     run, qrels = _peer_data()
@@ -501,7 +501,7 @@ def test_a_ranx_qrels_given_as_the_run_is_named():
 def test_an_unsupported_ir_measures_object_says_why():
     import ir_measures
 
-    from offeval.plugin import ConfigurationError
+    from offeval import ConfigurationError
     from offeval_ir import compute_measures
 
     run, qrels = _peer_data()

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 import offeval_ir.provider as provider
-from offeval.plugin import ConfigurationError
+from offeval import ConfigurationError
 
 HERE = Path(__file__).parent / "trec_eval_test"
 M = ir_measures

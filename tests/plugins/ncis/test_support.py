@@ -5,8 +5,7 @@ import pandas as pd
 import pytest
 from oracles import candidate_log
 
-from offeval import InteractionLog, TablePolicy
-from offeval.plugin import PolicyView
+from offeval import InteractionLog, PolicyView, TablePolicy
 from offeval_ncis import support
 
 

@@ -13,18 +13,12 @@ import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 import offeval.registry.manager as registry_module
+from offeval import BaseEstimator, Contribution, PolicyView, hookimpl
 from offeval.cli.document import ReportDocument
 from offeval.cli.shell import main
-from offeval.plugin import (
-    BaseEstimator,
-    Contribution,
-    Linearisation,
-    PolicyView,
-    hookimpl,
-    ratio_of_means,
-)
 from offeval.registry.manager import Registry, get_registry
 from offeval.registry.sections import ReportSection
+from offeval.stats import Linearisation, ratio_of_means
 from offeval_reports.demo import demo_estimators, left_out, usable_estimators
 from offeval_reports.evaluation_report import not_run
 from offeval_reports.tables import skipped_by_reason
@@ -389,7 +383,7 @@ def test_the_demos_estimates_per_policy_have_a_row_per_estimator():
 
 
 def test_every_weight_diagnostic_of_a_built_in_estimator_has_a_header():
-    from offeval.plugin import declaration_of
+    from offeval import declaration_of
     from offeval_reports.tables import headers
 
     registry = get_registry()
