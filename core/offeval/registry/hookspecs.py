@@ -40,6 +40,8 @@ COMMAND_METHODS = ("help", "add_arguments", "run")
 REPORT_METHODS = ("help", "write")
 #: What a reward-model fitter must have (see :func:`register_reward_models`).
 REWARD_MODEL_METHODS = ("fit",)
+#: What a policy built by name must have (see :func:`register_policies`).
+POLICY_METHODS = ("probabilities",)
 
 
 @hookspec
@@ -117,6 +119,17 @@ def register_reward_models(register: Register) -> None:
     by a model that saw its trajectory. It may list the log columns it reads
     as ``columns`` (checked in the file's header before the log is read), and
     should say what it needs that is not installed when built, in one line.
+    """
+
+
+@hookspec
+def register_policies(register: Register) -> None:
+    """Register kinds of target policy built by name: what ``offeval evaluate --rerank
+    NAME=COLUMN`` builds (``rerank``, the ranking family's).
+
+    ``register(name, cls)``: ``cls(column, name=...)`` is a policy (it has
+    ``probabilities(rows)``; a ranking policy also ``marginals``, ``ranks``,
+    ``exposure`` and ``scores``) reading the log's ``column``.
     """
 
 

@@ -134,12 +134,14 @@ class _Core:
     @hookspecs.hookimpl
     def register_component_kinds(self, register: hookspecs.Register) -> None:
         """Estimators, environments (the demo and the kit), command-line sub-commands, reports,
-        reward-model fitters (``evaluate --fit-reward-model``)."""
+        reward-model fitters (``evaluate --fit-reward-model``), policies built by name
+        (``evaluate --rerank``)."""
         register("estimator", "register_estimators", hookspecs.ESTIMATOR_METHODS)
         register("environment", "register_environments", hookspecs.ENVIRONMENT_METHODS)
         register("command", "register_commands", hookspecs.COMMAND_METHODS)
         register("report", "register_reports", hookspecs.REPORT_METHODS)
         register("reward_model", "register_reward_models", hookspecs.REWARD_MODEL_METHODS)
+        register("policy", "register_policies", hookspecs.POLICY_METHODS)
 
 
 _ACTIVE: ContextVar[Registry | None] = ContextVar("active_registry", default=None)
