@@ -34,7 +34,7 @@ build on it (``REQUIRES``). The names here, by job:
   all), :func:`write_csv`, :func:`markdown_table`, :func:`markdown_escape`; report
   sections (:class:`ReportSection`, :class:`ReportContext`, gathered by
   :func:`report_sections`), what a report writer is given (:class:`EvaluationReport`)
-  and documents (:class:`ReportDocument`, figures at :data:`DPI`).
+  and the Markdown document it builds on (:class:`MarkdownDocument`).
 
 Each name is imported on first use, so ``from offeval.plugin import Register`` costs
 pluggy alone and ``offeval --help`` imports no numerical library.
@@ -46,7 +46,6 @@ from offeval.lazy import lazy_names
 
 #: Each module of the core and the names of the API it defines: the one list of them.
 _WHERE = {
-    "offeval.cli.document": ("DPI", "ReportDocument"),
     "offeval.cli.options": ("at_least", "force_option", "progress_of"),
     "offeval.data": ("ranking",),
     "offeval.data.files": (
@@ -72,6 +71,7 @@ _WHERE = {
     "offeval.registry.hookspecs": ("Register",),
     "offeval.registry.sections": (
         "EvaluationReport",
+        "MarkdownDocument",
         "ReportContext",
         "ReportSection",
         "report_sections",

@@ -10,9 +10,10 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from offeval.plugin import DPI, ReportDocument, ess_units, markdown_escape, write_csv
+from offeval.plugin import ess_units, markdown_escape, write_csv
 from offeval.stats import first_maximum
 from offeval_reports.demo import DemoResult
+from offeval_reports.document import DPI, ReportDocument
 from offeval_reports.evaluation_report import better_label, legend, lower_is_better, not_run
 from offeval_reports.figures import MIN_FONT, PAGE_WIDTH, figure_text
 from offeval_reports.tables import OWN_SCALE, UNITS, headers, unit_of

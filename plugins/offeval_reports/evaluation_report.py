@@ -23,14 +23,13 @@ from matplotlib.figure import Figure
 
 from offeval import Evaluation, InteractionLog
 from offeval.plugin import (
-    DPI,
     EvaluationReport,
-    ReportDocument,
     ReportSection,
     ess_units,
     markdown_escape,
     pairs_table,
 )
+from offeval_reports.document import DPI, ReportDocument
 from offeval_reports.figures import MIN_FONT, PAGE_WIDTH, figure_text
 from offeval_reports.tables import OWN_SCALE, headers, skipped_by_reason, unit_of, units
 

@@ -157,17 +157,15 @@ def test_offeval_plugins_lists_the_cores_commands_among_the_plugins(capsys, monk
 def test_section_files_are_safe_names_and_never_overwrite_each_other(tmp_path):
     from matplotlib.figure import Figure
 
-    from offeval.cli.document import ReportDocument
-    from offeval.registry.sections import ReportSection
+    from offeval.registry.sections import MarkdownDocument, ReportSection
 
     def section(title):
         frame = pd.DataFrame({"x": [1.0]}, index=pd.Index(["a"], name="policy"))
         return ReportSection(title, "text", {"t/1": frame}, {"a/b #?%": Figure()})
 
-    doc = ReportDocument("report")
+    doc = MarkdownDocument("report")
     doc.sections([section("Same title"), section("Same title")], tmp_path)
-    page = doc.html()
-    images = re.findall(r'<img src="([^"]+)"', page)
+    images = re.findall(r"!\[[^]]*\]\(([^)]+)\)", doc.markdown())
     assert images == ["same_title_a_b.png", "same_title_a_b_2.png"]
     tables = sorted(p.name for p in tmp_path.glob("*.csv"))
     assert tables == ["same_title_t_1.csv", "same_title_t_1_2.csv"]

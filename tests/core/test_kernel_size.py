@@ -14,14 +14,13 @@ import offeval.plugin
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Lines of core/**/*.py and names of offeval.plugin: they may only go down.
-MAX_CORE_LINES = 11_700
-MAX_PLUGIN_API_NAMES = 47
+MAX_CORE_LINES = 11_500
+MAX_PLUGIN_API_NAMES = 46
 #: Names one plugin uses, each kept for third parties or not yet moved to its family.
 ONE_USER = {
     # for any third-party plugin writing files, reports or commands
-    "DPI": "figures of a report",
     "EvaluationReport": "what a report writer is given",
-    "ReportDocument": "a report's document",
+    "MarkdownDocument": "a document of text, figures and tables as Markdown, to build on",
     "report_sections": "the sections plugins give a report",
     "OutputFile": "a file written whole or not at all",
     "markdown_table": "a table as Markdown",

@@ -71,7 +71,7 @@ def test_a_failure_in_a_report_leaves_no_half_written_report(user_log, tmp_path,
         (out / "report.md").write_text("# cut")
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("offeval.cli.document.ReportDocument.write", disk_full)
+    monkeypatch.setattr("offeval_reports.document.ReportDocument.write", disk_full)
     assert main(evaluate_args(user_log, "--estimator", "is", "--report", str(report))) == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["log.csv"]
 

@@ -14,7 +14,6 @@ from pathlib import Path
 import pandas as pd
 
 from offeval.cli import evaluate_inputs as inputs
-from offeval.cli.document import ReportDocument
 from offeval.cli.evaluate_request import EvaluateRequest
 from offeval.data.candidates import in_users_words, read_candidates
 from offeval.data.files import columns_of
@@ -27,7 +26,12 @@ from offeval.engine.frames import ess_units, pairs_table, skipped_table
 from offeval.engine.summary import save_summaries
 from offeval.errors import OffevalError, OffevalWarning, RowError, SplitUnitError
 from offeval.registry.manager import Registry, allow_list_note, get_registry
-from offeval.registry.sections import EvaluationReport, ReportContext, report_sections
+from offeval.registry.sections import (
+    EvaluationReport,
+    MarkdownDocument,
+    ReportContext,
+    report_sections,
+)
 
 #: Why a streamed evaluation's report has no histogram of importance weights.
 STREAMED_WEIGHTS = (
@@ -377,7 +381,7 @@ def _write_tables(
     if outcome.skipped:
         write_csv(skipped_table(outcome.skipped), out / "skipped_estimators.csv")
     save_summaries(out / "summaries.json", outcome.summaries)
-    doc = ReportDocument("offeval evaluate: the plugins' sections")
+    doc = MarkdownDocument("offeval evaluate: the plugins' sections")
     doc.sections(outcome.sections, out)
     (out / "sections.md").write_text(doc.markdown())
     return files

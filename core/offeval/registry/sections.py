@@ -1,17 +1,22 @@
 """Report sections that plugins contribute to the demo's and evaluate's reports.
 
-The core writes reports but decides nothing about their analyses: it asks
-every plugin (hook ``register_report_sections``) for sections computed from a
-:class:`ReportContext`, and writes what they give.
+The core decides nothing about their analyses: it asks every plugin (hook
+``register_report_sections``) for sections computed from a :class:`ReportContext`,
+and writes what they give as Markdown (:class:`MarkdownDocument`: ``evaluate --out``'s
+``sections.md``, and the Markdown of a report writer's document).
 """
 
 from __future__ import annotations
 
+import re
+import sys
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, ClassVar
 
 import pandas as pd
 
+from offeval.data.tables import markdown_escape, markdown_table, write_csv
 from offeval.engine.summary import EstimatorSummary
 
 
@@ -88,3 +93,125 @@ class EvaluationReport:
     argv: list[str] | None = None
     weights_note: str | None = None
     skipped: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class MarkdownDocument:
+    """An ordered list of parts written as Markdown: ``(kind, title, payload)``, kind text,
+    figure or table.
+
+    A text part's payload is Markdown, a figure's ``(path, caption)`` (a PNG next to the
+    document), a table's ``(frame, caption, docstrings)``: ``docstrings`` names the columns
+    a subclass writes its own way (:meth:`table_markdown`; here none). ``evaluate --out``
+    writes the plugins' sections with it (``sections.md``); a report writer's document
+    builds on it (the reports plugin adds HTML).
+    """
+
+    heading: str
+    parts: list[tuple[str, str, object]] = field(default_factory=list)
+    _files: set[str] = field(default_factory=set, repr=False)
+    #: Resolution of the sections' figures (8 inch wide figures are 800 px: page width).
+    dpi: ClassVar[int] = 100
+    #: An RST inline literal, ````x````, not preceded by a backslash (an escaped backtick).
+    RST_LITERAL: ClassVar[re.Pattern] = re.compile(
+        r"(?<![\\`])``(?!`)(.+?)(?<!`)``(?!`)", re.DOTALL
+    )
+
+    def text(self, body: str, title: str = "") -> None:
+        """Markdown paragraphs (separated by blank lines) under an optional heading.
+
+        ``body`` is Markdown: user text in it goes through
+        :func:`offeval.data.tables.markdown_escape`; its RST literals (````x````, from a
+        docstring) become Markdown's `x`. Titles, captions and table cells are plain
+        text, escaped when the document is written.
+        """
+        literals = self.RST_LITERAL.sub(lambda m: f"`{m.group(1)}`", str(body))
+        self.parts.append(("text", title, literals))
+
+    def figure(self, path: Path, title: str = "", caption: str = "") -> None:
+        """A PNG already written next to the document, with an optional caption below it."""
+        self.parts.append(("figure", title, (Path(path), caption)))
+
+    def table(self, frame: pd.DataFrame, title: str = "", caption: str = "") -> None:
+        """A table, shown without its index, with an optional caption above it."""
+        self.parts.append(("table", title, (frame, caption, ())))
+
+    def sections(self, sections: list[ReportSection], out: Path) -> None:
+        """The plugins' sections: their text, figures (PNG) and tables (also as CSV) in ``out``."""
+        pyplot = sys.modules.get("matplotlib.pyplot")  # a section's figure may be pyplot's
+        for section in sections:
+            self.text(section.text, section.title)
+            for name, figure in section.figures.items():
+                path = out / self._file_name(section.title, name, ".png")
+                figure.savefig(path, dpi=self.dpi)
+                if pyplot is not None:
+                    pyplot.close(figure)
+                self.figure(path, caption=name.replace("_", " "))
+            for name, frame in section.tables.items():
+                path = write_csv(frame, out / self._file_name(section.title, name, ".csv"), True)
+                caption = f"{name.replace('_', ' ')} ({path.name})"
+                shown = frame.reset_index()
+                if _reads_better_transposed(frame):
+                    shown = _transposed(frame)
+                    down, across = shown.columns[0], frame.index.name or "row of the file"
+                    caption += f"; shown transposed: a row per {down}, a column per {across}"
+                self.table(shown, caption=caption)
+
+    def _file_name(self, title: str, name: str, suffix: str) -> str:
+        """``{title}_{name}{suffix}`` in letters, digits and _, unique within the document."""
+        stem = "_".join(_slug(part) for part in (title, name))
+        candidate, k = stem + suffix, 1
+        while candidate in self._files:
+            k += 1
+            candidate = f"{stem}_{k}{suffix}"
+        self._files.add(candidate)
+        return candidate
+
+    def markdown(self) -> str:
+        """The document as Markdown, figures as relative image links."""
+        lines = [f"# {markdown_escape(self.heading)}", ""]
+        for kind, title, payload in self.parts:
+            if title:
+                lines += [f"## {markdown_escape(title)}", ""]
+            if kind == "text":
+                lines += [str(payload).strip(), ""]
+            elif kind == "figure":
+                path, caption = payload
+                alt = markdown_escape(caption or title or path.stem)
+                lines += [f"![{alt}]({path.name})", ""]
+            else:
+                frame, caption, docstrings = payload
+                if caption:
+                    lines += [markdown_escape(caption), ""]
+                lines += [self.table_markdown(frame, docstrings), ""]
+        return "\n".join(lines)
+
+    def table_markdown(self, frame: pd.DataFrame, docstrings: tuple[str, ...]) -> str:
+        """A table part as a Markdown table (:func:`~offeval.data.tables.markdown_table`)."""
+        return markdown_table(frame)
+
+
+def _reads_better_transposed(frame: pd.DataFrame) -> bool:
+    """Whether a section's table is shown transposed: more columns than rows, all numbers.
+
+    A table of each policy's probability per estimator (policies down, estimators
+    across) grows sideways with the estimators, past the page; transposed it grows
+    down. Only numbers are transposed: a column then holds one kind of value.
+    """
+    numeric = all(pd.api.types.is_numeric_dtype(t) for t in frame.dtypes)
+    return numeric and len(frame.columns) > len(frame) > 0
+
+
+def _transposed(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` transposed, its column names in a first column (named after what the
+    columns' axis is, else "column"), its row labels as headers."""
+    wide = frame.T.astype(float)
+    wide.columns = [str(c) for c in frame.index]
+    first = frame.columns.name or "column"
+    return wide.rename_axis(first).reset_index()
+
+
+def _slug(text: str) -> str:
+    """Lower-case letters, digits and single underscores: safe in a file name and a URL."""
+    kept = "".join(c if c.isascii() and c.isalnum() else " " for c in text.lower())
+    return "_".join(kept.split()) or "part"

@@ -17,12 +17,12 @@ import pandas as pd
 import pytest
 from matplotlib.figure import Figure
 
-from offeval.cli.document import DPI, ReportDocument
 from offeval.cli.shell import main
 from offeval.data.tables import markdown_table
 from offeval.engine.evaluation import evaluate
 from offeval.registry.manager import get_registry
 from offeval.registry.sections import ReportSection
+from offeval_reports.document import DPI, ReportDocument
 
 #: Width of a report's page in pixels: a wider PNG is shrunk to it.
 PAGE_PX = 800

@@ -14,12 +14,12 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 import offeval.registry.manager as registry_module
 from offeval import BaseEstimator, Contribution, PolicyView, hookimpl
-from offeval.cli.document import ReportDocument
 from offeval.cli.shell import main
 from offeval.registry.manager import Registry, get_registry
 from offeval.registry.sections import ReportSection
 from offeval.stats import Linearisation, ratio_of_means
 from offeval_reports.demo import demo_estimators, left_out, usable_estimators
+from offeval_reports.document import ReportDocument
 from offeval_reports.evaluation_report import not_run
 from offeval_reports.tables import skipped_by_reason
 

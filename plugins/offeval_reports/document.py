@@ -3,7 +3,10 @@
 Both the demo's report and ``offeval evaluate --report`` are built from the
 same parts: paragraphs, figures (PNG files next to the report, referenced by
 relative paths, so nothing loads from the network), tables, the plugins'
-report sections, and the command and versions that made the report.
+report sections, and the command and versions that made the report. The
+Markdown, and the layout of the plugins' sections, are the core's
+:class:`~offeval.plugin.MarkdownDocument` (``evaluate --out`` writes
+``sections.md`` with it); this module adds the HTML page.
 """
 
 from __future__ import annotations
@@ -14,7 +17,6 @@ import re
 import shlex
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
@@ -22,8 +24,7 @@ from typing import Any
 
 import pandas as pd
 
-from offeval.data.tables import markdown_escape, markdown_table, write_csv
-from offeval.registry.sections import ReportSection
+from offeval.plugin import MarkdownDocument, markdown_escape, markdown_table
 
 #: Packages whose versions a report states.
 PACKAGES = ("offeval", "numpy", "pandas", "scipy", "statsmodels", "matplotlib")
@@ -65,26 +66,10 @@ _STYLE = (
 )
 
 
-@dataclass
-class ReportDocument:
-    """An ordered list of parts: ``(kind, title, payload)`` with kind text, figure or table."""
+class ReportDocument(MarkdownDocument):
+    """The report's parts (:class:`~offeval.plugin.MarkdownDocument`), written as HTML too."""
 
-    heading: str
-    parts: list[tuple[str, str, object]] = field(default_factory=list)
-    _files: set[str] = field(default_factory=set, repr=False)
-
-    def text(self, body: str, title: str = "") -> None:
-        """Markdown paragraphs (separated by blank lines) under an optional heading.
-
-        ``body`` is Markdown: user text in it goes through
-        :func:`offeval.data.tables.markdown_escape`. Titles, captions and table
-        cells are plain text, escaped when the document is written.
-        """
-        self.parts.append(("text", title, body))
-
-    def figure(self, path: Path, title: str = "", caption: str = "") -> None:
-        """A PNG already written next to the report, with an optional caption below it."""
-        self.parts.append(("figure", title, (Path(path), caption)))
+    dpi = DPI
 
     def table(
         self,
@@ -107,36 +92,10 @@ class ReportDocument:
         renamed = [dict(headers or {}).get(c, c) for c in docstrings]
         self.parts.append(("table", title, (shown, caption, tuple(renamed))))
 
-    def sections(self, sections: list[ReportSection], out: Path) -> None:
-        """The plugins' sections: their text, figures (PNG) and tables (also as CSV) in ``out``."""
-        pyplot = sys.modules.get("matplotlib.pyplot")  # a section's figure may be pyplot's
-        for section in sections:
-            self.text(section.text, section.title)
-            for name, figure in section.figures.items():
-                path = out / self._file_name(section.title, name, ".png")
-                figure.savefig(path, dpi=DPI)
-                if pyplot is not None:
-                    pyplot.close(figure)
-                self.figure(path, caption=name.replace("_", " "))
-            for name, frame in section.tables.items():
-                path = write_csv(frame, out / self._file_name(section.title, name, ".csv"), True)
-                caption = f"{name.replace('_', ' ')} ({path.name})"
-                shown = frame.reset_index()
-                if _reads_better_transposed(frame):
-                    shown = _transposed(frame)
-                    down, across = shown.columns[0], frame.index.name or "row of the file"
-                    caption += f"; shown transposed: a row per {down}, a column per {across}"
-                self.table(shown, caption=caption)
-
-    def _file_name(self, title: str, name: str, suffix: str) -> str:
-        """``{title}_{name}{suffix}`` in letters, digits and _, unique within the document."""
-        stem = "_".join(_slug(part) for part in (title, name))
-        candidate, k = stem + suffix, 1
-        while candidate in self._files:
-            k += 1
-            candidate = f"{stem}_{k}{suffix}"
-        self._files.add(candidate)
-        return candidate
+    def table_markdown(self, frame: pd.DataFrame, docstrings: tuple[str, ...]) -> str:
+        """:func:`~offeval.plugin.markdown_table`, the RST literals of the cells of the
+        columns in ``docstrings`` written as code spans (every other cell as written)."""
+        return markdown_table(frame, cells={c: _markdown_literals for c in docstrings})
 
     def provenance(self, argv: list[str]) -> None:
         """The command that made the report, when, and the versions it ran with."""
@@ -157,7 +116,7 @@ class ReportDocument:
             if title:
                 body.append(f"<h2>{html.escape(title)}</h2>")
             if kind == "text":
-                paragraphs = rst_literals(str(payload)).split("\n\n")
+                paragraphs = str(payload).split("\n\n")
                 body += [f"<p>{_markdown_inline(p)}</p>" for p in paragraphs if p.strip()]
             elif kind == "figure":
                 path, caption = payload
@@ -175,51 +134,6 @@ class ReportDocument:
             f"<title>{html.escape(self.heading)}</title><style>{_STYLE}</style></head><body>"
             f"<h1>{html.escape(self.heading)}</h1>\n" + "\n".join(body) + "\n</body></html>\n"
         )
-
-    def markdown(self) -> str:
-        """The document as Markdown, figures as relative image links."""
-        lines = [f"# {markdown_escape(self.heading)}", ""]
-        for kind, title, payload in self.parts:
-            if title:
-                lines += [f"## {markdown_escape(title)}", ""]
-            if kind == "text":
-                lines += [rst_literals(str(payload)).strip(), ""]
-            elif kind == "figure":
-                path, caption = payload
-                alt = markdown_escape(caption or title or path.stem)
-                lines += [f"![{alt}]({path.name})", ""]
-            else:
-                frame, caption, docstrings = payload
-                if caption:
-                    lines += [markdown_escape(caption), ""]
-                lines += [_markdown_table(frame, docstrings), ""]
-        return "\n".join(lines)
-
-
-def _reads_better_transposed(frame: pd.DataFrame) -> bool:
-    """Whether a section's table is shown transposed: more columns than rows, all numbers.
-
-    A table of each policy's probability per estimator (policies down, estimators
-    across) grows sideways with the estimators, past the page; transposed it grows
-    down. Only numbers are transposed: a column then holds one kind of value.
-    """
-    numeric = all(pd.api.types.is_numeric_dtype(t) for t in frame.dtypes)
-    return numeric and len(frame.columns) > len(frame) > 0
-
-
-def _transposed(frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` transposed, its column names in a first column (named after what the
-    columns' axis is, else "column"), its row labels as headers."""
-    wide = frame.T.astype(float)
-    wide.columns = [str(c) for c in frame.index]
-    first = frame.columns.name or "column"
-    return wide.rename_axis(first).reset_index()
-
-
-def _slug(text: str) -> str:
-    """Lower-case letters, digits and single underscores: safe in a file name and a URL."""
-    kept = "".join(c if c.isascii() and c.isalnum() else " " for c in text.lower())
-    return "_".join(kept.split()) or "part"
 
 
 def html_table(frame: pd.DataFrame, docstrings: Sequence[str] = ()) -> str:
@@ -262,29 +176,16 @@ def html_table(frame: pd.DataFrame, docstrings: Sequence[str] = ()) -> str:
 
 #: A word of a header too long for a narrow column, and where it may break: after these.
 _LONG_WORD, _BREAKS = re.compile(r"\S{16,}"), re.compile(r"([(=,])")
-#: An RST inline literal, ````x````, not preceded by a backslash (an escaped backtick).
-_RST_LITERAL = re.compile(r"(?<![\\`])``(?!`)(.+?)(?<!`)``(?!`)", re.DOTALL)
-
-
-def rst_literals(text: str) -> str:
-    """Markdown ``text`` whose RST literals (````x````, from a docstring) are Markdown's `x`."""
-    return _RST_LITERAL.sub(lambda m: f"`{m.group(1)}`", text)
 
 
 def _literal_pieces(text: str) -> list[tuple[str, bool]]:
     """Docstring ``text`` cut at its RST literals: (piece, whether it is a literal)."""
     pieces, at = [], 0
-    for match in _RST_LITERAL.finditer(text):
+    for match in MarkdownDocument.RST_LITERAL.finditer(text):
         pieces += [(text[at : match.start()], False), (match.group(1), True)]
         at = match.end()
     pieces.append((text[at:], False))
     return [(p, code) for p, code in pieces if p]
-
-
-def _markdown_table(frame: pd.DataFrame, docstrings: Sequence[str] = ()) -> str:
-    """:func:`offeval.data.tables.markdown_table`, the RST literals of the cells of the
-    columns in ``docstrings`` written as code spans (every other cell as written)."""
-    return markdown_table(frame, cells={c: _markdown_literals for c in docstrings})
 
 
 def _markdown_literals(value: Any) -> str:
