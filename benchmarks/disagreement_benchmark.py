@@ -60,7 +60,8 @@ def banner_log(banners: int, n: int, seed: int = 0):
 
 
 def run_cd(banners: int, n: int) -> dict:
-    from offeval import RerankPolicy, evaluate
+    from offeval import evaluate
+    from offeval_dcg import RerankPolicy
     from offeval_disagreement import CounterfactualDisagreement
 
     start = time.perf_counter()

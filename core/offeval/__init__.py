@@ -37,6 +37,7 @@ _WHERE = {
     ),
     "offeval.engine.evaluation": ("Accumulator", "Evaluation", "evaluate", "probe"),
     "offeval.engine.declaration": ("Declaration", "declaration_of"),
+    "offeval.engine.intervals": ("IntervalCase", "IntervalMethod"),
     "offeval.engine.distributed": ("evaluate_dask",),
     "offeval.engine.summary": ("EstimatorSummary", "load_summaries"),
     "offeval.registry.hookspecs": ("hookimpl", "hookspec"),
@@ -47,7 +48,6 @@ _WHERE = {
         "ExposurePolicy",
         "LoggingPolicy",
         "Policy",
-        "RerankPolicy",
         "ScoringPolicy",
         "TablePolicy",
     ),
@@ -70,6 +70,8 @@ __all__ = [
     "Estimate",
     "Estimator",
     "Evaluation",
+    "IntervalCase",
+    "IntervalMethod",
     "ExposurePolicy",
     "InteractionLog",
     "LoggingPolicy",
@@ -79,7 +81,6 @@ __all__ = [
     "PolicyView",
     "Registry",
     "RegistryError",
-    "RerankPolicy",
     "RowError",
     "ScoringPolicy",
     "Shared",
@@ -120,7 +121,6 @@ if TYPE_CHECKING:
         ExposurePolicy,
         LoggingPolicy,
         Policy,
-        RerankPolicy,
         ScoringPolicy,
         TablePolicy,
     )
@@ -137,6 +137,7 @@ if TYPE_CHECKING:
         Shared,
     )
     from offeval.engine.evaluation import Accumulator, Evaluation, evaluate, probe
+    from offeval.engine.intervals import IntervalCase, IntervalMethod
     from offeval.engine.result import Estimate
     from offeval.engine.summary import EstimatorSummary, load_summaries
     from offeval.errors import (

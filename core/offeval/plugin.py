@@ -17,12 +17,12 @@ build on it (``REQUIRES``). The names here, by job:
 - **Logs**: :data:`ROLES` (the log's role columns), :data:`PROBABILITY_TOLERANCE`,
   :data:`MIN_PROPENSITY` and its message :data:`TINY_PROPENSITY`, :func:`hash_ids`
   (stable ids of any kind), :func:`regular_slots` (the candidates per slot when every
-  slot has as many), :mod:`ranking` (rank marginals of deterministic, Plackett-Luce
-  and two-stage rankers).
+  slot has as many).
 - **Tables of an evaluation**: :func:`pairs_table`, :func:`ess_units`; workers:
   :func:`worthwhile_workers`.
 - **Errors and arguments in the user's words**: :func:`hint`, :func:`command_line`,
-  :func:`plain`, :func:`describe_rows` (the user's row labels), :func:`did_you_mean`;
+  :func:`plain`, :func:`decimal_comma_hint`, :func:`describe_rows` (the user's row
+  labels), :func:`did_you_mean`;
   the scalar checks :func:`check_whole`, :func:`check_number`, :func:`check_choice`,
   :func:`check_flag`, :func:`check_level`; a command's :func:`at_least`,
   :func:`force_option`, :func:`progress_of`, :func:`progress_bar`; the spec grammar
@@ -47,7 +47,6 @@ from offeval.lazy import lazy_names
 #: Each module of the core and the names of the API it defines: the one list of them.
 _WHERE = {
     "offeval.cli.options": ("at_least", "force_option", "progress_of"),
-    "offeval.data": ("ranking",),
     "offeval.data.files": (
         "TEXT_SUFFIXES",
         "filled_records",
@@ -64,7 +63,14 @@ _WHERE = {
     "offeval.data.units": ("hash_ids",),
     "offeval.engine.frames": ("ess_units", "pairs_table"),
     "offeval.engine.parallel": ("worthwhile_workers",),
-    "offeval.errors": ("command_line", "describe_rows", "did_you_mean", "hint", "plain"),
+    "offeval.errors": (
+        "command_line",
+        "decimal_comma_hint",
+        "describe_rows",
+        "did_you_mean",
+        "hint",
+        "plain",
+    ),
     "offeval.lazy": ("Deferred", "lazy_names"),
     "offeval.progress": ("progress_bar",),
     "offeval.registry.aliases": ("Alias",),

@@ -2,10 +2,13 @@
 
 Registers the examination models (logarithmic, exponential, reciprocal,
 table, cutoff, and ``pbm``, a position-based model with learnt values) and
-the estimators ``dcg``, ``ndcg`` and ``pndcg``. The ranking family's building block
+the estimators ``dcg``, ``ndcg`` and ``pndcg``, and the ranking policy
+:class:`RerankPolicy` (``rerank``: ``offeval evaluate --rerank``). The ranking
+family's building blocks are public, for the plugins that build on this one
+(``slates``, ``simulation``): :mod:`offeval_dcg.ranking` (rank marginals of
+deterministic, Plackett-Luce and two-stage rankers, and Plackett-Luce prefixes) and
 :mod:`offeval_dcg.exposure` (the target's and the logger's exposures of the logged
-items under an examination model, and the support check) is public, for the plugins
-that build on this one (``slates``, ``simulation``).
+items under an examination model, and the support check).
 """
 
 from offeval import hookimpl
@@ -40,6 +43,14 @@ def register_examination_models(register):
 
 
 @hookimpl
+def register_policies(register):
+    """Register ``rerank``: the ranking policy ``offeval evaluate --rerank NAME=COLUMN`` builds."""
+    from offeval_dcg.rerank import RerankPolicy
+
+    register("rerank", RerankPolicy)
+
+
+@hookimpl
 def register_estimators(register):
     """Register DCG, nDCG and post-normalised nDCG."""
     from offeval_dcg.estimators import DCG, NDCG, PNDCG
@@ -66,8 +77,10 @@ __all__ = [
     "PNDCG",
     "MODELS",
     "PositionBasedModel",
+    "RerankPolicy",
     "examination_model",
     "exposure",
+    "ranking",
     "fit_em",
     "fit_shuffled",
 ]
@@ -79,5 +92,6 @@ __getattr__ = lazy_names(
         "offeval_dcg.estimators": ("DCG", "NDCG", "PNDCG"),
         "offeval_dcg.examination": ("MODELS", "examination_model"),
         "offeval_dcg.learnt": ("PositionBasedModel", "fit_em", "fit_shuffled"),
+        "offeval_dcg.rerank": ("RerankPolicy",),
     },
 )

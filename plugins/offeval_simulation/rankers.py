@@ -18,7 +18,8 @@ import numpy as np
 import pandas as pd
 
 from offeval import ColumnError, ConfigurationError
-from offeval.plugin import check_number, ranking
+from offeval.plugin import check_number
+from offeval_dcg import ranking
 
 MAX_PREFIXES = 50_000
 #: Contexts processed at once when enumerating prefixes (bounds memory).

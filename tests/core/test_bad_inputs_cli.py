@@ -555,7 +555,7 @@ def test_decimal_commas_read_with_points_say_to_give_decimal(frame, tmp_path, ca
     )
 
 
-@pytest.mark.parametrize("option", ["--policy", "--rerank"])
+@pytest.mark.parametrize("option", ["--policy"])  # --rerank's: the ranking family's tests
 def test_a_policy_column_of_decimal_commas_says_to_give_decimal(frame, tmp_path, capsys, option):
     path = tmp_path / "european.csv"
     mixed = frame.assign(pi_p01=frame["pi_p01"].map(lambda p: f"{p:.6f}".replace(".", ",")))

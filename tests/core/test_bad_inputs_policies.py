@@ -14,7 +14,6 @@ from offeval import (
     ColumnPolicy,
     ConfigurationError,
     OffevalError,
-    RerankPolicy,
     RowError,
     TablePolicy,
     evaluate,
@@ -56,7 +55,6 @@ POLICY_CASES = {
         "'nope'",
         "absent",
     ),
-    "zero temperature": (lambda: RerankPolicy("score", temperature=0), ConfigurationError, "temp"),
     "wrong shape from a policy": (
         lambda: evaluate(build(), [Custom(lambda rows: np.ones(2))], [IS()]),
         OffevalError,

@@ -29,6 +29,7 @@ ONE_USER = {
     "check_level": "a confidence level argument",
     "command_line": "hints in the command line's words",
     "plain": "numbers in messages as the user typed them",
+    "decimal_comma_hint": "a number written with a decimal comma, named",
     "pairs_table": "the paired tests of an evaluation as a table",
     "ess_units": "what an evaluation's ESS counts",
     "worthwhile_workers": "workers worth a process",

@@ -37,6 +37,7 @@ def test_core_hookspecs_hold_what_the_core_calls_and_the_demo_contract():
         "register_commands",
         "register_reports",
         "register_reward_models",
+        "register_policies",
         "register_demo_estimators",
         "register_report_sections",
     }

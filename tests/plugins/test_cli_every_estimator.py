@@ -13,11 +13,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from offeval import ColumnPolicy, InteractionLog, RerankPolicy, evaluate
+from offeval import ColumnPolicy, InteractionLog, evaluate
 from offeval.cli.shell import main
 from offeval.engine.declaration import declaration_of
 from offeval.registry.manager import get_registry
 from offeval.testing import kit_setup
+from offeval_dcg import RerankPolicy
 
 #: Estimators that cannot run from files, with the reason. The goal is none.
 CANNOT_RUN_FROM_FILES: dict[str, str] = {}

@@ -19,9 +19,10 @@ from offeval.cli.options import progress_of
 from offeval.data.candidates import check_candidate_roles
 from offeval.data.files import PARQUET_SUFFIXES, separator_named
 from offeval.data.log import ROLES
-from offeval.data.policy import ColumnPolicy, RerankPolicy
+from offeval.data.policy import ColumnPolicy, Policy
 from offeval.engine.declaration import INTERVALS
 from offeval.errors import OffevalError, did_you_mean
+from offeval.registry.manager import Registry
 from offeval.specs import parse_pairs
 from offeval.stats.betting import check_reward_range
 from offeval.stats.corrections import CORRECTIONS
@@ -57,11 +58,18 @@ class Target:
         """What its column holds, in messages: ``policy`` or ``score``."""
         return "policy" if self.option == "--policy" else "score"
 
-    def policy(self) -> ColumnPolicy | RerankPolicy:
-        """The policy that reads the column."""
+    def policy(self, registry: Registry) -> Policy:
+        """The policy that reads the column: ``--rerank``'s is the registry's ``rerank``
+        policy (the ranking family's)."""
         if self.option == "--policy":
             return ColumnPolicy(self.column, self.name)
-        return RerankPolicy(self.column, name=self.name)
+        if "rerank" not in registry.names("policy"):
+            raise OffevalError(
+                f"--rerank {self.given}: no ranking policy is loaded (a plugin registers one "
+                "as 'rerank' with the hook register_policies; offeval plugins lists what is "
+                "loaded)"
+            )
+        return registry.get("policy", "rerank").factory(self.column, name=self.name)
 
 
 @dataclass(frozen=True)

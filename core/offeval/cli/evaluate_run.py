@@ -44,13 +44,13 @@ STREAMED_WEIGHTS = (
 def run_evaluate(request: EvaluateRequest) -> int:
     """Check what the request names, evaluate, print the table, write the files."""
     registry = get_registry()
-    policies = [target.policy() for target in request.targets]
     fitter = inputs.reward_fitter(registry, request.fit_reward_model)
     named = _named_estimators(registry, request)
     out, report = _folders(registry, request)
     headers = _headers(request)
     fitted = _check_reward_models(request, headers, fitter, named)
     words = _words(request, headers)
+    policies = [target.policy(registry) for target in request.targets]
     with _users_words(words):
         log, batch = _read(request, headers)
         if fitter is not None:

@@ -33,7 +33,7 @@ from offeval.errors import ColumnError, ConfigurationError, OffevalError, RowErr
 from offeval.stats.inference import Linearisation
 from offeval.stats.moments import Tally
 
-#: Policy methods a ranking policy (:class:`offeval.data.policy.RerankPolicy`) has.
+#: Policy methods a ranking policy (the ranking family's ``RerankPolicy``, say) has.
 RANKING_METHODS = ("exposure", "scores", "ranks", "marginals")
 
 
@@ -42,7 +42,7 @@ def _ranking_hint(method: str, name: str) -> str:
     if method not in RANKING_METHODS:
         return ""
     return "; " + hint(
-        "give a ranking policy, such as RerankPolicy(score_column)",
+        "give a ranking policy, such as offeval_dcg.RerankPolicy(score_column)",
         f"give the policy as a ranking: --rerank {name}=SCORE_COLUMN",
     )
 

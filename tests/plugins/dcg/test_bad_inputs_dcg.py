@@ -15,11 +15,10 @@ from offeval import (
     ColumnPolicy,
     ConfigurationError,
     OffevalError,
-    RerankPolicy,
     evaluate,
     get_registry,
 )
-from offeval_dcg import DCG, NDCG, PNDCG
+from offeval_dcg import DCG, NDCG, PNDCG, RerankPolicy
 from offeval_obp import from_obp
 
 

@@ -9,16 +9,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from offeval import (
-    ConfigurationError,
-    InteractionLog,
-    RerankPolicy,
-    SupportError,
-    evaluate,
-    get_registry,
-)
-from offeval.data import ranking
-from offeval_dcg import DCG, NDCG, PNDCG, fit_em, fit_shuffled
+from offeval import ConfigurationError, InteractionLog, SupportError, evaluate, get_registry
+from offeval_dcg import DCG, NDCG, PNDCG, RerankPolicy, fit_em, fit_shuffled, ranking
 from offeval_dcg.analyses import consistency, correlation, held_out_study, sensitivity
 from offeval_simulation import Environment
 

@@ -15,14 +15,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from offeval import (
-    ColumnError,
-    ConfigurationError,
-    InteractionLog,
-    OffevalWarning,
-    RerankPolicy,
-    evaluate,
-)
+from offeval import ColumnError, ConfigurationError, InteractionLog, OffevalWarning, evaluate
+from offeval_dcg import RerankPolicy
 from offeval_disagreement import CounterfactualDisagreement, PairwiseDisagreement
 
 

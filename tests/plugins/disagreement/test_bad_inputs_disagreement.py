@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 from bad_input_logs import cases, fails
 
-from offeval import ColumnError, InteractionLog, RerankPolicy, evaluate
+from offeval import ColumnError, InteractionLog, evaluate
+from offeval_dcg import RerankPolicy
 
 
 # -- banners (the disagreement plugin) ----------------------------------------------------

@@ -22,11 +22,11 @@ from offeval import (
     InteractionLog,
     OffevalError,
     PolicyView,
-    RerankPolicy,
     SupportError,
     evaluate,
 )
 from offeval.testing import kit_setup, parametrize_with_checks
+from offeval_dcg import RerankPolicy
 from offeval_ncis import IS
 from offeval_rewardmodels import item_position_means
 from offeval_simulation import Environment, RankingPolicy

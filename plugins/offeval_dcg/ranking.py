@@ -28,8 +28,8 @@ from math import comb
 
 import numpy as np
 
-from offeval.errors import ConfigurationError
-from offeval.validation import check_choice, check_whole
+from offeval import ConfigurationError
+from offeval.plugin import check_choice, check_whole
 
 #: Largest number of placed sets the exact dynamic programme may visit per context.
 MAX_SUBSETS = 1 << 16

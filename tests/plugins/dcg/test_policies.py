@@ -11,9 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracles import candidate_log
 
-from offeval import ConfigurationError, InteractionLog, RerankPolicy, RowError, TablePolicy
+from offeval import ColumnError, ConfigurationError, InteractionLog, RowError, TablePolicy
 from offeval.data.slots import regular_slots
 from offeval.engine.estimator import PolicyView
+from offeval_dcg import RerankPolicy
 
 lengths = st.lists(st.integers(1, 5), min_size=1, max_size=6)
 
@@ -256,3 +257,9 @@ def test_a_rerank_policy_takes_numpy_and_infinite_temperatures_as_floats():
     assert RerankPolicy("score", temperature=np.float64(0.5)).temperature == 0.5
     assert RerankPolicy("score", temperature=np.inf).temperature == np.inf
     assert RerankPolicy("score").temperature is None
+
+
+def test_a_rerank_score_column_of_decimal_commas_says_to_give_decimal():
+    rows = pd.DataFrame({"trajectory": [1, 1, 2], "score": ["0,5", "1,25", "0,75"]})
+    with pytest.raises(ColumnError, match=r"'score'.*decimal commas \(0,\d+\)"):
+        RerankPolicy("score").scores(rows)

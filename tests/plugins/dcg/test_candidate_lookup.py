@@ -6,7 +6,7 @@ import gc
 
 import numpy as np
 
-from offeval.data import ranking
+from offeval_dcg import ranking
 
 
 def test_the_table_finds_every_candidate_and_nothing_else():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from offeval.data import ranking
+from offeval_dcg import ranking
 
 
 def prefix_by_draws(weights: list[float], hidden: float) -> list[float]:
