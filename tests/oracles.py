@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from offeval import ColumnPolicy, InteractionLog
+from offeval import BaseEstimator, ColumnPolicy, Contribution, InteractionLog
+from offeval.stats import Linearisation
 
 
 def unit_sums(log: InteractionLog, values: np.ndarray) -> np.ndarray:
@@ -124,3 +125,19 @@ def jitter(values, seed):
     rng = np.random.default_rng(seed)
     values = np.asarray(values, dtype=float)
     return values * (1 + rng.uniform(-1e-13, 1e-13, values.size))
+
+
+class Constant(BaseEstimator):
+    """An estimator the kit must fail: 0.5 whatever the data, with a made-up standard error."""
+
+    name = "constant"
+    estimand = "reward_per_impression"
+    guarantee = "unbiased"
+
+    def contribute(self, view):
+        """One column of ones: the data is not read."""
+        return Contribution({"rows": view.log.ones})
+
+    def combine(self, stats):
+        """0.5, standard error 0.01."""
+        return Linearisation(0.5, np.array([stats.index("rows")]), np.array([0.01]))

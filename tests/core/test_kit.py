@@ -6,27 +6,12 @@ import sys
 
 import numpy as np
 import pytest
+from oracles import Constant
 from reference_estimators import IS, SNIS
 
-from offeval import BaseEstimator, Contribution
 from offeval.kitworld import KitWorld
 from offeval.registry.manager import active_registry
-from offeval.stats import Linearisation
 from offeval.testing import check_estimator, checks_for, kit_setup
-
-
-class Constant(BaseEstimator):
-    """Returns 0.5 whatever the data, with a made-up standard error."""
-
-    name = "constant"
-    estimand = "reward_per_impression"
-    guarantee = "unbiased"
-
-    def contribute(self, view):
-        return Contribution({"rows": view.log.ones})
-
-    def combine(self, stats):
-        return Linearisation(0.5, np.array([stats.index("rows")]), np.array([0.01]))
 
 
 def halving(ranks):

@@ -6,6 +6,7 @@ import sys
 
 import numpy as np
 import pytest
+from oracles import Constant
 
 from offeval import BaseEstimator, Contribution, get_registry
 from offeval.engine.declaration import declaration_of
@@ -51,20 +52,6 @@ def test_an_estimator_checked_in_another_world_requires_the_plugin_that_brings_i
 
 def _name(check) -> str:
     return check.__name__
-
-
-class Constant(BaseEstimator):
-    """Returns 0.5 whatever the data, with a made-up standard error."""
-
-    name = "constant"
-    estimand = "reward_per_impression"
-    guarantee = "unbiased"
-
-    def contribute(self, view):
-        return Contribution({"rows": view.log.ones})
-
-    def combine(self, stats):
-        return Linearisation(0.5, np.array([stats.index("rows")]), np.array([0.01]))
 
 
 class IgnoresRewards(BaseEstimator):

@@ -9,8 +9,6 @@ library.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from offeval.lazy import lazy_names
 
 #: Each module of the package and the public names it defines.
@@ -43,58 +41,7 @@ _WHERE = {
     ),
 }
 
-__all__ = [
-    "CORRECTIONS",
-    "PSD_TOLERANCE",
-    "RTOL",
-    "SYMMETRY_TOLERANCE",
-    "first_maximum",
-    "first_minimum",
-    "tie_groups",
-    "tied",
-    "tolerant_order",
-    "tolerant_sign",
-    "Linearisation",
-    "Moments",
-    "PairwiseComparison",
-    "adjusted_p_values",
-    "Tally",
-    "correlation",
-    "interval",
-    "kendall_tau",
-    "pairwise_grid",
-    "ratio_of_means",
-    "unpaired_difference",
-]
+__all__ = sorted(name for names in _WHERE.values() for name in names)
 
 
 __getattr__ = lazy_names(__name__, _WHERE)
-
-
-if TYPE_CHECKING:
-    from offeval.stats.compare import (
-        PairwiseComparison,
-        adjusted_p_values,
-        correlation,
-        kendall_tau,
-        pairwise_grid,
-        unpaired_difference,
-    )
-    from offeval.stats.corrections import CORRECTIONS
-    from offeval.stats.inference import (
-        PSD_TOLERANCE,
-        SYMMETRY_TOLERANCE,
-        Linearisation,
-        interval,
-        ratio_of_means,
-    )
-    from offeval.stats.moments import Moments, Tally
-    from offeval.stats.ties import (
-        RTOL,
-        first_maximum,
-        first_minimum,
-        tie_groups,
-        tied,
-        tolerant_order,
-        tolerant_sign,
-    )
