@@ -43,12 +43,16 @@ ranks) set up the environment in which the guarantee holds. An estimator that
 reads columns its users compute before evaluating (a reward model's
 predictions) defines ``prepare_kit_log(log) -> log``, which adds them to every
 log the kit draws; it sees the log only, never the environment's truth.
+
+:func:`declared_plugins` gives a plugin's tests (and its book chapter) the
+``OFFEVAL_PLUGINS`` that loads it with only what it declares it builds on.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import lru_cache
+from importlib.metadata import entry_points
 
 import numpy as np
 
@@ -58,9 +62,9 @@ from offeval.engine.estimator import Estimator
 from offeval.engine.evaluation import evaluate
 from offeval.engine.fold import FIRST_CHUNK_ROWS
 from offeval.engine.result import Estimate
-from offeval.errors import OffevalError
+from offeval.errors import OffevalError, RegistryError
 from offeval.kitworld import KitWorld
-from offeval.registry.manager import active_registry
+from offeval.registry.manager import ENTRY_POINT_GROUP, REQUIRES, active_registry
 
 Check = Callable[[Estimator], None]
 
@@ -421,3 +425,37 @@ def parametrize_with_checks(estimators: Sequence[Estimator]):
                 pytest.param(estimator, check, id=f"{label}-{check.__name__}", marks=marks)
             )
     return pytest.mark.parametrize(("estimator", "check"), cases)
+
+
+def declared_plugins(*names: str) -> list[str]:
+    """The installed plugins ``names`` and every plugin they build on, sorted.
+
+    Follows each plugin's ``REQUIRES`` (read from what its ``offeval`` entry
+    point loads, which imports the plugin's module but loads no registry),
+    so that ``OFFEVAL_PLUGINS=",".join(declared_plugins("slates"))`` loads
+    the ``slates`` plugin with only the plugins it declares, directly or not::
+
+        os.environ["OFFEVAL_PLUGINS"] = ",".join(declared_plugins("slates"))
+
+    Raises :class:`offeval.RegistryError` for a name, given or required, that
+    no installed plugin has, and for a ``REQUIRES`` that is not a tuple of names.
+    """
+    installed = {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+    known = f"(installed: {', '.join(sorted(installed)) or 'none'})"
+    found: set[str] = set()
+    todo = [(name, None) for name in reversed(names)]
+    while todo:
+        name, needed_by = todo.pop()
+        if name in found:
+            continue
+        if name not in installed:
+            why = "" if needed_by is None else f"plugin {needed_by!r} builds on {name!r}, but "
+            raise RegistryError(f"{why}no plugin named {name!r} is installed {known}")
+        needs = getattr(installed[name].load(), REQUIRES, ())
+        if not isinstance(needs, (tuple, list)) or not all(isinstance(n, str) for n in needs):
+            raise RegistryError(
+                f"plugin {name!r}: {REQUIRES} must be a tuple of plugin names, got {needs!r}"
+            )
+        found.add(name)
+        todo += [(need, name) for need in reversed(needs)]
+    return sorted(found)

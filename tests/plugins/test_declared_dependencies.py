@@ -6,10 +6,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from importlib import import_module
 from pathlib import Path
 
 import pytest
 import tomllib
+
+from offeval.testing import declared_plugins
 
 ROOT = Path(__file__).resolve().parents[2]
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
@@ -18,15 +21,7 @@ BUILT_INS = PROJECT["project"]["entry-points"]["offeval"]  # name -> package
 
 def declared(name: str) -> set[str]:
     """The plugin and every plugin it builds on, followed through their REQUIRES."""
-    from importlib import import_module
-
-    found, todo = set(), [name]
-    while todo:
-        plugin = todo.pop()
-        if plugin not in found:
-            found.add(plugin)
-            todo += getattr(import_module(BUILT_INS[plugin]), "REQUIRES", ())
-    return found
+    return set(declared_plugins(name))
 
 
 def offeval(args: list[str], plugins: set[str]) -> subprocess.CompletedProcess:
@@ -38,6 +33,16 @@ def offeval(args: list[str], plugins: set[str]) -> subprocess.CompletedProcess:
         env={**os.environ, **env},
         check=False,
     )
+
+
+def test_declared_plugins_follows_the_built_ins_requires():
+    slates = ["dcg", "ir", "ncis", "rewardmodels", "simulation", "slates"]
+    assert declared_plugins("slates") == slates
+    assert declared_plugins("ir") == ["ir"]
+    assert declared_plugins("obp", "ir") == ["ir", "ncis", "obp", "rewardmodels"]
+    for name, package in BUILT_INS.items():  # each one, its own REQUIRES and all of theirs
+        own = getattr(import_module(package), "REQUIRES", ())
+        assert set(declared_plugins(name)) == {name}.union(*map(declared_plugins, own))
 
 
 @pytest.mark.parametrize("name", sorted(BUILT_INS))
