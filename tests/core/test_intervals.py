@@ -156,7 +156,7 @@ def test_evaluate_gives_the_betting_interval_of_the_unit_sums(bandit):
     sums = [
         np.bincount(log.unit_index, v) for v in (log.column("reward") * w, w, log.ones, log.ones)
     ]
-    order = np.argsort(acc.state.kept_ids[0])
+    order = np.argsort(acc.state.intervals["betting"].ids[0])
     expected = betting_interval(*(s[order] for s in sums), 0.0, 1.0)
     np.testing.assert_allclose(est.interval, expected, rtol=1e-9)
     assert est.ci_low <= est.value <= est.ci_high

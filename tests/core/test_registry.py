@@ -38,6 +38,7 @@ def test_core_hookspecs_hold_what_the_core_calls_and_the_demo_contract():
         "register_reports",
         "register_reward_models",
         "register_policies",
+        "register_intervals",
         "register_demo_estimators",
         "register_report_sections",
     }

@@ -40,6 +40,7 @@ def test_kinds_are_declared_by_the_plugins_that_bring_them():
         "command": "offeval",
         "report": "offeval",
         "reward_model": "offeval",
+        "interval": "offeval",
         "examination": "dcg",
         "conventions": "ir",
     }

@@ -13,8 +13,8 @@ from pathlib import Path
 from offeval.cli.evaluate_request import EvaluateRequest
 from offeval.data.candidates import CANDIDATE_ROLES
 from offeval.data.keys import COMPOSITE_ROLES
-from offeval.engine.accumulator import interval_methods, reward_ranges
 from offeval.engine.declaration import declaration_of
+from offeval.engine.intervals import checked_methods, chosen_methods, interval_method
 from offeval.errors import OffevalError, did_you_mean
 from offeval.registry.manager import Registry
 from offeval.specs import parse_spec
@@ -234,14 +234,17 @@ def interval_choice(
     theirs, and the printed table says each interval's method); LABEL=METHOD
     pairs choose by estimator label or name.
     """
-    if interval != "betting":
+    if not isinstance(interval, str):
         return interval
     declared = [declaration_of(e) for e in estimators]
-    chosen = {d.label: "betting" for d in declared if d.betting_columns is not None}
+    chosen = {d.label: interval for d in declared if interval in d.intervals}
+    if len(chosen) == len(declared):
+        return interval
     if not chosen:
+        offered_by = interval_method(interval).offered_by
         raise OffevalError(
-            "--interval betting: none of the estimators offers betting intervals (those "
-            "of importance weights with mean one do: is, ipw, cis:cap=inf, iips, rips)"
+            f"--interval {interval}: none of the estimators offers {interval} intervals"
+            + (f" ({offered_by})" if offered_by else "")
         )
     return chosen
 
@@ -251,4 +254,4 @@ def check_intervals(request: EvaluateRequest, estimators: Sequence) -> None:
     named with ``--estimator``, made before any row is read."""
     declared = [declaration_of(e) for e in estimators]
     chosen = interval_choice(request.interval, estimators)
-    reward_ranges(declared, interval_methods(declared, chosen), request.reward_range)
+    checked_methods(declared, chosen_methods(declared, chosen), request.reward_range)

@@ -20,11 +20,11 @@ from offeval.data.candidates import check_candidate_roles
 from offeval.data.files import PARQUET_SUFFIXES, separator_named
 from offeval.data.log import ROLES
 from offeval.data.policy import ColumnPolicy, Policy
-from offeval.engine.declaration import INTERVALS
+from offeval.engine.declaration import check_reward_range
+from offeval.engine.intervals import interval_names
 from offeval.errors import OffevalError, did_you_mean
 from offeval.registry.manager import Registry
 from offeval.specs import parse_pairs
-from offeval.stats.betting import check_reward_range
 from offeval.stats.corrections import CORRECTIONS
 from offeval.validation import check_level
 
@@ -192,12 +192,12 @@ def _correction(given: str) -> str | None:
 def _interval(given: Sequence[str]) -> str | dict[str, str] | None:
     """``--interval``: one method for every estimator, or LABEL=METHOD pairs (a label may
     hold ``=``: ``rips(per=trajectory)=normal``); None when not given."""
-    methods = [g.rpartition("=")[2] for g in given]
+    methods, known = [g.rpartition("=")[2] for g in given], interval_names() if given else ()
     for value, method in zip(given, methods, strict=True):
-        if method not in INTERVALS:
+        if method not in known:
             raise OffevalError(
-                f"--interval {value}: the method is one of {', '.join(INTERVALS)}"
-                + did_you_mean(method, INTERVALS)
+                f"--interval {value}: the method is one of {', '.join(known)}"
+                + did_you_mean(method, known)
             )
     labels = [g.rpartition("=")[0] for g in given if "=" in g]
     twice = sorted({label for label in labels if labels.count(label) > 1})

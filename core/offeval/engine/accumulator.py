@@ -17,13 +17,13 @@ import numpy as np
 
 from offeval.data.log import InteractionLog
 from offeval.data.policy import Policy
-from offeval.data.units import UnitLedger, hash_ids
-from offeval.engine.declaration import BETTING_ROLES, INTERVALS, Declaration, declaration_of
+from offeval.data.units import UnitLedger
+from offeval.engine.declaration import Declaration, check_reward_range, declaration_of
 from offeval.engine.estimator import Contribution, Estimator, PolicyView, Shared
 from offeval.engine.fold import SPLIT_ADVICE, FoldState
+from offeval.engine.intervals import ChunkSums, checked_methods, chosen_methods
 from offeval.engine.result import Evaluation
-from offeval.errors import OffevalError, did_you_mean, hint
-from offeval.stats.betting import check_reward_range
+from offeval.errors import OffevalError, hint
 from offeval.stats.moments import Moments, Tally
 from offeval.validation import check_choice
 
@@ -85,12 +85,26 @@ class Accumulator:
         #: What each estimator declares (its label, for one).
         self.declarations = _check_components(policies, estimators)
         self.covariances = check_choice(covariances, "covariances", COVARIANCES, error=OffevalError)
-        #: Each estimator's interval method (see :func:`interval_methods`).
-        self.intervals = interval_methods(self.declarations, interval)
+        #: Each estimator's interval method, by name (see :func:`chosen_methods`).
+        self.intervals = chosen_methods(self.declarations, interval)
         if reward_range is not None:
             reward_range = check_reward_range(reward_range, hint("reward_range", "--reward-range"))
-        #: Each estimator's known reward bounds where its interval is a betting one, else None.
-        self.reward_ranges = reward_ranges(self.declarations, self.intervals, reward_range)
+        #: The rewards' known bounds the user declared (None: each estimator's own, if any).
+        self.reward_range = reward_range
+        #: The interval methods used (registered components of kind ``interval``), by name,
+        #: each having checked the estimators that use it.
+        self.methods = checked_methods(self.declarations, self.intervals, reward_range)
+        #: Per method that keeps a fold state, the (policy, estimator) pairs using it and what
+        #: it read of each estimator.
+        self._uses = {
+            name: {
+                (p, e): self.declarations[e].intervals[name]
+                for p in range(len(policies))
+                for e, chosen in enumerate(self.intervals)
+                if chosen == name
+            }
+            for name in self.methods
+        }
         #: Each estimator's bounds of the estimated quantity (None: unbounded), where normal
         #: intervals are clipped: its declared value_range, else the rewards' known range for
         #: a reward per impression (the true value is a mean reward).
@@ -156,8 +170,7 @@ class Accumulator:
         if not new_units:
             self.state.ledger.add(log.unit_ids, SPLIT_ADVICE)
         block, index = self.unit_block(log)
-        if "betting" in self.intervals:
-            self._keep(log, block, index)
+        self._fold_intervals(log, block, index)
         groups = self._groups(index) if self.covariances == "estimator" else None
         chunk = Moments.from_array(block, overwrite=not keep, groups=groups).gathered(index)
         state = self.state
@@ -168,34 +181,19 @@ class Accumulator:
         full[:, index >= 0] = block[:, index[index >= 0]]
         return full
 
-    def _keep(self, log: InteractionLog, block: np.ndarray, index: np.ndarray) -> None:
-        """Keep the unit sums that betting intervals read (before the block is centred)."""
-        parts = {}
-        for (p, e), local in self.state.local.items():
-            if self.intervals[e] != "betting":
-                continue
-            roles = self.declarations[e].betting_columns
-            missing = [k for k in roles.values() if k not in local]
-            if missing:
-                raise OffevalError(
-                    f"estimator {self.declarations[e].label!r} declares betting columns "
-                    f"{missing} it never emitted (its columns: {list(local)})"
-                )
-            at = [index[self.state.where[local[roles[role]]]] for role in BETTING_ROLES]
-            parts[p, e] = np.column_stack(
-                [block[:, j] if j >= 0 else np.zeros(block.shape[0]) for j in at]
-            )
-        ids = log.unit_ids
-        keys = ids.astype(np.uint64) if ids.dtype.kind in "iu" else hash_ids(ids)
-        self.state.keep(_mixed(keys), log.column("reward"), parts)
-
-    def betting_units(self, p: int, e: int) -> tuple[np.ndarray, ...]:
-        """The unit sums a betting interval of (p, e) reads (one array per role of
-        :data:`~offeval.engine.declaration.BETTING_ROLES`), in the order of the bets: by
-        mixed unit id, whatever the chunking."""
-        order = np.argsort(np.concatenate(self.state.kept_ids), kind="stable")
-        parts = np.concatenate(self.state.kept[p, e])[order]
-        return tuple(parts[:, j] for j in range(parts.shape[1]))
+    def _fold_intervals(self, log: InteractionLog, block: np.ndarray, index: np.ndarray) -> None:
+        """Fold the chunk's unit sums (before the block is centred) into the state of each
+        interval method that keeps one (created on the first chunk)."""
+        chunk = None
+        for name, method in self.methods.items():
+            part = self.state.intervals.get(name)
+            if part is None:
+                part = method.start(self._uses[name])
+                if part is None:  # the method folds nothing (normal)
+                    continue
+                self.state.intervals[name] = part
+            chunk = chunk or ChunkSums(log, self, block, index)
+            part.add(chunk)
 
     def unit_block(self, log: InteractionLog) -> tuple[np.ndarray, np.ndarray]:
         """Column sums of one chunk over its distinct columns; tallies and exclusions recorded.
@@ -370,79 +368,6 @@ class _ChunkBlock:
         return self.block[:, : self.used], index
 
 
-def _mixed(keys: np.ndarray) -> np.ndarray:
-    """A bijective mix of 64-bit keys (splitmix64's finaliser): consecutive ids in scattered
-    order."""
-    with np.errstate(over="ignore"):
-        z = keys.astype(np.uint64) + np.uint64(0x9E3779B97F4A7C15)
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        return z ^ (z >> np.uint64(31))
-
-
-def interval_methods(
-    declarations: list[Declaration],
-    interval: str | Mapping[str, str] | None,
-) -> list[str]:
-    """Each estimator's interval method: ``interval`` for all (one of
-    :data:`~offeval.engine.declaration.INTERVALS`), or by estimator label or
-    name (a mapping; the others keep theirs), or each its declared one (None).
-
-    Mistakes are refused in the reader's words (:func:`~offeval.errors.hint`):
-    ``interval=`` from Python, ``--interval LABEL=METHOD`` at the command line."""
-    declared = [d.interval for d in declarations]
-    methods = tuple(INTERVALS)
-    if interval is None:
-        return declared
-    if isinstance(interval, str):
-        chosen = [check_choice(interval, "interval", methods, error=OffevalError)] * len(declared)
-    elif isinstance(interval, Mapping):
-        names = {d.label for d in declarations} | {d.name for d in declarations}
-        unknown = [k for k in interval if k not in names]
-        if unknown:
-            key, labels = unknown[0], [d.label for d in declarations]
-            raise OffevalError(
-                hint(
-                    f"interval names {key!r}, which is none of the estimators {labels}",
-                    f"--interval {key}={interval[key]}: no estimator {key!r} among "
-                    + ", ".join(labels),
-                )
-                + did_you_mean(key, labels)
-            )
-        chosen = [
-            check_choice(
-                interval.get(d.label, interval.get(d.name, declared[i])),
-                f"interval[{d.label!r}]",
-                methods,
-                error=OffevalError,
-            )
-            for i, d in enumerate(declarations)
-        ]
-    else:
-        raise OffevalError(
-            f"interval must be one of {methods}, a dict of them by estimator, or None "
-            f"(each estimator's own), got {interval!r}"
-        )
-    unable = [
-        d
-        for d, m in zip(declarations, chosen, strict=True)
-        if m == "betting" and d.betting_columns is None
-    ]
-    if unable:
-        labels = [d.label for d in unable]
-        key = unable[0].label if unable[0].label in (interval or {}) else unable[0].name
-        raise OffevalError(
-            hint(
-                f"interval 'betting' needs an estimator of importance-weighted rewards that "
-                f"declares its betting_columns; {labels} do not: choose interval='normal' for "
-                "them (interval={label: 'betting'} picks estimators)",
-                f"--interval {key}=betting: {', '.join(labels)} offers no betting intervals "
-                "(self-normalised, capped or model-based: their weights are not mean-one)",
-            )
-        )
-    return chosen
-
-
 def value_ranges(
     declarations: list[Declaration], reward_range: tuple[float, float] | None
 ) -> list[tuple[float, float] | None]:
@@ -454,40 +379,6 @@ def value_ranges(
         or ((reward_range or d.reward_range) if d.estimand == "reward_per_impression" else None)
         for d in declarations
     ]
-
-
-def reward_ranges(
-    declarations: list[Declaration],
-    methods: list[str],
-    reward_range: tuple[float, float] | None,
-) -> list[tuple[float, float] | None]:
-    """The known bounds of the rewards that each betting interval reads: the user's
-    ``reward_range`` (checked by :func:`~offeval.stats.betting.check_reward_range`) when
-    given, else the estimator's declared one; None for the other intervals.
-
-    A betting interval needs bounds known before the data: an estimator with
-    neither is refused, naming the option."""
-    out = [
-        (reward_range or d.reward_range) if m == "betting" else None
-        for d, m in zip(declarations, methods, strict=True)
-    ]
-    missing = [
-        d.label
-        for d, m, r in zip(declarations, methods, out, strict=True)
-        if m == "betting" and r is None
-    ]
-    if missing:
-        raise OffevalError(
-            hint(
-                f"betting intervals ({', '.join(missing)}) need the rewards' known bounds, "
-                "declared before the data: pass reward_range=(low, high), e.g. (0, 1) for "
-                "clicks, or interval='normal'",
-                f"betting intervals ({', '.join(missing)}) need the rewards' known bounds: "
-                "add --reward-range LOW,HIGH (e.g. 0,1 for clicks), or choose "
-                "--interval normal",
-            )
-        )
-    return out
 
 
 def _check_components(

@@ -11,13 +11,13 @@ estimator's promises only as a :class:`Declaration`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from offeval.engine.intervals import DEFAULT, interval_names, needs, offered
 from offeval.errors import ConfigurationError
-from offeval.stats.betting import check_reward_range
-from offeval.validation import check_choice, check_flag
+from offeval.validation import check_choice, check_flag, check_number
 
 #: What an estimator can declare it estimates (its ``estimand``), with the meaning.
 ESTIMANDS: dict[str, str] = {
@@ -28,19 +28,6 @@ ESTIMANDS: dict[str, str] = {
 GUARANTEES = ("unbiased", "consistent", None)
 #: The tags an estimator may set: the kit's linearity check, what its ESS counts.
 TAGS = ("linear_in_reward", "ess_unit")
-#: How an estimator's confidence intervals can be computed (its ``interval``), with the meaning.
-INTERVALS: dict[str, str] = {
-    "normal": "value +- z se, the delta method's normal interval",
-    "betting": "betting interval of importance-weighted rewards (Waudby-Smith and Ramdas 2023): "
-    "valid whatever the tails of the weights, for non-negative mean-one weights and bounded "
-    "rewards",
-}
-#: The roles of the columns a betting interval reads (an estimator's ``betting_columns``):
-#: per unit, the weighted rewards sum_k w_k r_k, the weights sum_k w_k, the number of
-#: weighted rows (E[weights] = E[rows]: mean-one weights) and what the value divides by
-#: (the rows for a reward per row, 1 for a reward per trajectory); see
-#: :mod:`offeval.stats.betting`.
-BETTING_ROLES = ("rewards", "weights", "rows", "divisor")
 #: What an effective sample size counts unless the tag ``ess_unit`` says otherwise.
 ESS_UNIT = "rows"
 #: Diagnostics of importance weights that reports show in their weight table, when an
@@ -71,10 +58,10 @@ class Declaration:
     - ``assumptions``: environment parameters under which its guarantee holds;
     - ``linear_in_reward`` and ``ess_unit``: its tags;
     - ``weight_diagnostics``: which of its diagnostics describe importance weights;
-    - ``interval``: how its intervals are computed unless the user asks otherwise (a key
-      of :data:`INTERVALS`); ``betting_columns``: its column keys by role of
-      :data:`BETTING_ROLES` when its value is a mean of weighted rewards over
-      mean-one weights (None: no betting interval; ``"betting"`` needs them);
+    - ``interval``: how its intervals are computed unless the user asks otherwise (a
+      registered interval method, :mod:`offeval.engine.intervals`); ``intervals``: the
+      methods it offers, each with what the method read of it (``"betting"``: its
+      ``betting_columns``, the column keys by role a betting interval reads);
     - ``reward_range``: the rewards' known bounds ``(low, high)`` that the estimator
       assumes (a click model's ``(0, 1)``), which a betting interval reads when the
       user declares none (None: the user must);
@@ -101,8 +88,8 @@ class Declaration:
     linear_in_reward: bool = False
     ess_unit: str = ESS_UNIT
     weight_diagnostics: tuple[str, ...] = WEIGHT_DIAGNOSTICS
-    interval: str = "normal"
-    betting_columns: Mapping[str, Any] | None = None
+    interval: str = DEFAULT
+    intervals: Mapping[str, Any] = field(default_factory=lambda: {DEFAULT: {}})
     reward_range: tuple[float, float] | None = None
     value_range: tuple[float, float] | None = None
     expected_failed_checks: Mapping[str, str] = field(default_factory=dict)
@@ -137,14 +124,11 @@ def declaration_of(estimator: Any) -> Declaration:
     if unknown:
         raise refuse(f"tags {unknown} are unknown: the tags are {list(TAGS)}")
     interval = check_choice(
-        getattr(estimator, "interval", "normal"), "interval", tuple(INTERVALS), error=refuse
+        getattr(estimator, "interval", DEFAULT), "interval", interval_names(), error=refuse
     )
-    betting = _betting_columns(estimator, refuse)
-    if interval == "betting" and betting is None:
-        raise refuse(
-            "interval 'betting' needs betting_columns (its column keys by role: "
-            f"{list(BETTING_ROLES)})"
-        )
+    intervals = offered(estimator, refuse)
+    if interval not in intervals:
+        raise refuse(f"interval {interval!r} needs {needs(interval)}")
     return Declaration(
         name=name,
         label=label,
@@ -163,7 +147,7 @@ def declaration_of(estimator: Any) -> Declaration:
         ess_unit=_nonempty(tags.get("ess_unit", ESS_UNIT), "tags['ess_unit']", refuse),
         weight_diagnostics=_strings(estimator, "weight_diagnostics", WEIGHT_DIAGNOSTICS, refuse),
         interval=interval,
-        betting_columns=betting,
+        intervals=intervals,
         reward_range=_range(estimator, "reward_range", refuse),
         value_range=_range(estimator, "value_range", refuse),
         expected_failed_checks=_known_failures(estimator, refuse),
@@ -219,16 +203,35 @@ def _range(estimator: Any, attribute: str, refuse: Callable) -> tuple[float, flo
         raise refuse(str(error)) from None
 
 
-def _betting_columns(estimator: Any, refuse: Callable) -> dict[str, Any] | None:
-    """The column keys a betting interval reads, by role (None: not declared)."""
-    value = getattr(estimator, "betting_columns", None)
-    if value is None:
-        return None
-    if not isinstance(value, Mapping) or set(value) != set(BETTING_ROLES):
-        raise refuse(
-            f"betting_columns must map each of {list(BETTING_ROLES)} to a column key, got {value!r}"
+def check_reward_range(value: Any, name: str = "reward_range") -> tuple[float, float]:
+    """Known bounds of the rewards as ``(low, high)``: finite numbers, ``low < high``.
+
+    Accepts a pair of numbers or their text ``"LOW,HIGH"`` (``"0,1"``).
+    """
+    if isinstance(value, str):
+        value = [p.strip() for p in value.split(",")]
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence) or len(value) != 2:
+        raise ConfigurationError(
+            f"{name} must be two numbers, the lowest and highest reward possible (e.g. 0,1); "
+            f"got {value!r}"
         )
-    return {role: value[role] for role in BETTING_ROLES}
+    low, high = (
+        _number(v, f"{name}'s {end}") for v, end in zip(value, ("low", "high"), strict=True)
+    )
+    if not low < high:
+        raise ConfigurationError(
+            f"{name} must have its low end below its high end, got {low:g},{high:g}"
+        )
+    return low, high
+
+
+def _number(value: Any, name: str) -> float:
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            raise ConfigurationError(f"{name} must be a number, got {value!r}") from None
+    return float(check_number(value, name))
 
 
 def _known_failures(estimator: Any, refuse: Callable) -> dict[str, str]:

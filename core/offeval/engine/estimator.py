@@ -341,10 +341,11 @@ class Estimator(Protocol):
       weights, shown in reports' weight tables (default:
       :data:`offeval.engine.declaration.WEIGHT_DIAGNOSTICS`);
     - ``expected_failed_checks``: kit checks known to fail, each with a reason;
-    - ``interval``: how its intervals are computed by default (``"normal"``,
-      or ``"betting"``), and ``betting_columns``: its column keys by role
-      (:data:`offeval.engine.declaration.BETTING_ROLES`) where it offers
-      betting intervals (importance-weighted rewards with mean-one weights);
+    - ``interval``: how its intervals are computed by default (a registered interval
+      method: ``"normal"``, ``"betting"``, a plugin's), and what the methods it offers
+      read (``betting_columns``: its column keys by role,
+      :data:`offeval.stats.betting.BETTING_ROLES`, where it offers betting intervals,
+      importance-weighted rewards with mean-one weights);
     - ``prepare_kit_log(log) -> log``: adds the columns it reads that its users
       compute before evaluating (a reward model's predictions) to the kit's logs;
     - ``fitted(stats) -> dict``: parameters it fits from the log (a control

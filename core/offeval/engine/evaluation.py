@@ -57,15 +57,16 @@ def evaluate(
     splits an :class:`InteractionLog`'s trajectories among that many forked
     processes (:mod:`offeval.engine.parallel`; same estimates up to rounding). Each
     process runs its pass with one BLAS thread. ``interval`` chooses how
-    intervals are computed (:data:`~offeval.engine.declaration.INTERVALS`):
-    None gives each estimator its declared method, ``"normal"`` or
-    ``"betting"`` one for all, a dict one by estimator label or name; every
-    estimate says which (``Estimate.interval_method``). A betting interval needs
-    the rewards' bounds known before the data: ``reward_range=(low, high)``, or
-    the estimator's declared one (RIPS's clicks in [0, 1]); never the sample's.
-    Betting intervals keep
-    three numbers per unit of each (policy, estimator) using them until the
-    end of the pass, in any way of running it.
+    intervals are computed, by the name of a registered interval method
+    (:mod:`offeval.engine.intervals`: ``"normal"``, ``"betting"`` or a plugin's):
+    None gives each estimator its declared method, a name one for all, a dict
+    one by estimator label or name; every estimate says which
+    (``Estimate.interval_method``). A betting interval needs the rewards' bounds
+    known before the data: ``reward_range=(low, high)``, or the estimator's
+    declared one (RIPS's clicks in [0, 1]); never the sample's. Normal intervals
+    fold nothing but the moments; betting intervals keep four numbers per unit
+    of each (policy, estimator) using them until the end of the pass, in any
+    way of running it.
     """
     check_level(level)
     workers = check_whole(workers, "workers", low=1, error=OffevalError)

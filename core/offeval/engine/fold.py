@@ -2,7 +2,9 @@
 
 What a pass over a log keeps is a :class:`FoldState`: the columns seen (each
 keyed by its owner), their moments over units, the estimators' tallies and
-exclusions, and the ledger of units folded. It holds no policy and no
+exclusions, the ledger of units folded, and the fold states of the interval
+methods that keep one (:mod:`offeval.engine.intervals`; a normal-interval pass
+keeps none, so its state does not grow with the units). It holds no policy and no
 estimator, so it pickles (workers and Dask send it back) and two states over
 different trajectories merge exactly. :meth:`InteractionLog.chunks` is the one chunker and
 :func:`fold` the one driver: in memory, in worker processes, on Dask
@@ -13,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
@@ -60,6 +62,7 @@ class FoldState:
     ``(p, Shared)`` shared per policy, ``(None, Shared)`` shared by all;
     ``where`` maps each to its index. ``local[p, e]`` maps the estimator's own
     column keys to global keys. ``tallies`` and ``excluded`` are per (p, e).
+    ``intervals`` holds the fold state of each interval method that keeps one, by name.
     """
 
     keys: list[tuple] = field(default_factory=list)
@@ -69,21 +72,7 @@ class FoldState:
     tallies: dict[tuple[int, int], Tally] = field(default_factory=dict)
     excluded: dict[tuple[int, int], dict[str, int]] = field(default_factory=dict)
     ledger: UnitLedger = field(default_factory=UnitLedger)
-    kept: dict[tuple[int, int], list[np.ndarray]] = field(default_factory=dict)
-    kept_ids: list[np.ndarray] = field(default_factory=list)
-    rewards: tuple[float, float] = (np.inf, -np.inf)
-
-    def keep(self, ids: np.ndarray, rewards: np.ndarray, parts: dict) -> None:
-        """Keep one chunk's unit sums for betting intervals: hashed unit ids, rewards'
-        range, and per (p, e) its (n_units, 4) block."""
-        self.kept_ids.append(ids)
-        if rewards.size:
-            self.rewards = (
-                min(self.rewards[0], float(rewards.min())),
-                max(self.rewards[1], float(rewards.max())),
-            )
-        for pe, block in parts.items():
-            self.kept.setdefault(pe, []).append(block)
+    intervals: dict[str, Any] = field(default_factory=dict)
 
     def new_column(self, where: tuple) -> None:
         """A column first seen now: it was zero for the units folded before."""
@@ -120,13 +109,11 @@ class FoldState:
             for reason, count in other.excluded.get(pe, {}).items():
                 merged[reason] = merged.get(reason, 0) + count
             out.excluded[pe] = merged
-        out.kept_ids = [*self.kept_ids, *other.kept_ids]
-        out.rewards = (
-            min(self.rewards[0], other.rewards[0]),
-            max(self.rewards[1], other.rewards[1]),
-        )
-        for pe in set(self.kept) | set(other.kept):
-            out.kept[pe] = [*self.kept.get(pe, []), *other.kept.get(pe, [])]
+        for name in {*self.intervals, *other.intervals}:
+            mine, theirs = self.intervals.get(name), other.intervals.get(name)
+            out.intervals[name] = (
+                theirs if mine is None else mine if theirs is None else (mine.merge(theirs))
+            )
         return out
 
 

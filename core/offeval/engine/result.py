@@ -10,32 +10,33 @@ from typing import Any, Protocol
 import numpy as np
 import pandas as pd
 
+from offeval.engine.intervals import DEFAULT, IntervalCase, Normal
 from offeval.engine.summary import EstimatorSummary
-from offeval.errors import OffevalError, OffevalWarning, did_you_mean, hint
+from offeval.errors import OffevalError, OffevalWarning, did_you_mean
 from offeval.specs import find_label
-from offeval.stats.betting import betting_interval
 from offeval.stats.compare import PairwiseComparison, pairwise_grid
-from offeval.stats.inference import Linearisation, interval, quadratic_form, variance
+from offeval.stats.inference import Linearisation, quadratic_form, variance
 from offeval.stats.moments import Tally
 from offeval.validation import check_level
 
-#: Below this effective sample size (Kish's, of the importance weights) a normal interval
-#: rests on a few heavy weights and should not be read: on an independent simulator normal
-#: IS covered the truth about half the time at n = 50 with a largest weight of 1,000.
-MIN_ESS = 30
+#: The interval of what no pass folded: differences and ratios of estimates.
+_NORMAL = Normal()
 
 
 class Folded(Protocol):
     """What an :class:`Evaluation` is computed from (an
     :class:`offeval.engine.accumulator.Accumulator` that has folded a log): the policies,
-    estimators and their declarations, the moments and tallies, the units excluded, and
-    each (policy, estimator)'s columns as its ``combine`` sees them."""
+    estimators and their declarations, each estimator's interval method (by name) and the
+    methods, the user's reward bounds, the moments and tallies, the units excluded, the
+    fold state (its ``intervals``: the methods' own), and each (policy, estimator)'s
+    columns as its ``combine`` sees them."""
 
     policies: list
     estimators: list
     declarations: list
     intervals: list
-    reward_ranges: list
+    methods: dict
+    reward_range: tuple | None
     value_ranges: list
     tallies: dict
     excluded: dict
@@ -48,9 +49,6 @@ class Folded(Protocol):
     def stats(self, p: int, e: int, moments: Any, covariance: np.ndarray) -> Any:
         """The columns of policy ``p`` and estimator ``e``."""
 
-    def betting_units(self, p: int, e: int) -> tuple:
-        """The unit sums a betting interval of policy ``p`` and estimator ``e`` reads."""
-
 
 @dataclass(frozen=True)
 class Estimate:
@@ -61,8 +59,8 @@ class Estimate:
     log had ``n_units + n_excluded``); ``diagnostics`` holds
     estimator-specific numbers such as the effective sample size, the largest
     importance weight or the share of clipped weights. ``interval_method``
-    names what computed the interval (a key of
-    :data:`offeval.engine.declaration.INTERVALS`).
+    names what computed the interval (a registered interval method,
+    :mod:`offeval.engine.intervals`).
     """
 
     policy: str
@@ -128,32 +126,6 @@ class Estimate:
         return "\n".join(lines)
 
 
-def _unreadable(
-    se: float, diagnostics: dict, units: int, bounds: tuple[float, float] | None = None
-) -> str | None:
-    """Why an interval should not be read, or None. A normal one (``bounds`` None): a zero
-    width over two units or more (no variation seen, which says nothing of the uncertainty),
-    or an effective sample size of the weights below :data:`MIN_ESS`. A betting one: empty
-    (its low end above its high end: at this level the log contradicts what the interval
-    assumes, mean-one weights and rewards within the declared range)."""
-    if bounds is not None:
-        if bounds[0] > bounds[1]:
-            return (
-                "an empty betting interval: the log contradicts its assumptions (weights of "
-                "mean one, rewards within the declared range) at this level"
-            )
-        return None
-    if units >= 2 and se == 0:
-        return "zero width: every unit contributed the same value, which measures no uncertainty"
-    ess = diagnostics.get("ess")
-    if ess is not None and np.isfinite(ess) and 0 < ess < MIN_ESS:
-        return (
-            f"effective sample size {ess:.3g}, below {MIN_ESS}: a normal interval resting on "
-            "a few large weights undercovers"
-        )
-    return None
-
-
 class Evaluation:
     """Estimates of many policies by many estimators on one log.
 
@@ -197,11 +169,8 @@ class Evaluation:
                         f"estimator {label!r} excluded {sum(excluded.values())} units out of "
                         f"{self.n_units}: a unit was excluded twice"
                     )
-                bounds = None
-                if self.intervals[e] == "betting":
-                    bounds = self._betting(acc, p, e)
                 self._estimates[policy.name, label] = self._estimate(
-                    policy.name, label, lin, excluded, diagnostics, bounds, acc.value_ranges[e]
+                    policy.name, label, lin, excluded, diagnostics, (acc, p, e)
                 )
         self._warn_unreadable()
 
@@ -218,59 +187,44 @@ class Evaluation:
                     stacklevel=5,  # evaluate()'s caller
                 )
 
-    def _betting(self, acc: Folded, p: int, e: int) -> tuple[float, float]:
-        """The betting interval of (p, e) under its known reward bounds.
-
-        The interval is not widened to hold the estimate: a weighted mean can
-        leave the rewards' range (an IS click rate above 1 on a small log) where
-        the interval, a confidence sequence for the true value, cannot."""
-        low, high = acc.reward_ranges[e]
-        seen = acc.state.rewards
-        if seen[0] < low or seen[1] > high:
-            raise OffevalError(
-                f"{self.estimators[e]}'s betting interval assumes rewards in [{low:g}, "
-                f"{high:g}], and the log has rewards from {seen[0]:g} to {seen[1]:g}: "
-                + hint(
-                    "pass reward_range=(low, high) with the true bounds, or interval='normal'",
-                    "give --reward-range LOW,HIGH with the true bounds, or --interval normal",
-                )
-            )
-        return betting_interval(*acc.betting_units(p, e), low, high, self.level)
-
-    def _estimate(
-        self, policy, label, lin, excluded=None, diagnostics=None, bounds=None, within=None
-    ) -> Estimate:
-        """An estimate of ``lin``: its interval ``bounds``, or the normal one (None) clipped to
-        ``within``, the bounds the estimated quantity cannot leave (None: none).
+    def _estimate(self, policy, label, lin, excluded=None, diagnostics=None, at=None) -> Estimate:
+        """An estimate of ``lin`` with the interval of its method: at ``(acc, p, e)``, the
+        method the pass ``acc`` folded for policy ``p`` and estimator ``e``, clipped to the
+        bounds the estimated quantity cannot leave (None: a normal interval, unclipped).
 
         Clipping never removes the true value (it lies within them), so the
         interval covers it exactly as often; the diagnostic ``interval_clipped``
         says that an end was moved."""
         se = self.standard_error(lin)
-        low, high = interval(lin.value, se, self.level) if bounds is None else bounds
-        diagnostics = dict(diagnostics or {})
-        used = self.n_units - sum((excluded or {}).values())
-        why = _unreadable(se, diagnostics, used, bounds)
+        diagnostics, excluded = dict(diagnostics or {}), dict(excluded or {})
+        used = self.n_units - sum(excluded.values())
+        name, method, state, p, e, declared, known, within = (
+            DEFAULT,
+            _NORMAL,
+            None,
+            -1,
+            -1,
+            *[None] * 3,
+        )
+        if at is not None:
+            acc, p, e = at
+            name, declared, within = acc.intervals[e], acc.declarations[e], acc.value_ranges[e]
+            method, state = acc.methods[name], acc.state.intervals.get(name)
+            known = acc.reward_range or declared.reward_range
+        case = IntervalCase(
+            p, e, label, lin.value, se, self.level, used, diagnostics, known, declared
+        )
+        low, high = method.bounds(case, state)
+        why = method.unreadable(case, low, high)
         if why:  # said in the evaluation's warning
             diagnostics["interval_unreadable"] = 1
             self._unread[policy, label] = why
-        if bounds is None and within is not None and (low < within[0] or high > within[1]):
+        if within is not None and (low < within[0] or high > within[1]):
             low = min(max(low, within[0]), within[1])
             high = max(min(high, within[1]), within[0])
             diagnostics["interval_clipped"] = True
-        excluded = dict(excluded or {})
         return Estimate(
-            policy,
-            label,
-            lin.value,
-            se,
-            low,
-            high,
-            self.level,
-            self.n_units - sum(excluded.values()),
-            excluded,
-            diagnostics,
-            "normal" if bounds is None else "betting",
+            policy, label, lin.value, se, low, high, self.level, used, excluded, diagnostics, name
         )
 
     def estimate(self, policy: str, estimator: str | None = None) -> Estimate:

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from offeval.engine.declaration import INTERVALS
+from offeval.engine.intervals import interval_names
 from offeval.errors import OffevalError
 from offeval.stats.inference import PSD_TOLERANCE, SYMMETRY_TOLERANCE
 from offeval.validation import check_number, check_whole
@@ -35,8 +35,8 @@ class EstimatorSummary:
     ``baseline`` names the policy the values are relative to (None: absolute).
     ``params`` are the estimator's parameters (plain values only), so that a
     family of settings (caps, say) can be told apart and ordered.
-    ``interval_method`` says how the estimates' intervals were computed (a key
-    of :data:`offeval.engine.declaration.INTERVALS`); the covariance is the
+    ``interval_method`` says how the estimates' intervals were computed (a registered
+    interval method, :mod:`offeval.engine.intervals`); the covariance is the
     delta method's whatever it is.
     """
 
@@ -255,8 +255,9 @@ def _params(value: Any) -> dict[str, Any]:
 
 
 def _method(value: Any) -> str:
-    if not isinstance(value, str) or value not in INTERVALS:
-        raise FieldError("interval_method", f"must be one of {list(INTERVALS)}, got {value!r}")
+    known = interval_names()
+    if not isinstance(value, str) or value not in known:
+        raise FieldError("interval_method", f"must be one of {list(known)}, got {value!r}")
     return value
 
 

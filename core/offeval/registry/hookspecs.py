@@ -42,6 +42,17 @@ REPORT_METHODS = ("help", "write")
 REWARD_MODEL_METHODS = ("fit",)
 #: What a policy built by name must have (see :func:`register_policies`).
 POLICY_METHODS = ("probabilities",)
+#: What an interval method must have (see :func:`register_intervals`).
+INTERVAL_METHODS = (
+    "needs",
+    "offered_by",
+    "reads",
+    "unavailable",
+    "check",
+    "start",
+    "bounds",
+    "unreadable",
+)
 
 
 @hookspec
@@ -130,6 +141,19 @@ def register_policies(register: Register) -> None:
     ``register(name, cls)``: ``cls(column, name=...)`` is a policy (it has
     ``probabilities(rows)``; a ranking policy also ``marginals``, ``ranks``,
     ``exposure`` and ``scores``) reading the log's ``column``.
+    """
+
+
+@hookspec
+def register_intervals(register: Register) -> None:
+    """Register interval methods: what ``evaluate(..., interval=NAME)`` and ``offeval evaluate
+    --interval NAME`` compute (the core's ``normal`` and ``betting``).
+
+    ``register(name, cls)``: ``cls()`` is an interval method (see
+    :mod:`offeval.engine.intervals`; subclass :class:`offeval.IntervalMethod`): what it
+    reads of an estimator's declaration, its checks, its own mergeable fold state,
+    and ``bounds(case, state)``, the ``(low, high)`` of one estimate. An estimator
+    names it as its ``interval`` to have it by default.
     """
 
 

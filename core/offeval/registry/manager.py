@@ -129,19 +129,27 @@ class Component:
 
 
 class _Core:
-    """The host is a plugin of itself: it declares the kinds the core uses."""
+    """The host is a plugin of itself: it declares the kinds the core uses, and registers
+    its own interval methods through the same hook as a plugin."""
 
     @hookspecs.hookimpl
     def register_component_kinds(self, register: hookspecs.Register) -> None:
         """Estimators, environments (the demo and the kit), command-line sub-commands, reports,
         reward-model fitters (``evaluate --fit-reward-model``), policies built by name
-        (``evaluate --rerank``)."""
+        (``evaluate --rerank``), interval methods (``evaluate --interval``)."""
         register("estimator", "register_estimators", hookspecs.ESTIMATOR_METHODS)
         register("environment", "register_environments", hookspecs.ENVIRONMENT_METHODS)
         register("command", "register_commands", hookspecs.COMMAND_METHODS)
         register("report", "register_reports", hookspecs.REPORT_METHODS)
         register("reward_model", "register_reward_models", hookspecs.REWARD_MODEL_METHODS)
         register("policy", "register_policies", hookspecs.POLICY_METHODS)
+        register("interval", "register_intervals", hookspecs.INTERVAL_METHODS)
+
+    @hookspecs.hookimpl
+    def register_intervals(self, register: hookspecs.Register) -> None:
+        """The normal interval, and the betting one (Waudby-Smith and Ramdas 2023)."""
+        register("normal", Deferred("offeval.engine.intervals:Normal"))
+        register("betting", Deferred("offeval.stats.betting:Betting"))
 
 
 _ACTIVE: ContextVar[Registry | None] = ContextVar("active_registry", default=None)

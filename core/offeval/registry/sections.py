@@ -12,12 +12,14 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import pandas as pd
 
 from offeval.data.tables import markdown_escape, markdown_table, write_csv
-from offeval.engine.summary import EstimatorSummary
+
+if TYPE_CHECKING:  # the registry lies below the engine, which looks components up in it
+    from offeval.engine.summary import EstimatorSummary
 
 
 @dataclass(frozen=True)

@@ -24,17 +24,23 @@ unit), whatever the tails of the weights: it needs only non-negative mean-one
 weights and bounded rewards. Units are taken in the order given (the engine
 orders them by a hash of their ids, so that the interval does not depend on
 how the log was chunked or split among workers).
+
+:class:`Betting` is the interval method the core registers as ``"betting"`` (kind
+``interval``): what it reads of an estimator (its ``betting_columns``), its own fold
+state (:class:`BettingFold`: per unit the four sums, the unit's place in the order of
+the bets, and the range of the rewards seen), its checks, and the interval.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from offeval.errors import ConfigurationError, OffevalError
-from offeval.validation import check_level, check_number
+from offeval.errors import ConfigurationError, OffevalError, hint
+from offeval.validation import check_level
 
 #: Largest bet (a share of the capital) on one unit: bets stay bounded away from ruin.
 MAX_BET = 0.5
@@ -87,37 +93,6 @@ def betting_interval(
     return float(lower), float(upper)
 
 
-def check_reward_range(value: Any, name: str = "reward_range") -> tuple[float, float]:
-    """Known bounds of the rewards as ``(low, high)``: finite numbers, ``low < high``.
-
-    Accepts a pair of numbers or their text ``"LOW,HIGH"`` (``"0,1"``).
-    """
-    if isinstance(value, str):
-        value = [p.strip() for p in value.split(",")]
-    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence) or len(value) != 2:
-        raise ConfigurationError(
-            f"{name} must be two numbers, the lowest and highest reward possible (e.g. 0,1); "
-            f"got {value!r}"
-        )
-    low, high = (
-        _number(v, f"{name}'s {end}") for v, end in zip(value, ("low", "high"), strict=True)
-    )
-    if not low < high:
-        raise ConfigurationError(
-            f"{name} must have its low end below its high end, got {low:g},{high:g}"
-        )
-    return low, high
-
-
-def _number(value: Any, name: str) -> float:
-    if isinstance(value, str):
-        try:
-            value = float(value)
-        except ValueError:
-            raise ConfigurationError(f"{name} must be a number, got {value!r}") from None
-    return float(check_number(value, name))
-
-
 def capital(x: np.ndarray, alpha: float) -> float:
     """Largest log capital over time of betting on ``x`` (values >= -1) having a positive mean.
 
@@ -157,3 +132,149 @@ def _bound(part, slope, offset, start: float, stop: float, alpha: float) -> floa
         else:
             hi = mid
     return hi
+
+
+#: The roles of the columns a betting interval reads (an estimator's ``betting_columns``):
+#: per unit, the weighted rewards sum_k w_k r_k, the weights sum_k w_k, the number of
+#: weighted rows (E[weights] = E[rows]: mean-one weights) and what the value divides by
+#: (the rows for a reward per row, 1 for a reward per trajectory).
+BETTING_ROLES = ("rewards", "weights", "rows", "divisor")
+
+
+class Betting:
+    """The betting interval of importance-weighted rewards (Waudby-Smith and Ramdas 2023).
+
+    Valid whatever the tails of the weights, for non-negative mean-one weights and
+    bounded rewards. An estimator offers it by declaring ``betting_columns``, its column
+    keys by role of :data:`BETTING_ROLES`, when its value is a mean of weighted rewards
+    over mean-one weights. It needs the rewards' bounds known before the data: the user's
+    ``reward_range``, else the estimator's declared one. It keeps, until the end of the
+    pass, the four sums of every unit of each (policy, estimator) using it
+    (:class:`BettingFold`).
+    """
+
+    #: What an estimator must declare to offer it (in the declaration's refusal).
+    needs = f"betting_columns (its column keys by role: {list(BETTING_ROLES)})"
+    #: Which estimators offer it (``--interval betting`` when none of those named does).
+    offered_by = "those of importance weights with mean one do: is, ipw, cis:cap=inf, iips, rips"
+
+    def reads(self, estimator: Any) -> dict[str, Any] | None:
+        """The estimator's betting columns by role, checked (None: it offers no betting
+        interval)."""
+        value = getattr(estimator, "betting_columns", None)
+        if value is None:
+            return None
+        if not isinstance(value, Mapping) or set(value) != set(BETTING_ROLES):
+            raise ConfigurationError(
+                f"betting_columns must map each of {list(BETTING_ROLES)} to a column key, "
+                f"got {value!r}"
+            )
+        return {role: value[role] for role in BETTING_ROLES}
+
+    def unavailable(self, labels: list[str], key: str) -> str:
+        """Why estimators ``labels`` cannot have it (``key``: the name the user chose by)."""
+        return hint(
+            f"interval 'betting' needs an estimator of importance-weighted rewards that "
+            f"declares its betting_columns; {labels} do not: choose interval='normal' for "
+            "them (interval={label: 'betting'} picks estimators)",
+            f"--interval {key}=betting: {', '.join(labels)} offers no betting intervals "
+            "(self-normalised, capped or model-based: their weights are not mean-one)",
+        )
+
+    def check(self, declarations: list, reward_range: tuple[float, float] | None) -> None:
+        """The rewards' bounds, known before the data, for each estimator using it."""
+        missing = [d.label for d in declarations if (reward_range or d.reward_range) is None]
+        if missing:
+            raise OffevalError(
+                hint(
+                    f"betting intervals ({', '.join(missing)}) need the rewards' known bounds, "
+                    "declared before the data: pass reward_range=(low, high), e.g. (0, 1) for "
+                    "clicks, or interval='normal'",
+                    f"betting intervals ({', '.join(missing)}) need the rewards' known bounds: "
+                    "add --reward-range LOW,HIGH (e.g. 0,1 for clicks), or choose "
+                    "--interval normal",
+                )
+            )
+
+    def start(self, uses: Mapping[tuple[int, int], dict[str, Any]]) -> BettingFold:
+        """An empty fold of the (policy, estimator) pairs ``uses`` (their columns by role)."""
+        return BettingFold(dict(uses))
+
+    def bounds(self, case: Any, fold: BettingFold) -> tuple[float, float]:
+        """The betting interval of ``case`` under its known reward bounds.
+
+        The interval is not widened to hold the estimate: a weighted mean can
+        leave the rewards' range (an IS click rate above 1 on a small log) where
+        the interval, a confidence sequence for the true value, cannot."""
+        low, high = case.reward_range
+        seen = fold.rewards
+        if seen[0] < low or seen[1] > high:
+            raise OffevalError(
+                f"{case.label}'s betting interval assumes rewards in [{low:g}, "
+                f"{high:g}], and the log has rewards from {seen[0]:g} to {seen[1]:g}: "
+                + hint(
+                    "pass reward_range=(low, high) with the true bounds, or interval='normal'",
+                    "give --reward-range LOW,HIGH with the true bounds, or --interval normal",
+                )
+            )
+        return betting_interval(*fold.units(case.p, case.e), low, high, case.level)
+
+    def unreadable(self, case: Any, low: float, high: float) -> str | None:
+        """An empty interval (its low end above its high end): at this level the log
+        contradicts what the interval assumes."""
+        if low > high:
+            return (
+                "an empty betting interval: the log contradicts its assumptions (weights of "
+                "mean one, rewards within the declared range) at this level"
+            )
+        return None
+
+
+@dataclass
+class BettingFold:
+    """What betting intervals keep of a pass: per (policy, estimator) using them, the
+    (n_units, 4) unit sums of each chunk by role; each chunk's units' places in the order
+    of the bets; the range of the rewards seen. Picklable, and merged like any fold state."""
+
+    columns: dict[tuple[int, int], dict[str, Any]]
+    ids: list[np.ndarray] = field(default_factory=list)
+    parts: dict[tuple[int, int], list[np.ndarray]] = field(default_factory=dict)
+    rewards: tuple[float, float] = (np.inf, -np.inf)
+
+    def add(self, chunk: Any) -> None:
+        """Keep one chunk's unit sums (read before the engine centres them)."""
+        for (p, e), roles in self.columns.items():
+            emitted = chunk.columns(p, e)
+            missing = [k for k in roles.values() if k not in emitted]
+            if missing:
+                raise OffevalError(
+                    f"estimator {chunk.label(e)!r} declares betting columns "
+                    f"{missing} it never emitted (its columns: {list(emitted)})"
+                )
+            sums = [chunk.sums(p, e, roles[role]) for role in BETTING_ROLES]
+            self.parts.setdefault((p, e), []).append(np.column_stack(sums))
+        self.ids.append(chunk.order)
+        rewards = chunk.log.column("reward")
+        if rewards.size:
+            self.rewards = (
+                min(self.rewards[0], float(rewards.min())),
+                max(self.rewards[1], float(rewards.max())),
+            )
+
+    def merge(self, other: BettingFold) -> BettingFold:
+        """Both folds (over different units)."""
+        parts = {
+            pe: [*self.parts.get(pe, []), *other.parts.get(pe, [])]
+            for pe in {*self.parts, *other.parts}
+        }
+        rewards = (min(self.rewards[0], other.rewards[0]), max(self.rewards[1], other.rewards[1]))
+        return BettingFold(
+            {**other.columns, **self.columns}, [*self.ids, *other.ids], parts, rewards
+        )
+
+    def units(self, p: int, e: int) -> tuple[np.ndarray, ...]:
+        """The unit sums of (p, e), one array per role of :data:`BETTING_ROLES`, in the order
+        of the bets (the units' places, whatever the chunking)."""
+        order = np.argsort(np.concatenate(self.ids), kind="stable")
+        parts = np.concatenate(self.parts[p, e])[order]
+        return tuple(parts[:, j] for j in range(parts.shape[1]))
