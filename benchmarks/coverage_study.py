@@ -136,7 +136,7 @@ def one_log(
         prepare = declaration_of(ests[0]).prepare_kit_log
         prepared = log if prepare is None else prepare(log)
         ests = [e for e in ests if declaration_of(e).label not in skip]
-        betting = [e for e in ests if declaration_of(e).betting_columns is not None]
+        betting = [e for e in ests if "betting" in declaration_of(e).intervals]
         runs = [([e], "normal") for e in ests] if clock is not None else [(ests, "normal")]
         runs += [(betting, "betting")] if betting else []
         for chosen, method in runs:
@@ -267,7 +267,7 @@ def bandit_logs(task: tuple[str, int, range]) -> list[dict]:
     kind, n, seeds = task
     registry = get_registry()
     estimators = [registry.create_from_spec("estimator", spec) for spec in BANDIT_ESTIMATORS]
-    betting = [e for e in estimators if declaration_of(e).betting_columns is not None]
+    betting = [e for e in estimators if "betting" in declaration_of(e).intervals]
     mu, pis = logger(), {w: target(w) for w in MAX_WEIGHTS}
     policies = [ColumnPolicy(f"target_{w}", name=f"max_weight_{w}") for w in MAX_WEIGHTS]
     truth = {w: bandit_truth(kind, w) for w in MAX_WEIGHTS}
