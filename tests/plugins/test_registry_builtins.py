@@ -41,6 +41,7 @@ def test_kinds_are_declared_by_the_plugins_that_bring_them():
         "report": "offeval",
         "reward_model": "offeval",
         "interval": "offeval",
+        "policy": "offeval",
         "examination": "dcg",
         "conventions": "ir",
     }

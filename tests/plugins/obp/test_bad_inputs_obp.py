@@ -16,7 +16,6 @@ import numpy as np
 import pandas as pd
 import pytest
 from obp_inputs import ACTIONS, SLOTS, N, dist, feedback, message, one_line
-from reference_estimators import IS
 
 from offeval import (
     ColumnError,
@@ -27,6 +26,7 @@ from offeval import (
     TablePolicy,
     evaluate,
 )
+from offeval_ncis import IS
 from offeval_obp import ActionDistPolicy, from_obp
 
 

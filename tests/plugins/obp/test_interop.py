@@ -6,7 +6,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from reference_estimators import IS, SNIS
 
 from offeval import (
     ColumnError,
@@ -18,6 +17,8 @@ from offeval import (
     evaluate,
     stream_parquet,
 )
+from offeval_ncis import IS
+from offeval_ncis import SNIPS as SNIS
 from offeval_obp import from_obp, from_obp_rewards
 
 
@@ -64,7 +65,7 @@ def test_uniform_logger_in_one_line_and_a_table_target_equal_their_columns():
         )
         ours = evaluate(log, [TablePolicy(table, "t")], [IS(), SNIS()])
         theirs = evaluate(spelled, [ColumnPolicy("pi", "t")], [IS(), SNIS()])
-        for estimator in ("is", "snis"):
+        for estimator in ("is", "snips"):
             a, b = ours.estimate("t", estimator), theirs.estimate("t", estimator)
             assert a.value == pytest.approx(b.value, rel=1e-12)
             assert a.se == pytest.approx(b.se, rel=1e-12)
@@ -154,7 +155,7 @@ def test_from_obp_gives_obps_ipw_and_snipw():
         w = dist[rounds, action, position] / feedback["pscore"]  # obp's iw
         r = feedback["reward"]
         assert ev.estimate(name, "is").value == pytest.approx(np.mean(r * w), rel=1e-12)
-        assert ev.estimate(name, "snis").value == pytest.approx(
+        assert ev.estimate(name, "snips").value == pytest.approx(
             np.sum(r * w) / np.sum(w), rel=1e-12
         )
         assert ev.estimate(name, "is").se == pytest.approx(
@@ -211,7 +212,7 @@ def test_sessions_are_the_unit_standard_errors_cluster_on():
     assert np.array_equal(log.frame["trajectory"].to_numpy(), sessions[log.source_rows])
     by_session = evaluate(log, policies, [IS(), SNIS()])
     ones = np.ones_like(r)
-    for name, y, d in (("is", r * w, ones), ("snis", r * w, w)):
+    for name, y, d in (("is", r * w, ones), ("snips", r * w, w)):
         one, two = by_round.estimate("evaluation", name), by_session.estimate("evaluation", name)
         assert two.value == pytest.approx(y.sum() / d.sum(), rel=1e-12)
         assert one.value == pytest.approx(two.value, rel=1e-12)
