@@ -18,8 +18,7 @@ build on it (``REQUIRES``). The names here, by job:
   :data:`MIN_PROPENSITY` and its message :data:`TINY_PROPENSITY`, :func:`hash_ids`
   (stable ids of any kind), :func:`regular_slots` (the candidates per slot when every
   slot has as many).
-- **Tables of an evaluation**: :func:`pairs_table`, :func:`ess_units`; workers:
-  :func:`worthwhile_workers`.
+- **Workers**: :func:`worthwhile_workers`.
 - **Errors and arguments in the user's words**: :func:`hint`, :func:`command_line`,
   :func:`plain`, :func:`decimal_comma_hint`, :func:`describe_rows` (the user's row
   labels), :func:`did_you_mean`;
@@ -61,7 +60,6 @@ _WHERE = {
     "offeval.data.slots": ("regular_slots",),
     "offeval.data.tables": ("markdown_escape", "markdown_table", "write_csv"),
     "offeval.data.units": ("hash_ids",),
-    "offeval.engine.frames": ("ess_units", "pairs_table"),
     "offeval.engine.parallel": ("worthwhile_workers",),
     "offeval.errors": (
         "command_line",

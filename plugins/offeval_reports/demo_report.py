@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from offeval.plugin import ess_units, markdown_escape, write_csv
+from offeval.plugin import markdown_escape, write_csv
 from offeval.stats import first_maximum
 from offeval_reports.demo import DemoResult
 from offeval_reports.document import DPI, ReportDocument
@@ -264,7 +264,7 @@ def _with_ess_unit(result: DemoResult) -> pd.DataFrame:
     estimates = result.estimates
     if "diag_ess" not in estimates:
         return estimates
-    unit = estimates["estimator"].map(ess_units(result.evaluation))
+    unit = estimates["estimator"].map(result.evaluation.ess_units)
     return estimates.assign(ess_unit=unit.where(estimates["diag_ess"].notna()))
 
 

@@ -25,9 +25,7 @@ from offeval import Evaluation, InteractionLog
 from offeval.plugin import (
     EvaluationReport,
     ReportSection,
-    ess_units,
     markdown_escape,
-    pairs_table,
 )
 from offeval_reports.document import DPI, ReportDocument
 from offeval_reports.figures import MIN_FONT, PAGE_WIDTH, figure_text
@@ -331,7 +329,7 @@ def weight_table(evaluation: Evaluation) -> pd.DataFrame:
     column ``ess unit`` says which. The diagnostics shown are those the
     estimator declares as weight diagnostics (its ``weight_diagnostics``).
     """
-    units = ess_units(evaluation)
+    units = evaluation.ess_units
     rows = []
     for policy in evaluation.policies:
         for estimator, declared in zip(evaluation.estimators, evaluation.declarations, strict=True):
@@ -431,7 +429,7 @@ def write_evaluation_report(
             evaluation, estimator, correction, baseline, out / f"grid_{k}.png", lower
         )
         doc.figure(path, f"Paired significance grid: {better_label(estimator, lower)}")
-        doc.table(pairs_table(evaluation, estimator, correction, baseline), headers=named)
+        doc.table(evaluation.pairs(estimator, correction, baseline), headers=named)
     weights = weight_table(evaluation)
     if not weights.empty:
         rows = (

@@ -10,7 +10,6 @@ import pytest
 from offeval.engine.declaration import WEIGHT_DIAGNOSTICS, Declaration, declaration_of
 from offeval.engine.estimator import BaseEstimator, Contribution
 from offeval.engine.evaluation import evaluate
-from offeval.engine.frames import ess_units
 from offeval.errors import ConfigurationError
 from offeval.stats.inference import ratio_of_means
 from offeval.testing import check_estimator, checks_for, known_failures, parametrize_with_checks
@@ -172,7 +171,7 @@ def test_the_evaluation_the_tables_and_the_kit_see_the_same_declaration(bandit):
     first = declaration_of(evaluation.components[0])
     assert evaluation.declarations == [first, declaration_of(evaluation.components[1])]
     assert evaluation.estimators == ["declared(cap=2)", "bare"]
-    assert ess_units(evaluation) == {"declared(cap=2)": "trajectories", "bare": "rows"}
+    assert evaluation.ess_units == {"declared(cap=2)": "trajectories", "bare": "rows"}
     assert evaluation.estimate(policy.name, "declared(cap=2)").diagnostics["fitted_slope"] == 2.0
     assert evaluation.summary("declared(cap=2)").higher_is_better is False
     names = [check.__name__ for check in checks_for(Declared())]

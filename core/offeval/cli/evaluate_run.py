@@ -22,7 +22,6 @@ from offeval.data.output import OutputFolder
 from offeval.data.policy import Policy
 from offeval.data.tables import write_csv
 from offeval.engine.evaluation import PROBE_ROWS, Evaluation, evaluate, probe
-from offeval.engine.frames import ess_units, pairs_table, skipped_table
 from offeval.engine.summary import save_summaries
 from offeval.errors import OffevalError, OffevalWarning, RowError, SplitUnitError
 from offeval.registry.manager import Registry, allow_list_note, get_registry
@@ -370,16 +369,19 @@ def _write_tables(
     if "diag_ess" in table:
         at = table.columns.get_loc("diag_ess") + 1
         table = table.copy()
-        table.insert(at, "ess_unit", table["estimator"].map(ess_units(evaluation)))
+        table.insert(at, "ess_unit", table["estimator"].map(evaluation.ess_units))
     write_csv(table, out / "estimates.csv")
     paired = len(evaluation.policies) > 1  # no pairs file of one policy (a header only)
     labels = evaluation.estimators if paired else ()
     files = {label: folder.file_name("pairs", label) for label in labels}
     for label, name in files.items():
-        pairs = pairs_table(evaluation, label, request.correction, request.baseline)
+        pairs = evaluation.pairs(label, request.correction, request.baseline)
         write_csv(pairs, out / name)
     if outcome.skipped:
-        write_csv(skipped_table(outcome.skipped), out / "skipped_estimators.csv")
+        skipped = pd.DataFrame(
+            {"estimator": list(outcome.skipped), "why": list(outcome.skipped.values())}
+        )
+        write_csv(skipped, out / "skipped_estimators.csv")
     save_summaries(out / "summaries.json", outcome.summaries)
     doc = MarkdownDocument("offeval evaluate: the plugins' sections")
     doc.sections(outcome.sections, out)

@@ -328,6 +328,29 @@ class Evaluation:
         cov = self.covariance(est, baseline)
         return pairwise_grid(self.policies, values, cov, correction=correction, alpha=alpha)
 
+    def pairs(
+        self,
+        estimator: str | None = None,
+        correction: str | None = None,
+        baseline: str | None = None,
+    ) -> pd.DataFrame:
+        """The paired tests of one estimator as a table, one row per pair (``a`` minus ``b``):
+        what ``offeval evaluate --out`` writes and reports show.
+
+        With a ``baseline``, the differences are between values relative to it
+        (baseline = 1), and the column ``relative_to`` names it on every row.
+        """
+        table = self.grid(estimator, correction=correction, baseline=baseline).table.copy()
+        if baseline is not None:
+            table.insert(2, "relative_to", baseline)
+        return table
+
+    @property
+    def ess_units(self) -> dict[str, str]:
+        """What each estimator's effective sample size counts, by label: its declared
+        ``ess_unit``, else rows."""
+        return {d.label: d.ess_unit for d in self.declarations}
+
     def summary(
         self, estimator: str | None = None, baseline: str | None = None
     ) -> EstimatorSummary:

@@ -242,17 +242,16 @@ def test_ess_of_an_estimator_weighting_trajectories_counts_trajectories(env):
 
 
 def test_pairs_with_a_baseline_say_they_are_relative(evaluation, tmp_path):
-    from offeval.engine.frames import pairs_table
     from offeval_reports.evaluation_report import write_evaluation_report
 
     _, policies, ev = evaluation
     base = policies[0].name
-    pairs = pairs_table(ev, "is", None, base)
+    pairs = ev.pairs("is", None, base)
     assert set(pairs["relative_to"]) == {base}
     rel = {e.policy: e.value for e in ev.relative(base, "is")}
     first = pairs.iloc[0]
     assert first["difference"] == pytest.approx(rel[first["a"]] - rel[first["b"]], rel=1e-9)
-    assert "relative_to" not in pairs_table(ev, "is", None, None)
+    assert "relative_to" not in ev.pairs("is", None, None)
     write_evaluation_report(
         tmp_path, ev, ev.to_frame(), baseline=None, correction=None, sections=[]
     )
