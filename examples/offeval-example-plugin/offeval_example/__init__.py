@@ -1,6 +1,7 @@
 """offeval plugin ``example``: importance sampling with an optional weight cap.
 
-Built on offeval's declared plugin API (:mod:`offeval.plugin`) only.
+Built on offeval's user API (:mod:`offeval`), its statistics (:mod:`offeval.stats`) and its
+plugin API (:mod:`offeval.plugin`) only.
 """
 
 from __future__ import annotations
