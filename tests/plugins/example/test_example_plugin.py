@@ -21,7 +21,7 @@ def site(tmp_path_factory, pip_install) -> Path:
 @pytest.mark.slow
 def test_discovered_through_its_entry_point_and_conforms(site, python_in):
     code = (
-        "from offeval.plugin import get_registry\n"
+        "from offeval import get_registry\n"
         "from offeval.testing import check_estimator\n"
         "reg = get_registry()\n"
         "comp = reg.get('estimator', 'example')\n"

@@ -40,7 +40,7 @@ def test_listed_by_offeval_plugins(site, python_in):
 @pytest.mark.slow
 def test_in_the_registry_by_name_and_spec(site, python_in):
     code = (
-        "from offeval.plugin import get_registry\n"
+        "from offeval import get_registry\n"
         "reg = get_registry()\n"
         "est = reg.create_from_spec('estimator', 'my_ips:cap=20')\n"
         "print(reg.get('estimator', 'my_ips').plugin, type(est).__name__, est.cap, est.label,\n"
