@@ -136,8 +136,10 @@ def interval_names() -> tuple[str, ...]:
 
 
 def interval_method(name: str) -> Any:
-    """The registered interval method ``name``, built (its ``name`` set)."""
-    method = active_registry().create("interval", name)
+    """The registered interval method ``name``, built (its ``name`` set). Methods take no
+    parameters, so the factory is called as it is (``create`` would inspect its signature
+    each time: a third of a small evaluation's time)."""
+    method = active_registry().get("interval", name).factory()
     method.name = name
     return method
 
