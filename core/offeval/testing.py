@@ -432,10 +432,10 @@ def declared_plugins(*names: str) -> list[str]:
 
     Follows each plugin's ``REQUIRES`` (read from what its ``offeval`` entry
     point loads, which imports the plugin's module but loads no registry),
-    so that ``OFFEVAL_PLUGINS=",".join(declared_plugins("slates"))`` loads
-    the ``slates`` plugin with only the plugins it declares, directly or not::
+    so that ``OFFEVAL_PLUGINS=",".join(declared_plugins("my_plugin"))`` loads
+    the plugin ``my_plugin`` with only the plugins it declares, directly or not::
 
-        os.environ["OFFEVAL_PLUGINS"] = ",".join(declared_plugins("slates"))
+        os.environ["OFFEVAL_PLUGINS"] = ",".join(declared_plugins("my_plugin"))
 
     Raises :class:`offeval.RegistryError` for a name, given or required, that
     no installed plugin has, and for a ``REQUIRES`` that is not a tuple of names.

@@ -331,8 +331,8 @@ def _check_keys(table: pd.DataFrame, keys: list[str], labels: np.ndarray) -> Non
     if (pos == 0).any():
         raise ColumnError(
             "position",
-            "positions are 1-based (the top slot is 1), and this table has position 0, as in "
-            "obp's 0-based convention: add 1 to its positions",
+            "positions are 1-based (the top slot is 1), and this table has position 0, as "
+            "0-based tools number them: add 1 to its positions",
             labels[pos == 0],
             table="table rows",
         )

@@ -42,7 +42,7 @@ def _ranking_hint(method: str, name: str) -> str:
     if method not in RANKING_METHODS:
         return ""
     return "; " + hint(
-        "give a ranking policy, such as offeval_dcg.RerankPolicy(score_column)",
+        "give a ranking policy (one with exposure, scores, ranks and marginals)",
         f"give the policy as a ranking: --rerank {name}=SCORE_COLUMN",
     )
 

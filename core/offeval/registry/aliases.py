@@ -27,7 +27,7 @@ class Alias:
       the original's other parameters keep their names;
     - ``defaults``: the alias's defaults where they differ from the original's,
       by the alias's parameter names (``{"lambda_": inf}``);
-    - ``source``: where users know the name from (``"obp's SwitchDoublyRobust"``),
+    - ``source``: where users know the name from (``"a peer library's SwitchDR"``),
       the first words of its summary in ``offeval plugins`` and in legends.
     """
 
