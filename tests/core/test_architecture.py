@@ -8,6 +8,7 @@ import ast
 import inspect
 import subprocess
 import sys
+from functools import cache
 from pathlib import Path
 
 import tomllib
@@ -74,6 +75,7 @@ def _built_in_plugins() -> dict[str, str]:
     return {pkg: name for name, pkg in project["project"]["entry-points"]["offeval"].items()}
 
 
+@cache
 def _requires(package: str) -> tuple[str, ...]:
     """A plugin's ``REQUIRES``, read from its ``__init__.py`` (the plugin is not imported)."""
     tree = ast.parse((ROOT / "plugins" / package / "__init__.py").read_text())
@@ -83,6 +85,7 @@ def _requires(package: str) -> tuple[str, ...]:
     return ()
 
 
+@cache
 def _public(package: str) -> set[str]:
     """A plugin's public names: its ``__all__`` (lists it unpacks into it included), read from
     its ``__init__.py``."""
