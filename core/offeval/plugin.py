@@ -14,10 +14,10 @@ build on it (``REQUIRES``). The names here, by job:
   first used); :class:`Alias`, another name for a component (obp's ``switch-dr`` for
   ``switch_dr``, with its parameter names and defaults); :func:`lazy_names`, a
   plugin's public names imported on first use.
-- **Logs**: :data:`ROLES` (the log's role columns), :data:`PROBABILITY_TOLERANCE`,
-  :data:`MIN_PROPENSITY` and its message :data:`TINY_PROPENSITY`, :func:`hash_ids`
-  (stable ids of any kind), :func:`regular_slots` (the candidates per slot when every
-  slot has as many).
+- **Logs**: :data:`PROBABILITY_TOLERANCE` and :func:`hash_ids` (stable ids of any
+  kind). The log's own limits are its class's: ``InteractionLog.ROLES``,
+  ``MIN_PROPENSITY`` and ``TINY_PROPENSITY`` (why a smaller one is refused), and
+  ``log.regular_slots`` (the candidates per slot when every slot has as many).
 - **Workers**: :func:`worthwhile_workers`.
 - **Errors and arguments in the user's words**: :func:`hint`, :func:`command_line`,
   :func:`plain`, :func:`decimal_comma_hint`, :func:`describe_rows` (the user's row
@@ -54,10 +54,8 @@ _WHERE = {
         "separator_named",
         "text_records",
     ),
-    "offeval.data.log": ("MIN_PROPENSITY", "ROLES", "TINY_PROPENSITY"),
     "offeval.data.output": ("OutputFile", "OutputFolder"),
     "offeval.data.policy": ("PROBABILITY_TOLERANCE",),
-    "offeval.data.slots": ("regular_slots",),
     "offeval.data.tables": ("markdown_escape", "markdown_table", "write_csv"),
     "offeval.data.units": ("hash_ids",),
     "offeval.engine.parallel": ("worthwhile_workers",),

@@ -18,9 +18,7 @@ import pandas as pd
 
 from offeval import ColumnError, ConfigurationError, InteractionLog, OffevalError, RowError
 from offeval.plugin import (
-    MIN_PROPENSITY,
     PROBABILITY_TOLERANCE,
-    TINY_PROPENSITY,
     check_flag,
     check_whole,
     describe_rows,
@@ -223,9 +221,9 @@ def _log_frame(feedback: Mapping) -> pd.DataFrame:
             _rounds(bad),
             "rounds",
         )
-    tiny = pscore < MIN_PROPENSITY
+    tiny = pscore < InteractionLog.MIN_PROPENSITY
     if tiny.any():
-        raise RowError(_key("pscore"), TINY_PROPENSITY, _rounds(tiny), "rounds")
+        raise RowError(_key("pscore"), InteractionLog.TINY_PROPENSITY, _rounds(tiny), "rounds")
     position = np.zeros(n, dtype=np.int64)
     if feedback.get("position") is not None:
         position = _indices(

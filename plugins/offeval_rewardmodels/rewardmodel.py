@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from offeval import ColumnError, ConfigurationError, InteractionLog, OffevalError
-from offeval.plugin import ROLES, check_number, check_whole, hint, regular_slots
+from offeval.plugin import check_number, check_whole, hint
 
 #: Default name of the reward-model column (log and candidate table).
 DEFAULT_COLUMN = "reward_model"
@@ -38,7 +38,7 @@ def check_column(column: str) -> str:
     """A reward-model column name: a non-empty string that is not one of the log's roles."""
     if not isinstance(column, str) or not column:
         raise ConfigurationError(f"reward_model must name a column, got {column!r}")
-    if column in ROLES or column == "slot":
+    if column in InteractionLog.ROLES or column == "slot":
         raise ConfigurationError(
             f"reward_model={column!r} names a column the log reserves for its role: "
             "give the column of the model's predicted rewards"
@@ -275,7 +275,7 @@ def logged_candidates(log: InteractionLog) -> tuple[np.ndarray, np.ndarray]:
 def _logged_candidates(log: InteractionLog) -> tuple[np.ndarray, np.ndarray]:
     cands = log.require_candidates()
     items, logged = cands["item"].to_numpy(), log.frame["item"].to_numpy()
-    k = regular_slots(log)
+    k = log.regular_slots
     if k is not None:  # a broadcast comparison instead of gathering each row's logged item
         rows = np.flatnonzero(items.reshape(-1, k) == logged[:, None])
         return rows, rows // k

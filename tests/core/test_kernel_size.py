@@ -15,7 +15,7 @@ import offeval.plugin
 ROOT = Path(__file__).resolve().parents[2]
 #: Lines of core/**/*.py and names of offeval.plugin: they may only go down.
 MAX_CORE_LINES = 11_100
-MAX_PLUGIN_API_NAMES = 44
+MAX_PLUGIN_API_NAMES = 40
 #: Names one plugin uses, each kept for third parties or not yet moved to its family.
 ONE_USER = {
     # for any third-party plugin writing files, reports or commands
@@ -40,11 +40,6 @@ ONE_USER = {
     "header_separator": "a header's separator",
     "text_records": "the lines records start on",
     "filled_records": "the lines records start on",
-    # the log's own limits, read by obp's and the reward models' checks of their input
-    "MIN_PROPENSITY": "the smallest propensity a log takes",
-    "TINY_PROPENSITY": "why a smaller one is refused",
-    "ROLES": "the log's role columns",
-    "regular_slots": "the candidates per slot",
 }
 
 

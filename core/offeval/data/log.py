@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -318,6 +318,12 @@ class InteractionLog:
     ``candidate_source_rows`` the input label of each of its rows.
     """
 
+    #: The column roles (see the module's :data:`ROLES`) and the smallest propensity taken,
+    #: with why a smaller one is refused: for a plugin that checks its own input the same way.
+    ROLES: ClassVar[dict[str, str]] = ROLES
+    MIN_PROPENSITY: ClassVar[float] = MIN_PROPENSITY
+    TINY_PROPENSITY: ClassVar[str] = TINY_PROPENSITY
+
     frame: pd.DataFrame
     source_rows: np.ndarray
     unit_starts: np.ndarray
@@ -419,6 +425,19 @@ class InteractionLog:
         running = np.maximum.accumulate(codes)
         first = np.flatnonzero(np.r_[True, running[1:] > running[:-1]])
         return codes, first
+
+    @cached_property
+    def regular_slots(self) -> int | None:
+        """k when every slot has exactly k candidate rows (candidate row j is slot j // k), else
+        None. The table is sorted by slot, so the first and last row of each block of k tell."""
+        slot = self.require_candidates()["slot"].to_numpy()
+        n = self.n_rows
+        if not n or not slot.size or slot.size % n:
+            return None
+        k = slot.size // n
+        every = np.arange(n)
+        regular = np.array_equal(slot[::k], every) and np.array_equal(slot[k - 1 :: k], every)
+        return k if regular else None
 
     @cached_property
     def _memo(self) -> dict:

@@ -26,7 +26,7 @@ import pandas as pd
 
 from offeval.data.log import InteractionLog
 from offeval.data.policy import DenseTable, Policy
-from offeval.data.slots import regular_slots, slot_sums
+from offeval.data.slots import slot_sums
 from offeval.engine.declaration import ESTIMANDS as ESTIMANDS  # re-exported: its home was here
 from offeval.engine.declaration import GUARANTEES as GUARANTEES
 from offeval.errors import ColumnError, ConfigurationError, OffevalError, RowError, hint
@@ -160,7 +160,7 @@ class PolicyView:
             p = self.policy.dense.probabilities
             return sums @ p, counts @ p
         pi = self.candidate_probabilities()
-        k = regular_slots(self.log)
+        k = self.log.regular_slots
         if k is None:
             return slot_sums(self.log, pi * values), slot_sums(self.log, pi)
         by_slot = pi.reshape(-1, k)
@@ -218,7 +218,7 @@ def _cell_sums(view: PolicyView, values: np.ndarray, key: Hashable):
 
 
 def _cell_matrices(log: InteractionLog, table: DenseTable, values: np.ndarray):
-    k, cells = regular_slots(log), table.probabilities.size
+    k, cells = log.regular_slots, table.probabilities.size
     rows = log.memo(_candidate_rows)
     if k is None or cells > k or any(key not in rows for key in table.keys):
         return None  # the matrices would outgrow the candidate column they replace

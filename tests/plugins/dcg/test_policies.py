@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 from oracles import candidate_log
 
 from offeval import ColumnError, ConfigurationError, InteractionLog, RowError, TablePolicy
-from offeval.data.slots import regular_slots
 from offeval.engine.estimator import PolicyView
 from offeval_dcg import RerankPolicy
 
@@ -138,7 +137,7 @@ def test_slot_expectation_matches_a_loop_over_each_slots_candidates(
     np.testing.assert_allclose(value, expected_value, rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(mass, expected_mass, rtol=1e-12, atol=1e-15)
     sizes = cands.groupby(["trajectory", "position"]).size()
-    assert regular_slots(log) == (sizes.iloc[0] if sizes.nunique() == 1 else None)
+    assert log.regular_slots == (sizes.iloc[0] if sizes.nunique() == 1 else None)
 
 
 def _loop_expectation(log, cands, lookup, keys):

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from offeval import ColumnError, InteractionLog
-from offeval.data.slots import regular_slots, slot_sums
+from offeval.data.slots import slot_sums
 from offeval_rewardmodels import rewardmodel
 from offeval_rewardmodels.rewardmodel import logged_candidates
 
@@ -37,7 +37,7 @@ def test_slot_sums_and_logged_candidates_match_loops(seed, per_slot, shuffle):
     log = _log(seed, per_slot, shuffle)
     cands = log.candidates
     sizes = np.bincount(cands["slot"].to_numpy())
-    assert regular_slots(log) == (sizes[0] if (sizes == sizes[0]).all() else None)
+    assert log.regular_slots == (sizes[0] if (sizes == sizes[0]).all() else None)
     v = cands["v"].to_numpy()
     expected_sums, expected_rows = [], []
     keys = list(cands[["trajectory", "position", "item"]].itertuples(index=False, name=None))
