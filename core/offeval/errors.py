@@ -1,11 +1,7 @@
-"""The offeval exception hierarchy: every input problem is a ``ValueError``.
+"""The offeval exception hierarchy (every input problem is a ``ValueError``) and the hints
+of its messages. Rows are named by the user's own input labels, never by positions.
 
-Errors about rows name them by the user's own input labels (the index of the
-frame they passed, whatever its type), never by positions after sorting or
-within a chunk.
-
-numpy and pandas are imported where they are used, not with this module: the
-command line imports it for its help text and argument errors.
+numpy and pandas are imported where they are used: the command line imports this module.
 """
 
 from __future__ import annotations
@@ -59,9 +55,7 @@ def decimal_comma_hint(values: pd.Series) -> str:
 def did_you_mean(word: str, known: Iterable[str]) -> str:
     """``" (did you mean snips?)"`` for the closest names among ``known``, or ``""``.
 
-    Case and surrounding spaces are ignored (``IPS`` or ``Snips`` name one
-    name only: ``ips``, ``snips``); a word of one letter gets no suggestion
-    (any name holding that letter would be as close).
+    Case and surrounding spaces are ignored; a word of one letter gets no suggestion.
     """
     folded: dict[str, list[str]] = {}
     for name in map(str, known):
@@ -118,9 +112,8 @@ def describe_rows(rows: Sequence[Any] | np.ndarray) -> str:
 class RowError(OffevalError):
     """Some input rows hold invalid values; the message names them by their input labels.
 
-    ``subject`` says what is wrong (``"column 'reward'"``, ``"policy 'new'"``);
-    ``rows`` are input labels; ``table`` names the table they belong to
-    (``"rows"`` of the log, ``"candidate rows"`` of its candidate table).
+    ``subject`` says what is wrong (``"column 'reward'"``); ``table`` names the table
+    ``rows`` belong to (``"rows"`` of the log, ``"candidate rows"``).
     """
 
     def __init__(
@@ -149,9 +142,8 @@ class RowError(OffevalError):
 class ColumnError(RowError):
     """A column is missing, or some of its rows hold invalid values.
 
-    Code that sees only a table handed to it (a policy queried on some rows)
-    names the offending rows by ``positions`` in that table; offeval then
-    re-raises the error with the user's labels (see :meth:`at_labels`).
+    Code that sees only a table handed to it names rows by ``positions`` in it;
+    offeval re-raises the error with the user's labels (:meth:`at_labels`).
     """
 
     def __init__(
@@ -180,21 +172,12 @@ class ColumnError(RowError):
             return self
         import numpy as np
 
-        return ColumnError(
-            self.column,
-            self.problem,
-            np.asarray(labels)[self.positions],
-            table=table,
-            role=self.role,
-        )
+        rows = np.asarray(labels)[self.positions]
+        return ColumnError(self.column, self.problem, rows, table=table, role=self.role)
 
     def named(self, columns: Mapping[str, Any]) -> ColumnError:
-        """The same error naming the user's column where ``columns`` maps its role to one.
-
-        ``columns`` is the log's mapping (role -> the user's column name): an
-        error about role ``propensity`` mapped from ``logging_prob`` becomes
-        one about ``column 'logging_prob' (role propensity)``.
-        """
+        """The same error naming the user's column where ``columns`` (the log's role ->
+        column name) maps its role to one: ``column 'logging_prob' (role propensity)``."""
         given = columns.get(self.column) if self.role is None else None
         if not isinstance(given, (str, int)) or given == self.column:
             return self

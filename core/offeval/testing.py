@@ -9,19 +9,12 @@ In the spirit of scikit-learn's ``check_estimator``::
     def test_conformance(estimator, check):   # one pytest case per check
         check(estimator)
 
-The checks run on logs of the kit's own world
-(:class:`offeval.kitworld.KitWorld`: position-based users, Plackett-Luce and
-sorting rankers over five candidates, three ranks) whose exact values are
-computed, so the kit needs no plugin. An estimator that needs another world
-(cascade users, a simulator's rankers) names a registered environment as its
-``kit_environment``, registered by a plugin its own plugin ``REQUIRES``.
-Role checks run on
-every estimator whatever it claims: protocol, parameters, fields of the
-estimate, invariance to chunking and to trajectory order, declared
-requirements (removing one must raise an :class:`offeval.OffevalError` naming
-it; nothing undeclared may be needed), and dependence on the data (a
-constant or data-ignoring estimator fails). What an estimator declares is
-then checked against the truth:
+The checks run on logs of :class:`offeval.kitworld.KitWorld`, whose exact values
+are computed (an estimator needing another world names a registered environment
+as its ``kit_environment``). Every estimator takes the role checks (protocol,
+parameters, fields, chunking and order invariance, declared requirements,
+dependence on the data); what it declares (read by
+:func:`offeval.engine.declaration.declaration_of`) is checked against the truth:
 
 - ``estimand`` with ``guarantee="unbiased"`` or ``"consistent"``: on a large
   log, two target policies' estimates and their paired difference lie within
@@ -32,20 +25,11 @@ then checked against the truth:
   time;
 - tag ``linear_in_reward``: rewards times 3 give estimate and se times 3.
 
-The kit reads what an estimator declares through
-:func:`offeval.engine.declaration.declaration_of`, as the engine and the
-reports do. Estimators declare checks known to fail in
-``expected_failed_checks`` (check name -> reason):
-:func:`parametrize_with_checks` marks them as expected failures,
-:func:`check_estimator` skips them. ``assumptions`` (environment parameters,
-e.g. the users' examination model: in the kit's world, a callable on 1-based
-ranks) set up the environment in which the guarantee holds. An estimator that
-reads columns its users compute before evaluating (a reward model's
-predictions) defines ``prepare_kit_log(log) -> log``, which adds them to every
-log the kit draws; it sees the log only, never the environment's truth.
-
-:func:`declared_plugins` gives a plugin's tests (and its book chapter) the
-``OFFEVAL_PLUGINS`` that loads it with only what it declares it builds on.
+``expected_failed_checks`` (check name -> reason) are expected failures in
+:func:`parametrize_with_checks` and skipped by :func:`check_estimator`;
+``assumptions`` set up the environment in which the guarantee holds; an
+estimator's ``prepare_kit_log(log) -> log`` adds the columns its users compute
+before evaluating (it sees the log only, never the truth).
 """
 
 from __future__ import annotations
@@ -128,6 +112,16 @@ def _close(a: float, b: float, rtol: float = 1e-9) -> bool:
     return bool(np.isclose(a, b, rtol=rtol, atol=1e-12, equal_nan=True))
 
 
+def _same(a: Estimate, b: Estimate, what: str) -> None:
+    """Assert that ``a`` and ``b`` have the same value, se and interval (else: they depend on
+    ``what``)."""
+    assert _close(a.value, b.value), f"value depends on {what}"
+    assert _close(a.se, b.se), f"se depends on {what}"
+    assert _close(a.ci_low, b.ci_low) and _close(a.ci_high, b.ci_high), (
+        f"{a.interval_method} interval depends on {what}"
+    )
+
+
 def check_protocol(estimator: Estimator) -> None:
     """Follows the Estimator protocol; declares what it promises correctly (a known estimand,
     guarantee, requirements: whatever :func:`declaration_of` checks)."""
@@ -174,11 +168,7 @@ def check_chunking_invariance(estimator: Estimator) -> None:
     chunked = _estimate(estimator, log, policy, chunk_rows=997)
     streamed = _estimate(estimator, list(log.chunks(1_500)), policy)
     for other in (chunked, streamed):
-        assert _close(whole.value, other.value), "value depends on the chunks"
-        assert _close(whole.se, other.se), "se depends on the chunks"
-        assert _close(whole.ci_low, other.ci_low) and _close(whole.ci_high, other.ci_high), (
-            f"{whole.interval_method} interval depends on the chunks"
-        )
+        _same(whole, other, "the chunks")
         assert other.n_units == whole.n_units, "units counted differently in chunks"
 
 
@@ -191,12 +181,7 @@ def check_unit_order_invariance(estimator: Estimator) -> None:
     frame = log.frame.set_index("trajectory").loc[order].reset_index()
     cands = None if log.candidates is None else log.candidates.drop(columns="slot")
     shuffled = InteractionLog.from_frame(frame, candidates=cands)
-    a, b = _estimate(estimator, log, policy), _estimate(estimator, shuffled, policy)
-    assert _close(a.value, b.value), "value depends on row order"
-    assert _close(a.se, b.se), "se depends on row order"
-    assert _close(a.ci_low, b.ci_low) and _close(a.ci_high, b.ci_high), (
-        f"{a.interval_method} interval depends on row order"
-    )
+    _same(_estimate(estimator, log, policy), _estimate(estimator, shuffled, policy), "row order")
 
 
 class _ProbabilitiesOnly:
@@ -218,12 +203,14 @@ def _without(log: InteractionLog, requirement: str) -> InteractionLog:
     prefix = requirement[:-1] if requirement.endswith("*") else None
     drop = [c for c in log.frame.columns if (c == requirement or (prefix and c.startswith(prefix)))]
     assert drop, f"the kit's log has no column {requirement!r} to remove"
+    return _dropped(log, drop)
+
+
+def _dropped(log: InteractionLog, columns: list[str]) -> InteractionLog:
+    """The log without ``columns``."""
+    frame = log.frame.drop(columns=columns)
     return InteractionLog(
-        log.frame.drop(columns=drop),
-        log.source_rows,
-        log.unit_starts,
-        log.candidates,
-        log.candidate_source_rows,
+        frame, log.source_rows, log.unit_starts, log.candidates, log.candidate_source_rows
     )
 
 
@@ -253,13 +240,7 @@ def check_requirements(estimator: Estimator) -> None:
     optional = [c for c in log.frame.columns if c not in CORE_COLUMNS]
     keep = {r.rstrip("*") for r in requires}
     drop = [c for c in optional if not any(c == k or c.startswith(k) for k in keep if k)]
-    minimal = InteractionLog(
-        minimal.frame.drop(columns=drop),
-        minimal.source_rows,
-        minimal.unit_starts,
-        minimal.candidates,
-        minimal.candidate_source_rows,
-    )
+    minimal = _dropped(minimal, drop)
     bare = policy if any(r.endswith("()") for r in requires) else _ProbabilitiesOnly(policy)
     try:
         _estimate(estimator, minimal, bare)
@@ -430,10 +411,9 @@ def parametrize_with_checks(estimators: Sequence[Estimator]):
 def declared_plugins(*names: str) -> list[str]:
     """The installed plugins ``names`` and every plugin they build on, sorted.
 
-    Follows each plugin's ``REQUIRES`` (read from what its ``offeval`` entry
-    point loads, which imports the plugin's module but loads no registry),
-    so that ``OFFEVAL_PLUGINS=",".join(declared_plugins("my_plugin"))`` loads
-    the plugin ``my_plugin`` with only the plugins it declares, directly or not::
+    Follows each plugin's ``REQUIRES`` (its entry point's module; no registry is
+    loaded), for a plugin's tests and its book chapter to load it with only the
+    plugins it declares, directly or not::
 
         os.environ["OFFEVAL_PLUGINS"] = ",".join(declared_plugins("my_plugin"))
 

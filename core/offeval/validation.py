@@ -1,15 +1,10 @@
 """Scalar arguments checked in one place: whole numbers, numbers, choices, flags, levels.
 
-This module is the one place offeval checks a scalar argument (a count, a
-cap, a seed, a level, a name chosen from a set). Every check refuses a
-boolean where a number is meant, accepts numpy scalars as the Python values
-they stand for, returns the value as a plain ``int``, ``float`` or ``bool``,
-and raises ``error`` (a :class:`~offeval.errors.ConfigurationError` unless
-told otherwise) with one message shaped ``"{name} must be {rule}, got
-{value}"``: the value shown plainly (``3``, not ``np.int64(3)``), the rule in
-words derived from the bounds (or given as ``rule`` where a caller's wording
-is part of its contract). Plugins get these checks through
-:mod:`offeval.plugin`.
+Every check refuses a boolean where a number is meant, takes numpy scalars as the
+Python values they stand for, returns a plain ``int``, ``float`` or ``bool``, and
+raises ``error`` (:class:`~offeval.errors.ConfigurationError` unless told otherwise)
+with the message ``"{name} must be {rule}, got {value}"``, the value shown plainly and
+the rule in words derived from the bounds (or given as ``rule``).
 """
 
 from __future__ import annotations
@@ -70,10 +65,8 @@ def check_whole(
 ) -> int | None:
     """``value`` as an ``int`` in ``low..high`` (both inclusive, either may be None).
 
-    Python and numpy integers are whole numbers; a boolean never is. With
-    ``floats``, a finite float with a whole value is too (``5.0`` is ``5``).
-    With ``optional``, None is accepted and returned. The message's rule reads
-    ``a whole number >= 1``, ``a whole number in 1..5`` (or ``rule``).
+    With ``floats``, a finite float with a whole value is one too (``5.0`` is ``5``);
+    with ``optional``, None is accepted and returned.
     """
     if value is None and optional:
         return None
@@ -81,18 +74,14 @@ def check_whole(
     if floats and isinstance(value, (float, np.floating)):
         whole = math.isfinite(value) and float(value).is_integer()
     inside = whole and (low is None or value >= low) and (high is None or value <= high)
-    if not inside:
-        raise _refuse(error, name, rule or _whole_rule(low, high, optional), value)
-    return int(value)
-
-
-def _whole_rule(low: int | None, high: int | None, optional: bool) -> str:
-    """The words of :func:`check_whole`'s rule."""
+    if inside:
+        return int(value)
     if low is not None and high is not None:
         bounds = f" in {plain(low)}..{plain(high)}"
     else:
         bounds = _bounds(plain(low), plain(high), low_open=False, high_open=False)
-    return _either(f"a whole number{bounds}", ["None"] if optional else [])
+    words = _either(f"a whole number{bounds}", ["None"] if optional else [])
+    raise _refuse(error, name, rule or words, value)
 
 
 def check_number(
@@ -110,11 +99,8 @@ def check_number(
 ) -> float | None:
     """``value`` as a ``float`` between ``low`` and ``high`` (inclusive unless ``*_open``).
 
-    Python and numpy ints and floats are numbers; a boolean or text is not.
-    NaN is always refused; ``inf`` and ``-inf`` only when ``finite`` (the
-    default), else they are judged by the bounds. With ``optional``, None is
-    accepted and returned. The rule reads ``a finite number >= 0``, ``a number
-    in (0, 1]``, ``a positive number or inf`` (or ``rule``).
+    NaN is always refused; ``inf`` and ``-inf`` only when ``finite`` (the default),
+    else they are judged by the bounds. With ``optional``, None is accepted and returned.
     """
     if value is None and optional:
         return None
@@ -130,16 +116,8 @@ def check_number(
         and (low is None or (number > low if low_open else number >= low))
         and (high is None or (number < high if high_open else number <= high))
     )
-    if not inside:
-        words = rule or _number_rule(low, high, low_open, high_open, finite, optional)
-        raise _refuse(error, name, words, value)
-    return number
-
-
-def _number_rule(
-    low: Any, high: Any, low_open: bool, high_open: bool, finite: bool, optional: bool
-) -> str:
-    """The words of :func:`check_number`'s rule."""
+    if inside:
+        return number
     extras = ["inf"] if not finite and high is None and low is not None else []
     extras += ["None"] if optional else []
     if low == 0 and low_open and high is None:
@@ -148,7 +126,7 @@ def _number_rule(
         bounded = low is not None and high is not None
         kind = "a finite number" if finite and not bounded else "a number"
         words = kind + _bounds(plain(low), plain(high), low_open, high_open)
-    return _either(words, extras)
+    raise _refuse(error, name, rule or _either(words, extras), value)
 
 
 def check_choice(
@@ -162,8 +140,7 @@ def check_choice(
     """The one of ``choices`` that ``value`` is (same type and equal; a numpy scalar is the
     Python value it stands for, and a boolean is no whole number).
 
-    The message lists the choices as given (``one of ('a', 'b')``) and, for
-    text, suggests the closest (:func:`offeval.errors.did_you_mean`).
+    The message lists the choices as given and, for text, suggests the closest.
     """
     scalar = value.item() if isinstance(value, np.generic) else value
     for choice in choices:

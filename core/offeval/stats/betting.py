@@ -1,34 +1,21 @@
 """Betting confidence intervals for importance-weighted rewards (Waudby-Smith and Ramdas 2023).
 
-An estimate of the form V = E[y] / E[d], where per unit y = sum_k w_k r_k,
-w = sum_k w_k over the unit's m weighted rows and d is what the value divides
-by (m for a reward per row, 1 per trajectory), with weights w_k >= 0 whose
-mean is one under the logging policy (E[w] = E[m]) and rewards in
-[low, high], has two non-negative companions whose means are known up to V:
+The value V = E[y] / E[d] has per unit y = sum_k w_k r_k over its m weighted rows
+(weights w_k >= 0 of mean one under the logging policy, E[w] = E[m]; rewards in
+[low, high]) and a divisor d (m for a reward per row, 1 per trajectory). Its
+companions a = y - low w >= 0 and b = high w - y >= 0 have means V E[d] - low E[m]
+and high E[m] - V E[d]. For a candidate v, the capital prod_t (1 + lambda_t x_t(v)),
+with x_t(v) = (a_t - c_t(v)) / S(v), c_t(v) = v d_t - low m_t, S(v) = max_t c_t(v)
+(so x_t >= -1) and predictable bets lambda_t in [0, MAX_BET] (the predictable
+plug-in, Section 5), is a non-negative supermartingale when V <= v: v is rejected
+when the capital ever reaches 2 / alpha (Ville's inequality), and the lower bound is
+the smallest v not rejected; the upper bound is the same with b. A confidence
+sequence read at the last unit, valid whatever the tails of the weights; units are
+taken in the order given (the engine orders them by a hash of their ids, so that
+the interval does not depend on chunks or workers).
 
-- a = y - low w >= 0, with E[a] = V E[d] - low E[m];
-- b = high w - y >= 0, with E[b] = high E[m] - V E[d].
-
-A lower confidence bound of a non-negative mean is not fooled by a heavy
-right tail (a large weight the sample missed would only raise it), so each
-bound is found by betting against one companion: for a candidate v, the
-capital prod_t (1 + lambda_t x_t(v)), with x_t(v) = (a_t - c_t(v)) / S(v),
-c_t(v) = v d_t - low m_t the unit's share of the mean under v and S(v) the
-largest c_t(v) (so x_t >= -1), and predictable bets lambda_t in [0, MAX_BET]
-(the predictable plug-in of Waudby-Smith and Ramdas, Section 5), is a
-non-negative supermartingale when V <= v; v is rejected when the capital
-ever reaches 2 / alpha (Ville's inequality), and the lower bound is the
-smallest v not rejected. The upper bound is the same with b. The interval is
-valid at every sample size at once (a confidence sequence, read at the last
-unit), whatever the tails of the weights: it needs only non-negative mean-one
-weights and bounded rewards. Units are taken in the order given (the engine
-orders them by a hash of their ids, so that the interval does not depend on
-how the log was chunked or split among workers).
-
-:class:`Betting` is the interval method the core registers as ``"betting"`` (kind
-``interval``): what it reads of an estimator (its ``betting_columns``), its own fold
-state (:class:`BettingFold`: per unit the four sums, the unit's place in the order of
-the bets, and the range of the rewards seen), its checks, and the interval.
+:class:`Betting` is the core's interval method ``"betting"``, :class:`BettingFold`
+its fold state.
 """
 
 from __future__ import annotations
@@ -59,13 +46,9 @@ def betting_interval(
 ) -> tuple[float, float]:
     """The betting interval of V = E[y] / E[d] (see the module docstring), at ``level``.
 
-    ``y`` (weighted rewards), ``w`` (weights), ``m`` (weighted rows) and ``d``
-    (divisor) are per-unit sums in the order the bets are placed; units with
-    ``d == 0`` (left out by the estimator) are skipped. Rewards lie in
-    [``low``, ``high``], bounds known before the data (the user's or the
-    estimator's declaration, never the sample's: a bound read off the sample
-    would not hold for rewards the sample missed). Returns (low bound, high
-    bound), within the values the rewards allow; (nan, nan) when no unit counts.
+    ``y``, ``w``, ``m``, ``d`` are per-unit sums in the order of the bets; units with
+    ``d == 0`` are skipped. [``low``, ``high``] bound the rewards, known before the data
+    (never read off the sample). Returns (low, high); (nan, nan) when no unit counts.
     """
     check_level(level)
     y, w, m, d = (np.asarray(a, dtype=float) for a in (y, w, m, d))
@@ -134,23 +117,17 @@ def _bound(part, slope, offset, start: float, stop: float, alpha: float) -> floa
     return hi
 
 
-#: The roles of the columns a betting interval reads (an estimator's ``betting_columns``):
-#: per unit, the weighted rewards sum_k w_k r_k, the weights sum_k w_k, the number of
-#: weighted rows (E[weights] = E[rows]: mean-one weights) and what the value divides by
-#: (the rows for a reward per row, 1 for a reward per trajectory).
+#: The roles of an estimator's ``betting_columns``: per unit, y, w, m and d of the module
+#: docstring (weighted rewards, weights, weighted rows, divisor).
 BETTING_ROLES = ("rewards", "weights", "rows", "divisor")
 
 
 class Betting:
     """The betting interval of importance-weighted rewards (Waudby-Smith and Ramdas 2023).
 
-    Valid whatever the tails of the weights, for non-negative mean-one weights and
-    bounded rewards. An estimator offers it by declaring ``betting_columns``, its column
-    keys by role of :data:`BETTING_ROLES`, when its value is a mean of weighted rewards
-    over mean-one weights. It needs the rewards' bounds known before the data: the user's
-    ``reward_range``, else the estimator's declared one. It keeps, until the end of the
-    pass, the four sums of every unit of each (policy, estimator) using it
-    (:class:`BettingFold`).
+    An estimator offers it by declaring ``betting_columns`` (its column keys by role of
+    :data:`BETTING_ROLES`); it needs the rewards' bounds known before the data (the
+    user's ``reward_range``, else the estimator's).
     """
 
     #: What an estimator must declare to offer it (in the declaration's refusal).
@@ -159,8 +136,7 @@ class Betting:
     offered_by = "those of importance weights with mean one do: is, ipw, cis:cap=inf, iips, rips"
 
     def reads(self, estimator: Any) -> dict[str, Any] | None:
-        """The estimator's betting columns by role, checked (None: it offers no betting
-        interval)."""
+        """The estimator's betting columns by role, checked (None: it offers none)."""
         value = getattr(estimator, "betting_columns", None)
         if value is None:
             return None
@@ -201,11 +177,8 @@ class Betting:
         return BettingFold(dict(uses))
 
     def bounds(self, case: Any, fold: BettingFold) -> tuple[float, float]:
-        """The betting interval of ``case`` under its known reward bounds.
-
-        The interval is not widened to hold the estimate: a weighted mean can
-        leave the rewards' range (an IS click rate above 1 on a small log) where
-        the interval, a confidence sequence for the true value, cannot."""
+        """The betting interval of ``case`` under its known reward bounds (not widened to
+        hold the estimate, which can leave the rewards' range where the interval cannot)."""
         low, high = case.reward_range
         seen = fold.rewards
         if seen[0] < low or seen[1] > high:
@@ -220,8 +193,7 @@ class Betting:
         return betting_interval(*fold.units(case.p, case.e), low, high, case.level)
 
     def unreadable(self, case: Any, low: float, high: float) -> str | None:
-        """An empty interval (its low end above its high end): at this level the log
-        contradicts what the interval assumes."""
+        """Why an empty interval (low above high) cannot be read."""
         if low > high:
             return (
                 "an empty betting interval: the log contradicts its assumptions (weights of "
@@ -232,9 +204,9 @@ class Betting:
 
 @dataclass
 class BettingFold:
-    """What betting intervals keep of a pass: per (policy, estimator) using them, the
-    (n_units, 4) unit sums of each chunk by role; each chunk's units' places in the order
-    of the bets; the range of the rewards seen. Picklable, and merged like any fold state."""
+    """What betting intervals keep of a pass: per (policy, estimator), each chunk's
+    (n_units, 4) unit sums by role; the units' places in the order of the bets; the range
+    of the rewards seen."""
 
     columns: dict[tuple[int, int], dict[str, Any]]
     ids: list[np.ndarray] = field(default_factory=list)
@@ -273,8 +245,7 @@ class BettingFold:
         )
 
     def units(self, p: int, e: int) -> tuple[np.ndarray, ...]:
-        """The unit sums of (p, e), one array per role of :data:`BETTING_ROLES`, in the order
-        of the bets (the units' places, whatever the chunking)."""
+        """The unit sums of (p, e), one array per role, in the order of the bets."""
         order = np.argsort(np.concatenate(self.ids), kind="stable")
         parts = np.concatenate(self.parts[p, e])[order]
         return tuple(parts[:, j] for j in range(parts.shape[1]))
