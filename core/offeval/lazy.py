@@ -16,14 +16,11 @@ from offeval.errors import RegistryError
 class Deferred:
     """A component registered by reference, imported when it is first used.
 
-    ``Deferred("my_plugin.commands:HelloCommand", help="say hello")``:
-    ``target`` is ``"package.module:Name"`` (a dotted name after the colon
-    reaches into a class); the keywords are the attributes the host may read
-    without importing the module (a command's one-line ``help``, which
-    ``offeval --help`` shows). Registered with ``register(name, Deferred(...))``,
-    it is a component like any other: :attr:`Component.factory` imports and
-    returns the target, which must have the kind's required attributes and
-    the same values for the attributes given here (else :class:`RegistryError`).
+    ``Deferred("my_plugin.commands:HelloCommand", help="say hello")``: ``target`` is
+    ``"package.module:Name"`` (a dotted name after the colon reaches into a class); the
+    keywords are attributes the host may read without importing it (a command's
+    ``help``). The target must have the kind's required attributes and the same values
+    for the attributes given here (else :class:`RegistryError`).
     """
 
     def __init__(self, target: str, **attributes: Any):
@@ -81,13 +78,10 @@ def lazy_names(
     """A module ``__getattr__`` (PEP 562) that imports a package's names on first use.
 
     ``__getattr__ = lazy_names(__name__, {"my_plugin.estimators": ("MyEstimator",)})``
-    in ``my_plugin/__init__.py``: ``from my_plugin import MyEstimator`` imports
-    ``my_plugin.estimators`` then, not when the plugin is loaded. ``where`` maps
-    each module of the package to the names it defines; ``computed`` maps a
-    name to a function building its value (a tuple of classes, say). Each value
-    is kept in the package once built; a name that is a submodule (``ranking`` of
-    ``offeval.data``) is that module. Modules outside ``package``'s top-level package
-    are refused (a plugin's names are its own).
+    in ``my_plugin/__init__.py``. ``where`` maps each module of the package to the
+    names it defines; ``computed`` maps a name to a function building its value. A
+    name that is a submodule is that module; modules outside ``package``'s top-level
+    package are refused.
     """
     modules = {name: module for module, names in where.items() for name in names}
     top = package.split(".")[0]

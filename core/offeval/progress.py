@@ -1,13 +1,9 @@
 """Progress bars: on by default in a notebook or a terminal, off with ``progress=False``.
 
-Every long step (``evaluate``, ``bootstrap``, a plugin's sweeps
-and studies) takes ``progress``: True or False, or None (the default) for
-"on when someone is watching a step long enough to watch": in a Jupyter
-kernel, or when standard error is a terminal, for a step of at least
-:data:`MIN_WORK` units of work (log rows x policies x estimators for a pass;
-about a second here), so that loops of small evaluations print nothing. The
-environment variable ``OFFEVAL_PROGRESS=0`` (or ``1``) turns the default off
-(or on, whatever the size) everywhere, for logs of batch jobs say.
+Every long step takes ``progress``: True, False, or None (the default): on in a
+Jupyter kernel or when standard error is a terminal, for a step of at least
+:data:`MIN_WORK` units of work (about a second). ``OFFEVAL_PROGRESS=0`` (or ``1``)
+turns the default off (or on, whatever the size) everywhere.
 """
 
 from __future__ import annotations

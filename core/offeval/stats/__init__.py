@@ -1,10 +1,7 @@
 """The statistics engine: mergeable moments, linearised estimates, tests.
 
-A public namespace: users and plugins import the statistics from here (``from
-offeval.stats import pairwise_grid, Tally``), never from its modules. The names below
-are imported from their modules on first use, so that importing one
-light module of the package (:mod:`offeval.stats.corrections`) loads no numerical
-library.
+Users and plugins import from here (``from offeval.stats import pairwise_grid``), never
+from its modules; the names are imported on first use.
 """
 
 from __future__ import annotations

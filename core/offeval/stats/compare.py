@@ -1,8 +1,5 @@
-"""Comparisons: paired grids, unpaired A/B differences, rank correlations.
-
-scipy.stats and statsmodels are imported where they are used: a command that
-only lists its options (``offeval metrics --help``) does not load them.
-"""
+"""Comparisons: paired grids, unpaired A/B differences, rank correlations (scipy.stats and
+statsmodels imported where used: a command listing its options loads neither)."""
 
 from __future__ import annotations
 
@@ -22,8 +19,8 @@ from offeval.validation import check_choice
 class PairwiseComparison:
     """Every pair (i, j) of systems: difference, standard error, p-value, verdict.
 
-    ``table`` has one row per unordered pair; :meth:`matrix` gives the star
-    grid of Gruson et al. (2019) and Jeunen et al. (2024) (True where a pair differs significantly).
+    ``table`` has one row per unordered pair; :meth:`matrix` is the star grid of Gruson
+    et al. (2019) and Jeunen et al. (2024).
     """
 
     names: list[str]
@@ -89,12 +86,10 @@ def pairwise_grid(
 ) -> PairwiseComparison:
     """Tests of every pair from estimates and their joint covariance.
 
-    With the covariance of paired estimates (same log) this is the paired
-    test; with a diagonal covariance (independent A/B cells) it is the
-    unpaired one. ``correction`` is a statsmodels ``multipletests`` method.
+    With the covariance of paired estimates (same log) this is the paired test; with a
+    diagonal one (independent A/B cells), the unpaired one. ``correction`` is a
+    statsmodels ``multipletests`` method.
     """
-    if correction is not None:
-        check_choice(correction, "correction", CORRECTIONS, error=OffevalError)
     values = np.asarray(values, dtype=float)
     i, j = np.triu_indices(len(values), k=1)
     diff = values[i] - values[j]

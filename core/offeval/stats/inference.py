@@ -1,10 +1,8 @@
 """Delta-method inference on smooth functions of column means.
 
-The normal and Student-t quantiles and tails are scipy.special's functions,
-the ones scipy.stats' ``norm`` and ``t`` evaluate (``ndtri``, ``stdtrit``,
-``ndtr``, ``stdtr``), with its rule that a t needs ``df > 0`` (else nan):
-the same numbers without importing scipy.stats (half a second), which a
-command computing a few intervals would otherwise spend most of its time on.
+The normal and Student-t quantiles and tails are scipy.special's (``ndtri``,
+``stdtrit``, ``ndtr``, ``stdtr``), those scipy.stats' ``norm`` and ``t`` evaluate (a t
+needs ``df > 0``, else nan), without the half a second of importing scipy.stats.
 """
 
 from __future__ import annotations
@@ -31,10 +29,8 @@ ALTERNATIVES = ("two-sided", "greater", "less")
 class Linearisation:
     """A value and its gradient with respect to the means of some columns.
 
-    ``columns`` are indices into the evaluation's global column space. The
-    variance of the value is ``gradient' Cov gradient / n`` (the delta method),
-    and the covariance of two linearised values uses the cross-covariance of
-    their columns, which is what makes paired comparisons on one log work.
+    ``columns`` index the evaluation's columns; the variance of the value is
+    ``gradient' Cov gradient / n`` (the delta method).
     """
 
     value: float
@@ -60,11 +56,8 @@ class Linearisation:
 
 
 def ratio_of_means(stats, numerator, denominator) -> Linearisation:
-    """Linearised ratio of two column means; NaN when the denominator's mean is 0.
-
-    ``stats`` is any :class:`offeval.engine.estimator.ColumnStats` (``mean`` and
-    ``index`` by column key).
-    """
+    """Linearised ratio of two column means of ``stats`` (a
+    :class:`offeval.engine.estimator.ColumnStats`); NaN when the denominator's mean is 0."""
     y, d = stats.mean(numerator), stats.mean(denominator)
     if d == 0:
         return Linearisation(float("nan"), np.array([stats.index(numerator)]), np.array([np.nan]))
@@ -81,9 +74,8 @@ def variance(lin: Linearisation, covariance: np.ndarray, n: int) -> float:
 def quadratic_form(gradients: np.ndarray, covariance: np.ndarray) -> np.ndarray:
     """``gradients @ covariance @ gradients.T`` over the columns the gradients touch.
 
-    Cross-covariances that were not computed (NaN: columns of different
-    estimators, see ``evaluate(covariances=...)``) are an error when a
-    gradient needs them, never a silent zero.
+    Cross-covariances not computed (NaN, see ``evaluate(covariances=...)``) that a
+    gradient needs are an error, never a silent zero.
     """
     touched = np.flatnonzero(np.any(gradients != 0, axis=0))
     part = covariance[np.ix_(touched, touched)]

@@ -1,9 +1,8 @@
 """Mergeable moment accumulators (counts, means, co-moments).
 
-Blocks are folded with the pairwise update of Chan, Golub and LeVeque: each
-block's own mean and co-moment are computed around the block mean, then merged.
-This is numerically stable, and the result does not depend on how the data were
-cut into blocks (up to floating-point rounding).
+Blocks are folded with the pairwise update of Chan, Golub and LeVeque (each block's
+mean and co-moment computed around the block mean, then merged): numerically stable,
+and independent of how the data were cut into blocks (up to rounding).
 """
 
 from __future__ import annotations
@@ -57,12 +56,10 @@ class Moments:
     ) -> Moments:
         """Moments of the rows of an (n, k) array.
 
-        With ``overwrite`` the array is centred in place (it must be a float
-        array the caller no longer needs), which saves a copy; a
-        Fortran-ordered array is fastest (one symmetric rank-k BLAS update).
-        With ``groups`` (lists of column indices) only the cross-products
-        within each group are computed, the others are NaN (unknown) -- unless
-        the groups would cost more than all of them.
+        With ``overwrite`` a float array the caller no longer needs is centred in place
+        (a Fortran-ordered one is fastest). With ``groups`` (lists of column indices)
+        only the cross-products within each group are computed, the others are NaN --
+        unless the groups would cost more than all of them.
         """
         x = np.asarray(x, dtype=float)
         if x.ndim == 1:
@@ -125,10 +122,8 @@ class Moments:
 class Tally:
     """Mergeable named scalars for diagnostics: counts, sums, maxima and minima.
 
-    ``counts`` are events worth reporting as they are (rows clipped, support
-    violations, empty slots): the engine puts every one of them in the
-    estimate's diagnostics, whatever the estimator's ``diagnose`` returns.
-    ``sums``, ``maxima`` and ``minima`` are raw material for ``diagnose``.
+    ``counts`` (rows clipped, support violations) go into the estimate's diagnostics
+    whatever ``diagnose`` returns; the others are raw material for ``diagnose``.
     """
 
     counts: dict[str, int] = field(default_factory=dict)

@@ -1,15 +1,10 @@
 """Discrete choices made from floats, independent of rounding.
 
-Two computed values that are equal in exact arithmetic can differ in their
-last bits from one BLAS kernel, chunking or worker count to another. Every
-choice offeval makes from floats (a tuning grid's rule, a best policy, a
-selection, an inverted pair) treats values within a relative tolerance
-:data:`RTOL` of each other as equal, and breaks such ties by a stated rule:
-the first in the given order.
-
-Values ``a`` and ``b`` are *tied* when ``|a - b| <= RTOL * max(|a|, |b|)``
-(two zeros are tied; nan is never tied, and is never chosen while a number
-is there).
+Values equal in exact arithmetic can differ in their last bits from one BLAS kernel,
+chunking or worker count to another, so every choice offeval makes from floats (a
+tuning grid's rule, a best policy, an inverted pair) treats ``a`` and ``b`` as tied
+when ``|a - b| <= RTOL * max(|a|, |b|)`` (nan is never tied, nor chosen while a number
+is there), and breaks ties by taking the first in the given order.
 """
 
 from __future__ import annotations
