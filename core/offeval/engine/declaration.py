@@ -1,13 +1,5 @@
-"""What an estimator promises, declared once and read through one accessor.
-
-An estimator declares its label, direction, estimand, guarantee,
-requirements and the rest as attributes (class attributes of a
-:class:`~offeval.engine.estimator.BaseEstimator` subclass, or properties when
-they depend on the parameters). :func:`declaration_of` reads them, checks
-them and fills the defaults, all here: the engine, the bootstrap, the tables,
-the reports and the conformance kit (:mod:`offeval.testing`) read an
-estimator's promises only as a :class:`Declaration`.
-"""
+"""What an estimator promises, declared once as attributes and read, checked and completed by
+:func:`declaration_of`: the rest of offeval reads it only as a :class:`Declaration`."""
 
 from __future__ import annotations
 
@@ -15,7 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from offeval.engine.intervals import DEFAULT, interval_names, needs, offered
+from offeval.engine.intervals import DEFAULT, interval_method, interval_names, offered
 from offeval.errors import ConfigurationError
 from offeval.validation import check_choice, check_flag, check_number
 
@@ -47,33 +39,39 @@ WEIGHT_DIAGNOSTICS = (
 class Declaration:
     """What one estimator promises, checked, every default filled.
 
-    - ``name``, ``label`` (parameters at their defaults omitted: ``ncis(cap=10)``)
-      and ``full_label`` (every parameter); ``description``: the first paragraph
-      of its class's docstring;
-    - ``higher_is_better``: False for metrics where lower is better;
-    - ``estimand`` (a key of :data:`ESTIMANDS` or None) and ``guarantee`` (one of
-      :data:`GUARANTEES`; a guarantee needs an estimand);
-    - ``requires``: log roles or columns (``"prefix_*"``: columns by prefix),
-      ``"candidates"`` or policy methods (``"exposure()"``) it needs;
-    - ``assumptions``: environment parameters under which its guarantee holds;
-    - ``linear_in_reward`` and ``ess_unit``: its tags;
-    - ``weight_diagnostics``: which of its diagnostics describe importance weights;
-    - ``interval``: how its intervals are computed unless the user asks otherwise (a
-      registered interval method, :mod:`offeval.engine.intervals`); ``intervals``: the
-      methods it offers, each with what the method read of it (``"betting"``: its
-      ``betting_columns``, the column keys by role a betting interval reads);
-    - ``reward_range``: the rewards' known bounds ``(low, high)`` that the estimator
-      assumes (a click model's ``(0, 1)``), which a betting interval reads when the
-      user declares none (None: the user must);
-    - ``value_range``: bounds ``(low, high)`` the estimated quantity cannot leave (a
-      rate's ``(0, 1)``; None: none declared): a normal interval is clipped to them;
+    Each field is the estimator's attribute of the same name, unless said otherwise:
+
+    - ``label`` (parameters at their defaults omitted: ``ncis(cap=10)``; default: ``name``)
+      and ``full_label`` (every parameter); ``description``: the first paragraph of its
+      class's docstring;
+    - ``higher_is_better``: False for metrics where lower is better (disagreement
+      rates): decisions and the demo rank by the negated value;
+    - ``estimand`` (a key of :data:`ESTIMANDS`; None: not an estimate of online reward)
+      and ``guarantee`` (one of :data:`GUARANTEES`, None: biased; it needs an estimand);
+    - ``requires``: what it needs beyond trajectory, context, item, position and reward:
+      log roles or columns (``"prefix_*"``: columns by prefix), ``"candidates"`` (the
+      candidate table) or policy methods (``"exposure()"``);
+    - ``assumptions``: environment parameters under which its guarantee holds (the kit
+      builds its environment with them);
+    - ``linear_in_reward`` and ``ess_unit``, from its ``tags``: the kit's linearity
+      check; what its effective sample size counts (``"trajectories"``; default rows);
+    - ``weight_diagnostics``: which of its diagnostics describe importance weights
+      (reports' weight tables);
+    - ``interval``: its default interval method (a registered one,
+      :mod:`offeval.engine.intervals`); ``intervals``: the methods it offers, each with
+      what the method read of it (``"betting"``: its ``betting_columns``, column keys by
+      role, :data:`offeval.stats.betting.BETTING_ROLES`);
+    - ``reward_range``: the rewards' known bounds ``(low, high)`` it assumes (a click
+      model's ``(0, 1)``), read by a betting interval when the user declares none;
+    - ``value_range``: bounds the estimated quantity cannot leave (a rate's ``(0, 1)``),
+      to which a normal interval is clipped;
     - ``expected_failed_checks``: kit checks known to fail, with the reasons;
-    - ``prepare_kit_log``: ``log -> log``, adding the columns it reads to the
-      kit's logs (None: nothing to add);
-    - ``kit_environment``: the registered environment the kit checks it in, one
-      that a plugin its plugin ``REQUIRES`` registers (None: the kit's own world,
-      :class:`offeval.kitworld.KitWorld`);
-    - ``fitted``: ``stats -> dict`` of parameters it fits from the log (None: none).
+    - ``prepare_kit_log``: ``log -> log``, adding the columns it reads that its users
+      compute before evaluating (a reward model's predictions) to the kit's logs;
+    - ``kit_environment``: the registered environment the kit checks it in (None: the
+      kit's own world, :class:`offeval.kitworld.KitWorld`);
+    - ``fitted``: ``stats -> dict`` of parameters it fits from the log (a control
+      variate's coefficient), shown in its diagnostics as ``fitted_<name>``.
     """
 
     name: str
@@ -101,8 +99,8 @@ class Declaration:
 def declaration_of(estimator: Any) -> Declaration:
     """The estimator's declaration: its attributes, checked, defaults filled.
 
-    A wrong value raises a :class:`~offeval.errors.ConfigurationError` naming
-    the estimator and the attribute.
+    A wrong value raises a :class:`~offeval.errors.ConfigurationError` naming the estimator
+    and the attribute.
     """
     name = getattr(estimator, "name", None)
     if not isinstance(name, str) or not name:
@@ -128,7 +126,7 @@ def declaration_of(estimator: Any) -> Declaration:
     )
     intervals = offered(estimator, refuse)
     if interval not in intervals:
-        raise refuse(f"interval {interval!r} needs {needs(interval)}")
+        raise refuse(f"interval {interval!r} needs {interval_method(interval).needs}")
     return Declaration(
         name=name,
         label=label,

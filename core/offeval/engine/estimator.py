@@ -1,16 +1,9 @@
-"""The Estimator protocol, a base class with scikit-learn-style parameters,
-and what an estimator hands to the statistics engine.
+"""The Estimator protocol, a base class with scikit-learn-style parameters, and what an
+estimator hands to the statistics engine.
 
-The contract that keeps numbers honest:
-
-- an estimator's columns belong to it: the engine keys every column by
-  (policy, estimator, the estimator's own key), so two estimators that happen
-  to use the same key never read each other's data;
-- sharing is explicit: a column given as :class:`Shared` is defined by a
-  function and its arguments, so every estimator asking for it gets the same
-  values, computed once per chunk and policy;
-- columns are per row (summed over each trajectory by the engine) or per unit
-  (one value per trajectory).
+The engine keys every column by (policy, estimator, the estimator's own key), so
+estimators never read each other's columns; a :class:`Shared` column, defined by a function
+and its arguments, is computed once per chunk and policy for all who ask for it.
 """
 
 from __future__ import annotations
@@ -37,16 +30,6 @@ from offeval.stats.moments import Tally
 RANKING_METHODS = ("exposure", "scores", "ranks", "marginals")
 
 
-def _ranking_hint(method: str, name: str) -> str:
-    """How to give a policy that has ``method``, if a ranking policy has it."""
-    if method not in RANKING_METHODS:
-        return ""
-    return "; " + hint(
-        "give a ranking policy (one with exposure, scores, ranks and marginals)",
-        f"give the policy as a ranking: --rerank {name}=SCORE_COLUMN",
-    )
-
-
 def _name(policy: Policy) -> str:
     """A policy's name (its class's name when it has none)."""
     return getattr(policy, "name", type(policy).__name__)
@@ -55,12 +38,9 @@ def _name(policy: Policy) -> str:
 class PolicyView:
     """A policy seen on one log chunk, its answers computed once and checked.
 
-    Every estimator evaluating the same policy on the same chunk shares one
-    view, so the policy is queried once however many estimators run. What a
-    policy returns is checked (one finite value per row; probabilities in
-    [0, 1]); a policy's error about rows it was given is re-raised naming the
-    user's input rows. Estimator-specific quantities are cached with
-    :meth:`memo`.
+    Every estimator of the policy on the chunk shares the view. Answers are checked (one
+    finite value per row, probabilities in [0, 1]) and a policy's error about its rows
+    names the user's input rows; :meth:`memo` caches any other quantity.
     """
 
     def __init__(self, policy: Policy, log: InteractionLog):
@@ -69,11 +49,8 @@ class PolicyView:
         self._cache: dict[Hashable, Any] = {}
 
     def memo(self, function: Callable[..., Any], *args: Any, key: Hashable = None) -> Any:
-        """``function(view, *args)``, computed once per view.
-
-        Results are keyed by the function and its arguments (or the function
-        and ``key``, when the arguments are not hashable).
-        """
+        """``function(view, *args)``, computed once per view (keyed by ``key`` instead of
+        the arguments when they are not hashable)."""
         key = (function, args if key is None else key)
         if key not in self._cache:
             self._cache[key] = function(self, *args)
@@ -103,9 +80,15 @@ class PolicyView:
         function = getattr(self.policy, method, None)
         name = _name(self.policy)
         if not callable(function):
+            advice = ""
+            if method in RANKING_METHODS:  # how to give a policy that has it
+                advice = "; " + hint(
+                    "give a ranking policy (one with exposure, scores, ranks and marginals)",
+                    f"give the policy as a ranking: --rerank {name}=SCORE_COLUMN",
+                )
             raise ConfigurationError(
                 f"policy {name!r} ({type(self.policy).__name__}) has no {method}() method, "
-                f"which this estimator needs{_ranking_hint(method, name)}"
+                f"which this estimator needs{advice}"
             )
         try:
             values = function(rows, *args)
@@ -144,15 +127,10 @@ class PolicyView:
     ) -> tuple[np.ndarray, np.ndarray]:
         """Per log row (slot): sum over its candidates of pi * ``values``, and of pi.
 
-        ``values`` holds one number per candidate row (a reward model's
-        predictions, say): the first array is their expectation under the
-        target at each slot (for the candidates it shows), the second the
-        target's mass over the slot's candidates. ``key`` names ``values`` on
-        this chunk (the same key, the same values): a policy given as a small
-        table of integer keys (a :class:`~offeval.data.policy.DenseTable`)
-        then reads per-slot sums of ``values`` by cell, computed once per
-        chunk for every such policy, instead of its probability of every
-        candidate.
+        ``values`` holds one number per candidate row (a reward model's predictions, say).
+        ``key`` names ``values`` on this chunk: a policy given as a
+        :class:`~offeval.data.policy.DenseTable` then reads per-slot sums of ``values`` by
+        cell, computed once per chunk for every such policy.
         """
         by_cell = None if key is None else _cell_sums(self, values, key)
         if by_cell is not None:
@@ -208,9 +186,7 @@ def _candidate_rows(log: InteractionLog) -> pd.DataFrame:
 
 def _cell_sums(view: PolicyView, values: np.ndarray, key: Hashable):
     """(n_rows, cells) sums of ``values`` and counts of candidates per slot and cell of the
-    view's policy's dense table, once per chunk and table layout; None where that does not
-    apply (no dense table, keys absent or not integers, more cells than candidates per slot).
-    """
+    policy's dense table, once per chunk and layout; None where that does not apply."""
     table = getattr(view.policy, "dense", None)
     if not isinstance(table, DenseTable):
         return None
@@ -244,12 +220,9 @@ def _weights(view: PolicyView) -> np.ndarray:
 class Shared:
     """A column defined by a computation, shared by every estimator that asks for it.
 
-    ``function(view, *args)`` returns one value per log row; because the
-    column is identified by the function and its arguments, estimators that
-    give the same ones necessarily want the same values, which the engine
-    computes once per chunk and policy and stores once. With
-    ``policy_free=True`` the function is ``function(log, *args)`` and the
-    column is stored once for all policies (row counts, for instance).
+    ``function(view, *args)`` returns one value per log row, computed once per chunk and
+    policy. With ``policy_free=True`` it is ``function(log, *args)``, stored once for all
+    policies (row counts, for instance).
     """
 
     function: Callable[..., np.ndarray]
@@ -267,13 +240,10 @@ class Shared:
 class Contribution:
     """The columns an estimator emits for one policy on one log chunk.
 
-    ``columns`` are per row: arrays of one value per log row, or
-    :class:`Shared` definitions; the engine sums them over each trajectory.
-    ``unit_columns`` are per unit: one value per trajectory (for quantities
-    such as a trajectory's nDCG, which are not sums over rows). Keys are the
-    estimator's own; ``combine`` reads the columns back by the same keys.
-    ``tally`` carries mergeable diagnostics; ``excluded`` counts units left
-    out of the estimate, by reason (their columns must be zero).
+    ``columns``: one value per log row (or :class:`Shared`), summed over each trajectory;
+    ``unit_columns``: one value per trajectory (a trajectory's nDCG, say). ``combine``
+    reads them back by the same keys. ``tally`` carries mergeable diagnostics;
+    ``excluded`` counts units left out, by reason (their columns must be zero).
     """
 
     columns: dict[Hashable, np.ndarray | Shared] = field(default_factory=dict)
@@ -283,11 +253,10 @@ class Contribution:
 
 
 class ColumnStats(Protocol):
-    """Moments of one (policy, estimator)'s columns, as its ``combine`` sees them.
+    """Moments over units of one (policy, estimator)'s columns, as its ``combine`` sees them.
 
-    ``n`` is the number of units, ``keys`` maps each of the estimator's column
-    keys to its index in the evaluation's column space; ``mean`` and ``cov``
-    are over units.
+    ``n``: the number of units; ``keys``: each column key's index in the evaluation's
+    column space.
     """
 
     n: int
@@ -310,46 +279,13 @@ class ColumnStats(Protocol):
 class Estimator(Protocol):
     """A named, configured off-policy estimator.
 
-    ``contribute`` turns one log chunk and one policy into columns;
-    ``combine`` maps the accumulated moments of those columns to a value and
-    its gradient; ``diagnose`` turns the accumulated tally into diagnostics.
-
-    What it promises is its declaration, read (checked, defaults filled) by
-    :func:`offeval.engine.declaration.declaration_of` as a
-    :class:`~offeval.engine.declaration.Declaration`. It declares, as
-    optional attributes (class attributes, or properties when they depend on
-    the parameters):
-
-    - ``label``: how evaluations name it (default: ``name``); ``full_label``:
-      with every parameter (default: ``label``);
-    - ``higher_is_better``: False for metrics where lower values are better
-      (disagreement rates): decisions and the demo rank by the negated value;
-    - ``estimand``: a key of :data:`ESTIMANDS`, or None (default) when it is
-      not an estimate of online reward (a normalised metric, say);
-    - ``guarantee``: ``"unbiased"``, ``"consistent"`` or None (default:
-      biased); a guarantee needs an estimand;
-    - ``requires``: a tuple of what it needs beyond trajectory, context, item,
-      position and reward: log roles or columns (``"propensity"``,
-      ``"prefix_*"`` for columns by prefix), ``"candidates"`` (the candidate
-      table), or policy methods (``"exposure()"``);
-    - ``assumptions``: environment parameters under which the guarantee holds
-      (the conformance kit builds its environment with them);
-    - ``tags``: ``{"linear_in_reward": True}`` adds the kit's linearity check;
-      ``{"ess_unit": "trajectories"}`` says its effective sample size counts
-      trajectories (default: rows);
-    - ``weight_diagnostics``: which of its diagnostics describe importance
-      weights, shown in reports' weight tables (default:
-      :data:`offeval.engine.declaration.WEIGHT_DIAGNOSTICS`);
-    - ``expected_failed_checks``: kit checks known to fail, each with a reason;
-    - ``interval``: how its intervals are computed by default (a registered interval
-      method: ``"normal"``, ``"betting"``, a plugin's), and what the methods it offers
-      read (``betting_columns``: its column keys by role,
-      :data:`offeval.stats.betting.BETTING_ROLES`, where it offers betting intervals,
-      importance-weighted rewards with mean-one weights);
-    - ``prepare_kit_log(log) -> log``: adds the columns it reads that its users
-      compute before evaluating (a reward model's predictions) to the kit's logs;
-    - ``fitted(stats) -> dict``: parameters it fits from the log (a control
-      variate's coefficient, say), shown in its diagnostics as ``fitted_<name>``.
+    ``contribute`` turns one log chunk and one policy into columns; ``combine`` maps the
+    accumulated moments of those columns to a value and its gradient; ``diagnose`` turns
+    the accumulated tally into diagnostics. What it promises (``label``, ``estimand``,
+    ``guarantee``, ``requires``, ``tags``, ``interval``, ...) it declares as optional
+    attributes (properties when they depend on the parameters), read by
+    :func:`~offeval.engine.declaration.declaration_of`: the
+    :class:`~offeval.engine.declaration.Declaration` lists them.
     """
 
     name: str
@@ -363,12 +299,9 @@ class Estimator(Protocol):
 class BaseEstimator:
     """Convenience base: parameters stored as given, a readable label and repr.
 
-    Subclasses declare ``name`` and keyword ``__init__`` parameters, each with
-    a default, assigned unchanged to attributes of the same name (validate
-    them there: bad parameters fail at construction). What the estimator
-    promises (``estimand``, ``guarantee``, ``requires``, ``tags``, ...) is
-    declared as the :class:`Estimator` protocol says; each may be a property
-    when it depends on the parameters.
+    Subclasses declare ``name`` and keyword ``__init__`` parameters, each with a default,
+    assigned unchanged to attributes of the same name (validated there). Promises are
+    declared as the :class:`Estimator` protocol says.
     """
 
     name: ClassVar[str] = ""

@@ -1,25 +1,7 @@
 """Interval methods, a registered component kind (``interval``): normal, betting, and any a
-plugin registers with ``register_intervals``, as it registers an estimator.
-
-A method owns what it reads of an estimator, its fold state and its checks; the engine
-calls it and knows no method by name. Its members (:class:`IntervalMethod` gives the
-defaults: a method offered to every estimator that folds nothing):
-
-- ``reads(estimator)``: what it reads of the estimator's declaration, checked (a
-  :class:`~offeval.errors.ConfigurationError` naming the attribute), or None when the
-  estimator does not offer it; ``needs`` says what an estimator must declare;
-- ``unavailable(labels, key)`` and ``offered_by``: the refusals when it is chosen for
-  estimators that do not offer it (``key``: the label or name the user chose by);
-- ``check(declarations, reward_range)``: the set-up's check of the estimators using it
-  (the user's ``reward_range``, checked, or None), before any row is read;
-- ``start(uses)``: its empty fold state for the (policy, estimator) pairs using it
-  (``uses[p, e]``: what it read of estimator ``e``), or None to fold nothing. A state
-  has ``add(chunk)`` (a :class:`ChunkSums`, before the engine centres it) and
-  ``merge(other)``, and pickles;
-- ``bounds(case, state)``: ``(low, high)`` of one estimate (an :class:`IntervalCase`);
-- ``unreadable(case, low, high)``: why the interval should not be read, or None.
-
-The engine clips every interval to the bounds the estimated quantity cannot leave.
+plugin registers with ``register_intervals``. A method owns what it reads of an estimator,
+its fold state and its checks (:class:`IntervalMethod`); the engine knows none by name,
+and clips every interval to the bounds the estimated quantity cannot leave.
 """
 
 from __future__ import annotations
@@ -66,32 +48,40 @@ class IntervalCase:
 
 class IntervalMethod:
     """The defaults of an interval method: offered to every estimator, nothing folded, no
-    check; a subclass gives ``bounds`` (see the module docstring)."""
+    check; a subclass gives ``bounds``.
+
+    ``needs`` says what an estimator must declare to be offered it, ``offered_by`` who
+    does. A fold state (from ``start``) has ``add(chunk)`` (a :class:`ChunkSums`) and
+    ``merge(other)``, and pickles.
+    """
 
     needs = "nothing"
     offered_by = ""
 
     def reads(self, estimator: Any) -> Any:
-        """What it reads of an estimator (None: not offered); here, nothing."""
+        """What it reads of the estimator's declaration, checked (a ConfigurationError naming
+        the attribute), or None when the estimator does not offer it; here, nothing."""
         return {}
 
     def unavailable(self, labels: list[str], key: str) -> str:
-        """Why estimators ``labels`` cannot have it."""
-        name = _name(self)
+        """Why estimators ``labels`` cannot have it (``key``: the label or name chosen by)."""
+        name = getattr(self, "name", type(self).__name__)
         return hint(
             f"interval {name!r} is not offered by {labels}: choose interval='normal' for them",
             f"--interval {key}={name}: {', '.join(labels)} offers no {name} intervals",
         )
 
     def check(self, declarations: list, reward_range: tuple[float, float] | None) -> None:
-        """The set-up's check of the estimators using it; here, none."""
+        """The set-up's check of the estimators using it, before any row is read
+        (``reward_range``: the user's, checked, or None); here, none."""
 
     def start(self, uses: Mapping[tuple[int, int], Any]) -> Any:
-        """Its empty fold state; here, None (it reads the moments every pass keeps)."""
+        """Its empty fold state for the (policy, estimator) pairs using it (``uses[p, e]``: what
+        it read of estimator ``e``); here, None: it folds nothing."""
         return None
 
     def bounds(self, case: IntervalCase, state: Any) -> tuple[float, float]:
-        """``(low, high)`` of one estimate."""
+        """``(low, high)`` of one estimate, from its method's fold state."""
         raise NotImplementedError
 
     def unreadable(self, case: IntervalCase, low: float, high: float) -> str | None:
@@ -125,10 +115,6 @@ class Normal(IntervalMethod):
         return None
 
 
-def _name(method: Any) -> str:
-    return getattr(method, "name", type(method).__name__)
-
-
 def interval_names() -> tuple[str, ...]:
     """The registered interval methods: ``normal`` first, then the others by name."""
     names = active_registry().names("interval")
@@ -156,11 +142,6 @@ def offered(estimator: Any, refuse) -> dict[str, Any]:
         if read is not None:
             out[name] = read
     return out
-
-
-def needs(name: str) -> str:
-    """What an estimator must declare to offer the method ``name``."""
-    return interval_method(name).needs
 
 
 def chosen_methods(declarations: list, interval: str | Mapping[str, str] | None) -> list[str]:

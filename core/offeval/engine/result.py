@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -19,48 +19,21 @@ from offeval.stats.inference import Linearisation, quadratic_form, variance
 from offeval.stats.moments import Tally
 from offeval.validation import check_level
 
+if TYPE_CHECKING:
+    from offeval.engine.accumulator import Accumulator
+
 #: The interval of what no pass folded: differences and ratios of estimates.
 _NORMAL = Normal()
-
-
-class Folded(Protocol):
-    """What an :class:`Evaluation` is computed from (an
-    :class:`offeval.engine.accumulator.Accumulator` that has folded a log): the policies,
-    estimators and their declarations, each estimator's interval method (by name) and the
-    methods, the user's reward bounds, the moments and tallies, the units excluded, the
-    fold state (its ``intervals``: the methods' own), and each (policy, estimator)'s
-    columns as its ``combine`` sees them."""
-
-    policies: list
-    estimators: list
-    declarations: list
-    intervals: list
-    methods: dict
-    reward_range: tuple | None
-    value_ranges: list
-    tallies: dict
-    excluded: dict
-    state: Any
-
-    @property
-    def moments(self) -> Any:
-        """The moments of every column over the units folded."""
-
-    def stats(self, p: int, e: int, moments: Any, covariance: np.ndarray) -> Any:
-        """The columns of policy ``p`` and estimator ``e``."""
 
 
 @dataclass(frozen=True)
 class Estimate:
     """A point estimate with standard error, confidence interval and diagnostics.
 
-    ``n_units`` is the number of units (trajectories) the estimate used;
-    ``excluded`` counts units left out, by reason (``n_excluded`` in all; the
-    log had ``n_units + n_excluded``); ``diagnostics`` holds
-    estimator-specific numbers such as the effective sample size, the largest
-    importance weight or the share of clipped weights. ``interval_method``
-    names what computed the interval (a registered interval method,
-    :mod:`offeval.engine.intervals`).
+    ``n_units``: the units (trajectories) the estimate used; ``excluded``: units left out,
+    by reason (the log had ``n_units + n_excluded``); ``diagnostics``: estimator-specific
+    numbers (the effective sample size, say); ``interval_method``: the registered interval
+    method that computed the interval.
     """
 
     policy: str
@@ -129,16 +102,13 @@ class Estimate:
 class Evaluation:
     """Estimates of many policies by many estimators on one log.
 
-    Because every estimate is linearised over the same unit-level columns, any
-    two estimates have a known covariance: paired differences, values relative
-    to a baseline and significance grids are exact delta-method computations.
-    Estimators are named by their label, which omits parameters at their
-    defaults (``"my_est"``, ``"my_est(cap=10)"``), or by their registered name
-    or a spec with any parameters (``"my_est(cap=100)"``, ``"my_est:cap=100"``)
-    when only one of the evaluated estimators matches.
+    Every estimate is linearised over the same unit-level columns, so paired differences,
+    values relative to a baseline and significance grids are delta-method computations.
+    Estimators are named by their label (``"my_est(cap=10)"``), or by their registered name
+    or a spec (``"my_est:cap=100"``) when only one of the evaluated estimators matches.
     """
 
-    def __init__(self, acc: Folded, level: float):
+    def __init__(self, acc: Accumulator, level: float):
         self.level = check_level(level)
         self.policies = [p.name for p in acc.policies]
         self.estimators = [d.label for d in acc.declarations]
@@ -188,24 +158,15 @@ class Evaluation:
                 )
 
     def _estimate(self, policy, label, lin, excluded=None, diagnostics=None, at=None) -> Estimate:
-        """An estimate of ``lin`` with the interval of its method: at ``(acc, p, e)``, the
-        method the pass ``acc`` folded for policy ``p`` and estimator ``e``, clipped to the
-        bounds the estimated quantity cannot leave (None: a normal interval, unclipped).
-
-        Clipping never removes the true value (it lies within them), so the
-        interval covers it exactly as often; the diagnostic ``interval_clipped``
-        says that an end was moved."""
+        """An estimate of ``lin`` with the interval of the method the pass ``acc`` folded for
+        policy ``p`` and estimator ``e`` (``at=(acc, p, e)``; None: a normal interval),
+        clipped to the bounds the estimated quantity cannot leave (diagnostic
+        ``interval_clipped``: the true value lies within them, so coverage is unchanged)."""
         se = self.standard_error(lin)
         diagnostics, excluded = dict(diagnostics or {}), dict(excluded or {})
         used = self.n_units - sum(excluded.values())
-        name, method, state, p, e, declared, known, within = (
-            DEFAULT,
-            _NORMAL,
-            None,
-            -1,
-            -1,
-            *[None] * 3,
-        )
+        name, method, p, e = DEFAULT, _NORMAL, -1, -1
+        state = declared = known = within = None
         if at is not None:
             acc, p, e = at
             name, declared, within = acc.intervals[e], acc.declarations[e], acc.value_ranges[e]
@@ -320,13 +281,10 @@ class Evaluation:
         baseline: str | None = None,
     ) -> PairwiseComparison:
         """Paired significance tests between every pair of policies."""
-        est = self._estimator(estimator)
-        if baseline is None:
-            values = np.array([self._lin[p, est].value for p in self.policies])
-        else:
-            values = np.array([e.value for e in self.relative(baseline, est)])
-        cov = self.covariance(est, baseline)
-        return pairwise_grid(self.policies, values, cov, correction=correction, alpha=alpha)
+        values = self.summary(estimator, baseline)
+        return pairwise_grid(
+            self.policies, values.values, values.covariance, correction=correction, alpha=alpha
+        )
 
     def pairs(
         self,
