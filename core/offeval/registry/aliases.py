@@ -1,10 +1,7 @@
 """Another name for a registered component, with its own parameter names and defaults.
 
-An alias (``switch-dr``, obp's name for offeval's ``switch_dr``) is registered
-as an :class:`Alias` naming its original; built, it is the original under the
-alias's name, its parameters renamed (``lambda_`` for ``tau``) and its
-defaults the alias's own. It computes what the original computes with the
-mapped parameters; the default evaluation runs the original only.
+Built, an :class:`Alias` is its original class under the alias's name, its parameters
+renamed and its defaults its own; the default evaluation runs the original only.
 """
 
 from __future__ import annotations
@@ -70,16 +67,21 @@ def spelled(value: Any, quoted: bool = False) -> str:
     return repr(value) if quoted else str(value)
 
 
+def parameters_of(factory: Any) -> list[inspect.Parameter] | None:
+    """A factory's parameters but ``self``, or None if it has no signature."""
+    try:
+        return [p for p in inspect.signature(factory).parameters.values() if p.name != "self"]
+    except (TypeError, ValueError):
+        return None
+
+
 def _mapping(name: str, alias: Alias, original: type) -> tuple[dict[str, str], dict]:
     """The alias's parameters in the original's order (alias name -> original name), and
     the original's named parameters."""
-    try:
-        signature = inspect.signature(original)
-    except (TypeError, ValueError):
-        raise RegistryError(f"{original!r} has no signature to rename") from None
-    variadic = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
-    params = {n: p for n, p in signature.parameters.items() if p.kind not in variadic}
-    params.pop("self", None)
+    named = parameters_of(original)
+    if named is None:
+        raise RegistryError(f"{original!r} has no signature to rename")
+    params = {p.name: p for p in named if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
     names = {o: a for a, o in alias.rename.items()}
     if unknown := sorted(set(names) - set(params)):
         raise RegistryError(
@@ -121,6 +123,7 @@ def aliased(name: str, alias: Alias, original: type) -> type:
     if not isinstance(original, type):
         raise RegistryError(f"alias {name!r}: {alias.original!r} is not a class to rename")
     taken, params = _mapping(name, alias, original)
+    renamed = {a: o for a, o in taken.items() if a != o}
     signature = inspect.Signature(
         [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
         + [
@@ -136,7 +139,10 @@ def aliased(name: str, alias: Alias, original: type) -> type:
         try:
             original.__init__(self, **given)
         except ConfigurationError as error:  # in the alias's words: lambda_, not cap
-            raise ConfigurationError(_in_alias_words(str(error), taken)) from None
+            message = str(error)
+            for a, o in renamed.items():
+                message = re.sub(rf"(?<![\w.]){re.escape(o)}(?![\w(])", a, message)
+            raise ConfigurationError(message) from None
 
     __init__.__signature__ = signature  # type: ignore[attr-defined]
 
@@ -156,19 +162,10 @@ def aliased(name: str, alias: Alias, original: type) -> type:
         "__doc__": _description(alias, taken, params) + "\n\n" + (original.__doc__ or ""),
         "alias_of": alias,
     }
-    for a, o in taken.items():
-        if a != o:
-            namespace[a] = property(lambda self, o=o: getattr(self, o))
+    for a, o in renamed.items():
+        namespace[a] = property(lambda self, o=o: getattr(self, o))
     _CLASSES[key] = type(f"{original.__name__}[{name}]", (original,), namespace)
     return _CLASSES[key]
-
-
-def _in_alias_words(message: str, taken: Mapping[str, str]) -> str:
-    """``message`` with the original's renamed parameters under the alias's names."""
-    for a, o in taken.items():
-        if a != o:
-            message = re.sub(rf"(?<![\w.]){re.escape(o)}(?![\w(])", a, message)
-    return message
 
 
 def _rebuild(name: str, alias: Alias, original: type, params: dict[str, Any]) -> Any:

@@ -1,15 +1,9 @@
 """The plugin registry: a pluggy ``PluginManager`` and the components its plugins register.
 
 :meth:`Registry.load` registers the core (a plugin of itself), then each plugin of the
-``offeval`` entry-point group, built-ins first: a third party takes neither a built-in
-plugin's name nor a built-in component's. A failing plugin is recorded in
-:attr:`Registry.failures` (which plugin, at which stage, why) and the others load: one
-that fails to import, that pluggy refuses (an implementation taking arguments its hook
-does not give) or whose ``REQUIRES`` names a plugin not loaded stays out (blocked);
-``OFFEVAL_PLUGINS=a,b`` blocks every other installed plugin; an implementation of a hook
-nobody specifies is reported. Each plugin's ``register_hookspecs`` then adds its hooks
-and ``register_component_kinds`` its kinds. A kind's hook is called plugin by plugin when
-the kind is first used (``offeval --help`` collects the commands only).
+``offeval`` entry-point group, built-ins first. A plugin that fails (to import, to register,
+for want of a plugin its ``REQUIRES`` names) is recorded in :attr:`Registry.failures` and the
+others load. A kind's hook is called plugin by plugin when the kind is first used.
 """
 
 from __future__ import annotations
@@ -28,7 +22,7 @@ import pluggy
 from offeval.errors import RegistryError, did_you_mean
 from offeval.lazy import Deferred
 from offeval.registry import hookspecs
-from offeval.registry.aliases import Alias, aliased, misnamed
+from offeval.registry.aliases import Alias, aliased, misnamed, parameters_of
 from offeval.specs import parse_spec
 
 ENTRY_POINT_GROUP = "offeval"
@@ -104,33 +98,31 @@ class Component:
     @property
     def summary(self) -> str:
         """First line of the factory's docstring (a broken alias's: why it cannot be built)."""
-        try:
-            doc = self.factory.__doc__ or ""
-        except RegistryError as exc:
-            if self.alias is None:
-                raise
-            doc = f"a broken alias: {exc}"
-        return doc.strip().split("\n")[0]
+        built = self._built()
+        doc = f"a broken alias: {built}" if isinstance(built, RegistryError) else built.__doc__
+        return (doc or "").strip().split("\n")[0]
 
     @property
     def parameters(self) -> str:
         """The factory's named parameters with their defaults (``cap=100.0, by='group'``)."""
-        try:
-            named = _parameters(self.factory) or []
-        except RegistryError:
-            if self.alias is None:
-                raise
-            named = []
         return ", ".join(
             p.name if p.default is p.empty else f"{p.name}={p.default!r}"
-            for p in named
+            for p in parameters_of(self._built()) or []  # a broken alias's error has none
             if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
         )
 
+    def _built(self) -> Any:
+        """The factory; for a broken alias, the RegistryError saying why it cannot be built."""
+        try:
+            return self.factory
+        except RegistryError as exc:
+            if self.alias is None:
+                raise
+            return exc
+
 
 class _Core:
-    """The host is a plugin of itself: it declares the kinds the core uses, and registers
-    its own interval methods through the same hook as a plugin."""
+    """The host as a plugin of itself: the kinds the core uses, its interval methods."""
 
     @hookspecs.hookimpl
     def register_component_kinds(self, register: hookspecs.Register) -> None:
@@ -158,9 +150,8 @@ _ACTIVE: ContextVar[Registry | None] = ContextVar("active_registry", default=Non
 class Registry:
     """Components registered by plugins, looked up and configured by name.
 
-    Plugins are discovered from the ``offeval`` entry-point group on first
-    use. A plugin that fails to import or register is recorded in
-    :attr:`failures` and the others still load.
+    Plugins are discovered from the ``offeval`` entry-point group on first use; a plugin
+    that fails is recorded in :attr:`failures` and the others still load.
     """
 
     def __init__(self, *, entry_points: bool = True):
@@ -215,7 +206,10 @@ class Registry:
     def _entry_points(self) -> list[tuple[EntryPoint, bool]]:
         """Installed plugins, built-ins first; those the allow-list leaves out are blocked,
         and each name it gives that nothing provides is a failure."""
-        found = [(ep, _is_builtin(ep)) for ep in entry_points(group=ENTRY_POINT_GROUP)]
+        found = [
+            (ep, getattr(ep, "dist", None) is not None and ep.dist.metadata["Name"] == "offeval")
+            for ep in entry_points(group=ENTRY_POINT_GROUP)
+        ]
         allow, names = os.environ.get(ALLOW_ENV), sorted({ep.name for ep, _ in found})
         if allow is not None:
             allowed = {n.strip() for n in allow.split(",") if n.strip()}
@@ -388,12 +382,8 @@ class Registry:
         self._fail(plugin, stage, reason)
 
     def add_plugin(self, plugin: object, name: str) -> None:
-        """Register a plugin object directly (tests, notebooks, embedding apps).
-
-        The plugins it builds on (its ``REQUIRES``) must be registered first;
-        if one is not, the plugin is not registered and the reason is in
-        :attr:`failures`.
-        """
+        """Register a plugin object directly (tests, notebooks, embedding apps); a plugin its
+        ``REQUIRES`` names and not registered first leaves it out, as a failure."""
         self.load()._collect_all()  # the failures of loading before this plugin's
         if self._pm.has_plugin(name):
             raise RegistryError(f"a plugin named {name!r} is already registered")
@@ -440,13 +430,10 @@ class Registry:
         return [comp.name for comp in self.components(kind) if comp.alias is None]
 
     def create(self, kind: str, name: str, **params: Any) -> Any:
-        """Build a configured component: ``create("estimator", "my_estimator", cap=100)``.
-
-        Unknown parameter names are an error listing the known ones; the
-        component resolves any component it names through this registry.
-        """
+        """Build a configured component: ``create("estimator", "my_estimator", cap=100)``; an
+        unknown parameter is an error listing the known ones."""
         factory = self.get(kind, name).factory
-        named = _parameters(factory)
+        named = parameters_of(factory)
         if named is not None and all(p.kind is not p.VAR_KEYWORD for p in named):
             known = [p.name for p in named if p.kind is not p.VAR_POSITIONAL]
             if unknown := sorted(set(params) - set(known)):
@@ -478,11 +465,8 @@ class Registry:
 
     def call(self, hook: str, **kwargs: Any) -> list[tuple[str, Any]]:
         """Call ``hook`` once per plugin that implements it: (plugin, value) for each
-        ``register(value)`` it made.
-
-        A plugin whose implementation raises, or registers anything but one
-        value, is recorded in :attr:`failures`; the others are unaffected.
-        """
+        ``register(value)`` it made (one that raises, or registers anything but one value,
+        is a failure)."""
         out: list[tuple[str, Any]] = []
         plugins = self.load()._collect_all().plugins  # its failures come after those of loading
         self._each(hook, plugins, lambda p, args, kw: out.append((p, _one(args, kw))), **kwargs)
@@ -525,12 +509,6 @@ class Registry:
             raise RegistryError(f"plugin {self._pm.get_name(exc.plugin)!r}: {exc}") from None
 
 
-def _is_builtin(ep: EntryPoint) -> bool:
-    """Whether an entry point is one of the offeval distribution's own."""
-    dist = getattr(ep, "dist", None)
-    return dist is not None and dist.metadata["Name"] == "offeval"
-
-
 def _one(args: tuple, kw: dict) -> Any:
     """The single value a ``register(value)`` callback was given."""
     if len(args) + len(kw) != 1:
@@ -544,14 +522,6 @@ def _two(args: tuple, kw: dict) -> tuple[str, Any]:
         return (lambda name, factory: (name, factory))(*args, **kw)
     except TypeError:
         raise RegistryError(f"register(name, factory) called with {args} {kw}") from None
-
-
-def _parameters(factory: Any) -> list[inspect.Parameter] | None:
-    """A factory's parameters but ``self``, or None if it has no signature."""
-    try:
-        return [p for p in inspect.signature(factory).parameters.values() if p.name != "self"]
-    except (TypeError, ValueError):
-        return None
 
 
 def _why(exc: BaseException) -> str:
@@ -577,11 +547,8 @@ def get_registry() -> Registry:
 
 
 def active_registry() -> Registry:
-    """The registry building components right now, else the process-wide one.
-
-    Plugins resolve the components they name (``"exponential(gamma=0.9)"``)
-    through it, so a component built by a registry uses that registry.
-    """
+    """The registry building components right now, else the process-wide one (a component
+    built by a registry resolves the components it names through that registry)."""
     return _ACTIVE.get() or get_registry()
 
 

@@ -1,10 +1,5 @@
-"""Report sections that plugins contribute to the demo's and evaluate's reports.
-
-The core decides nothing about their analyses: it asks every plugin (hook
-``register_report_sections``) for sections computed from a :class:`ReportContext`,
-and writes what they give as Markdown (:class:`MarkdownDocument`: ``evaluate --out``'s
-``sections.md``, and the Markdown of a report writer's document).
-"""
+"""Report sections that plugins contribute (hook ``register_report_sections``) to the demo's
+and evaluate's reports, and the Markdown document that writes them."""
 
 from __future__ import annotations
 
@@ -104,9 +99,7 @@ class MarkdownDocument:
 
     A text part's payload is Markdown, a figure's ``(path, caption)`` (a PNG next to the
     document), a table's ``(frame, caption, docstrings)``: ``docstrings`` names the columns
-    a subclass writes its own way (:meth:`table_markdown`; here none). ``evaluate --out``
-    writes the plugins' sections with it (``sections.md``); a report writer's document
-    builds on it (the reports plugin adds HTML).
+    a subclass writes its own way (:meth:`table_markdown`; here none).
     """
 
     heading: str
@@ -120,13 +113,8 @@ class MarkdownDocument:
     )
 
     def text(self, body: str, title: str = "") -> None:
-        """Markdown paragraphs (separated by blank lines) under an optional heading.
-
-        ``body`` is Markdown: user text in it goes through
-        :func:`offeval.data.tables.markdown_escape`; its RST literals (````x````, from a
-        docstring) become Markdown's `x`. Titles, captions and table cells are plain
-        text, escaped when the document is written.
-        """
+        """Markdown paragraphs under an optional heading: user text in ``body`` goes through
+        :func:`~offeval.data.tables.markdown_escape`; RST literals (````x````) become `x`."""
         literals = self.RST_LITERAL.sub(lambda m: f"`{m.group(1)}`", str(body))
         self.parts.append(("text", title, literals))
 
@@ -153,8 +141,11 @@ class MarkdownDocument:
                 path = write_csv(frame, out / self._file_name(section.title, name, ".csv"), True)
                 caption = f"{name.replace('_', ' ')} ({path.name})"
                 shown = frame.reset_index()
-                if _reads_better_transposed(frame):
-                    shown = _transposed(frame)
+                numeric = all(pd.api.types.is_numeric_dtype(t) for t in frame.dtypes)
+                if numeric and len(frame.columns) > len(frame) > 0:  # wide: grows down, transposed
+                    shown = frame.T.astype(float)
+                    shown.columns = [str(c) for c in frame.index]
+                    shown = shown.rename_axis(frame.columns.name or "column").reset_index()
                     down, across = shown.columns[0], frame.index.name or "row of the file"
                     caption += f"; shown transposed: a row per {down}, a column per {across}"
                 self.table(shown, caption=caption)
@@ -191,26 +182,6 @@ class MarkdownDocument:
     def table_markdown(self, frame: pd.DataFrame, docstrings: tuple[str, ...]) -> str:
         """A table part as a Markdown table (:func:`~offeval.data.tables.markdown_table`)."""
         return markdown_table(frame)
-
-
-def _reads_better_transposed(frame: pd.DataFrame) -> bool:
-    """Whether a section's table is shown transposed: more columns than rows, all numbers.
-
-    A table of each policy's probability per estimator (policies down, estimators
-    across) grows sideways with the estimators, past the page; transposed it grows
-    down. Only numbers are transposed: a column then holds one kind of value.
-    """
-    numeric = all(pd.api.types.is_numeric_dtype(t) for t in frame.dtypes)
-    return numeric and len(frame.columns) > len(frame) > 0
-
-
-def _transposed(frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` transposed, its column names in a first column (named after what the
-    columns' axis is, else "column"), its row labels as headers."""
-    wide = frame.T.astype(float)
-    wide.columns = [str(c) for c in frame.index]
-    first = frame.columns.name or "column"
-    return wide.rename_axis(first).reset_index()
 
 
 def _slug(text: str) -> str:
