@@ -1,16 +1,12 @@
 """The conformance kit's own world: small, seeded, its exact values computed, not simulated.
 
-Each of ``n_contexts`` users (uniformly drawn) has ``n_candidates`` items
-(K), ranked into ``n_positions`` (L). Users are position-based: the item at
-rank l is clicked with probability e(l) q(x, a), with the attraction
-q(x, a) = sigmoid(-1 + affinity(x, a)) of a low-rank affinity, and e the
-``examination`` (a callable on 1-based ranks; 1 / rank unless an estimator
-assumes another). Policies are Plackett-Luce over scores (or sort by them):
-with K = 5 and L = 3 the 60 ordered slates are enumerated, so a policy is its
-exact distribution over slates, from which its rank marginals, exposures and
-exact value follow. The logging policy mixes in a uniformly shuffled share.
-An estimator that needs another world (other users, larger slates) names a
-registered environment as its ``kit_environment``.
+Each of ``n_contexts`` users (uniformly drawn) has ``n_candidates`` items (K), ranked
+into ``n_positions`` (L). Users are position-based: the item at rank l is clicked with
+probability e(l) q(x, a), the attraction q(x, a) = sigmoid(-1 + affinity(x, a)) of a
+low-rank affinity and e the ``examination`` (a callable on 1-based ranks; 1 / rank by
+default). Policies are Plackett-Luce over scores (or sort by them); the K! / (K - L)!
+ordered slates are enumerated, so a policy is its exact distribution over slates, from
+which its rank marginals, exposures and exact value follow.
 """
 
 from __future__ import annotations
@@ -32,7 +28,7 @@ PER_TRAJECTORY = ("reward_per_trajectory",)
 
 class KitPolicy:
     """A ranking policy of the kit's world: scores of each context's candidates and its exact
-    distribution over ordered slates (``slates``, contexts x slates)."""
+    distribution over ordered slates."""
 
     def __init__(self, name: str, world: KitWorld, scores, temperature=None, shuffled=0.0):
         self.name, self.world, self.score_matrix = name, world, scores
@@ -146,11 +142,10 @@ class KitWorld:
     def simulate(
         self, policy: KitPolicy, n_trajectories: int, *, seed: int = 0, with_candidates=False
     ) -> InteractionLog:
-        """A log of ``policy``'s slates with clicks: trajectory, context, item, position,
-        reward, propensity, ``rank_probability_i`` (the item's marginal at rank i), group,
-        shuffled and, for a Plackett-Luce policy, logging_score (its logit) and logging_pool
-        (the log of the logits' mass not shown); with ``with_candidates``, every candidate of
-        every slot with its propensity."""
+        """A log of ``policy``'s slates with clicks, ``rank_probability_i`` (the item's
+        marginal at rank i) and, for a Plackett-Luce policy, logging_score (its logit) and
+        logging_pool (the log of the logits' mass not shown); with ``with_candidates``, every
+        candidate of every slot with its propensity."""
         rng = np.random.default_rng([self.seed, seed, 1])
         n, length, k = n_trajectories, self.n_positions, self.candidates.shape[1]
         ctx = rng.integers(0, len(self.candidates), n)

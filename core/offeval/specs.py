@@ -1,23 +1,25 @@
 """The spec grammar: ``name:key=value`` and ``name(key=value)`` strings, ``key=value`` pairs,
-and which estimator label a user's words name.
-
-Values are parsed as Python literals (numbers, ``inf``, booleans, ``None``,
-lists), never evaluated; anything else is kept as text.
+and which estimator label a user's words name. Values are parsed as Python literals,
+never evaluated; anything else is kept as text.
 """
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Mapping, Sequence
+from itertools import accumulate
 from typing import Any
 
 from offeval.errors import OffevalError, RegistryError, did_you_mean
+
+#: How each bracket changes the depth of nesting.
+_DEPTH = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
 
 
 def parse_pairs(items: Sequence[str], *, typed: bool = True, what: str = "parameter") -> dict:
     """Parse ``key=value`` strings; values typed (numbers, inf, booleans, None) or left as text.
 
-    A key given twice is an error. Values are parsed as literals, never evaluated.
+    A key given twice is an error.
     """
     params: dict[str, Any] = {}
     for item in items:
@@ -41,12 +43,8 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
             f"a spec must be a non-empty string such as 'name:key=value', got {spec!r}"
         )
     spec = spec.strip()
-    depth = 0
-    for char in spec:
-        depth += {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(char, 0)
-        if depth < 0:
-            break
-    if depth != 0:
+    depths = list(accumulate(_DEPTH.get(char, 0) for char in spec))
+    if min(depths) < 0 or depths[-1] != 0:
         raise RegistryError(f"unbalanced brackets in spec {spec!r}")
     if spec.endswith(")") and "(" in spec and ":" not in spec.partition("(")[0]:
         name, _, rest = spec[:-1].partition("(")
@@ -86,7 +84,7 @@ def _top_level_split(text: str) -> list[str]:
     """Split on commas that are not inside brackets."""
     parts, depth, start = [], 0, 0
     for i, char in enumerate(text):
-        depth += {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(char, 0)
+        depth += _DEPTH.get(char, 0)
         if char == "," and depth == 0:
             parts.append(text[start:i])
             start = i + 1

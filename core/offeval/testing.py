@@ -11,19 +11,10 @@ In the spirit of scikit-learn's ``check_estimator``::
 
 The checks run on logs of :class:`offeval.kitworld.KitWorld`, whose exact values
 are computed (an estimator needing another world names a registered environment
-as its ``kit_environment``). Every estimator takes the role checks (protocol,
-parameters, fields, chunking and order invariance, declared requirements,
-dependence on the data); what it declares (read by
-:func:`offeval.engine.declaration.declaration_of`) is checked against the truth:
-
-- ``estimand`` with ``guarantee="unbiased"`` or ``"consistent"``: on a large
-  log, two target policies' estimates and their paired difference lie within
-  4.5 standard errors of the exact values;
-- ``guarantee="unbiased"``: over 200 independent small logs, the mean
-  estimate lies within 4 standard errors of the truth and 95% intervals (by
-  the estimator's declared ``interval`` method) cover it at least 85% of the
-  time;
-- tag ``linear_in_reward``: rewards times 3 give estimate and se times 3.
+as its ``kit_environment``). Every estimator takes the :data:`ROLE_CHECKS`; what it
+declares (read by :func:`offeval.engine.declaration.declaration_of`) is checked
+against the truth by :func:`check_tracks_the_truth`, :func:`check_unbiased` and
+:func:`check_linear_in_reward`.
 
 ``expected_failed_checks`` (check name -> reason) are expected failures in
 :func:`parametrize_with_checks` and skipped by :func:`check_estimator`;
@@ -199,18 +190,18 @@ def _without(log: InteractionLog, requirement: str) -> InteractionLog:
     """The log without one requirement: a column (``prefix_*``: columns by prefix) or its
     candidate table."""
     if requirement == "candidates":
-        return InteractionLog(log.frame, log.source_rows, log.unit_starts)
+        return _reduced(log, [], candidates=False)
     prefix = requirement[:-1] if requirement.endswith("*") else None
     drop = [c for c in log.frame.columns if (c == requirement or (prefix and c.startswith(prefix)))]
     assert drop, f"the kit's log has no column {requirement!r} to remove"
-    return _dropped(log, drop)
+    return _reduced(log, drop)
 
 
-def _dropped(log: InteractionLog, columns: list[str]) -> InteractionLog:
-    """The log without ``columns``."""
-    frame = log.frame.drop(columns=columns)
+def _reduced(log: InteractionLog, columns: list[str], candidates: bool = True) -> InteractionLog:
+    """The log without ``columns``, and without its candidate table unless ``candidates``."""
+    tables = (log.candidates, log.candidate_source_rows) if candidates else ()
     return InteractionLog(
-        frame, log.source_rows, log.unit_starts, log.candidates, log.candidate_source_rows
+        log.frame.drop(columns=columns), log.source_rows, log.unit_starts, *tables
     )
 
 
@@ -234,13 +225,10 @@ def check_requirements(estimator: Estimator) -> None:
                 f"without {requirement!r}: raised {type(exc).__name__} instead of an OffevalError"
             ) from exc
         raise AssertionError(f"declares it requires {requirement!r} but runs without it")
-    minimal = log
-    if "candidates" not in requires:
-        minimal = _without(minimal, "candidates")
     optional = [c for c in log.frame.columns if c not in CORE_COLUMNS]
     keep = {r.rstrip("*") for r in requires}
     drop = [c for c in optional if not any(c == k or c.startswith(k) for k in keep if k)]
-    minimal = _dropped(minimal, drop)
+    minimal = _reduced(log, drop, candidates="candidates" in requires)
     bare = policy if any(r.endswith("()") for r in requires) else _ProbabilitiesOnly(policy)
     try:
         _estimate(estimator, minimal, bare)
@@ -267,7 +255,8 @@ def check_depends_on_data(estimator: Estimator) -> None:
 
 
 def check_tracks_the_truth(estimator: Estimator) -> None:
-    """Declared estimand and guarantee: estimates and their difference match the exact values."""
+    """Declared estimand and guarantee: on a large log, two policies' estimates and their
+    paired difference lie within 4.5 standard errors of the exact values."""
     estimand = declaration_of(estimator).estimand
     env, log, policies = kit_setup(estimator, LARGE, seed=7)
     evaluation = evaluate(log, policies, [estimator], progress=False)
@@ -286,7 +275,8 @@ def check_tracks_the_truth(estimator: Estimator) -> None:
 
 
 def check_unbiased(estimator: Estimator) -> None:
-    """Guarantee ``unbiased``: over independent small logs, mean on the truth, intervals cover."""
+    """Guarantee ``unbiased``: over 200 independent small logs, the mean estimate lies within
+    4 standard errors of the truth and 95% intervals cover it at least 85% of the time."""
     estimand = declaration_of(estimator).estimand
     env, log, (policy, _) = kit_setup(estimator, LARGE, seed=7)
     truth = env.true_value(policy, estimand)
