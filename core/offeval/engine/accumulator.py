@@ -1,10 +1,8 @@
 """What one pass folds chunks with: the set-up (policies, estimators) and its fold state.
 
-Estimators emit columns per row or per unit for every (policy, estimator)
-pair; the accumulator sums row columns over each trajectory (the unit), keys
-every column by its owner, and folds all of them into the moments of its
-:class:`~offeval.engine.fold.FoldState`, whose cross-covariances give paired
-comparisons between policies for free.
+The accumulator sums the estimators' row columns over each trajectory (the unit), keys
+every column by its owner and folds them into the moments of its
+:class:`~offeval.engine.fold.FoldState`, whose cross-covariances pair the policies.
 """
 
 from __future__ import annotations
@@ -17,7 +15,6 @@ import numpy as np
 
 from offeval.data.log import InteractionLog
 from offeval.data.policy import Policy
-from offeval.data.units import UnitLedger
 from offeval.engine.declaration import Declaration, check_reward_range, declaration_of
 from offeval.engine.estimator import Contribution, Estimator, PolicyView, Shared
 from offeval.engine.fold import SPLIT_ADVICE, FoldState
@@ -64,13 +61,9 @@ class _Stats:
 class Accumulator:
     """Folds log chunks into a :class:`FoldState` for a fixed set of policies and estimators.
 
-    The set-up (policies, estimators, their declarations, which covariances
-    to keep) is this object's; what it has folded is its ``state``, which
-    holds neither policies nor estimators: it pickles, and merges with the
-    state of another pass over other trajectories. So chunks may be folded
-    anywhere (in a loop, from a Parquet stream, on workers, on Dask) and
-    combined: the result does not depend on the chunking. A trajectory that
-    arrives in two chunks is an error naming it, never a second unit.
+    The set-up is this object's; what it has folded is its ``state``, which holds neither
+    policies nor estimators: it pickles, and merges with the state of a pass over other
+    trajectories, whatever the chunking. A trajectory in two chunks is an error naming it.
     """
 
     def __init__(
@@ -105,10 +98,14 @@ class Accumulator:
             }
             for name in self.methods
         }
-        #: Each estimator's bounds of the estimated quantity (None: unbounded), where normal
-        #: intervals are clipped: its declared value_range, else the rewards' known range for
+        #: Each estimate's bounds, where intervals are clipped (None: unbounded): the declared
+        #: value_range, else the rewards' known range (the user's, else the estimator's) for
         #: a reward per impression (the true value is a mean reward).
-        self.value_ranges = value_ranges(self.declarations, reward_range)
+        self.value_ranges = [
+            d.value_range
+            or ((reward_range or d.reward_range) if d.estimand == "reward_per_impression" else None)
+            for d in self.declarations
+        ]
         self.policies = list(policies)
         self.estimators = list(estimators)
         self.state = FoldState()
@@ -120,29 +117,9 @@ class Accumulator:
         return self.state.keys
 
     @property
-    def local(self) -> dict[tuple[int, int], dict[Hashable, tuple]]:
-        """Per (p, e): the estimator's own column key -> global column key."""
-        return self.state.local
-
-    @property
     def moments(self) -> Moments | None:
         """Moments of every column over the units folded (None before any)."""
         return self.state.moments
-
-    @property
-    def tallies(self) -> dict[tuple[int, int], Tally]:
-        """Per (p, e): the estimator's tally."""
-        return self.state.tallies
-
-    @property
-    def excluded(self) -> dict[tuple[int, int], dict[str, int]]:
-        """Per (p, e): units the estimator left out, by reason."""
-        return self.state.excluded
-
-    @property
-    def ledger(self) -> UnitLedger:
-        """The units folded so far."""
-        return self.state.ledger
 
     def with_state(self, state: FoldState) -> Accumulator:
         """A new accumulator of this set-up that has folded ``state`` (a worker's, say)."""
@@ -151,22 +128,16 @@ class Accumulator:
         return out
 
     def add(self, log: InteractionLog, *, new_units: bool = False) -> Accumulator:
-        """Fold one chunk of whole trajectories.
-
-        ``new_units=True`` vouches that no trajectory of the chunk was added
-        before (chunks of one :class:`InteractionLog`), which skips the check.
-        """
+        """Fold one chunk of whole trajectories (``new_units=True``: none was added before,
+        which skips the check)."""
         self.fold(log, new_units=new_units, keep=False)
         return self
 
     def fold(
         self, log: InteractionLog, *, new_units: bool = False, keep: bool = True
     ) -> np.ndarray:
-        """Fold one chunk and return its (n_units, k) block of unit sums.
-
-        With ``keep=False`` the block is centred in place (saving a copy) and
-        must not be used afterwards.
-        """
+        """Fold one chunk and return its (n_units, k) block of unit sums (``keep=False``: centred
+        in place, saving a copy, and not to be used afterwards)."""
         if not new_units:
             self.state.ledger.add(log.unit_ids, SPLIT_ADVICE)
         block, index = self.unit_block(log)
@@ -198,12 +169,10 @@ class Accumulator:
     def unit_block(self, log: InteractionLog) -> tuple[np.ndarray, np.ndarray]:
         """Column sums of one chunk over its distinct columns; tallies and exclusions recorded.
 
-        Returns the (n_units, u) block of distinct columns and, for each of
-        the k global columns, its index in the block (-1: absent, all zero).
-        Each policy's columns are summed per unit as soon as its estimators
-        have contributed, so memory holds one policy's row columns at a time.
-        Columns that are the same array (a cap that never binds returns the
-        uncapped column itself) are summed and cross-multiplied once.
+        Returns the (n_units, u) block of distinct columns and, for each of the k global
+        columns, its index in the block (-1: absent, all zero). Memory holds one policy's
+        row columns at a time; the same array given twice (a cap that never binds) is
+        summed and cross-multiplied once.
         """
         block = _ChunkBlock(log, self)
         for p, policy in enumerate(self.policies):
@@ -245,7 +214,7 @@ class Accumulator:
                 if per_unit:
                     raise OffevalError(f"{owner}: Shared columns are per row, not unit columns")
                 where = (None, column) if column.policy_free else (p, column)
-                if where not in produced and not block.has(where):
+                if where not in produced and where not in block.slot:
                     produced[where] = (column.compute(view), False)
             else:
                 where = (p, e, key)
@@ -270,12 +239,8 @@ class Accumulator:
         return groups
 
     def _scratch(self, rows: int, columns: int, keep: np.ndarray | None = None) -> np.ndarray:
-        """A (rows, columns) Fortran-ordered block on memory reused from chunk to chunk.
-
-        Fresh chunk-sized arrays cost page faults on every chunk; this buffer
-        only grows. Its contents are overwritten by the next chunk, except the
-        columns of ``keep`` (a smaller block on the old buffer), copied over.
-        """
+        """A (rows, columns) Fortran-ordered block on a buffer that only grows (fresh arrays
+        cost page faults on every chunk); ``keep``, a block on the old buffer, is copied over."""
         if self._buffer.size < rows * columns:
             buffer = np.empty(rows * columns)
             if keep is not None:
@@ -313,22 +278,14 @@ class Accumulator:
 
 
 class _ChunkBlock:
-    """The distinct unit-level columns of one chunk, filled policy by policy.
-
-    Row columns are summed per unit into a Fortran-ordered buffer reused
-    from chunk to chunk (it grows by doubling on the first chunks); arrays
-    produced twice within one policy (the same object) take one column.
-    """
+    """The distinct unit-level columns of one chunk, filled policy by policy (on
+    :meth:`Accumulator._scratch`, doubled as needed); one array given twice takes one column."""
 
     def __init__(self, log: InteractionLog, acc: Accumulator):
         self.log, self.acc = log, acc
         self.slot: dict[tuple, int] = {}
         self.used = 0
         self.block = acc._scratch(log.n_units, max(16, len(acc.keys)))
-
-    def has(self, where: tuple) -> bool:
-        """Whether the column is already in the block (policy-free shared columns)."""
-        return where in self.slot
 
     def add(self, produced: dict[tuple, tuple[np.ndarray, bool]]) -> None:
         """Sum one policy's columns per unit into the block."""
@@ -343,24 +300,24 @@ class _ChunkBlock:
             column = np.asarray(values, dtype=float)
             size = log.n_units if per_unit else log.n_rows
             if column.shape != (size,):
-                kind = "units" if per_unit else "rows"
+                kind, acc = "units" if per_unit else "rows", self.acc
+                if len(where) == 3:
+                    p, e, key = where
+                    named = f"{key!r} of {acc.declarations[e].label} on {acc.policies[p].name}"
+                else:
+                    named = f"{where[1].function.__name__}{where[1].args}"
                 raise OffevalError(
-                    f"column {_describe(where, self.acc)} has shape {column.shape}, expected one "
+                    f"column {named} has shape {column.shape}, expected one "
                     f"value per {kind[:-1]} ({size} {kind})"
                 )
-            j = self._next()
+            if self.used == self.block.shape[1]:
+                self.block = self.acc._scratch(log.n_units, 2 * self.used, keep=self.block)
+            j, self.used = self.used, self.used + 1
             if per_unit or one_row_units:
                 self.block[:, j] = column
             else:
                 np.add.reduceat(column, log.unit_starts, out=self.block[:, j])
             distinct[identity] = self.slot[where] = j
-
-    def _next(self) -> int:
-        if self.used == self.block.shape[1]:
-            grown = self.acc._scratch(self.block.shape[0], 2 * self.used, keep=self.block)
-            self.block = grown
-        self.used += 1
-        return self.used - 1
 
     def finish(self) -> tuple[np.ndarray, np.ndarray]:
         """The (n_units, u) block and each global column's index in it (-1: absent)."""
@@ -368,31 +325,16 @@ class _ChunkBlock:
         return self.block[:, : self.used], index
 
 
-def value_ranges(
-    declarations: list[Declaration], reward_range: tuple[float, float] | None
-) -> list[tuple[float, float] | None]:
-    """What each estimate cannot leave: the declared ``value_range``, else the rewards' known
-    range (the user's checked ``reward_range``, else the estimator's) when the estimand is a
-    reward per impression."""
-    return [
-        d.value_range
-        or ((reward_range or d.reward_range) if d.estimand == "reward_per_impression" else None)
-        for d in declarations
-    ]
-
-
 def _check_components(
     policies: Sequence[Policy], estimators: Sequence[Estimator]
 ) -> list[Declaration]:
     """The estimators' declarations, once policies and estimators are checked."""
-    if isinstance(policies, (str, bytes)) or not isinstance(policies, Sequence) or not policies:
-        raise OffevalError("give at least one target policy (a list of policies)")
-    if (
-        isinstance(estimators, (str, bytes))
-        or not isinstance(estimators, Sequence)
-        or not estimators
+    for given, one, many in (
+        (policies, "target policy", "policies"),
+        (estimators, "estimator", "estimators"),
     ):
-        raise OffevalError("give at least one estimator (a list of estimators)")
+        if isinstance(given, (str, bytes)) or not isinstance(given, Sequence) or not given:
+            raise OffevalError(f"give at least one {one} (a list of {many})")
     for policy in policies:
         if not isinstance(getattr(policy, "name", None), str):
             raise OffevalError(f"{policy!r} is not a policy: it needs a name and probabilities()")
@@ -410,10 +352,3 @@ def _check_components(
     if len(set(labels)) != len(labels):
         raise OffevalError(f"estimators must differ, got {labels}")
     return declarations
-
-
-def _describe(where: tuple, acc: Accumulator) -> str:
-    if len(where) == 3:
-        p, e, key = where
-        return f"{key!r} of {acc.declarations[e].label} on {acc.policies[p].name}"
-    return f"{where[1].function.__name__}{where[1].args}"

@@ -1,21 +1,16 @@
 """The fold: log chunks into mergeable state, one driver for every way of running a pass.
 
-What a pass over a log keeps is a :class:`FoldState`: the columns seen (each
-keyed by its owner), their moments over units, the estimators' tallies and
-exclusions, the ledger of units folded, and the fold states of the interval
-methods that keep one (:mod:`offeval.engine.intervals`; a normal-interval pass
-keeps none, so its state does not grow with the units). It holds no policy and no
-estimator, so it pickles (workers and Dask send it back) and two states over
-different trajectories merge exactly. :meth:`InteractionLog.chunks` is the one chunker and
-:func:`fold` the one driver: in memory, in worker processes, on Dask
-partitions and in the bootstrap, chunks are folded by them.
+A :class:`FoldState` holds no policy and no estimator, so it pickles (workers and Dask
+send it back) and two states over different trajectories merge exactly; a normal-interval
+pass keeps no per-unit state. :meth:`InteractionLog.chunks` is the one chunker and
+:func:`fold` the one driver (in memory, in workers, on Dask, in the bootstrap).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -25,20 +20,9 @@ from offeval.errors import OffevalError
 from offeval.stats.moments import Moments, Tally
 from offeval.validation import check_whole
 
+if TYPE_CHECKING:
+    from offeval.engine.accumulator import Accumulator
 
-class Folding(Protocol):
-    """What the driver folds chunks into (an :class:`offeval.engine.accumulator.Accumulator`):
-    the columns seen so far, and the fold of one chunk returning its block of unit sums."""
-
-    @property
-    def keys(self) -> list[tuple]:
-        """The columns seen so far, by owner."""
-
-    def fold(self, log: InteractionLog, *, new_units: bool, keep: bool) -> np.ndarray:
-        """Fold one chunk; its (n_units, k) block of unit sums."""
-
-
-Folds = TypeVar("Folds", bound=Folding)
 
 #: Largest block of unit sums (units x columns) one chunk may fill: 32 MB of floats.
 BLOCK_CELLS = 1 << 22
@@ -57,12 +41,10 @@ SPLIT_ADVICE = (
 class FoldState:
     """What a pass has folded so far: picklable, and mergeable with another's.
 
-    ``keys`` are the global column keys, in the order of the moments'
-    columns: ``(p, e, key)`` owned by estimator ``e`` on policy ``p``,
-    ``(p, Shared)`` shared per policy, ``(None, Shared)`` shared by all;
-    ``where`` maps each to its index. ``local[p, e]`` maps the estimator's own
-    column keys to global keys. ``tallies`` and ``excluded`` are per (p, e).
-    ``intervals`` holds the fold state of each interval method that keeps one, by name.
+    ``keys``: the global column keys, in the moments' order: ``(p, e, key)`` owned by
+    estimator ``e`` on policy ``p``, ``(p, Shared)`` shared per policy, ``(None, Shared)``
+    by all; ``where`` maps each to its index; ``local[p, e]``: the estimator's own keys to
+    global ones. ``intervals``: the fold state of each interval method that keeps one.
     """
 
     keys: list[tuple] = field(default_factory=list)
@@ -104,11 +86,11 @@ class FoldState:
             _aligned(other.moments, other.keys, out.keys)
         )
         for pe in set(self.tallies) | set(other.tallies):
-            out.tallies[pe] = self.tallies.get(pe, Tally()).merge(other.tallies.get(pe, Tally()))
-            merged = dict(self.excluded.get(pe, {}))
-            for reason, count in other.excluded.get(pe, {}).items():
-                merged[reason] = merged.get(reason, 0) + count
-            out.excluded[pe] = merged
+            out.tallies[pe], out.excluded[pe] = (
+                self.tallies.get(pe, Tally()),
+                dict(self.excluded.get(pe, {})),
+            )
+            out.record(pe, other.tallies.get(pe, Tally()), other.excluded.get(pe, {}))
         for name in {*self.intervals, *other.intervals}:
             mine, theirs = self.intervals.get(name), other.intervals.get(name)
             out.intervals[name] = (
@@ -130,16 +112,13 @@ def _aligned(moments: Moments, keys: list, target: list) -> Moments:
 
 def bounded_chunks(
     log: InteractionLog,
-    acc: Folding,
+    acc: Accumulator,
     chunk_rows: int,
     rows: tuple[int, int] | None = None,
 ) -> Iterator[InteractionLog]:
-    """The log's chunks of at most ``chunk_rows`` rows whose unit-sum block stays
-    within :data:`BLOCK_CELLS`, as ``acc`` has seen columns so far.
-
-    The first chunk is small (:data:`FIRST_CHUNK_ROWS`) and tells how many
-    columns the estimators emit; the next ones are as long as the block allows.
-    """
+    """The log's chunks of at most ``chunk_rows`` rows whose unit-sum block stays within
+    :data:`BLOCK_CELLS` for the columns ``acc`` has seen so far (the first chunk, of
+    :data:`FIRST_CHUNK_ROWS`, tells how many columns the estimators emit)."""
     rule = "a whole number of rows >= 1"
     chunk_rows = check_whole(chunk_rows, "chunk size", low=1, rule=rule, error=OffevalError)
     rows_per_unit = log.n_rows / max(log.n_units, 1)
@@ -154,19 +133,18 @@ def bounded_chunks(
 
 
 def fold(
-    acc: Folds,
+    acc: Accumulator,
     logs: Iterable[InteractionLog],
     *,
     new_units: bool = False,
     keep: bool = False,
     each: Callable[[int, InteractionLog, np.ndarray], None] | None = None,
-) -> Folds:
+) -> Accumulator:
     """Fold every chunk of ``logs`` into ``acc``: the one loop of every pass.
 
-    ``new_units=True`` vouches that no trajectory arrives twice (chunks of one
-    log). ``each(index, chunk, block)`` is told of every chunk folded, with
-    its (n_units, k) block of unit sums when ``keep`` (else the block was
-    centred in place and must not be read).
+    ``new_units=True`` vouches that no trajectory arrives twice (chunks of one log).
+    ``each(index, chunk, block)`` is told of every chunk, with its (n_units, k) block of
+    unit sums when ``keep`` (else centred in place: not to be read).
     """
     for index, chunk in enumerate(logs):
         if not isinstance(chunk, InteractionLog):

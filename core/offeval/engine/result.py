@@ -128,12 +128,12 @@ class Evaluation:
                 lin = estimator.combine(stats)
                 label = self.estimators[e]
                 self._lin[policy.name, label] = lin
-                tally = acc.tallies.get((p, e), Tally())
+                tally = acc.state.tallies.get((p, e), Tally())
                 diagnostics = {**tally.counts, **estimator.diagnose(tally)}
                 fitted = self.declarations[e].fitted
                 if fitted is not None:  # parameters the estimator fitted from the log
                     diagnostics.update({f"fitted_{k}": v for k, v in fitted(stats).items()})
-                excluded = acc.excluded.get((p, e), {})
+                excluded = acc.state.excluded.get((p, e), {})
                 if sum(excluded.values()) > self.n_units:
                     raise OffevalError(
                         f"estimator {label!r} excluded {sum(excluded.values())} units out of "
