@@ -149,7 +149,6 @@ def test_offeval_plugins_lists_the_cores_commands_among_the_plugins(capsys, monk
     assert commands == [
         ["evaluate", "from", "offeval"],
         ["hello", "from", "greet"],
-        ["new-plugin", "from", "offeval"],
         ["plugins", "from", "offeval"],
     ]
 

@@ -34,8 +34,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.mark.parametrize(
     "argv",
-    [["--help"], [], ["nosuch"], ["--bogus"], ["new-plugin"], ["new-plugin", "--help"]],
-    ids=["help", "no command", "unknown command", "unknown option", "new-plugin", "np help"],
+    [["--help"], [], ["nosuch"], ["--bogus"], ["plugins", "--bogus"], ["plugins", "--help"]],
+    ids=["help", "no command", "unknown command", "unknown option", "plugins", "plugins help"],
 )
 def test_help_and_mistakes_before_a_command_runs_import_no_numerical_library(argv):
     done = imported_after(argv)
@@ -63,7 +63,7 @@ def test_evaluates_argument_mistakes_import_no_numerical_library(argv, message):
     assert done["heavy"] == [] and beyond_packages(done["plugins"]) == []
 
 
-@pytest.mark.parametrize("name", ["evaluate", "plugins", "new-plugin"])
+@pytest.mark.parametrize("name", ["evaluate", "plugins"])
 def test_a_commands_help_is_the_same_built_alone_or_with_every_other(name, capsys):
     sub = build_parser()._subparsers._group_actions[0].choices[name]
     assert main([name, "--help"]) == 0
@@ -74,9 +74,9 @@ def test_a_pending_command_asked_to_parse_fills_itself():
     """Should the command line name a command it was not built for, that command still
     parses its arguments (only which commands are imported beforehand changes)."""
     parser = build_parser(argv=["--help"])
-    args = parser.parse_args(["new-plugin", "my_estimator", "--dir", "somewhere"])
-    assert args.command == "new-plugin" and args.name == "my_estimator"
-    assert args.func.__self__.__class__ is CORE_COMMANDS["new-plugin"]
+    args = parser.parse_args(["plugins", "estimator", "--name", "ips"])
+    assert args.command == "plugins" and args.kind == "estimator" and args.name == "ips"
+    assert args.func.__self__.__class__ is CORE_COMMANDS["plugins"]
 
 
 @pytest.mark.parametrize(
@@ -96,13 +96,12 @@ def test_the_command_a_line_names_is_its_first_positional_word(argv, named):
 
 
 def test_core_commands_map_names_to_their_classes_imported_on_lookup():
-    from offeval.cli import evaluate, plugins, scaffold
+    from offeval.cli import evaluate, plugins
 
-    assert list(CORE_COMMANDS) == ["evaluate", "plugins", "new-plugin"]
+    assert list(CORE_COMMANDS) == ["evaluate", "plugins"]
     assert "evaluate" in CORE_COMMANDS and "metrics" not in CORE_COMMANDS
     assert CORE_COMMANDS["evaluate"] is evaluate.EvaluateCommand
     assert CORE_COMMANDS["plugins"] is plugins.PluginsCommand
-    assert CORE_COMMANDS["new-plugin"] is scaffold.NewPluginCommand
     for name in CORE_COMMANDS:
         assert CORE_COMMANDS.deferred(name).help == CORE_COMMANDS[name].help
 

@@ -44,6 +44,7 @@ DECLARED = {
     "compare": ["offeval_ir.choices", "offeval_ir.command"],
     "decide": ["offeval_decision.command", "offeval_decision.methods"],
     "demo": ["offeval_reports.command"],
+    "new-plugin": ["offeval_scaffold.scaffold"],
     "trec_eval": ["offeval_ir.trec_catalogue", "offeval_ir.trec_command"],
 }
 
@@ -66,6 +67,8 @@ DECLARED = {
         (["decide", "summaries.json", "--draws", "0"], "--draws: 0 is not >= 1"),
         (["demo", "--seed", "-1"], "--seed: -1 is not >= 0"),
         (["demo", "--help"], ""),
+        (["new-plugin"], "the following arguments are required: NAME"),
+        (["new-plugin", "--help"], ""),
         (["trec_eval"], "the following arguments are required: qrels, run"),
         (["trec_eval", "--help"], ""),
         (["trec_eval", "-x", "q", "r"], "unrecognized arguments: -x"),
@@ -110,7 +113,9 @@ def test_the_lazy_help_is_the_full_help(capsys):
     assert capsys.readouterr().out == everything
 
 
-@pytest.mark.parametrize("name", ["metrics", "compare", "trec_eval", "decide", "demo"])
+@pytest.mark.parametrize(
+    "name", ["metrics", "compare", "trec_eval", "decide", "demo", "new-plugin"]
+)
 def test_a_plugin_commands_help_is_the_same_built_alone_or_with_every_other(name, capsys):
     sub = build_parser()._subparsers._group_actions[0].choices[name]
     assert main([name, "--help"]) == 0
@@ -119,7 +124,7 @@ def test_a_plugin_commands_help_is_the_same_built_alone_or_with_every_other(name
 
 def test_every_builtin_command_is_deferred_and_its_help_is_its_classs():
     commands = get_registry().components("command")
-    assert {c.name for c in commands} >= {"metrics", "compare", "decide", "demo"}
+    assert {c.name for c in commands} >= {"metrics", "compare", "decide", "demo", "new-plugin"}
     for component in commands:
         assert component.deferred is not None, component.name
         assert component.deferred.help == component.factory.help  # factory: the class itself

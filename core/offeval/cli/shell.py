@@ -2,8 +2,8 @@
 
 A user mistake gets one line on stderr and a non-zero exit, never a
 traceback (``--debug`` shows it). The core's commands (``evaluate``,
-``plugins``, ``new-plugin``) keep their names; plugins add theirs through the
-hook ``register_commands`` (the demo is one).
+``plugins``) keep their names; plugins add theirs through the hook
+``register_commands``.
 
 Start-up stays quick: a command registered as a :class:`Deferred` (the core's
 and the built-in plugins' are) is imported only when it runs or shows its
@@ -37,10 +37,6 @@ _CORE = {
     "plugins": Deferred(
         "offeval.cli.plugins:PluginsCommand",
         help="what is registered, by which plugin, what failed",
-    ),
-    "new-plugin": Deferred(
-        "offeval.cli.scaffold:NewPluginCommand",
-        help="write a new estimator plugin package (estimator, entry point, kit test, chapter)",
     ),
 }
 

@@ -102,7 +102,7 @@ def register_commands(register: Register) -> None:
     ``register(name, cls)``: ``cls()`` is a command whose ``help`` is a one-line description,
     ``command.add_arguments(parser)`` declares its arguments and
     ``command.run(args)`` runs it and returns the exit code. The core's own
-    commands (``evaluate``, ``plugins``, ``new-plugin``) keep their names.
+    commands (``evaluate``, ``plugins``) keep their names.
     """
 
 

@@ -1,6 +1,6 @@
 """The example third-party plugin installs, is discovered, uses the declared API only,
 and passes the kit. It is what ``offeval new-plugin example`` writes (a test in
-tests/core/test_scaffold.py keeps it so): its estimator is named ``example`` too."""
+tests/plugins/scaffold/test_scaffold.py keeps it so): its estimator is named ``example`` too."""
 
 from __future__ import annotations
 

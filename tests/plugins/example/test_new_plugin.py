@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from offeval.cli.scaffold import scaffold
+from offeval_scaffold.scaffold import scaffold
 
 ROOT = Path(__file__).resolve().parents[3]
 

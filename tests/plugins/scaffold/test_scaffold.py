@@ -18,12 +18,15 @@ from pathlib import Path
 import nbformat
 import pytest
 from cli_checks import one_line_error
+from reference_estimators import ReferencePlugin
 
-from offeval.cli import scaffold
-from offeval.cli.shell import CORE_COMMANDS, main
-from offeval.errors import OffevalError
+import offeval.data.output
+import offeval.registry.manager
+from offeval import OffevalError, Registry
+from offeval.cli.shell import main
+from offeval_scaffold import scaffold
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "offeval-example-plugin"
+EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "offeval-example-plugin"
 
 tomllib = pytest.importorskip("tomllib")  # Python 3.11+; the pyproject check needs it
 
@@ -34,7 +37,7 @@ FILES = {
     "tests/test_my_ips.py",
     "docs/my_ips.ipynb",
 }
-#: The template those files are written from (core/offeval/cli/template).
+#: The template those files are written from (plugins/offeval_scaffold/template).
 TEMPLATE = {
     "pyproject.toml.tmpl",
     "README.md.tmpl",
@@ -77,8 +80,15 @@ def offeval_imports(source: str) -> set[str]:
     return {name for name in found if name == "offeval" or name.startswith("offeval.")}
 
 
-def test_a_core_command():
-    assert CORE_COMMANDS["new-plugin"] is scaffold.NewPluginCommand
+def test_the_plugins_command(capsys):
+    assert main(["plugins", "command", "--name", "new-plugin"]) == 0
+    assert "command      new-plugin         from scaffold" in capsys.readouterr().out
+
+
+def test_its_constants_are_the_cores():
+    """The marker it removes and the entry-point group it checks, spelt as the core's."""
+    assert scaffold.MARKER == offeval.data.output.MARKER
+    assert scaffold.ENTRY_POINT_GROUP == offeval.registry.manager.ENTRY_POINT_GROUP
 
 
 def test_writes_the_package_and_nothing_else(written):
@@ -87,7 +97,7 @@ def test_writes_the_package_and_nothing_else(written):
 
 def test_the_example_is_what_it_writes_for_its_name(tmp_path, monkeypatch):
     """examples/offeval-example-plugin is the template rendered for the name ``example``,
-    file for file. After editing the template (core/offeval/cli/template), write it again:
+    file for file. After editing the template (plugins/offeval_scaffold/template), write it again:
     ``offeval new-plugin example --dir examples/offeval-example-plugin --force``."""
     monkeypatch.setattr(scaffold, "check_name", lambda name: name)  # installed or not
     written = scaffold.scaffold("example", tmp_path / "offeval-example")
@@ -98,7 +108,7 @@ def test_the_example_is_what_it_writes_for_its_name(tmp_path, monkeypatch):
 
 def test_the_template_is_not_python():
     """One file per file written, named by its path and .tmpl: not imported, linted or
-    counted as the core's lines."""
+    counted as the plugin's lines."""
     assert files_in(scaffold.TEMPLATE) == TEMPLATE
 
 
@@ -110,7 +120,7 @@ def test_the_template_ships_in_the_wheel(tmp_path):
         check=True,
     )
     (wheel,) = tmp_path.glob("offeval-*.whl")
-    folder = "offeval/cli/template/"
+    folder = "offeval_scaffold/template/"
     names = zipfile.ZipFile(wheel).namelist()
     assert {name.removeprefix(folder) for name in names if name.startswith(folder)} == TEMPLATE
 
@@ -204,10 +214,12 @@ def test_names_refused(tmp_path, name, why):
     assert not (tmp_path / "out").exists()
 
 
-def test_an_estimators_name_is_refused(reference_registry):
+def test_an_estimators_name_is_refused():
+    registry = Registry(entry_points=False)
+    registry.add_plugin(ReferencePlugin(), "reference")
     with pytest.raises(OffevalError, match="plugin 'reference' registers an estimator"):
-        scaffold.check_name("snis", reference_registry)
-    assert scaffold.check_name("my_snis", reference_registry) == "my_snis"
+        scaffold.check_name("snis", registry)
+    assert scaffold.check_name("my_snis", registry) == "my_snis"
 
 
 def test_a_folder_with_files_is_refused_unless_forced(tmp_path):

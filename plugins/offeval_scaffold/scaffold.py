@@ -34,10 +34,13 @@ from importlib.metadata import entry_points, version
 from pathlib import Path
 from string import Template
 
-from offeval.cli.options import force_option
-from offeval.data.output import MARKER, OutputFolder
-from offeval.errors import OffevalError
-from offeval.registry.manager import ENTRY_POINT_GROUP, Registry, get_registry
+from offeval import OffevalError, Registry, get_registry
+from offeval.plugin import OutputFolder, force_option
+
+#: The entry-point group offeval discovers plugins in.
+ENTRY_POINT_GROUP = "offeval"
+#: The file :class:`~offeval.plugin.OutputFolder` marks a folder it wrote with (replaceable).
+MARKER = ".offeval"
 
 #: What a plugin name may look like: a lower-case Python identifier (PEP 8 package names).
 NAME_PATTERN = re.compile(r"[a-z][a-z0-9_]*")
