@@ -57,9 +57,8 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
 def find_label(requested: str, known: Mapping[str, tuple[str, dict[str, Any]]]) -> str:
     """The label among ``known`` (label -> (registered name, parameters)) that ``requested`` names.
 
-    ``requested`` is a label itself, or a registered name or spec whose given
-    parameters match (``ncis``, ``ncis(cap=100)``, ``ncis:cap=100``); it must
-    name exactly one, else an OffevalError lists the candidates.
+    ``requested`` is a label, or a registered name or spec whose given parameters match
+    (``name``, ``name(cap=100)``); it must name exactly one, else an OffevalError.
     """
     if requested in known:
         return requested

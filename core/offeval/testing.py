@@ -81,11 +81,8 @@ def _log(where: tuple, n: int, seed: int, candidates: bool) -> InteractionLog:
 
 
 def kit_setup(estimator: Estimator, n: int = 4_000, seed: int = 0):
-    """The environment, a log of ``n`` trajectories and two target policies for ``estimator``.
-
-    The log has the candidate table when the estimator requires it, and the
-    columns its ``prepare_kit_log`` adds.
-    """
+    """The environment, a log of ``n`` trajectories and two target policies for ``estimator``
+    (the log with the candidate table if required, and its ``prepare_kit_log``'s columns)."""
     declared = declaration_of(estimator)
     where = (declared.kit_environment, tuple(sorted(declared.assumptions.items())))
     env = _environment(*where)
@@ -376,10 +373,8 @@ def check_estimator(estimator: Estimator) -> None:
 
 
 def parametrize_with_checks(estimators: Sequence[Estimator]):
-    """A pytest parametrize decorator: one case per (estimator, check).
-
-    Declared known failures are strict expected failures (they must fail).
-    """
+    """A pytest parametrize decorator: one case per (estimator, check); declared known
+    failures are strict expected failures (they must fail)."""
     import pytest
 
     cases = []
@@ -401,14 +396,11 @@ def parametrize_with_checks(estimators: Sequence[Estimator]):
 def declared_plugins(*names: str) -> list[str]:
     """The installed plugins ``names`` and every plugin they build on, sorted.
 
-    Follows each plugin's ``REQUIRES`` (its entry point's module; no registry is
-    loaded), for a plugin's tests and its book chapter to load it with only the
-    plugins it declares, directly or not::
-
-        os.environ["OFFEVAL_PLUGINS"] = ",".join(declared_plugins("my_plugin"))
-
-    Raises :class:`offeval.RegistryError` for a name, given or required, that
-    no installed plugin has, and for a ``REQUIRES`` that is not a tuple of names.
+    Follows each plugin's ``REQUIRES`` (no registry is loaded), for a plugin's tests to
+    load it with only the plugins it declares:
+    ``os.environ["OFFEVAL_PLUGINS"] = ",".join(declared_plugins("my_plugin"))``.
+    Raises :class:`offeval.RegistryError` for a name no installed plugin has, and for a
+    ``REQUIRES`` that is not a tuple of names.
     """
     installed = {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
     known = f"(installed: {', '.join(sorted(installed)) or 'none'})"

@@ -61,10 +61,8 @@ def _corrected(p: np.ndarray, alpha: float, method: str) -> np.ndarray:
 
 
 def adjusted_p_values(p: np.ndarray, alpha: float, correction: str | None) -> np.ndarray:
-    """P-values adjusted for multiple comparisons (NaN stays NaN and is not counted).
-
-    ``correction`` is a statsmodels ``multipletests`` method, or None for none.
-    """
+    """P-values adjusted for multiple comparisons (NaN stays NaN and is not counted);
+    ``correction`` is a statsmodels ``multipletests`` method, or None for none."""
     if correction is not None:
         check_choice(correction, "correction", CORRECTIONS, error=OffevalError)
     p = np.asarray(p, dtype=float)
@@ -137,11 +135,8 @@ def unpaired_difference(
     n_b: int | None = None,
     level: float = 0.95,
 ) -> Difference:
-    """Difference of two independent estimates (online A/B cells).
-
-    With both sample sizes given, Welch's t with Welch-Satterthwaite degrees
-    of freedom; otherwise a normal (z) comparison.
-    """
+    """Difference of two independent estimates (online A/B cells): with both sample sizes,
+    Welch's t with Welch-Satterthwaite degrees of freedom; else a normal (z) comparison."""
     se = float(np.hypot(se_a, se_b))
     df = None
     if n_a is not None and n_b is not None and se > 0:

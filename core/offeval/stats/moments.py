@@ -35,11 +35,8 @@ def _essential(groups: list[np.ndarray], k: int) -> list[np.ndarray] | None:
 
 @dataclass
 class Moments:
-    """Count, mean vector and co-moment matrix of k columns.
-
-    ``comoment`` is the sum over units of the outer product of deviations from
-    the mean, so ``comoment / (n - 1)`` is the sample covariance.
-    """
+    """Count, mean vector and co-moment matrix of k columns (the sum over units of the outer
+    product of deviations from the mean: ``comoment / (n - 1)`` is the sample covariance)."""
 
     n: int
     mean: np.ndarray

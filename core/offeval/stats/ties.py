@@ -46,10 +46,8 @@ def first_maximum(values: Sequence[float] | np.ndarray, rtol: float = RTOL) -> i
 def tie_groups(values: Sequence[float] | np.ndarray, rtol: float = RTOL) -> np.ndarray:
     """Each value's rank among the distinct values, ties merged: 0 for the smallest group.
 
-    Values are visited in ascending order; a value joins the current group when
-    it is tied with the group's smallest member, else it starts the next group
-    (so a chain of near values never spans more than ``rtol``). nan values form
-    the last group.
+    In ascending order, a value joins the current group when tied with its smallest
+    member, else starts the next (a group never spans more than ``rtol``); nan is last.
     """
     values = np.asarray(values, dtype=float)
     order = np.argsort(values, kind="stable")
