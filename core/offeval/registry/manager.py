@@ -61,9 +61,15 @@ class _Factory:
         if comp is None:
             raise AttributeError("factory")  # the field has no default
         value = comp.__dict__["_factory"]
-        if isinstance(value, Alias):
-            return comp.registry._aliased(comp.kind, comp.name, value)
-        return value.resolve() if isinstance(value, Deferred) else value
+        if not isinstance(value, Alias):
+            return value.resolve() if isinstance(value, Deferred) else value
+        original = comp.registry._components[comp.kind].get(value.original)
+        why = f"{comp.kind} {comp.name!r} is an alias of {value.original!r}"
+        if original is None:
+            raise RegistryError(f"{why}, which is not registered")
+        if original.alias is not None:
+            raise RegistryError(f"{why}, itself an alias: name {original.alias.original!r}")
+        return aliased(comp.name, value, original.factory)
 
     def __set__(self, comp: Any, value: Any) -> None:
         comp.__dict__["_factory"] = value
@@ -126,9 +132,7 @@ class _Core:
 
     @hookspecs.hookimpl
     def register_component_kinds(self, register: hookspecs.Register) -> None:
-        """Estimators, environments (the demo and the kit), command-line sub-commands, reports,
-        reward-model fitters (``evaluate --fit-reward-model``), policies built by name
-        (``evaluate --rerank``), interval methods (``evaluate --interval``)."""
+        """The kinds the core looks up itself (in the command line, the demo and the kit)."""
         register("estimator", "register_estimators", hookspecs.ESTIMATOR_METHODS)
         register("environment", "register_environments", hookspecs.ENVIRONMENT_METHODS)
         register("command", "register_commands", hookspecs.COMMAND_METHODS)
@@ -244,9 +248,8 @@ class Registry:
         """Whether a plugin builds on one that is not loaded (its failure says how to load it)."""
         needs = getattr(self._pm.get_plugin(name), REQUIRES, ())
         if not isinstance(needs, (tuple, list)) or not all(isinstance(n, str) and n for n in needs):
-            self._fail(
-                name, "requires", f"{REQUIRES} must be a tuple of plugin names, got {needs!r}"
-            )
+            why = f"{REQUIRES} must be a tuple of plugin names, got {needs!r}"
+            self._fail(name, "requires", why)
             return True
         missing = [n for n in needs if not self._pm.has_plugin(n)]
         for need in missing:
@@ -267,13 +270,11 @@ class Registry:
         """Call each plugin's implementation of ``hook`` in turn (through pluggy), then hand
         each of its registrations to ``take(plugin, args, kw)``. An implementation that raises
         registers nothing; it, and each registration ``take`` refuses, is a failure."""
+        implementers = self.implementers(hook)
         with self.activated():
-            for plugin in plugins:
-                caller = getattr(self._pm.hook, hook, None)
-                impls = caller.get_hookimpls() if caller is not None else []
-                if all(impl.plugin_name != plugin for impl in impls):
-                    continue
-                others, received = [i.plugin for i in impls if i.plugin_name != plugin], []
+            for plugin in [name for name in plugins if name in implementers]:
+                others = [self._pm.get_plugin(name) for name in implementers if name != plugin]
+                received: list[tuple[tuple, dict]] = []
                 try:
                     self._pm.subset_hook_caller(hook, others)(
                         register=lambda *args, **kw: received.append((args, kw)),  # noqa: B023 - called here
@@ -341,35 +342,24 @@ class Registry:
 
     def _add(self, kind: Kind, name: str, factory: Any, plugin: str) -> None:
         """Check and add a component under a name not taken (who has it keeps it)."""
+        who = f"{name!r} from plugin {plugin!r}"
         if not isinstance(name, str) or not name.replace("-", "_").isidentifier():
-            raise RegistryError(
-                f"{kind.name} name {name!r} from plugin {plugin!r} is not a valid name"
-            )
+            raise RegistryError(f"{kind.name} name {who} is not a valid name")
         if isinstance(factory, Deferred):
             factory = factory.checked(kind.required)  # checked when imported
         elif not isinstance(factory, Alias):  # an alias is checked when built
             if not callable(factory):
-                raise RegistryError(f"{kind.name} {name!r} from plugin {plugin!r} is not callable")
+                raise RegistryError(f"{kind.name} {who} is not callable")
             if missing := [m for m in kind.required if not hasattr(factory, m)]:
-                raise RegistryError(f"{kind.name} {name!r} from plugin {plugin!r} lacks {missing}")
+                raise RegistryError(f"{kind.name} {who} lacks {missing}")
         existing = self._components[kind.name].get(name)
         if existing is not None:
             builtin = " (built-in)" if existing.plugin in self._builtin else ""
             raise RegistryError(
-                f"{kind.name} {name!r} from plugin {plugin!r} clashes with the one from plugin "
-                f"{existing.plugin!r}{builtin}, which keeps the name"
+                f"{kind.name} {who} clashes with the one from plugin {existing.plugin!r}{builtin}, "
+                "which keeps the name"
             )
         self._components[kind.name][name] = Component(kind.name, name, factory, plugin, self)
-
-    def _aliased(self, kind: str, name: str, alias: Alias) -> type:
-        """An alias's class: its original under the alias's name, parameters and defaults."""
-        original = self._components[kind].get(alias.original)
-        why = f"{kind} {name!r} is an alias of {alias.original!r}"
-        if original is None:
-            raise RegistryError(f"{why}, which is not registered")
-        if original.alias is not None:
-            raise RegistryError(f"{why}, itself an alias: name {original.alias.original!r}")
-        return aliased(name, alias, original.factory)
 
     def _fail(self, plugin: str, stage: str, reason: str) -> None:
         self._failures.append(PluginFailure(plugin, stage, reason))
@@ -388,9 +378,8 @@ class Registry:
         if self._pm.has_plugin(name):
             raise RegistryError(f"a plugin named {name!r} is already registered")
         self._pm.unblock(name)  # added by name: the allow-list does not apply
-        with self.activated():
-            self._register(plugin, name)
-            self._setup([name])
+        self._register(plugin, name)
+        self._setup([name])
         self._collect_all()
 
     def remove_plugin(self, name: str) -> None:
