@@ -1,18 +1,9 @@
-"""Candidate tables read from files: whole beside a log read whole, or streamed in step with
-a log streamed from Parquet.
+"""Candidate tables: for every slot (trajectory, position) of a log, every item the logging
+policy could have shown there with its ``propensity``; other columns keep their names.
 
-A candidate table lists, for every slot (trajectory, position) of the log,
-every item the logging policy could have shown there, with its logging
-``propensity``; its other columns (target-policy probabilities or scores,
-a reward model's predictions, features) are kept under their own names. Its
-own mapping (role -> column) names the columns of :data:`CANDIDATE_ROLES`;
-the trajectory may be a list of columns, a composite key, as in the log's
-mapping (the parts may have other names in the two files, but the same values).
-Rows are labelled as :func:`~offeval.data.files.read_table` labels them (a text
-file's line numbers), and :func:`candidates_in_lines` names them so in errors.
-
-This module knows tables, not logs: a table is attached to a log, checked against its
-slots and propensities, whole or streamed, in :mod:`offeval.data.log`.
+Its own mapping names the columns of :data:`CANDIDATE_ROLES` (the trajectory may be a
+composite key, as in the log's). This module knows tables, not logs: one is checked
+against a log's slots in :mod:`offeval.data.log`.
 """
 
 from __future__ import annotations
@@ -23,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from offeval.data.files import in_lines, read_table
-from offeval.data.keys import COMPOSITE_ROLES, composite_key
+from offeval.data.keys import COMPOSITE_ROLES, composite_column
 from offeval.errors import ColumnError, OffevalError, RowError, did_you_mean, hint
 
 #: The roles a candidate table's mapping may name, with what each holds.
@@ -48,14 +39,8 @@ def check_candidate_roles(mapping: Mapping, option: str = "--candidates-map") ->
 
 
 def candidate_frame(frame: pd.DataFrame, mapping: Mapping | None = None) -> pd.DataFrame:
-    """A candidate table with canonical role names (its index, the row labels, kept).
-
-    Each role's column is renamed to the role (a list of columns for the
-    trajectory becomes one key, as :func:`~offeval.data.keys.composite_key`
-    makes the log's); the other columns are kept. A table without a position
-    is one of a log with one row per trajectory
-    (see :func:`offeval.data.log.attach_candidates`).
-    """
+    """A candidate table with canonical role names (its index, the row labels, kept); a list
+    of columns for the trajectory becomes one key, as in the log."""
     mapping = dict(mapping or {})
     check_candidate_roles(mapping, "candidate mapping")
     labels = frame.index.to_numpy()
@@ -67,26 +52,14 @@ def candidate_frame(frame: pd.DataFrame, mapping: Mapping | None = None) -> pd.D
                     f"candidate mapping: only the trajectory may map to several columns (two "
                     f"or more), got {role!r} -> {list(name)!r}"
                 )
-            for column in name:
-                if column not in frame:
-                    raise ColumnError(
-                        column, "part of the trajectory key but not in the candidate table"
-                    )
-            missing = frame[list(name)].isna().any(axis=1).to_numpy()
-            if missing.any():
-                raise ColumnError(
-                    f"trajectory key {list(name)}",
-                    "must not be missing",
-                    labels[missing],
-                    table=TABLE,
-                )
+            key = composite_column(frame, role, list(name), labels, "the candidate table", TABLE)
             if role in frame and role not in name:
                 raise ColumnError(
                     role,
                     f"the candidate table's trajectory is the key {list(name)}, but it also "
                     f"has a column named {role!r}: rename or drop it",
                 )
-            frame = frame.assign(**{role: composite_key(frame[list(name)])})
+            frame = frame.assign(**{role: key})
             continue
         if name not in frame:
             raise ColumnError(
@@ -122,10 +95,8 @@ def read_candidates(
     sep: str | None = None,
     decimal: str | None = None,
 ) -> pd.DataFrame:
-    """A candidate table read from a Parquet, CSV or TSV file whole (:func:`candidate_frame`).
-
-    Its rows are labelled by their lines (a text file) or their row in the file (Parquet).
-    """
+    """A candidate table read from a Parquet, CSV or TSV file whole (:func:`candidate_frame`),
+    its rows labelled by their lines (a text file) or their row in the file (Parquet)."""
     frame = read_table(path, sep=sep, decimal=decimal)
     try:
         return candidate_frame(frame, mapping)

@@ -55,16 +55,9 @@ def _first_line(exc: BaseException) -> str:
 
 
 def separator(path: str | Path) -> str:
-    """The separator of a delimited text file: one of :data:`SEPARATORS`, read off its header.
-
-    The header line (its quoted names left out) decides: the suffix's
-    default (tab for ``.tsv``, comma otherwise) if it holds one, else the
-    separator it holds (a semicolon- or tab-separated ``.csv`` is read as
-    such); of several, the one found as often on the most lines that follow
-    it; none, the default (a single column). The rows' text never outvotes
-    the header, so a comma CSV with a comma in its header is read with commas.
-    (``csv.Sniffer`` misread comma files whose text held ``|``, ``;`` and
-    quotes, and took seconds on a text holding a stray quote.)
+    """The separator of a delimited text file: one of :data:`SEPARATORS`, read off its header
+    (:func:`header_separator`; the suffix's default, tab for ``.tsv`` and comma otherwise,
+    when it holds none). ``csv.Sniffer`` misread files whose text held ``|``, ``;`` and quotes.
     """
     path = Path(path)
     default = TEXT_SUFFIXES[path.suffix.lower()]
@@ -80,13 +73,9 @@ def separator(path: str | Path) -> str:
 
 
 def header_separator(header: str, rows: Sequence[str] = (), default: str = ",") -> str | None:
-    """The separator of a delimited file with this header line, by :func:`separator`'s rule.
-
-    Of :data:`SEPARATORS`, those the header holds outside quoted names:
-    ``default`` if it is one of them; else the one found as often on most of
-    the ``rows`` that follow; None if the header holds none (one column, or
-    no header at all).
-    """
+    """The separator of a delimited file with this header line: of the :data:`SEPARATORS` it
+    holds outside quoted names, ``default`` if one, else the one found as often on most of
+    the ``rows`` that follow; None if it holds none (one column, or no header)."""
     header = _QUOTED.sub("", header)
     found = [sep for sep in SEPARATORS if sep in header]
     if not found or default in found:
@@ -97,7 +86,7 @@ def header_separator(header: str, rows: Sequence[str] = (), default: str = ",") 
 
 def separator_named(sep: str | None) -> str | None:
     """A separator given by the user: one character or a name of :data:`SEPARATOR_NAMES`
-    (None: found from the file); an OffevalError naming ``sep``/``--sep`` otherwise."""
+    (None: found from the file); an OffevalError otherwise."""
     if sep is None:
         return None
     sep = SEPARATOR_NAMES.get(sep, sep)
@@ -131,9 +120,8 @@ def columns_of(path: str | Path, sep: str | None = None) -> list:
 
 def in_lines(exc: RowError, path: str | Path) -> RowError:
     """The error naming a delimited text file's rows (labelled by :func:`read_table`) as
-    ``log.csv, lines [...]``: the lines they start on, counting the line breaks in
-    quoted values and the blank lines before them (the file is read again, up to the
-    last row named, only here: an error's cost, not every read's)."""
+    ``log.csv, lines [...]``: the lines they start on, counting quoted line breaks and blank
+    lines (the file is read again here: an error's cost, not every read's)."""
     path = Path(path)
     if path.suffix.lower() in PARQUET_SUFFIXES or exc.table != "rows" or not exc.rows:
         return exc
@@ -184,13 +172,10 @@ def read_table(
 ) -> pd.DataFrame:
     """Read a Parquet, CSV or TSV file into a DataFrame; unreadable files are OffevalErrors.
 
-    A delimited text file's separator is ``sep``, else sniffed (:func:`separator`);
-    its decimal mark is ``decimal`` (``","`` or ``"."``), else found by
-    :func:`decimal_commas`. Its rows are labelled by their line numbers as an editor shows them:
-    the header is line 1, the first row line 2, one line per row (where a
-    quoted value holds a line break, or a line is blank, the rows after it
-    start further down: :func:`in_lines` names those lines). A Parquet file's
-    broken pandas metadata is ignored, with a warning (:func:`broken_pandas_metadata`).
+    A text file's separator is ``sep``, else sniffed (:func:`separator`); its decimal mark
+    ``decimal`` (``","`` or ``"."``), else found by :func:`decimal_commas`. Its rows are
+    labelled 2, 3, ... (the header is line 1; :func:`in_lines` finds the lines of rows after
+    quoted line breaks or blank lines). Broken pandas metadata is ignored, with a warning.
     """
     path = _checked_path(path)
     suffix = path.suffix.lower()
@@ -240,15 +225,10 @@ def _decimal(decimal: str | None, sep: str) -> str:
 def decimal_commas(frame: pd.DataFrame) -> pd.DataFrame:
     """The frame of a semicolon-separated file, its numbers with decimal commas read as numbers.
 
-    The rule (applied when no decimal mark is given): if no column holds a
-    number with a fractional part read with a decimal point, every text
-    column whose values (the missing ones aside) are all whole numbers or
-    numbers with one decimal comma (``0,5``, ``-12,25``, ``3,2e-05``), at
-    least one of them with a comma, is read as numbers. Anything else is left as read:
-    a file mixing both marks, or with a column of ``1,5`` and ``abc``, keeps
-    its text, and the column's checks then say to give the mark. Ids written
-    like ``12,3`` would be read as numbers too: give ``decimal="."`` (``--decimal .``)
-    to keep them as text.
+    If no column holds a fractional number read with a decimal point, every text column
+    whose present values are all whole numbers or numbers with one decimal comma (``0,5``,
+    ``3,2e-05``), one at least with a comma, is read as numbers; anything else is left as
+    read. Ids like ``12,3`` are read as numbers too: ``decimal="."`` keeps them as text.
     """
     floats = [c for c in frame if frame[c].dtype.kind == "f"]
     if any((frame[c].dropna() % 1 != 0).any() for c in floats):
@@ -267,11 +247,8 @@ def decimal_commas(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def broken_pandas_metadata(schema) -> str | None:
-    """Why a Parquet schema's pandas metadata cannot be used; None if it can, or if absent.
-
-    Broken metadata (not JSON, keys missing: a file written by hand or cut
-    short) is found by converting an empty table with it.
-    """
+    """Why a Parquet schema's pandas metadata cannot be used (converting an empty table with
+    it fails); None if it can, or if absent."""
     if b"pandas" not in (schema.metadata or {}):
         return None
     try:
@@ -308,10 +285,9 @@ def _read_parquet(path: Path) -> pd.DataFrame:
 
 
 class ParquetBatches:
-    """A Parquet file's rows as frames of ``batch_rows`` rows: iterable (each pass reads
-    the file again), with the file's row count (``n_rows``). A frame's rows are labelled
-    by their row in the file, unless the file stores an index. ``plain`` reads the
-    batches without the file's (broken) pandas metadata."""
+    """A Parquet file's rows as frames of ``batch_rows`` rows, labelled by their row in the
+    file unless it stores an index: iterable (each pass reads the file again), with its row
+    count (``n_rows``). ``plain`` reads them without the file's (broken) pandas metadata."""
 
     def __init__(self, source, batch_rows: int, plain: bool = False):
         self._source, self._batch_rows, self._plain = source, batch_rows, plain
@@ -329,8 +305,7 @@ class ParquetBatches:
 
 def parquet_batches(path: str | Path, batch_rows: int, trajectory: Sequence[str]) -> ParquetBatches:
     """A Parquet file to read in batches of ``batch_rows`` (a whole number >= 1), checked
-    first: it exists, opens and holds the columns of ``trajectory``. Broken pandas
-    metadata is ignored, with a warning (:func:`broken_pandas_metadata`)."""
+    first: it exists, opens and holds the columns of ``trajectory``."""
     import pyarrow.parquet as pq
 
     path = _checked_path(path)

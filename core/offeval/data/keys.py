@@ -7,6 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from offeval.errors import ColumnError
+
 #: Roles that may be keyed by several columns.
 COMPOSITE_ROLES = ("trajectory", "context")
 
@@ -18,3 +20,19 @@ def composite_key(columns: pd.DataFrame) -> np.ndarray:
     probability about n^2 / 2^65 (3e-8 for a million trajectories).
     """
     return pd.util.hash_pandas_object(columns, index=False).to_numpy().view(np.int64)
+
+
+def composite_column(
+    frame: pd.DataFrame, role: str, parts: list, labels: np.ndarray, where: str, table: str
+) -> np.ndarray:
+    """The composite key of ``role`` from the columns ``parts`` of ``frame`` (the data or the
+    candidate table, as ``where`` says); a ColumnError if one is absent or a value missing."""
+    for column in parts:
+        if column not in frame:
+            raise ColumnError(column, f"part of the {role} key but not in {where}")
+    missing = frame[parts].isna().any(axis=1).to_numpy()
+    if missing.any():
+        raise ColumnError(
+            f"{role} key {parts}", "must not be missing", labels[missing], table=table
+        )
+    return composite_key(frame[parts])

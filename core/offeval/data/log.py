@@ -20,7 +20,7 @@ from offeval.data.files import (
     parquet_batches,
     read_table,
 )
-from offeval.data.keys import COMPOSITE_ROLES, composite_key
+from offeval.data.keys import COMPOSITE_ROLES, composite_column, composite_key
 from offeval.errors import (
     ColumnError,
     ConfigurationError,
@@ -68,28 +68,13 @@ def _composite_keys(
                 f"mapping: only {list(COMPOSITE_ROLES)} may map to several columns (two or "
                 f"more), got {role!r} -> {parts!r}"
             )
-        for column in parts:
-            if column not in frame.columns:
-                raise ColumnError(column, f"part of the {role} key but not in the data")
-        missing = frame[list(parts)].isna().any(axis=1).to_numpy()
-        if missing.any():
-            raise ColumnError(f"{role} key {list(parts)}", "must not be missing", labels[missing])
+        key = composite_column(frame, role, list(parts), labels, "the data", "rows")
         name = "+".join(map(str, parts))
         if name in frame.columns:
             raise ColumnError(name, f"the {role} key's name is already a column of the data")
-        frame = frame.assign(**{name: composite_key(frame[list(parts)])})
+        frame = frame.assign(**{name: key})
         mapping[role] = name
     return frame, mapping
-
-
-def _logged_propensities(data: pd.DataFrame, logging: Policy) -> pd.DataFrame:
-    """The propensity column from a declared logging policy (never beside a given one)."""
-    if "propensity" in data:
-        raise ColumnError(
-            "propensity", "the data has propensities and a logging policy is declared: give one"
-        )
-    rows = data if "position" in data else data.assign(position=1)
-    return data.assign(propensity=np.asarray(logging.probabilities(rows), dtype=float))
 
 
 def _mapped(frame: pd.DataFrame, mapping: Mapping[str, str]) -> pd.DataFrame:
@@ -246,12 +231,8 @@ def _positions(frame: pd.DataFrame, labels: np.ndarray) -> np.ndarray | None:
 
 
 def _grouped_starts(ids: pd.Series, pos: np.ndarray | None) -> np.ndarray | None:
-    """Unit starts when the rows are already grouped by trajectory and ordered by position.
-
-    The fast path of :func:`_order_and_positions`: one pass of comparisons, no
-    hashing and no sort. None when the rows are not so ordered (or the check
-    cannot tell cheaply).
-    """
+    """Unit starts when the rows are already grouped by trajectory and ordered by position
+    (one pass, no sort); None when they are not, or the check cannot tell cheaply."""
     values = ids.to_numpy()
     try:
         change = values[1:] != values[:-1]
@@ -308,18 +289,15 @@ def _order_and_positions(
 class InteractionLog:
     """A validated interaction log, rows sorted by trajectory then position.
 
-    Build one with :meth:`from_frame` or :meth:`from_file`; never mutate ``frame``.
-    ``frame`` holds the canonical role names (see :data:`ROLES`) plus any extra
-    columns, for instance target-policy probabilities. ``source_rows`` maps each
-    row back to its label in the input, so errors can name input rows.
-    ``candidates`` optionally lists, for each (trajectory, position) slot, every
-    item the logging policy could have shown there with its ``propensity``; its
-    ``slot`` column is the index of the log row of that slot, and
+    Build one with :meth:`from_frame` or :meth:`from_file`; never mutate ``frame``
+    (the canonical role names of :data:`ROLES`, plus extra columns). ``source_rows``
+    is each row's label in the input. ``candidates`` optionally lists, per
+    (trajectory, position) slot, every item the logging policy could have shown
+    there with its ``propensity``; its ``slot`` column is the log row of that slot,
     ``candidate_source_rows`` the input label of each of its rows.
     """
 
-    #: The column roles (see the module's :data:`ROLES`) and the smallest propensity taken,
-    #: with why a smaller one is refused: for a plugin that checks its own input the same way.
+    #: The roles, the smallest propensity taken and why a smaller one is refused (for plugins).
     ROLES: ClassVar[dict[str, str]] = ROLES
     MIN_PROPENSITY: ClassVar[float] = MIN_PROPENSITY
     TINY_PROPENSITY: ClassVar[str] = TINY_PROPENSITY
@@ -341,11 +319,9 @@ class InteractionLog:
     ) -> InteractionLog:
         """Validate ``frame`` with column ``mapping`` (role -> column name).
 
-        The trajectory (or context) may be a list of columns, a composite
-        key: ``{"trajectory": ["user", "session"]}``. ``logging`` declares
-        the logging policy instead of a propensity column, e.g.
-        ``logging=TablePolicy.uniform(items, positions=3)``: each row's
-        propensity is its probability under it.
+        The trajectory (or context) may be a list of columns, a composite key:
+        ``{"trajectory": ["user", "session"]}``. ``logging`` declares the logging
+        policy instead of a propensity column (``TablePolicy.uniform(items, positions=3)``).
         """
         if not isinstance(frame, pd.DataFrame):
             raise OffevalError(f"expected a pandas DataFrame, got {type(frame).__name__}")
@@ -357,8 +333,14 @@ class InteractionLog:
         frame, mapping = _composite_keys(frame.reset_index(drop=True), mapping or {}, labels)
         data = _mapped(frame, mapping)
         try:
+            if logging is not None and "propensity" in data:
+                raise ColumnError(
+                    "propensity",
+                    "the data has propensities and a logging policy is declared: give one",
+                )
             if logging is not None:
-                data = _logged_propensities(data, logging)
+                rows = data if "position" in data else data.assign(position=1)
+                data["propensity"] = np.asarray(logging.probabilities(rows), dtype=float)
             data = _validate(data, labels)
             data, labels, starts = _order_and_positions(data, labels)
         except ColumnError as exc:  # named after the user's column, not its role
@@ -387,10 +369,8 @@ class InteractionLog:
     ) -> InteractionLog:
         """Read a Parquet or CSV file whole (see :func:`read_table`) and validate it.
 
-        ``candidates`` is the file of its candidate table, read whole with its
-        own ``candidates_mapping`` (:func:`offeval.data.candidates.read_candidates`;
-        ``sep`` and ``decimal`` apply to it too when given). Errors name the
-        rows of a delimited text file by their line numbers.
+        ``candidates``: the file of its candidate table, with its own ``candidates_mapping``
+        (``sep`` and ``decimal`` apply to it too). Errors name a text file's rows by line.
         """
         frame = read_table(path, sep=sep, decimal=decimal)
         try:
@@ -444,13 +424,8 @@ class InteractionLog:
         return {}
 
     def memo(self, function, *args, key=None):
-        """``function(log, *args)``, computed once per log (chunk).
-
-        For work that depends on the log but not on the policy (a logging
-        policy's rank probabilities, say): every policy and estimator
-        evaluated on the chunk shares it. Keyed by the function and its
-        arguments, or the function and ``key`` when the arguments are not hashable.
-        """
+        """``function(log, *args)``, computed once per log (chunk) and shared by every policy
+        and estimator; keyed by the function and its arguments, or ``key`` if unhashable."""
         cache_key = (function, args if key is None else key)
         if cache_key not in self._memo:
             self._memo[cache_key] = function(self, *args)
@@ -482,8 +457,7 @@ class InteractionLog:
         """The candidate table; a clear error if the log has none."""
         if self.candidates is None:
             how = hint(
-                "build the log with InteractionLog.from_frame(..., candidates=table), or "
-                "from_obp(..., with_candidates=True) for obp's bandit_feedback",
+                "build the log with InteractionLog.from_frame(..., candidates=table)",
                 "give the candidate table with --candidates FILE (its columns mapped with "
                 "--candidates-map ROLE=COLUMN)",
             )
@@ -508,12 +482,10 @@ class InteractionLog:
     ) -> Iterator[InteractionLog]:
         """Consecutive logs of whole trajectories, about ``max_rows`` each: the one chunker.
 
-        Each chunk ends at the first trajectory start at or after the next
-        multiple of ``max_rows`` rows. ``rows`` (lo, hi at trajectory
-        boundaries) restricts the chunks to those rows, the multiples counting
-        from lo. ``max_rows`` may be a callable, asked before each chunk (the
-        engine's size, which follows the columns folded so far); when its
-        answer changes, its multiples count from the current chunk's first row.
+        Each chunk ends at the first trajectory start at or after the next multiple of
+        ``max_rows`` rows (counted from lo of ``rows``, (lo, hi) at trajectory boundaries,
+        if given). A callable ``max_rows`` is asked before each chunk; when its answer
+        changes, its multiples count from the current chunk's first row.
         """
         if not callable(max_rows):
             rule = "a whole number of rows >= 1"
@@ -571,12 +543,8 @@ class InteractionLog:
 def _validate_candidates(
     candidates: pd.DataFrame, rows: pd.DataFrame, row_labels: np.ndarray
 ) -> tuple[pd.DataFrame, np.ndarray]:
-    """Candidate sets: trajectory, position, item, propensity in [0, 1].
-
-    Returns the table sorted by slot with an integer ``slot`` column (the row
-    of the log whose (trajectory, position) the candidate belongs to), and the
-    input label of each of its rows.
-    """
+    """Candidate sets checked against the log's ``rows``: the table sorted by slot, with an
+    integer ``slot`` column (the log row of its (trajectory, position)), and its row labels."""
     if not isinstance(candidates, pd.DataFrame):
         raise OffevalError(
             f"candidates must be a pandas DataFrame, got {type(candidates).__name__}"
@@ -636,13 +604,9 @@ def _validate_candidates(
 
 
 def _ordered_slots(cands: pd.DataFrame, rows: pd.DataFrame) -> np.ndarray | None:
-    """Each candidate's slot, when the table lists the log's slots in the log's order.
-
-    The usual layout of a generated table: every slot's candidates together,
-    slots in the log's order, the same number per slot. Returns None unless
-    that holds and every check passes (distinct items per slot, the logged
-    item among them); the general path then finds and names any bad row.
-    """
+    """Each candidate's slot, when the table lists the log's slots in its order, the same
+    number per slot, with distinct items and the logged one among them (a generated table's
+    layout); else None, and the general path finds and names any bad row."""
     t, pos, item = (cands[c].to_numpy() for c in ("trajectory", "position", "item"))
     logged_t, logged_pos = rows["trajectory"].to_numpy(), rows["position"].to_numpy()
     n = len(rows)
@@ -670,26 +634,17 @@ def attach_candidates(
     mapping: Mapping | None = None,
     log_mapping: Mapping | None = None,
 ) -> InteractionLog:
-    """``log`` with the candidate table read from ``path``
-    (:func:`~offeval.data.candidates.read_candidates`).
-
-    A table without positions puts each candidate at position 1, which fits
-    a log of one row per trajectory only; its propensities of the logged items must
-    be the log's (:func:`check_logged_propensities`). Errors name the user's columns
-    (``mapping``, ``log_mapping``) and the rows of either file by their lines.
-    """
+    """``log`` with the candidate ``table`` read from ``path`` (a table without positions fits
+    a log of one row per trajectory); errors name the user's columns and either file's lines."""
     try:
-        log = log.with_candidates(_positioned(table, log))
+        return log.with_candidates(_positioned(table, log))
     except RowError as exc:
         raise in_users_words(exc, log_path, log_mapping, path, mapping) from None
-    return log
 
 
 def check_logged_propensities(log: InteractionLog) -> None:
-    """The candidate propensity of each slot's logged item is the log's propensity for it,
-    within a relative :data:`PROPENSITY_RTOL`; else a :class:`~offeval.errors.ColumnError`
-    naming the candidate rows that contradict the log (by their labels). A log without
-    propensities has nothing to contradict."""
+    """The candidate propensity of each slot's logged item is the log's, within a relative
+    :data:`PROPENSITY_RTOL`; else a ColumnError naming the candidate rows that differ."""
     if "propensity" not in log.frame:
         return
     cands = log.candidates
@@ -725,9 +680,8 @@ def _positioned(table: pd.DataFrame, log: InteractionLog) -> pd.DataFrame:
 
 
 class ParquetStream:
-    """The logs of a Parquet file's batches (:class:`~offeval.data.files.ParquetBatches`):
-    iterable (each pass reads the file again), with the file's row count (``n_rows``) so
-    that progress bars have a total."""
+    """The logs of a Parquet file's batches: iterable (each pass reads the file again), with
+    the file's row count (``n_rows``) for progress bars."""
 
     def __init__(self, batches: ParquetBatches, mapping, trajectory: list):
         self._batches, self._mapping, self._trajectory = batches, mapping, trajectory
@@ -747,38 +701,33 @@ def stream_parquet(
 ) -> Iterable[InteractionLog]:
     """Validated logs of whole trajectories, read from a Parquet file in batches.
 
-    ``candidates``: a Parquet file of the candidate table (its own
-    ``candidates_mapping``), listing trajectories in the log's order; each
-    log gets its trajectories' candidate rows, read in batches of
-    ``batch_rows`` as the logs go (:func:`stream_candidates`).
-
-    The rows of a trajectory must be contiguous in the file; a trajectory that
-    straddles a batch boundary is carried over to the next batch. A file not
-    grouped by trajectory cannot be streamed: :func:`offeval.evaluate` and
-    :class:`offeval.Accumulator` then stop with an error naming a trajectory
-    that comes back, and saying how to sort the file. Broken pandas metadata
-    is ignored, with a warning (:func:`~offeval.data.files.broken_pandas_metadata`).
+    ``candidates``: a Parquet file of the candidate table (its own ``candidates_mapping``),
+    listing trajectories in the log's order (:func:`stream_candidates`). A trajectory's
+    rows must be contiguous in the file (one straddling a batch boundary is carried over);
+    :func:`offeval.evaluate` names a trajectory that comes back, and says how to sort the file.
     """
-    trajectory = (mapping or {}).get("trajectory", "trajectory")
-    parts = list(trajectory) if isinstance(trajectory, (list, tuple)) else [trajectory]
+    parts = _trajectory_columns(mapping)
     logs = ParquetStream(parquet_batches(path, batch_rows, parts), mapping, parts)
     if candidates is None:
         return logs
-
     return stream_candidates(logs, candidates, candidates_mapping, batch_rows)
+
+
+def _trajectory_columns(mapping: Mapping | None) -> list:
+    """The column (or columns, of a composite key) a mapping names for the trajectory."""
+    trajectory = (mapping or {}).get("trajectory", "trajectory")
+    return list(trajectory) if isinstance(trajectory, (list, tuple)) else [trajectory]
 
 
 def _whole_trajectories(
     frames: Iterable[pd.DataFrame], mapping, trajectory: list
 ) -> Iterator[InteractionLog]:
-    """Logs of the trajectories of consecutive frames, each whole: a frame's last
-    trajectory is carried over to the next frame."""
+    """Logs of consecutive frames' trajectories, each whole (a frame's last one carried over)."""
     carry: pd.DataFrame | None = None
     for frame in frames:
         if carry is not None:
             frame = pd.concat([carry, frame])
-        key = frame[trajectory[0]] if len(trajectory) == 1 else composite_key(frame[trajectory])
-        key = np.asarray(key)
+        key = np.asarray(_keys(frame, trajectory))
         other = np.flatnonzero(key != key[-1])  # the last trajectory may go on in the next batch
         cut = other[-1] + 1 if other.size else 0
         carry = frame.iloc[cut:]
@@ -798,11 +747,9 @@ def _keys(frame: pd.DataFrame, trajectory: list) -> np.ndarray:
 class StreamedCandidates:
     """Logs of a streamed log's batches, each with the candidate rows of its trajectories.
 
-    The candidate file (Parquet) must list trajectories in the log's order,
-    each trajectory's candidate rows together; they are read in batches of
-    ``batch_rows`` and handed to each log in turn, so that at most a batch and
-    one log's candidates are held. A candidate row whose trajectory the log
-    has already passed (or never has) is named in the error.
+    The candidate file lists trajectories in the log's order, each one's rows together;
+    at most a batch and one log's candidates are held. A candidate row of a trajectory
+    the log has passed (or never has) is named in the error.
     """
 
     def __init__(
@@ -877,9 +824,7 @@ def stream_candidates(
     mapping: Mapping | None = None,
     batch_rows: int = 1_000_000,
 ) -> StreamedCandidates:
-    """The streamed ``logs`` (:func:`stream_parquet`), each with its
-    trajectories' rows of the candidate table in the Parquet file ``path``, read in
-    batches of ``batch_rows`` as the logs go (:class:`StreamedCandidates`)."""
-    trajectory = (mapping or {}).get("trajectory", "trajectory")
-    parts = list(trajectory) if isinstance(trajectory, (list, tuple)) else [trajectory]
+    """The streamed ``logs``, each with its trajectories' rows of the candidate table in the
+    Parquet file ``path``, read in batches of ``batch_rows`` as the logs go."""
+    parts = _trajectory_columns(mapping)
     return StreamedCandidates(logs, parquet_batches(path, batch_rows, parts), mapping, parts)

@@ -1,40 +1,17 @@
-"""Output folders written whole or not at all, checked before the work that fills them.
+"""Output folders and files written whole or not at all, checked before the work that fills them.
 
-A command that writes a folder of files (``offeval evaluate --out`` and
-``--report``, ``offeval demo --out``, the plugins' commands) writes them into
-a temporary folder beside the destination and moves it into place only when
-every file is written: a rerun leaves no file of the earlier run behind (no
-stale ``pairs_*.csv`` beside the new ones), and a failure or Ctrl-C half way
-leaves the earlier folder as it was and no temporary folder behind::
+A folder is written into a temporary folder beside the destination, then renamed into
+place (the old one renamed aside first, put back on failure, then deleted)::
 
     folder = OutputFolder(args.out, option="--out", force=args.force)  # checked now
     ...  # the long computation
     with folder as tmp:
         table.to_csv(tmp / "estimates.csv")
-    # folder.path now holds exactly what was written into tmp
 
-The rule for an existing destination: a folder that offeval wrote (it holds
-the marker file :data:`MARKER`, which lists the files it wrote) or an empty
-folder is replaced, and one line on stderr says so; any other non-empty folder
-is refused unless ``force``, since replacing it would delete files that are
-not ours. The line names (up to :data:`SHOWN_DELETED`, then counts) the
-deleted files that offeval did not write: those of a folder replaced with
-``force``, or added to an offeval folder since. A single file
-(:class:`OutputFile`) that existed is replaced, and a line says so too. A destination that
-holds one of the command's inputs is always refused.
-
-The old folder is renamed aside, the new one renamed into place, then the
-old one deleted: each rename is atomic, and between the two (microseconds)
-the destination does not exist; an exception or Ctrl-C there puts the old
-folder back, and should the process be killed there, the old content is
-still beside it, in ``.NAME.old-*``. Two runs committing the same
-folder at once both succeed: the last to commit wins, whole, and nothing is
-left aside.
-
-A symbolic link is written through: the folder (or file) it points to is
-replaced, beside itself, and the link kept. A relative path is taken from
-the current folder when the destination is checked. Windows is not handled
-(a folder in use there cannot be renamed).
+An existing folder that offeval wrote (it holds :data:`MARKER`, listing its files) or an
+empty one is replaced, with a line on stderr naming the deleted files offeval did not
+write; any other is refused unless ``force``, and one holding an input always. Symbolic
+links are written through. Windows is not handled (a folder in use cannot be renamed).
 """
 
 from __future__ import annotations
@@ -52,13 +29,10 @@ from offeval.errors import OffevalError
 
 #: The file that marks a folder as written by offeval (safe to replace).
 MARKER = ".offeval"
-
-
 #: The marker's first line; the files offeval wrote follow, one a line.
 MARKER_TEXT = "written by offeval; the next run replaces this folder; its files:\n"
 #: How many deleted files that offeval did not write the replacement line names.
 SHOWN_DELETED = 10
-
 #: How often a commit retries when another process commits the same folder at once.
 ATTEMPTS = 10
 
@@ -79,14 +53,9 @@ def nearest_existing(path: Path) -> Path:
 def check_destination(
     path: str | Path, *, option: str = "--out", force: bool = False, inputs: Sequence = ()
 ) -> Path:
-    """The destination folder, checked before any work: an OffevalError if it cannot be written.
-
-    Refused: a path that exists and is not a folder, or under a file; a
-    place where this process cannot create a folder; a non-empty folder
-    without offeval's marker (unless ``force``); a folder that holds one of
-    ``inputs`` (the command's input files, which replacing it would delete)
-    or the current folder.
-    """
+    """The destination folder, checked before any work: an OffevalError if it is a file, lies
+    under one or where no folder can be created, holds one of ``inputs`` or the current
+    folder, or is a non-empty folder without offeval's marker (unless ``force``)."""
     path = Path(path)
     here, cwd = target_of(path), target_of(Path.cwd())
     if here == cwd or here in cwd.parents:
@@ -96,11 +65,7 @@ def check_destination(
         )
     if path.exists() and not path.is_dir():
         raise OffevalError(f"{option} {path}: exists and is not a folder")
-    base = nearest_existing(here.parent)  # where the temporary folder goes
-    if not base.is_dir():
-        raise OffevalError(f"{option} {path}: {base} is a file, not a folder")
-    if not os.access(base, os.W_OK | os.X_OK) or not _can_create_in(base):
-        raise OffevalError(f"{option} {path}: cannot write in {base} (permission denied)")
+    _check_parent(path, here, option)
     if path.is_dir():
         for given in inputs:
             if path.resolve() in Path(given).resolve().parents:
@@ -116,23 +81,23 @@ def check_destination(
     return path
 
 
-def _can_create_in(folder: Path) -> bool:
-    """Whether a folder can be created in ``folder`` (read-only mounts pass os.access)."""
+def _check_parent(path: Path, target: Path, option: str) -> None:
+    """An OffevalError unless a temporary place can be made beside ``target`` (read-only
+    mounts pass os.access: a folder is created there and removed)."""
+    base = nearest_existing(target.parent)
+    if not base.is_dir():
+        raise OffevalError(f"{option} {path}: {base} is a file, not a folder")
     try:
-        os.rmdir(tempfile.mkdtemp(dir=folder, prefix=".offeval-probe-"))
+        if not os.access(base, os.W_OK | os.X_OK):
+            raise OSError
+        os.rmdir(tempfile.mkdtemp(dir=base, prefix=".offeval-probe-"))
     except OSError:
-        return False
-    return True
+        raise OffevalError(f"{option} {path}: cannot write in {base} (permission denied)") from None
 
 
 class _Staged:
-    """Written into a temporary place beside the destination, moved into place whole.
-
-    ``with staged as tmp:`` yields the temporary place; when the block ends
-    without an exception it is committed to the destination, else (or when
-    the commit fails) it is discarded. Subclasses say how to make, commit
-    and discard it.
-    """
+    """Written into a temporary place beside the destination, moved into place whole:
+    ``with staged as tmp:`` commits ``tmp`` when the block succeeds, else discards it."""
 
     option: str
     path: Path
@@ -189,13 +154,10 @@ class _Staged:
 class OutputFolder(_Staged):
     """A destination folder written whole or not at all (see the module's docstring).
 
-    Built before the work, it checks the destination (:func:`check_destination`);
-    ``with folder as tmp:`` yields an empty temporary folder beside it, which
-    replaces the destination when the block ends without an exception, and
-    is deleted otherwise. ``replaced`` then says whether earlier files were
-    replaced (a line on stderr says it too, unless ``quiet``). Files that name what
-    they hold (one per estimator, say) take their names from :meth:`file_name`,
-    which never gives a name twice.
+    Built before the work, it checks the destination (:func:`check_destination`); ``with
+    folder as tmp:`` yields an empty temporary folder that replaces it if the block succeeds.
+    ``replaced`` then says whether earlier files were replaced (also said on stderr, unless
+    ``quiet``). :meth:`file_name` names files after what they hold, never twice.
     """
 
     def __init__(
@@ -218,17 +180,14 @@ class OutputFolder(_Staged):
         self.numbered: list[str] = []
 
     def __enter__(self) -> Path:
-        """Check the destination again, then make and return the temporary folder (no file
-        named in it yet)."""
+        """Check the destination again; make and return the temporary folder (no file named)."""
         self._names, self.numbered = set(), []
         return super().__enter__()
 
     def file_name(self, *parts: str, suffix: str = ".csv") -> str:
-        """A name for a file of the folder being written: ``parts`` joined by ``_``, every
-        character but letters and digits as ``_`` (``pairs``, ``dm(reward_model=q.hat)``:
-        ``pairs_dm_reward_model_q_hat_.csv``), then ``_2``, ``_3``, ... when an earlier call
-        gave that name (``dm(reward_model=q_hat)`` reads the same), listed in :attr:`numbered`.
-        """
+        """``parts`` joined by ``_``, other characters than letters and digits as ``_``
+        (``pairs``, ``dm(q.hat)``: ``pairs_dm_q_hat_.csv``), then ``_2``, ``_3``, ... when an
+        earlier call gave that name (listed in :attr:`numbered`)."""
         stem = "_".join("".join(c if c.isalnum() else "_" for c in part) for part in parts)
         name, n = stem + suffix, 1
         while name in self._names:
@@ -260,12 +219,8 @@ class OutputFolder(_Staged):
             print(f"replaced the earlier files in {self.path}{os.sep}{foreign}", file=sys.stderr)
 
     def _commit(self, tmp: Path) -> None:
-        """Mark ``tmp`` as ours, give it the usual permissions, put it in the destination.
-
-        Whatever is there is renamed aside first; should another process put
-        its folder there in between, that one is renamed aside in turn. A
-        failure (or Ctrl-C) before ``tmp`` is in place puts the earlier folder back.
-        """
+        """Mark ``tmp`` as ours, give it the usual permissions, rename it into the destination
+        (what is there renamed aside, and put back on a failure or Ctrl-C before)."""
         (tmp / MARKER).write_text(MARKER_TEXT + "".join(f"{name}\n" for name in _files(tmp)))
         tmp.chmod(0o777 & ~_umask())
         aside = Path(tempfile.mkdtemp(dir=tmp.parent, prefix=f".{self._target.name}.old-"))
@@ -287,7 +242,7 @@ class OutputFolder(_Staged):
                 except FileNotFoundError:  # another process moved it aside just now
                     pass
                 else:
-                    self.replaced |= _holds_files(aside / str(attempt))
+                    self.replaced |= any(n != MARKER for n in _names(aside / str(attempt)))
                     self.deleted += _not_written(aside / str(attempt))
             try:
                 os.replace(tmp, target)
@@ -311,7 +266,7 @@ class OutputFolder(_Staged):
 
 def _put_back(aside: Path, target: Path) -> None:
     """After a failed swap: the last folder renamed aside back in place, if the place is
-    empty; ``aside`` deleted if nothing of it is needed (else left, as the module says)."""
+    empty; ``aside`` deleted unless that fails."""
     moved = sorted(aside.iterdir(), key=lambda p: int(p.name))
     try:
         if moved and not target.exists():
@@ -322,17 +277,11 @@ def _put_back(aside: Path, target: Path) -> None:
 
 
 def _names(folder: Path) -> list[str]:
-    """The names in ``folder``, read at once (none if it is gone: another run may be
-    renaming its folder there)."""
+    """The names in ``folder``, read at once (none if another run renamed it away)."""
     try:
         return os.listdir(folder)
     except FileNotFoundError:
         return []
-
-
-def _holds_files(folder: Path) -> bool:
-    """Whether ``folder`` holds anything besides offeval's marker."""
-    return any(name != MARKER for name in _names(folder))
 
 
 def _files(folder: Path) -> list[str]:
@@ -345,9 +294,8 @@ def _files(folder: Path) -> list[str]:
 
 
 def _not_written(folder: Path) -> list[str]:
-    """The files in ``folder`` that offeval did not write: all of them without its marker,
-    else those its marker does not list (none for a marker that lists no files: one
-    written before markers listed them)."""
+    """The files in ``folder`` that offeval did not write: all without its marker, else those
+    it does not list (none for an old marker, which lists no files)."""
     files = _files(folder)
     try:
         lines = (folder / MARKER).read_text().splitlines()
@@ -362,8 +310,7 @@ def _not_written(folder: Path) -> list[str]:
 
 
 def _foreign(folder: Path) -> bool:
-    """Whether ``folder`` holds files and not offeval's marker (one listing: the marker
-    and the files are seen in the same folder)."""
+    """Whether ``folder`` holds files and not offeval's marker (seen in one listing)."""
     names = _names(folder)
     return bool(names) and MARKER not in names
 
@@ -377,13 +324,9 @@ def _umask() -> int:
 class OutputFile(_Staged):
     """A destination file written whole or not at all, checked before the work that fills it.
 
-    Built before the work: refused if the path is a folder, lies under a
-    file, cannot be written, or is one of ``inputs``. ``with file as tmp:``
-    yields a temporary path beside the destination, which replaces it when
-    the block ends without an exception and is deleted otherwise, so a
-    failure or Ctrl-C half way never leaves a truncated file. ``replaced``
-    then says whether a file was there (a line on stderr says it too, unless
-    ``quiet``).
+    Refused if the path is a folder, lies under a file, cannot be written, or is one of
+    ``inputs``. ``with file as tmp:`` yields a temporary path that replaces it if the block
+    succeeds. ``replaced`` then says whether a file was there (also on stderr, unless ``quiet``).
     """
 
     def __init__(
@@ -401,11 +344,7 @@ class OutputFile(_Staged):
             raise OffevalError(f"{option} {self.path}: is a folder; name a file")
         if any(self._target == target_of(p) for p in inputs):
             raise OffevalError(f"{option} {self.path}: is one of the inputs; name another file")
-        base = nearest_existing(self._target.parent)
-        if not base.is_dir():
-            raise OffevalError(f"{option} {self.path}: {base} is a file, not a folder")
-        if not os.access(base, os.W_OK | os.X_OK) or not _can_create_in(base):
-            raise OffevalError(f"{option} {self.path}: cannot write in {base} (permission denied)")
+        _check_parent(self.path, self._target, option)
         if self.path.exists() and not os.access(self.path, os.W_OK):
             raise OffevalError(f"{option} {self.path}: the file is read-only")
 

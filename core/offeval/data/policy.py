@@ -23,9 +23,8 @@ from offeval.validation import check_whole
 class Policy(Protocol):
     """A target policy, queried on any table of (context, item, position) rows.
 
-    ``probabilities(rows)`` returns, for each row, the probability that the
-    policy shows ``item`` at ``position`` to ``context``. The rows may be the
-    log's rows or the rows of its candidate table.
+    ``probabilities(rows)``: for each row (of the log or of its candidate table), the
+    probability that the policy shows ``item`` at ``position`` to ``context``.
     """
 
     name: str
@@ -36,11 +35,8 @@ class Policy(Protocol):
 
 
 class ColumnPolicy:
-    """A policy whose probabilities are stored in a column of the rows queried.
-
-    This is how a user hands target policies to ``offeval evaluate``: one
-    column per policy, in the log (and in the candidate table, if any).
-    """
+    """A policy whose probabilities are stored in a column of the rows queried (the log's
+    and the candidate table's): how ``offeval evaluate`` takes target policies."""
 
     def __init__(self, column: str, name: str | None = None):
         self.column = column
@@ -86,9 +82,8 @@ class LoggingPolicy:
 class ExposurePolicy(Protocol):
     """A ranking policy that also gives expected exposures (used by exposure-based estimators).
 
-    ``exposure(rows, examination)`` returns, for each row's (context, item),
-    sum_i e(i) P(item at rank i | context) where ``examination`` maps 1-based
-    ranks to e(i).
+    ``exposure(rows, examination)``: for each row's (context, item), sum_i e(i) P(item at
+    rank i | context), where ``examination`` maps 1-based ranks to e(i).
     """
 
     name: str
@@ -100,10 +95,8 @@ class ExposurePolicy(Protocol):
 
 @runtime_checkable
 class ScoringPolicy(Protocol):
-    """A test model that scores items (used by estimators that compare scores).
-
-    ``scores(rows)`` returns, for each row's (context, item), the model's score.
-    """
+    """A test model that scores items (used by estimators that compare scores): ``scores(rows)``
+    gives each row's (context, item) the model's score."""
 
     name: str
 
@@ -114,8 +107,8 @@ class ScoringPolicy(Protocol):
 
 #: The key columns a probability table may have, in lookup order.
 TABLE_KEYS = ("context", "item", "position")
-#: How far from 1 a sum of probabilities may be (rounding): obp's ``np.allclose(sums, 1)``
-#: allows 1e-5 (+1e-8); probabilities stored in single precision are off by up to 6e-8.
+#: How far above 1 a sum of probabilities may be (rounding: single precision is off by up
+#: to 6e-8; ``np.allclose(sums, 1)`` allows 1e-5).
 PROBABILITY_TOLERANCE = 1e-5
 #: Largest dense array a table of integer keys is expanded to (cells of float64).
 DENSE_TABLE_CELLS = 1 << 24
@@ -125,11 +118,9 @@ DENSE_TABLE_CELLS = 1 << 24
 class DenseTable:
     """A table policy's probabilities over integer keys in small ranges, as one flat array.
 
-    ``keys`` names the key columns (in :data:`TABLE_KEYS` order), ``low`` the
-    lowest value of each and ``shape`` their ranges; ``probabilities`` holds
-    one value per cell of that grid (C order), 0 where the table has no row.
-    Tables of the same :attr:`layout` number every row's cell alike, so work
-    per cell (sums of a column over each slot's cells, say) serves them all.
+    ``keys`` names the key columns (in :data:`TABLE_KEYS` order), ``low`` the lowest value of
+    each and ``shape`` their ranges; ``probabilities`` holds one value per cell of that grid
+    (C order), 0 where the table has no row. Tables of one :attr:`layout` share per-cell work.
     """
 
     keys: tuple[str, ...]
@@ -202,18 +193,12 @@ def _example(values: pd.Series) -> object:
 class TablePolicy:
     """A policy given as a table of probabilities, without a row per candidate.
 
-    ``table`` has a ``probability`` column and the keys it depends on: ``item``
-    and ``position`` (an item x position table: the same for every context),
-    optionally ``context`` (context x item x position), or ``item`` alone (a
-    bandit: any position). A row whose key is absent from the table has
-    probability 0. Per (context, position), the probabilities of the items
-    must sum to at most 1 (1 + :data:`PROBABILITY_TOLERANCE`, for rounding).
-
-    Positions are 1-based, as in the log (the top slot is 1): a table with a
-    position 0 (obp's 0-based convention) is refused, not shifted; add 1 to
-    its positions. Keys must be present, and must be of the log's kind when
-    looked up: text keys against a numeric log column (or the reverse) are an
-    error, not a table that matches nothing.
+    ``table`` has a ``probability`` column and the keys it depends on: ``item`` and
+    ``position`` (the same for every context), optionally ``context``, or ``item`` alone (a
+    bandit: any position). A key absent from the table has probability 0. Per (context,
+    position), the items' probabilities sum to at most 1 (+ :data:`PROBABILITY_TOLERANCE`).
+    Positions are 1-based (a position 0 is refused, not shifted); text keys looked up
+    against numbers (or the reverse) are an error, not a table that matches nothing.
     """
 
     def __init__(self, table: pd.DataFrame, name: str = "table", probability: str = "probability"):
@@ -263,19 +248,15 @@ class TablePolicy:
     @property
     def dense(self) -> DenseTable | None:
         """The probabilities as a :class:`DenseTable` when the keys are integers in small
-        ranges (lookups are then one gather, and per-cell sums serve every such policy);
-        None otherwise, and for a subclass that answers otherwise than its table."""
+        ranges; None otherwise, and for a subclass that answers otherwise than its table."""
         if type(self).probabilities is not TablePolicy.probabilities:
             return None
         return self._dense
 
     @classmethod
     def uniform(cls, items, positions: int = 1, name: str = "uniform") -> TablePolicy:
-        """Uniformly random rankings of ``positions`` distinct items out of ``items``.
-
-        Each item is at each position with probability 1 / len(items): the
-        uniform logger declared in one line (no candidate table needed).
-        """
+        """Uniformly random rankings of ``positions`` distinct items out of ``items``: each
+        item at each position with probability 1 / len(items)."""
         items = list(items)
         if not items:
             raise ConfigurationError("a uniform policy needs items, got none")
@@ -320,7 +301,7 @@ class TablePolicy:
 
 
 def _check_keys(table: pd.DataFrame, keys: list[str], labels: np.ndarray) -> None:
-    """Keys present in every row; positions whole numbers from 1 (refusing obp's 0-based ones)."""
+    """Keys present in every row; positions whole numbers from 1 (refusing 0-based ones)."""
     for key in keys:
         missing = table[key].isna().to_numpy()
         if missing.any():
@@ -346,11 +327,8 @@ def _check_keys(table: pd.DataFrame, keys: list[str], labels: np.ndarray) -> Non
 def _check_sums(
     table: pd.DataFrame, keys: list[str], p: np.ndarray, name: str, labels: np.ndarray
 ) -> None:
-    """Per (context, position) the items' probabilities sum to at most 1; the bandit's in all.
-
-    Up to :data:`PROBABILITY_TOLERANCE` above 1 is rounding (a table in single precision).
-    The error names the slots and the table rows (by ``labels``) that add up there.
-    """
+    """Per (context, position) the items' probabilities sum to at most 1 (+ the tolerance);
+    the bandit's in all. The error names the slots and the table rows that add up there."""
     slots = [k for k in keys if k != "item"]
     if not slots:
         if p.sum() > 1 + PROBABILITY_TOLERANCE:
