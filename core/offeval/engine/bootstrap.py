@@ -1,12 +1,9 @@
 """Poisson-bootstrap intervals, streamed over the same chunks as the estimates.
 
-Each unit (trajectory) gets an independent Poisson(1) weight in every
-replicate; a replicate's column means are weighted means, so replicates are
-accumulated chunk by chunk (by the one fold driver, :func:`offeval.engine.fold.fold`,
-over the chunks of :meth:`offeval.InteractionLog.chunks`) without keeping the
-data. Estimators' ``combine`` is then applied to each replicate's means. Nuisance coefficients that
-``combine`` reads from the covariance (a control-variate slope, say) are held at their
-full-sample value.
+Each unit gets an independent Poisson(1) weight in every replicate, so replicates'
+weighted column means accumulate chunk by chunk (:func:`offeval.engine.fold.fold`);
+``combine`` is applied to each. Nuisance coefficients that ``combine`` reads from the
+covariance (a control-variate slope) are held at their full-sample value.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """Evaluation on a Dask DataFrame: partitions are folded where they live, then merged.
 
-Each partition is folded by the one fold driver (:func:`offeval.engine.fold.fold`)
-into a :class:`~offeval.engine.fold.FoldState`, which travels back without
-the policies or the estimators. Because fold states merge exactly, the result equals the in-memory
-evaluation of the same rows (up to floating-point rounding). Every trajectory
-must lie within one partition (for instance, index the frame by trajectory);
-a trajectory split across partitions is an error, not a silent miscount.
+Each partition's :class:`~offeval.engine.fold.FoldState` travels back without policies or
+estimators and merges exactly (the in-memory estimates, up to rounding). Every trajectory
+must lie within one partition: a split one is an error, not a silent miscount.
 """
 
 from __future__ import annotations
@@ -50,11 +47,8 @@ def evaluate_dask(
     level: float = 0.95,
     chunk_rows: int = 250_000,
 ) -> Evaluation:
-    """Evaluate every policy with every estimator on a ``dask.dataframe.DataFrame``.
-
-    Each partition is validated and folded into an accumulator on the Dask
-    workers (whatever scheduler is active); the accumulators are merged here.
-    """
+    """Evaluate every policy with every estimator on a ``dask.dataframe.DataFrame``: each
+    partition is folded on the Dask workers (whatever scheduler is active), merged here."""
     try:
         import dask
     except ImportError:  # pragma: no cover - exercised only without the extra

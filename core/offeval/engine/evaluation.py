@@ -1,11 +1,5 @@
-"""One pass over a log for many policies and many estimators, and the trial of estimators
-on a small chunk of it.
-
-:func:`evaluate` folds the log's chunks into an
-:class:`~offeval.engine.accumulator.Accumulator` with the one fold driver
-(:func:`offeval.engine.fold.fold`): in this process, or in worker processes
-(:mod:`offeval.engine.parallel`). :func:`probe` tells which estimators run on
-a log before the whole of it is read.
+"""One pass over a log for many policies and many estimators (:func:`evaluate`, in this
+process or in workers), and the trial of estimators on a small chunk of it (:func:`probe`).
 """
 
 from __future__ import annotations
@@ -45,28 +39,18 @@ def evaluate(
 ) -> Evaluation:
     """Evaluate every policy with every estimator in one pass over the log.
 
-    ``log`` is an :class:`InteractionLog` (processed in chunks of about
-    ``chunk_rows`` rows, so memory beyond the data does not grow with its size)
-    or any iterable of logs, such as :func:`offeval.data.log.stream_parquet`; a
-    trajectory that appears in two of them is an error naming it.
-    ``covariances="estimator"`` keeps the covariances every comparison of
-    policies under one estimator needs; ``"all"`` also those between
-    estimators (to combine estimates of different estimators yourself).
-    ``progress`` shows a bar of rows with an ETA (by default in a notebook or
-    a terminal: :func:`offeval.progress.progress_enabled`). ``workers > 1``
-    splits an :class:`InteractionLog`'s trajectories among that many forked
-    processes (:mod:`offeval.engine.parallel`; same estimates up to rounding). Each
-    process runs its pass with one BLAS thread. ``interval`` chooses how
-    intervals are computed, by the name of a registered interval method
-    (:mod:`offeval.engine.intervals`: ``"normal"``, ``"betting"`` or a plugin's):
-    None gives each estimator its declared method, a name one for all, a dict
-    one by estimator label or name; every estimate says which
-    (``Estimate.interval_method``). A betting interval needs the rewards' bounds
-    known before the data: ``reward_range=(low, high)``, or the estimator's
-    declared one (RIPS's clicks in [0, 1]); never the sample's. Normal intervals
-    fold nothing but the moments; betting intervals keep four numbers per unit
-    of each (policy, estimator) using them until the end of the pass, in any
-    way of running it.
+    ``log`` is an :class:`InteractionLog` (processed in chunks of about ``chunk_rows``
+    rows) or any iterable of logs (:func:`offeval.data.log.stream_parquet`); a trajectory
+    in two of them is an error naming it. ``covariances="all"`` also keeps the
+    covariances between estimators (the default, ``"estimator"``, those between
+    policies under one estimator). ``progress`` shows a bar of rows with an ETA (by
+    default in a notebook or a terminal). ``workers > 1`` splits an InteractionLog's
+    trajectories among forked processes (:mod:`offeval.engine.parallel`), each with one
+    BLAS thread. ``interval`` names a registered interval method for all, or a dict one
+    by estimator label or name (None: each estimator's declared one). A betting interval
+    needs the rewards' bounds known before the data: ``reward_range=(low, high)``, or
+    the estimator's declared one; never the sample's. Normal intervals fold nothing but
+    the moments; betting ones keep four numbers per unit of each (policy, estimator).
     """
     check_level(level)
     workers = check_whole(workers, "workers", low=1, error=OffevalError)
@@ -119,14 +103,11 @@ def probe(
     rows: int = PROBE_ROWS,
 ) -> list[OffevalError | None]:
     """Each estimator tried alone on the log's first chunk of ``rows`` rows: the error it
-    raises there, or None.
+    raises there, or None (warnings silenced).
 
-    An estimator that cannot run on a log (a column it requires is missing,
-    a policy lacks a method it calls) fails on any chunk of it, so the
-    command line and the demo skip it, or name why, before the whole log is
-    read. The policies' probabilities are queried on the chunk first, so a
-    policy's mistake raises as such rather than counting against every
-    estimator. Warnings are silenced: the full evaluation says what the probe would.
+    An estimator that cannot run on a log (a required column missing) fails on any chunk
+    of it, so the command line and the demo skip it before reading the whole log. The
+    policies are queried first, so a policy's mistake raises as such.
     """
     rows = check_whole(rows, "rows", low=1, error=OffevalError)
     chunk = next(log.chunks(rows))

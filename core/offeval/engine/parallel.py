@@ -1,38 +1,17 @@
 """One evaluation on several processes: each folds a share of the trajectories; the results merge.
 
-Fold states merge exactly, so splitting a log's trajectories into
-contiguous shares, folding each share in a forked worker process (with the
-one fold driver, :func:`offeval.engine.fold.fold`) and merging the workers'
-fold states gives the estimates of the one-process pass (up to
-floating-point rounding). Workers are forked, so they read the log, the
-policies and the estimators from the parent's memory without copying them;
-only their :class:`~offeval.engine.fold.FoldState` (moments over the
-unit-level columns, tallies, the ledger: no policy, no estimator) comes back.
-Where forking is not safe or possible (Windows; macOS, whose system
-libraries may break in forked children; inside a daemonic worker), or when
-a worker fails, dies or returns columns that cannot be matched with the
-others' (a column keyed by a bound method, say), the evaluation runs in this
-process instead: a failure then raises the same error, with the same
-message, as a one-process evaluation would. Warnings that workers raise are
-raised again here, once each.
+Forked workers read the log, policies and estimators from the parent's memory and send
+back only their :class:`~offeval.engine.fold.FoldState`; merged, the states give the
+one-process estimates (up to rounding). Where forking is unsafe (Windows, macOS, a
+daemonic worker) or a worker fails, dies, hangs (no heartbeat for :data:`STALL_SECONDS`:
+a slow estimator still beats, one call holding the GIL that long does not, a deadlock
+beside a beating thread goes unseen) or returns columns that cannot be matched, the
+evaluation runs in this process, raising any error as it would. Workers' warnings are
+raised again here, once each; an interrupt kills the workers at once.
 
-Workers are capped (with an OffevalWarning saying so) at the cores this
-process may use and at one per :data:`UNITS_PER_WORKER` trajectories: more
-processes only add forking and memory. Each worker beats a heartbeat from a
-thread of its own; one whose heart stops for :data:`STALL_SECONDS` (a stopped
-or frozen process: its threads stop with it) is taken as hung: the workers
-are killed and the evaluation runs here, with a warning. A worker busy on a
-long chunk still beats, so a slow estimator is not mistaken for a hung one,
-unless one call holds the GIL all that time (numpy on object arrays does;
-its numeric loops release it): that worker cannot beat, and is taken as
-hung (the evaluation, still right, then runs here). A worker deadlocked
-while its heartbeat thread runs is not detected. An interrupt (Ctrl-C, or a
-notebook's, which reaches this process only) kills the workers at once.
-
-The pass runs with one BLAS thread per process (:func:`one_blas_thread`):
-its matrix products are many and small, and OpenBLAS' threads slowed the
-demo's evaluation by 40% on 2 cores (7.0-7.5 s against 5.0-5.4 s) and by 4x
-when two workers each started their own. More cores are used by workers.
+Each process runs with one BLAS thread (:func:`one_blas_thread`): the products are many
+and small, and OpenBLAS' threads slowed the demo's evaluation by 40% on 2 cores (7.0-7.5 s
+against 5.0-5.4 s) and by 4x when two workers each started their own.
 """
 
 from __future__ import annotations
@@ -152,12 +131,11 @@ def fold_in_workers(
     workers: int,
     on_rows: Callable[[int], None],
 ) -> FoldState | None:
-    """The merged fold state of ``workers`` forked processes, or None to fold here instead.
+    """The merged fold state of ``workers`` forked processes (capped by
+    :func:`usable_workers`), or None to fold here instead.
 
-    ``new_accumulator()`` builds an empty accumulator; ``chunker((lo, hi), acc)``
-    yields the chunks of the log's rows lo:hi (slices of the parent's log, so a
-    worker copies one chunk at a time); ``on_rows(n)`` is told of rows folded.
-    ``workers`` is capped by :func:`usable_workers`.
+    ``new_accumulator()`` builds an empty accumulator; ``chunker((lo, hi), acc)`` yields
+    the chunks of the log's rows lo:hi; ``on_rows(n)`` is told of rows folded.
     """
     workers = usable_workers(workers, log.n_units)
     if workers < 2:
@@ -221,11 +199,9 @@ def _watch(futures: list, counter, beats: Heartbeats, on_rows: Callable[[int], N
 class Heartbeats:
     """Each worker's last heartbeat (a monotonic time) and process id, in shared memory.
 
-    The parent watches them (:meth:`stalled`) from its own clock: a pause of
-    the parent itself (Ctrl-Z stops the whole job, workers included; a
-    starved machine) restarts its watch rather than counting as the workers'
-    silence, and a worker that never took its slot counts as silent since
-    the watch began.
+    The parent watches them (:meth:`stalled`) on its own clock: a pause of the parent
+    itself (Ctrl-Z, a starved machine) restarts the watch, and a worker that never took
+    its slot counts as silent since the watch began.
     """
 
     def __init__(self, context, n: int, *, now: float | None = None):
@@ -281,10 +257,8 @@ def _install(job: tuple) -> None:
 
 
 def _fold_share(bounds: tuple[int, int]):
-    """In a worker: fold one share of the log; its fold state and the warnings raised.
-
-    None if anything fails: the parent then folds the log itself, raising the error.
-    """
+    """In a worker: fold one share of the log; its fold state and the warnings raised (None
+    if anything fails: the parent then folds the log itself, raising the error)."""
     chunker, new_accumulator, counter, _ = _JOB
 
     def count(_, chunk: InteractionLog, __) -> None:

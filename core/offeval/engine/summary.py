@@ -1,12 +1,8 @@
 """What decisions need from an evaluation, saved so that they can be revisited without the log.
 
-An :class:`EstimatorSummary` holds one estimator's values for every policy and
-the covariance of those values (paired: one log evaluated them all). Plugins
-that decide between policies work from it; ``offeval evaluate --out`` writes
-the summaries of every estimator to ``summaries.json``, and
-:func:`load_summaries` reads that file back against a schema written in code
-(:func:`read_fields`: each field's type, shape and range, a symmetric positive
-semi-definite covariance, unique policy names, one summary per label).
+``offeval evaluate --out`` writes every estimator's :class:`EstimatorSummary` to
+``summaries.json``; :func:`load_summaries` reads it back against the schema in code
+(:func:`read_fields`).
 """
 
 from __future__ import annotations
@@ -32,12 +28,10 @@ VERSION = 1
 class EstimatorSummary:
     """One estimator's values for every policy, and their covariance (already divided by n).
 
-    ``baseline`` names the policy the values are relative to (None: absolute).
-    ``params`` are the estimator's parameters (plain values only), so that a
-    family of settings (caps, say) can be told apart and ordered.
-    ``interval_method`` says how the estimates' intervals were computed (a registered
-    interval method, :mod:`offeval.engine.intervals`); the covariance is the
-    delta method's whatever it is.
+    ``baseline`` names the policy the values are relative to (None: absolute); ``params``
+    are the estimator's plain parameters (to tell a family of settings apart);
+    ``interval_method`` computed the estimates' intervals (the covariance is the delta
+    method's whatever it is).
     """
 
     estimator: str
@@ -89,10 +83,8 @@ class EstimatorSummary:
 
     @classmethod
     def from_dict(cls, data: Any, source: str = "summary") -> EstimatorSummary:
-        """The inverse of :meth:`to_dict`, read against the schema (:func:`read_fields`).
-
-        A mistake is an OffevalError ``<source>, field '<field>': <problem>``.
-        """
+        """The inverse of :meth:`to_dict`, read against the schema (:func:`read_fields`); a
+        mistake is an OffevalError ``<source>, field '<field>': <problem>``."""
         if not isinstance(data, dict):
             raise OffevalError(f"{source} must be an object of fields, got {type(data).__name__}")
         try:
@@ -185,12 +177,9 @@ def _matrix(value: Any, policies: list[str]) -> np.ndarray:
 
 
 def covariance_problem(cov: np.ndarray, names: list[str]) -> str | None:
-    """What keeps ``cov`` from being a covariance of systems ``names``, or None.
-
-    Non-finite entries (an estimate that could not be computed) are allowed,
-    in symmetric places; positive semi-definiteness is checked when every
-    entry is finite.
-    """
+    """What keeps ``cov`` from being a covariance of systems ``names``, or None: non-finite
+    entries (an estimate not computed) are allowed in symmetric places, positive
+    semi-definiteness is checked when every entry is finite."""
     variance = np.diag(cov)
     negative = [name for name, v in zip(names, variance, strict=True) if v < 0]
     if negative:
@@ -219,11 +208,6 @@ def covariance_problem(cov: np.ndarray, names: list[str]) -> str | None:
 def _field(name: str):
     """A check's error as the :class:`FieldError` of field ``name`` (``field 'n': must be ...``)."""
     return lambda message: FieldError(name, message.removeprefix(f"{name} "))
-
-
-def _whole(name: str, value: Any) -> int:
-    """A whole number >= 1 (a float with a whole value too)."""
-    return check_whole(value, name, low=1, floats=True, error=_field(name))
 
 
 def _level(value: Any) -> float:
@@ -274,15 +258,11 @@ OPTIONAL = {
 def read_fields(data: Any) -> dict[str, Any]:
     """The schema of one saved summary: its fields, read and checked (a FieldError if not).
 
-    estimator, name: non-empty text; policies: a list of unique names (text);
-    values: one number per policy; covariance: a symmetric positive
-    semi-definite matrix of one row and column per policy (numbers, non-finite
-    ones written "nan", "inf" or "-inf" allowed in symmetric places: an
-    estimate that could not be computed, which decisions skip); n_units: a
-    whole number >= 1; level: in (0, 1); baseline (optional): null or one of
-    the policies; higher_is_better (optional, true): true or false; params
-    (optional): plain values by name; interval_method (optional, "normal"): one of
-    the interval methods. Any other field is an error.
+    estimator, name: non-empty text; policies: unique names; values: one number per
+    policy; covariance: a symmetric positive semi-definite matrix over the policies
+    ("nan", "inf", "-inf" allowed in symmetric places); n_units: a whole number >= 1;
+    level: in (0, 1); optional: baseline (null or a policy), higher_is_better (true),
+    params (plain values by name), interval_method ("normal"). Any other field is an error.
     """
     unknown = sorted(set(data) - {*REQUIRED, *OPTIONAL}, key=str)
     if unknown:
@@ -298,7 +278,9 @@ def read_fields(data: Any) -> dict[str, Any]:
         "policies": policies,
         "values": _vector(data["values"], len(policies)),
         "covariance": _matrix(data["covariance"], policies),
-        "n_units": _whole("n_units", data["n_units"]),
+        "n_units": check_whole(
+            data["n_units"], "n_units", low=1, floats=True, error=_field("n_units")
+        ),
         "level": _level(data["level"]),
         "baseline": _baseline(data["baseline"], policies),
         "higher_is_better": _boolean("higher_is_better", data["higher_is_better"]),
@@ -318,9 +300,8 @@ def save_summaries(path: str | Path, summaries: list[EstimatorSummary]) -> Path:
 def load_summaries(path: str | Path) -> dict[str, EstimatorSummary]:
     """Read summaries written by :func:`save_summaries`, by estimator label.
 
-    Each summary is read against the schema (:func:`read_fields`); a mistake
-    is one OffevalError naming the file, the summary (its label, or its
-    place from 1) and the field. Two summaries with one label are an error.
+    A mistake is one OffevalError naming the file, the summary (its label, or its place
+    from 1) and the field; two summaries with one label are an error.
     """
     path = Path(path)
     if path.is_dir():
