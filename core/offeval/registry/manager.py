@@ -77,11 +77,8 @@ class _Factory:
 
 @dataclass(frozen=True)
 class Component:
-    """A registered component: its kind, name, factory and providing plugin.
-
-    A :class:`Deferred` factory is imported when ``factory`` is first read, an
-    :class:`Alias` built then from its original in ``registry``.
-    """
+    """A registered component: its kind, name, factory and providing plugin (a
+    :class:`Deferred` factory is imported when first read, an :class:`Alias` built)."""
 
     kind: str
     name: str
@@ -152,11 +149,8 @@ _ACTIVE: ContextVar[Registry | None] = ContextVar("active_registry", default=Non
 
 
 class Registry:
-    """Components registered by plugins, looked up and configured by name.
-
-    Plugins are discovered from the ``offeval`` entry-point group on first use; a plugin
-    that fails is recorded in :attr:`failures` and the others still load.
-    """
+    """Components registered by plugins, looked up and configured by name (plugins are
+    discovered from the ``offeval`` entry-point group on first use)."""
 
     def __init__(self, *, entry_points: bool = True):
         self._use_entry_points, self._loaded = entry_points, False
@@ -196,9 +190,8 @@ class Registry:
             for ep, builtin in self._entry_points() if self._use_entry_points else ():
                 if self._pm.has_plugin(ep.name):
                     owner = "the built-in plugin" if ep.name in self._builtin else "another plugin"
-                    self._fail(
-                        ep.name, "import", f"the plugin name {ep.name!r} is taken by {owner}"
-                    )
+                    why = f"the plugin name {ep.name!r} is taken by {owner}"
+                    self._fail(ep.name, "import", why)
                 elif not self._pm.is_blocked(ep.name):  # blocked: left out by the allow-list
                     try:
                         self._register(ep.load(), ep.name, builtin)
@@ -267,9 +260,8 @@ class Registry:
         return bool(missing)
 
     def _each(self, hook: str, plugins: list[str], take: Callable, **kwargs: Any) -> None:
-        """Call each plugin's implementation of ``hook`` in turn (through pluggy), then hand
-        each of its registrations to ``take(plugin, args, kw)``. An implementation that raises
-        registers nothing; it, and each registration ``take`` refuses, is a failure."""
+        """Call each plugin's implementation of ``hook`` on its own and hand its registrations to
+        ``take(plugin, args, kw)``; one that raises, or that ``take`` refuses, is a failure."""
         implementers = self.implementers(hook)
         with self.activated():
             for plugin in [name for name in plugins if name in implementers]:
@@ -317,8 +309,7 @@ class Registry:
         if kind.name in self._kinds:
             owner = self._kinds[kind.name].plugin
             raise RegistryError(f"kind {kind.name!r} is already declared by plugin {owner!r}")
-        caller = getattr(self._pm.hook, kind.hook, None)
-        if caller is None or not caller.has_spec():
+        if kind.hook not in self.hooks:
             raise RegistryError(
                 f"kind {kind.name!r} names hook {kind.hook!r}, which has no specification"
             )
@@ -385,9 +376,8 @@ class Registry:
     def remove_plugin(self, name: str) -> None:
         """Unregister a plugin and every component it provided."""
         self._pm.unregister(name=name)
-        for comps in self._components.values():
-            for key in [key for key, comp in comps.items() if comp.plugin == name]:
-                del comps[key]
+        for kind, comps in self._components.items():
+            self._components[kind] = {key: c for key, c in comps.items() if c.plugin != name}
         for done in self._collected.values():
             done.discard(name)
 
@@ -454,8 +444,7 @@ class Registry:
 
     def call(self, hook: str, **kwargs: Any) -> list[tuple[str, Any]]:
         """Call ``hook`` once per plugin that implements it: (plugin, value) for each
-        ``register(value)`` it made (one that raises, or registers anything but one value,
-        is a failure)."""
+        ``register(value)`` it made (a raise, or a call without one value, is a failure)."""
         out: list[tuple[str, Any]] = []
         plugins = self.load()._collect_all().plugins  # its failures come after those of loading
         self._each(hook, plugins, lambda p, args, kw: out.append((p, _one(args, kw))), **kwargs)

@@ -59,11 +59,8 @@ def report_sections(registry, context: ReportContext) -> list[ReportSection]:
         if isinstance(section, ReportSection):
             sections.append(section)
         else:
-            registry.record_failure(
-                plugin,
-                "register_report_sections",
-                f"gave {type(section).__name__}, not a ReportSection",
-            )
+            why = f"gave {type(section).__name__}, not a ReportSection"
+            registry.record_failure(plugin, "register_report_sections", why)
     return sections
 
 
