@@ -119,10 +119,12 @@ def _mapped(frame: pd.DataFrame, mapping: Mapping[str, str]) -> pd.DataFrame:
     return pd.concat([out, extras], axis=1) if len(extras.columns) else out
 
 
-def _check_finite(values: np.ndarray, column: str, labels: np.ndarray) -> None:
-    bad = ~np.isfinite(values)
+def _refuse(
+    bad: np.ndarray, column: str, problem: str, labels: np.ndarray, table: str = "rows"
+) -> None:
+    """A ColumnError naming the rows (by ``labels``) where ``bad`` holds, if any."""
     if bad.any():
-        raise ColumnError(column, "must be finite (found NaN or inf)", labels[bad])
+        raise ColumnError(column, problem, labels[bad], table=table)
 
 
 def _numeric(frame: pd.DataFrame, column: str, labels: np.ndarray) -> np.ndarray:
@@ -145,15 +147,11 @@ def booleans(values: pd.Series, column: str, labels: np.ndarray) -> np.ndarray:
         return values.to_numpy()
     if values.dtype.kind in "iuf":
         numbers = values.to_numpy(dtype=float)
-        bad = ~np.isin(numbers, (0.0, 1.0))
-        if bad.any():
-            raise ColumnError(column, "must be true or false (0 or 1)", labels[bad])
+        _refuse(~np.isin(numbers, (0.0, 1.0)), column, "must be true or false (0 or 1)", labels)
         return numbers == 1.0
     words = values.map(lambda v: str(v).strip().lower())
     true, false = words.isin(TRUE_WORDS).to_numpy(), words.isin(FALSE_WORDS).to_numpy()
-    bad = ~(true | false)
-    if bad.any():
-        raise ColumnError(column, "must be true or false (true/false, yes/no, 1/0)", labels[bad])
+    _refuse(~(true | false), column, "must be true or false (true/false, yes/no, 1/0)", labels)
     return true
 
 
@@ -181,31 +179,23 @@ ORDER = (
 def _validate(frame: pd.DataFrame, labels: np.ndarray) -> pd.DataFrame:
     """Check every role's values; return the frame with canonical dtypes."""
     reward = _numeric(frame, "reward", labels)
-    _check_finite(reward, "reward", labels)
+    _refuse(~np.isfinite(reward), "reward", "must be finite (found NaN or inf)", labels)
     frame["reward"] = reward
     for column in ("trajectory", "item", "context"):
         if column in frame:
-            missing = frame[column].isna().to_numpy()
-            if missing.any():
-                raise ColumnError(column, "must not be missing", labels[missing])
+            _refuse(frame[column].isna().to_numpy(), column, "must not be missing", labels)
     if "propensity" in frame:
         p = _numeric(frame, "propensity", labels)
-        bad = ~((p > 0) & (p <= 1))
-        if bad.any():
-            raise ColumnError("propensity", "must lie in (0, 1]", labels[bad])
-        tiny = p < MIN_PROPENSITY
-        if tiny.any():
-            raise ColumnError("propensity", TINY_PROPENSITY, labels[tiny])
+        _refuse(~((p > 0) & (p <= 1)), "propensity", "must lie in (0, 1]", labels)
+        _refuse(p < MIN_PROPENSITY, "propensity", TINY_PROPENSITY, labels)
         frame["propensity"] = p
     if "exposure" in frame:
         e = _numeric(frame, "exposure", labels)
-        bad = ~(np.isfinite(e) & (e > 0))
-        if bad.any():
-            raise ColumnError("exposure", "must be positive and finite", labels[bad])
+        _refuse(~(np.isfinite(e) & (e > 0)), "exposure", "must be positive and finite", labels)
         frame["exposure"] = e
     if "logging_score" in frame:
         s = _numeric(frame, "logging_score", labels)
-        _check_finite(s, "logging_score", labels)
+        _refuse(~np.isfinite(s), "logging_score", "must be finite (found NaN or inf)", labels)
         frame["logging_score"] = s
     if "shuffled" in frame:
         frame["shuffled"] = booleans(frame["shuffled"], "shuffled", labels)
@@ -223,10 +213,7 @@ def _positions(frame: pd.DataFrame, labels: np.ndarray) -> np.ndarray | None:
             return values.astype(np.int64, copy=False)
     pos = _numeric(frame, "position", labels)
     bad = ~(np.isfinite(pos) & (pos >= 1) & (pos <= MAX_POSITION) & (pos == np.round(pos)))
-    if bad.any():
-        raise ColumnError(
-            "position", f"must be a whole number from 1 to {MAX_POSITION}", labels[bad]
-        )
+    _refuse(bad, "position", f"must be a whole number from 1 to {MAX_POSITION}", labels)
     return pos.astype(np.int64)
 
 
@@ -273,8 +260,7 @@ def _order_and_positions(
         if pos is not None:
             pos = pos[order]
             dup = np.r_[False, (sorted_codes[1:] == sorted_codes[:-1]) & (pos[1:] == pos[:-1])]
-            if dup.any():
-                raise ColumnError("position", "duplicate position within a trajectory", labels[dup])
+            _refuse(dup, "position", "duplicate position within a trajectory", labels)
     if pos is None:
         if len(starts) == len(frame):
             pos = np.ones(len(frame), dtype=np.int64)
@@ -556,23 +542,14 @@ def _validate_candidates(
     cands = candidates.reset_index(drop=True)
     p = _numeric(cands, "propensity", labels)
     bad = ~((p >= 0) & (p <= 1))
-    if bad.any():
-        raise ColumnError(
-            "propensity",
-            "candidate propensities must lie in [0, 1]",
-            labels[bad],
-            table=TABLE,
-        )
+    _refuse(bad, "propensity", "candidate propensities must lie in [0, 1]", labels, TABLE)
     cands["propensity"] = p
     slots = _ordered_slots(cands, rows)
     if slots is not None:
         cands["slot"] = slots
         return cands, labels
     dup = cands.duplicated(["trajectory", "position", "item"]).to_numpy()
-    if dup.any():
-        raise ColumnError(
-            "item", "candidate listed twice for the same slot", labels[dup], table=TABLE
-        )
+    _refuse(dup, "item", "candidate listed twice for the same slot", labels, TABLE)
     slots = rows[["trajectory", "position"]].assign(slot=np.arange(len(rows)))
     try:
         cands = cands.merge(slots, on=["trajectory", "position"], how="left", sort=False)
@@ -584,21 +561,12 @@ def _validate_candidates(
             f"(candidate table vs log: {kinds})",
         ) from None
     orphan = cands["slot"].isna().to_numpy()
-    if orphan.any():
-        raise ColumnError(
-            "trajectory",
-            "candidate for a slot that is not in the log",
-            labels[orphan],
-            table=TABLE,
-        )
+    _refuse(orphan, "trajectory", "candidate for a slot that is not in the log", labels, TABLE)
     cands["slot"] = cands["slot"].astype(np.int64)
     logged = rows[["item"]].assign(slot=np.arange(len(rows)))
     found = logged.merge(cands[["slot", "item"]], on=["slot", "item"], how="left", indicator=True)
     missing = (found["_merge"] == "left_only").to_numpy()
-    if missing.any():
-        raise ColumnError(
-            "item", "logged item absent from its slot's candidate set", row_labels[missing]
-        )
+    _refuse(missing, "item", "logged item absent from its slot's candidate set", row_labels)
     order = np.argsort(cands["slot"].to_numpy(), kind="stable")
     return cands.iloc[order].reset_index(drop=True), labels[order]
 
@@ -680,15 +648,27 @@ def _positioned(table: pd.DataFrame, log: InteractionLog) -> pd.DataFrame:
 
 
 class ParquetStream:
-    """The logs of a Parquet file's batches: iterable (each pass reads the file again), with
-    the file's row count (``n_rows``) for progress bars."""
+    """The logs of a Parquet file's batches, each of whole trajectories (a batch's last one is
+    carried over to the next): iterable (each pass reads the file again), with the file's row
+    count (``n_rows``) for progress bars."""
 
     def __init__(self, batches: ParquetBatches, mapping, trajectory: list):
         self._batches, self._mapping, self._trajectory = batches, mapping, trajectory
         self.n_rows = batches.n_rows
 
     def __iter__(self) -> Iterator[InteractionLog]:
-        return _whole_trajectories(self._batches, self._mapping, self._trajectory)
+        carry: pd.DataFrame | None = None
+        for frame in self._batches:
+            if carry is not None:
+                frame = pd.concat([carry, frame])
+            key = _keys(frame, self._trajectory)
+            other = np.flatnonzero(key != key[-1])  # the last trajectory may go on
+            cut = other[-1] + 1 if other.size else 0
+            carry = frame.iloc[cut:]
+            if cut:
+                yield InteractionLog.from_frame(frame.iloc[:cut], self._mapping)
+        if carry is not None and len(carry):
+            yield InteractionLog.from_frame(carry, self._mapping)
 
 
 def stream_parquet(
@@ -702,7 +682,7 @@ def stream_parquet(
     """Validated logs of whole trajectories, read from a Parquet file in batches.
 
     ``candidates``: a Parquet file of the candidate table (its own ``candidates_mapping``),
-    listing trajectories in the log's order (:func:`stream_candidates`). A trajectory's
+    listing trajectories in the log's order (:class:`StreamedCandidates`). A trajectory's
     rows must be contiguous in the file (one straddling a batch boundary is carried over);
     :func:`offeval.evaluate` names a trajectory that comes back, and says how to sort the file.
     """
@@ -710,7 +690,9 @@ def stream_parquet(
     logs = ParquetStream(parquet_batches(path, batch_rows, parts), mapping, parts)
     if candidates is None:
         return logs
-    return stream_candidates(logs, candidates, candidates_mapping, batch_rows)
+    parts = _trajectory_columns(candidates_mapping)
+    batches = parquet_batches(candidates, batch_rows, parts)
+    return StreamedCandidates(logs, batches, candidates_mapping, parts)
 
 
 def _trajectory_columns(mapping: Mapping | None) -> list:
@@ -719,29 +701,15 @@ def _trajectory_columns(mapping: Mapping | None) -> list:
     return list(trajectory) if isinstance(trajectory, (list, tuple)) else [trajectory]
 
 
-def _whole_trajectories(
-    frames: Iterable[pd.DataFrame], mapping, trajectory: list
-) -> Iterator[InteractionLog]:
-    """Logs of consecutive frames' trajectories, each whole (a frame's last one carried over)."""
-    carry: pd.DataFrame | None = None
-    for frame in frames:
-        if carry is not None:
-            frame = pd.concat([carry, frame])
-        key = np.asarray(_keys(frame, trajectory))
-        other = np.flatnonzero(key != key[-1])  # the last trajectory may go on in the next batch
-        cut = other[-1] + 1 if other.size else 0
-        carry = frame.iloc[cut:]
-        if cut:
-            yield InteractionLog.from_frame(frame.iloc[:cut], mapping)
-    if carry is not None and len(carry):
-        yield InteractionLog.from_frame(carry, mapping)
-
-
 def _keys(frame: pd.DataFrame, trajectory: list) -> np.ndarray:
     """The trajectory key of each row of a raw batch (a composite key for several columns)."""
     if len(trajectory) == 1:
         return frame[trajectory[0]].to_numpy()
     return composite_key(frame[trajectory])
+
+
+#: The column holding each streamed candidate row's trajectory key while it is held.
+_KEY = "__offeval_key__"
 
 
 class StreamedCandidates:
@@ -752,12 +720,10 @@ class StreamedCandidates:
     the log has passed (or never has) is named in the error.
     """
 
-    def __init__(
-        self, logs: Iterable[InteractionLog], batches: ParquetBatches, mapping, trajectory: list
-    ):
+    def __init__(self, logs: ParquetStream, batches: ParquetBatches, mapping, trajectory: list):
         self._logs, self._batches = logs, batches
         self._mapping, self._trajectory = mapping, trajectory
-        self.n_rows = getattr(logs, "n_rows", None)
+        self.n_rows = logs.n_rows
 
     def __iter__(self) -> Iterator[InteractionLog]:
         batches = iter(self._batches)
@@ -771,7 +737,6 @@ class StreamedCandidates:
                     break
                 read.append(batch.assign(**{_KEY: _keys(batch, self._trajectory)}))
             rows = pd.concat(read) if len(read) > 1 else held
-            inside = ids.get_indexer(rows[_KEY].to_numpy()) >= 0 if len(rows) else np.ones(0, bool)
             if not len(rows):
                 raise ColumnError(
                     "item",
@@ -779,6 +744,7 @@ class StreamedCandidates:
                     "ends before the log)",
                     log.source_rows,
                 )
+            inside = ids.get_indexer(rows[_KEY].to_numpy()) >= 0
             if not inside[0]:
                 self._orphans(rows, inside)
             cut = int(np.argmin(inside)) if not inside.all() else len(inside)
@@ -812,19 +778,3 @@ class StreamedCandidates:
             rows.index.to_numpy()[:stop],
             table=TABLE,
         )
-
-
-#: The column holding each streamed candidate row's trajectory key while it is held.
-_KEY = "__offeval_key__"
-
-
-def stream_candidates(
-    logs: Iterable[InteractionLog],
-    path: str | Path,
-    mapping: Mapping | None = None,
-    batch_rows: int = 1_000_000,
-) -> StreamedCandidates:
-    """The streamed ``logs``, each with its trajectories' rows of the candidate table in the
-    Parquet file ``path``, read in batches of ``batch_rows`` as the logs go."""
-    parts = _trajectory_columns(mapping)
-    return StreamedCandidates(logs, parquet_batches(path, batch_rows, parts), mapping, parts)
