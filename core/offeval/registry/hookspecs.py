@@ -1,17 +1,8 @@
-"""The hooks the core itself calls. Plugins add their own with ``register_hookspecs``.
+"""The hooks the core itself calls (plugins add their own with ``register_hookspecs``).
 
-Each hook receives a ``register`` callback: the host validates what it receives
-and rejects duplicate names, so a plugin never returns values (no hook is
-``firstresult``). Each plugin's implementation is called on its own (a kind's hook
-when the kind is first used), so one that raises leaves the others' registrations
-intact. Hooks are called through pluggy: an implementation may take any subset of
-a hook's arguments, and specifications only ever gain arguments.
-
-A plugin that builds on another declares it at module level, by entry-point name:
-``REQUIRES = ("other_plugin",)``. It loads only when every plugin it names does;
-otherwise :attr:`Registry.failures` (and ``offeval plugins``) say which plugin is
-missing and how to load it (install it, add it to ``OFFEVAL_PLUGINS``, or
-``add_plugin`` it first).
+Each hook receives a ``register`` callback (no hook returns values) and is called plugin by
+plugin, so one that raises leaves the others' registrations intact. A plugin names those it
+builds on in ``REQUIRES = ("other_plugin",)``; it loads only when they do.
 """
 
 from __future__ import annotations
