@@ -87,24 +87,20 @@ def bootstrap(
     if baseline is not None:
         values = values / values[:, [names.index(baseline)], :]
     tail = (1 - level) / 2
-    rows = []
-    for p, policy in enumerate(policies):
-        for e, label in enumerate(labels):
-            reps = values[1:, p, e]
-            low, high = np.nanquantile(reps, [tail, 1 - tail])
-            rows.append(
-                {
-                    "policy": policy.name,
-                    "estimator": label,
-                    "value": values[0, p, e],
-                    "boot_se": np.nanstd(reps, ddof=1),
-                    "ci_low": low,
-                    "ci_high": high,
-                    "level": level,
-                    "replicates": replicates,
-                }
-            )
-    return pd.DataFrame(rows)
+    reps = values[1:].reshape(replicates, -1)
+    low, high = np.nanquantile(reps, [tail, 1 - tail], axis=0)
+    return pd.DataFrame(
+        {
+            "policy": [name for name in names for _ in labels],
+            "estimator": labels * len(names),
+            "value": values[0].ravel(),
+            "boot_se": np.nanstd(reps, axis=0, ddof=1),
+            "ci_low": low,
+            "ci_high": high,
+            "level": level,
+            "replicates": replicates,
+        }
+    )
 
 
 class _Replicates:

@@ -39,39 +39,33 @@ WEIGHT_DIAGNOSTICS = (
 class Declaration:
     """What one estimator promises, checked, every default filled.
 
-    Each field is the estimator's attribute of the same name, unless said otherwise:
+    Each field is the estimator's attribute of the same name unless said otherwise:
 
-    - ``label`` (parameters at their defaults omitted: ``ncis(cap=10)``; default: ``name``)
-      and ``full_label`` (every parameter); ``description``: the first paragraph of its
-      class's docstring;
-    - ``higher_is_better``: False for metrics where lower is better (disagreement
-      rates): decisions and the demo rank by the negated value;
+    - ``label`` (parameters at their defaults omitted: ``ncis(cap=10)``) and
+      ``full_label``; ``description``: the first paragraph of its class's docstring;
+    - ``higher_is_better``: False where lower is better (decisions rank by the negation);
     - ``estimand`` (a key of :data:`ESTIMANDS`; None: not an estimate of online reward)
       and ``guarantee`` (one of :data:`GUARANTEES`, None: biased; it needs an estimand);
     - ``requires``: what it needs beyond trajectory, context, item, position and reward:
-      log roles or columns (``"prefix_*"``: columns by prefix), ``"candidates"`` (the
-      candidate table) or policy methods (``"exposure()"``);
-    - ``assumptions``: environment parameters under which its guarantee holds (the kit
-      builds its environment with them);
-    - ``linear_in_reward`` and ``ess_unit``, from its ``tags``: the kit's linearity
-      check; what its effective sample size counts (``"trajectories"``; default rows);
-    - ``weight_diagnostics``: which of its diagnostics describe importance weights
-      (reports' weight tables);
-    - ``interval``: its default interval method (a registered one,
-      :mod:`offeval.engine.intervals`); ``intervals``: the methods it offers, each with
-      what the method read of it (``"betting"``: its ``betting_columns``, column keys by
-      role, :data:`offeval.stats.betting.BETTING_ROLES`);
-    - ``reward_range``: the rewards' known bounds ``(low, high)`` it assumes (a click
-      model's ``(0, 1)``), read by a betting interval when the user declares none;
-    - ``value_range``: bounds the estimated quantity cannot leave (a rate's ``(0, 1)``),
-      to which a normal interval is clipped;
+      log roles or columns (``"prefix_*"``), ``"candidates"`` or policy methods
+      (``"exposure()"``);
+    - ``assumptions``: environment parameters under which its guarantee holds;
+    - ``linear_in_reward`` (the kit's linearity check) and ``ess_unit`` (what its
+      effective sample size counts), from its ``tags``;
+    - ``weight_diagnostics``: its diagnostics of importance weights (reports' tables);
+    - ``interval``: its default interval method; ``intervals``: the methods it offers,
+      each with what it read of it (``"betting"``: its ``betting_columns``, column keys
+      by role, :data:`offeval.stats.betting.BETTING_ROLES`);
+    - ``reward_range``: the rewards' bounds it assumes (a click model's ``(0, 1)``), read
+      by a betting interval when the user declares none; ``value_range``: bounds the
+      estimated quantity cannot leave, to which intervals are clipped;
     - ``expected_failed_checks``: kit checks known to fail, with the reasons;
-    - ``prepare_kit_log``: ``log -> log``, adding the columns it reads that its users
-      compute before evaluating (a reward model's predictions) to the kit's logs;
+    - ``prepare_kit_log``: ``log -> log``, adding the columns its users compute before
+      evaluating (a reward model's predictions) to the kit's logs;
     - ``kit_environment``: the registered environment the kit checks it in (None: the
-      kit's own world, :class:`offeval.kitworld.KitWorld`);
-    - ``fitted``: ``stats -> dict`` of parameters it fits from the log (a control
-      variate's coefficient), shown in its diagnostics as ``fitted_<name>``.
+      kit's own world);
+    - ``fitted``: ``stats -> dict`` of parameters it fits from the log, shown in its
+      diagnostics as ``fitted_<name>``.
     """
 
     name: str

@@ -1,9 +1,5 @@
-"""What the core needs from a simulation environment (registered by plugins).
-
-``offeval demo`` and the conformance kit (:mod:`offeval.testing`) work with
-any registered environment through this protocol; the reference one is the
-built-in simulator.
-"""
+"""What ``offeval demo`` and the conformance kit need from a simulation environment (a
+registered component)."""
 
 from __future__ import annotations
 
@@ -18,14 +14,11 @@ from offeval.data.policy import Policy
 class Environment(Protocol):
     """A seeded world with exact ground truth.
 
-    ``simulate`` gives logs of a policy (with a ``propensity`` column and, on
-    request, the candidate table); ``true_value(policy, estimand)`` gives the
-    exact value of an estimand (a key of :data:`offeval.engine.estimator.ESTIMANDS`)
-    if ``policy`` served everyone; ``ab_test`` gives one online A/B cell per
-    policy, each with ``policy`` (its name), ``mean`` and ``se`` of the reward
-    per impression, and ``n`` (trajectories).
-    Candidate policies give probabilities and, for ranking estimators,
-    exposures.
+    ``simulate`` gives logs of a policy (with a ``propensity`` column and, on request, the
+    candidate table); ``true_value(policy, estimand)`` the exact value of an estimand (a key
+    of :data:`~offeval.engine.declaration.ESTIMANDS`) if ``policy`` served everyone;
+    ``ab_test`` one online A/B cell per policy (``policy``, ``mean`` and ``se`` of the reward
+    per impression, ``n`` trajectories). Candidate policies give probabilities and exposures.
     """
 
     def logging_policy(self) -> Policy: ...

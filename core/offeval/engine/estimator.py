@@ -1,9 +1,6 @@
 """The Estimator protocol, a base class with scikit-learn-style parameters, and what an
-estimator hands to the statistics engine.
-
-The engine keys every column by (policy, estimator, the estimator's own key), so
-estimators never read each other's columns; a :class:`Shared` column, defined by a function
-and its arguments, is computed once per chunk and policy for all who ask for it.
+estimator hands to the engine, which keys every column by (policy, estimator, the
+estimator's own key): estimators never read each other's columns unless :class:`Shared`.
 """
 
 from __future__ import annotations
@@ -64,10 +61,8 @@ class PolicyView:
         labels: np.ndarray | None = None,
         table: str = "rows",
     ) -> np.ndarray:
-        """Call ``policy.<method>(rows, *args)``: one finite float per row, errors relabelled.
-
-        ``rows`` defaults to the log's rows; ``labels`` are their input labels.
-        """
+        """Call ``policy.<method>(rows, *args)``: one finite float per row, errors relabelled
+        (``rows``: the log's by default; ``labels``: their input labels)."""
         if rows is None:
             rows, labels = self.log.frame, self.log.source_rows
         values = self._answer(method, args, rows, labels, table)
@@ -132,11 +127,12 @@ class PolicyView:
         :class:`~offeval.data.policy.DenseTable` then reads per-slot sums of ``values`` by
         cell, computed once per chunk for every such policy.
         """
-        by_cell = None if key is None else _cell_sums(self, values, key)
+        table, by_cell = getattr(self.policy, "dense", None), None
+        if key is not None and isinstance(table, DenseTable):
+            by_cell = self.log.memo(_cell_matrices, table, values, key=(table.layout, key))
         if by_cell is not None:
             sums, counts = by_cell
-            p = self.policy.dense.probabilities
-            return sums @ p, counts @ p
+            return sums @ table.probabilities, counts @ table.probabilities
         pi = self.candidate_probabilities()
         k = self.log.regular_slots
         if k is None:
@@ -184,16 +180,9 @@ def _candidate_rows(log: InteractionLog) -> pd.DataFrame:
     return cands.assign(context=log.frame["context"].to_numpy()[cands["slot"]])
 
 
-def _cell_sums(view: PolicyView, values: np.ndarray, key: Hashable):
-    """(n_rows, cells) sums of ``values`` and counts of candidates per slot and cell of the
-    policy's dense table, once per chunk and layout; None where that does not apply."""
-    table = getattr(view.policy, "dense", None)
-    if not isinstance(table, DenseTable):
-        return None
-    return view.log.memo(_cell_matrices, table, values, key=(table.layout, key))
-
-
 def _cell_matrices(log: InteractionLog, table: DenseTable, values: np.ndarray):
+    """(n_rows, cells) sums of ``values`` and counts of candidates per slot and cell of a
+    dense table; None where that does not apply."""
     k, cells = log.regular_slots, table.probabilities.size
     rows = log.memo(_candidate_rows)
     if k is None or cells > k or any(key not in rows for key in table.keys):

@@ -29,10 +29,8 @@ MIN_ESS = 30
 
 @dataclass(frozen=True)
 class IntervalCase:
-    """One estimate whose interval a method computes: policy ``p`` by estimator ``e``
-    (``label``), its ``value`` and standard error ``se`` at ``level``, the ``units`` it
-    used, its ``diagnostics`` (``ess``, ...), the rewards' known bounds (the user's
-    ``reward_range``, else the estimator's; None: none known) and its ``declaration``."""
+    """One estimate whose interval a method computes: policy ``p`` by estimator ``e``, the
+    ``units`` it used and the rewards' known bounds (the user's, else the estimator's)."""
 
     p: int
     e: int
@@ -90,18 +88,15 @@ class IntervalMethod:
 
 
 class Normal(IntervalMethod):
-    """The normal interval: value +- z se, the delta method's.
-
-    It folds nothing: the moments every pass keeps give the standard error.
-    """
+    """The normal interval: value +- z se, the delta method's (it folds nothing)."""
 
     def bounds(self, case: IntervalCase, state: Any = None) -> tuple[float, float]:
         """``value +- z se``."""
         return interval(case.value, case.se, case.level)
 
     def unreadable(self, case: IntervalCase, low: float, high: float) -> str | None:
-        """A zero width over two units or more (no variation seen, which says nothing of
-        the uncertainty), or an effective sample size of the weights below :data:`MIN_ESS`."""
+        """A zero width over two units or more, or a weights' effective sample size below
+        :data:`MIN_ESS`."""
         if case.units >= 2 and case.se == 0:
             return (
                 "zero width: every unit contributed the same value, which measures no uncertainty"
@@ -122,9 +117,8 @@ def interval_names() -> tuple[str, ...]:
 
 
 def interval_method(name: str) -> Any:
-    """The registered interval method ``name``, built (its ``name`` set). Methods take no
-    parameters, so the factory is called as it is (``create`` would inspect its signature
-    each time: a third of a small evaluation's time)."""
+    """The registered interval method ``name``, built (its ``name`` set) by calling the
+    factory as it is (``create`` would inspect its signature: a third of a small pass)."""
     method = active_registry().get("interval", name).factory()
     method.name = name
     return method
@@ -145,12 +139,9 @@ def offered(estimator: Any, refuse) -> dict[str, Any]:
 
 
 def chosen_methods(declarations: list, interval: str | Mapping[str, str] | None) -> list[str]:
-    """Each estimator's interval method: ``interval`` for all (one of
-    :func:`interval_names`), or by estimator label or name (a mapping; the others keep
-    theirs), or each its declared one (None); each one the estimator offers.
-
-    Mistakes are refused in the reader's words (:func:`~offeval.errors.hint`):
-    ``interval=`` from Python, ``--interval LABEL=METHOD`` at the command line."""
+    """Each estimator's interval method: ``interval`` for all, or by estimator label or name
+    (a mapping; the others keep theirs), or each its declared one (None); mistakes are
+    refused in the reader's words (``interval=`` or ``--interval LABEL=METHOD``)."""
     declared = [d.interval for d in declarations]
     methods = interval_names()
     if interval is None:
@@ -211,8 +202,7 @@ def checked_methods(
 
 class ChunkSums:
     """One chunk as an interval method's fold state sees it, before the engine centres its
-    block of unit sums: the ``log`` chunk, each unit's place in an ``order`` that does not
-    depend on the chunking (a bijective mix of its hashed id), and each (policy,
+    block of unit sums: the ``log`` chunk, the units' ``order`` and each (policy,
     estimator)'s column keys and per-unit sums."""
 
     def __init__(self, log: InteractionLog, acc: Any, block: np.ndarray, index: np.ndarray):

@@ -142,19 +142,14 @@ class Evaluation:
                 self._estimates[policy.name, label] = self._estimate(
                     policy.name, label, lin, excluded, diagnostics, (acc, p, e)
                 )
-        self._warn_unreadable()
-
-    def _warn_unreadable(self) -> None:
-        """One warning per estimator whose intervals should not be read (their
-        estimates' diagnostic ``interval_unreadable`` is 1), saying why."""
-        for label in self.estimators:
+        for label in self.estimators:  # one warning per estimator, saying why
             notes = {p: self._unread[p, label] for p in self.policies if (p, label) in self._unread}
             if notes:
                 listed = "; ".join(f"{policy}: {why}" for policy, why in notes.items())
                 warnings.warn(
                     f"{label}'s intervals should not be read ({listed})",
                     OffevalWarning,
-                    stacklevel=5,  # evaluate()'s caller
+                    stacklevel=4,  # evaluate()'s caller
                 )
 
     def _estimate(self, policy, label, lin, excluded=None, diagnostics=None, at=None) -> Estimate:
@@ -215,20 +210,15 @@ class Evaluation:
         return self._lin[self._policy(policy), self._estimator(estimator)]
 
     def standard_error(self, lin: Linearisation) -> float:
-        """Standard error of any linearisation of this evaluation's columns.
-
-        For example ``ev.linearisation("p", "is").minus(ev.linearisation("p", "snips"))``:
-        estimates of two estimators can be combined when the evaluation kept
-        the covariances between them (``evaluate(..., covariances="all")``).
-        """
+        """Standard error of any linearisation of this evaluation's columns (one combining two
+        estimators needs ``evaluate(..., covariances="all")``)."""
         return float(np.sqrt(max(variance(lin, self._covariance, self.n_units), 0.0)))
 
     def difference(self, a: str, b: str, estimator: str | None = None) -> Estimate:
         """Paired difference V(a) - V(b) on the same log, with its (normal) interval.
 
-        Units excluded are those either estimate excluded, by reason (the
-        larger count of the two: exact when exclusions do not depend on the
-        policy, a lower bound otherwise).
+        Units excluded: per reason, the larger count of the two estimates' (exact when
+        exclusions do not depend on the policy, a lower bound otherwise).
         """
         est = self._estimator(estimator)
         lin = self._lin[self._policy(a), est].minus(self._lin[self._policy(b), est])
@@ -236,10 +226,7 @@ class Evaluation:
 
     def relative(self, baseline: str, estimator: str | None = None) -> list[Estimate]:
         """Every policy's value divided by the baseline's (baseline = 1, se 0), with normal
-        intervals.
-
-        Units excluded count as in :meth:`difference`, for the policy and the baseline.
-        """
+        intervals; units excluded count as in :meth:`difference`."""
         est = self._estimator(estimator)
         base = self._baseline(baseline, est)
         return [
@@ -293,11 +280,8 @@ class Evaluation:
         baseline: str | None = None,
     ) -> pd.DataFrame:
         """The paired tests of one estimator as a table, one row per pair (``a`` minus ``b``):
-        what ``offeval evaluate --out`` writes and reports show.
-
-        With a ``baseline``, the differences are between values relative to it
-        (baseline = 1), and the column ``relative_to`` names it on every row.
-        """
+        what ``offeval evaluate --out`` writes and reports show (with a ``baseline``, of
+        values relative to it, named in the column ``relative_to``)."""
         table = self.grid(estimator, correction=correction, baseline=baseline).table.copy()
         if baseline is not None:
             table.insert(2, "relative_to", baseline)
