@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from importlib.metadata import entry_points
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -172,15 +173,9 @@ def check_unit_order_invariance(estimator: Estimator) -> None:
     _same(_estimate(estimator, log, policy), _estimate(estimator, shuffled, policy), "row order")
 
 
-class _ProbabilitiesOnly:
+def _probabilities_only(policy) -> SimpleNamespace:
     """A policy that gives probabilities but no exposures."""
-
-    def __init__(self, policy):
-        self.name = policy.name
-        self._policy = policy
-
-    def probabilities(self, rows):
-        return self._policy.probabilities(rows)
+    return SimpleNamespace(name=policy.name, probabilities=policy.probabilities)
 
 
 def _without(log: InteractionLog, requirement: str) -> InteractionLog:
@@ -208,7 +203,7 @@ def check_requirements(estimator: Estimator) -> None:
     requires = declaration_of(estimator).requires
     for requirement in requires:
         if requirement.endswith("()"):
-            log_, policy_ = log, _ProbabilitiesOnly(policy)
+            log_, policy_ = log, _probabilities_only(policy)
         else:
             log_, policy_ = _without(log, requirement), policy
         try:
@@ -226,7 +221,7 @@ def check_requirements(estimator: Estimator) -> None:
     keep = {r.rstrip("*") for r in requires}
     drop = [c for c in optional if not any(c == k or c.startswith(k) for k in keep if k)]
     minimal = _reduced(log, drop, candidates="candidates" in requires)
-    bare = policy if any(r.endswith("()") for r in requires) else _ProbabilitiesOnly(policy)
+    bare = policy if any(r.endswith("()") for r in requires) else _probabilities_only(policy)
     try:
         _estimate(estimator, minimal, bare)
     except Exception as exc:  # noqa: BLE001 - any failure here is an undeclared requirement
