@@ -132,20 +132,14 @@ def _lines_of(path: Path, labels: list) -> list:
     """The lines on which the rows that :func:`read_table` labelled ``labels`` start."""
     if not all(isinstance(x, int) and x >= 2 for x in labels):
         return labels
+    opener = gzip.open if path.suffix.lower() == ".gz" else open
     try:
-        starts = _row_starts(path, max(labels) - 1)
+        with opener(path, "rb") as file:
+            data = np.frombuffer(file.read(), np.uint8)
     except (OSError, EOFError):
         return labels  # the file changed or reads otherwise: the labels as read
+    starts = filled_records(data, *text_records(data))[1:]  # the header is no row
     return [int(starts[x - 2]) if x - 2 < len(starts) else x for x in labels]
-
-
-def _row_starts(path: Path, n: int) -> np.ndarray:
-    """The line each of a text file's first ``n`` rows starts on (1-based; the header
-    and blank lines are not rows, a quoted value's line breaks are counted)."""
-    opener = gzip.open if path.suffix.lower() == ".gz" else open
-    with opener(path, "rb") as file:
-        data = np.frombuffer(file.read(), np.uint8)
-    return filled_records(data, *text_records(data))[1 : n + 1]
 
 
 #: The bytes of a blank line.
@@ -188,7 +182,12 @@ def read_table(
         mark = _decimal(decimal, sep)
     try:
         if parquet:
-            frame = _read_parquet(path)
+            import pyarrow.parquet as pq
+
+            if _broken_metadata(path, pq.read_schema(path), stacklevel=2):
+                frame = _without_pandas_metadata(pq.read_table(path)).to_pandas()
+            else:
+                frame = pd.read_parquet(path)
         else:
             frame = pd.read_csv(path, sep=sep, decimal=mark)
             frame.index = pd.RangeIndex(2, len(frame) + 2)
@@ -246,42 +245,28 @@ def decimal_commas(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.assign(**converted) if converted else frame
 
 
-def broken_pandas_metadata(schema) -> str | None:
-    """Why a Parquet schema's pandas metadata cannot be used (converting an empty table with
-    it fails); None if it can, or if absent."""
+def _broken_metadata(path: Path, schema, stacklevel: int) -> bool:
+    """Whether a Parquet schema's pandas metadata is present but unusable (converting an
+    empty table with it fails), said in a warning."""
     if b"pandas" not in (schema.metadata or {}):
-        return None
+        return False
     try:
         schema.empty_table().to_pandas()
     except Exception as exc:  # noqa: BLE001 - whatever pandas makes of it, the metadata is unusable
-        return f"{type(exc).__name__}: {_first_line(exc)}"
-    return None
-
-
-def _warn_broken_metadata(path: Path, why: str, stacklevel: int) -> None:
-    warnings.warn(
-        f"{path}: its pandas metadata is broken ({why}): read without it (the index and "
-        "column types pandas stored there are lost)",
-        OffevalWarning,
-        stacklevel=stacklevel + 1,
-    )
+        warnings.warn(
+            f"{path}: its pandas metadata is broken ({type(exc).__name__}: {_first_line(exc)}): "
+            "read without it (the index and column types pandas stored there are lost)",
+            OffevalWarning,
+            stacklevel=stacklevel + 1,
+        )
+        return True
+    return False
 
 
 def _without_pandas_metadata(data):
     """A pyarrow table or batch without its pandas metadata."""
     metadata = {k: v for k, v in (data.schema.metadata or {}).items() if k != b"pandas"}
     return data.replace_schema_metadata(metadata)
-
-
-def _read_parquet(path: Path) -> pd.DataFrame:
-    """A Parquet file whole; broken pandas metadata ignored, with a warning."""
-    import pyarrow.parquet as pq
-
-    why = broken_pandas_metadata(pq.read_schema(path))
-    if why is None:
-        return pd.read_parquet(path)
-    _warn_broken_metadata(path, why, stacklevel=3)
-    return _without_pandas_metadata(pq.read_table(path)).to_pandas()
 
 
 class ParquetBatches:
@@ -320,7 +305,5 @@ def parquet_batches(path: str | Path, batch_rows: int, trajectory: Sequence[str]
     for column in trajectory:
         if column not in source.schema_arrow.names:
             raise ColumnError(column, f"the trajectory column is not in {path}")
-    why = broken_pandas_metadata(source.schema_arrow)
-    if why is not None:
-        _warn_broken_metadata(path, why, stacklevel=3)
-    return ParquetBatches(source, batch_rows, plain=why is not None)
+    plain = _broken_metadata(path, source.schema_arrow, stacklevel=3)
+    return ParquetBatches(source, batch_rows, plain=plain)

@@ -262,11 +262,8 @@ def _order_and_positions(
             dup = np.r_[False, (sorted_codes[1:] == sorted_codes[:-1]) & (pos[1:] == pos[:-1])]
             _refuse(dup, "position", "duplicate position within a trajectory", labels)
     if pos is None:
-        if len(starts) == len(frame):
-            pos = np.ones(len(frame), dtype=np.int64)
-        else:
-            counts = np.diff(np.r_[starts, len(frame)])
-            pos = np.arange(len(frame)) - np.repeat(starts, counts) + 1
+        counts = np.diff(np.r_[starts, len(frame)])
+        pos = np.arange(len(frame)) - np.repeat(starts, counts) + 1
     frame["position"] = pos
     return frame, labels, starts
 
@@ -335,12 +332,8 @@ class InteractionLog:
             data["context"] = data["trajectory"]
         roles = [r for r in ROLES if r in data]
         data = data[roles + [c for c in data.columns if c not in ROLES]]
-        if candidates is None:
-            return cls(data, labels, starts)
-        candidates, cand_rows = _validate_candidates(candidates, data, labels)
-        log = cls(data, labels, starts, candidates, cand_rows)
-        check_logged_propensities(log)
-        return log
+        log = cls(data, labels, starts)
+        return log if candidates is None else log.with_candidates(candidates)
 
     @classmethod
     def from_file(
@@ -365,9 +358,8 @@ class InteractionLog:
             raise in_lines(exc, path) from None
         if candidates is None:
             return log
-
-        text = Path(candidates).suffix.lower() not in PARQUET_SUFFIXES
-        decimal = decimal if text else None  # a Parquet file stores numbers
+        if Path(candidates).suffix.lower() in PARQUET_SUFFIXES:
+            decimal = None  # a Parquet file stores numbers
         table = read_candidates(candidates, candidates_mapping, sep=sep, decimal=decimal)
         return attach_candidates(log, table, candidates, path, candidates_mapping, mapping)
 
@@ -453,13 +445,8 @@ class InteractionLog:
     def column(self, role: str) -> np.ndarray:
         """The values of one column as a numpy array; a clear error if absent."""
         if role not in self.frame:
-            how = ""
-            if role in ROLES:
-                how = (
-                    " (map it with "
-                    + hint(f"mapping={{{role!r}: COLUMN}}", f"--map {role}=COLUMN")
-                    + ")"
-                )
+            how = hint(f"mapping={{{role!r}: COLUMN}}", f"--map {role}=COLUMN")
+            how = f" (map it with {how})" if role in ROLES else ""
             raise ColumnError(role, f"this estimator needs it but the log has no such column{how}")
         return self.frame[role].to_numpy()
 
@@ -504,11 +491,26 @@ class InteractionLog:
 
     def with_candidates(self, candidates: pd.DataFrame) -> InteractionLog:
         """A copy with this candidate table (roles as in :meth:`from_frame`'s), checked
-        against the log's slots; its index labels its rows in errors."""
+        against the log's slots, and its logged items' propensities against the log's (within
+        a relative :data:`PROPENSITY_RTOL`); its index labels its rows in errors."""
         cands, rows = _validate_candidates(candidates, self.frame, self.source_rows)
-        log = InteractionLog(self.frame, self.source_rows, self.unit_starts, cands, rows)
-        check_logged_propensities(log)
-        return log
+        if "propensity" in self.frame:
+            slot = cands["slot"].to_numpy()
+            logged = cands["item"].to_numpy() == self.frame["item"].to_numpy()[slot]
+            given = cands["propensity"].to_numpy()[logged]
+            own = self.frame["propensity"].to_numpy()[slot[logged]]
+            off = np.abs(given - own) > PROPENSITY_RTOL * own
+            if off.any():
+                first = np.argmax(off)
+                raise ColumnError(
+                    "propensity",
+                    "the logged item's candidate propensity differs from the log's propensity "
+                    f"by more than a relative {PROPENSITY_RTOL:g}, e.g. {given[first]:.15g} "
+                    f"where the log has {own[first]:.15g}",
+                    rows[logged][off],
+                    table=TABLE,
+                )
+        return InteractionLog(self.frame, self.source_rows, self.unit_starts, cands, rows)
 
     def with_columns(self, **columns: np.ndarray) -> InteractionLog:
         """A copy with extra per-row columns (e.g. target probabilities)."""
@@ -608,29 +610,6 @@ def attach_candidates(
         return log.with_candidates(_positioned(table, log))
     except RowError as exc:
         raise in_users_words(exc, log_path, log_mapping, path, mapping) from None
-
-
-def check_logged_propensities(log: InteractionLog) -> None:
-    """The candidate propensity of each slot's logged item is the log's, within a relative
-    :data:`PROPENSITY_RTOL`; else a ColumnError naming the candidate rows that differ."""
-    if "propensity" not in log.frame:
-        return
-    cands = log.candidates
-    slot = cands["slot"].to_numpy()
-    logged = cands["item"].to_numpy() == log.frame["item"].to_numpy()[slot]
-    given = cands["propensity"].to_numpy()[logged]
-    own = log.frame["propensity"].to_numpy()[slot[logged]]
-    off = np.abs(given - own) > PROPENSITY_RTOL * own
-    if off.any():
-        first = np.argmax(off)
-        raise ColumnError(
-            "propensity",
-            "the logged item's candidate propensity differs from the log's propensity by more "
-            f"than a relative {PROPENSITY_RTOL:g}, e.g. {given[first]:.15g} where the log has "
-            f"{own[first]:.15g}",
-            log.candidate_source_rows[logged][off],
-            table=TABLE,
-        )
 
 
 def _positioned(table: pd.DataFrame, log: InteractionLog) -> pd.DataFrame:

@@ -42,14 +42,6 @@ def target_of(path: str | Path) -> Path:
     return Path(os.path.realpath(path))
 
 
-def nearest_existing(path: Path) -> Path:
-    """``path`` or its closest ancestor that exists."""
-    path = Path(os.path.abspath(path))
-    while not path.exists() and path != path.parent:
-        path = path.parent
-    return path
-
-
 def check_destination(
     path: str | Path, *, option: str = "--out", force: bool = False, inputs: Sequence = ()
 ) -> Path:
@@ -82,9 +74,11 @@ def check_destination(
 
 
 def _check_parent(path: Path, target: Path, option: str) -> None:
-    """An OffevalError unless a temporary place can be made beside ``target`` (read-only
-    mounts pass os.access: a folder is created there and removed)."""
-    base = nearest_existing(target.parent)
+    """An OffevalError unless a temporary place can be made beside ``target``, in its closest
+    existing ancestor (read-only mounts pass os.access: a folder is created there and removed)."""
+    base = Path(os.path.abspath(target.parent))
+    while not base.exists() and base != base.parent:
+        base = base.parent
     if not base.is_dir():
         raise OffevalError(f"{option} {path}: {base} is a file, not a folder")
     try:
@@ -137,9 +131,6 @@ class _Staged:
 
     def _recheck(self) -> None:
         """Check the destination again just before writing (nothing by default)."""
-
-    def _committed(self) -> None:
-        """Say what the commit did (nothing by default)."""
 
     def _make(self, parent: Path, prefix: str) -> Path:
         raise NotImplementedError

@@ -20,12 +20,8 @@ _MARKDOWN_SPECIAL = re.compile(r"[\\`*\[\]<>|&~#!$]|(?<![A-Za-z0-9])_|_(?![A-Za-
 
 
 def markdown_escape(text: object) -> str:
-    """``text`` as literal Markdown: special characters backslash-escaped, lines joined.
-
-    User text (policy names, estimator labels, column names) goes through
-    this before it enters a Markdown document, so that ``<script>`` shows as
-    written and ``a|b`` does not split a table cell.
-    """
+    """``text`` as literal Markdown: special characters backslash-escaped, lines joined (so
+    that ``<script>`` shows as written and ``a|b`` does not split a table cell)."""
     flat = " ".join(str(text).splitlines())
     return _MARKDOWN_SPECIAL.sub(lambda m: "\\" + m.group(0), flat)
 
@@ -55,13 +51,9 @@ def markdown_table(
 
 
 def spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:
-    """A copy of ``frame`` whose text cells cannot run as spreadsheet formulas.
-
-    Text (``str``) that begins with one of :data:`FORMULA_STARTS` gets a
-    leading single quote (OWASP's advice), in the cells, the column names
-    and the index. Numbers are left as numbers, negative ones included:
-    only text is changed.
-    """
+    """A copy of ``frame`` whose text cells cannot run as spreadsheet formulas: text that
+    begins with one of :data:`FORMULA_STARTS` (in cells, column names and the index) gets a
+    leading single quote (OWASP's advice); numbers, negative ones too, are left as they are."""
 
     def safe(value):
         if isinstance(value, tuple):  # a label of a MultiIndex

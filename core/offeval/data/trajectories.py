@@ -1,11 +1,5 @@
-"""Per-trajectory columns: one value per trajectory, checked on every one of its rows.
-
-Some columns describe a whole trajectory (a banner was shuffled, a logging
-ranker's hidden mass): every row of the trajectory must hold the same value.
-Reading the first row's value without looking at the others would silently
-take whatever the first row says; these helpers check the rest and name the
-trajectories and rows that disagree.
-"""
+"""Per-trajectory columns (a banner was shuffled, a logging ranker's hidden mass): one value
+per trajectory, checked on every one of its rows."""
 
 from __future__ import annotations
 
@@ -21,10 +15,9 @@ def per_trajectory(
 ) -> np.ndarray:
     """Each trajectory's value of a per-trajectory column: its first row's, checked on the others.
 
-    ``values`` has one value per row; a trajectory (banner, slate) whose rows
-    hold different values is a :class:`ColumnError` naming its id and the rows
-    that differ from its first row. ``units`` (one true/false per trajectory)
-    limits the check to the trajectories that read the column. NaN equals NaN.
+    ``values`` has one value per row; a trajectory whose rows differ is a ColumnError naming
+    it and those rows. ``units`` (one true/false per trajectory) limits the check to the
+    trajectories that read the column. NaN equals NaN.
     """
     sizes = np.diff(np.r_[log.unit_starts, log.n_rows])
     first = values[log.unit_starts]

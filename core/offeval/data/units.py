@@ -1,17 +1,10 @@
-"""A ledger of the units (trajectories) folded so far, so none is counted twice.
+"""A ledger of the units (trajectories) folded so far, so none is counted twice (a
+trajectory split over two chunks is an error naming it).
 
-Chunks may come from anywhere (an iterable of logs, Parquet batches, Dask
-partitions). A trajectory whose rows arrive in two chunks would become two
-units with wrong values and standard errors, so the ledger makes it an error
-naming the trajectory. Ids are compared as the log compares them (4, 4.0 and
-numpy's 4 are one id, "4" another), whatever the dtype of the chunk that
-carries them: integer ids are kept as they are, any other id as a 64-bit hash
-of its value, in sorted runs of geometrically decreasing length (a
-log-structured merge). Each run stores its keys as intervals of consecutive
-values, so the usual trajectory ids 0, 1, 2, ... of a large file cost a few
-bytes in all, and scattered ids (hashes) 8 bytes a unit. A chunk of m units is
-checked in O(m log n) time against the n seen so far; ids that arrive in
-order (a sorted file) cost a comparison with the end of each run.
+Ids compare as the log compares them (4, 4.0 and numpy's 4 are one id, "4" another):
+integers are kept, other ids hashed to 64 bits, in sorted runs of geometrically decreasing
+length (a log-structured merge), each stored as intervals of consecutive values (ids 0, 1,
+2, ... cost a few bytes in all). A chunk of m units is checked in O(m log n) time.
 """
 
 from __future__ import annotations
@@ -27,19 +20,14 @@ NAMED = 20
 
 
 def unit_keys(ids: np.ndarray) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Per kind, the keys of the ids of that kind and their positions in ``ids``.
-
-    Integers (and whole floats) are ``"int"`` keys, their own value; anything
-    else is a ``"hash"`` key, a hash of the value as a Python object.
-    """
+    """Per kind, the keys of the ids of that kind and their positions in ``ids``: integers
+    (and whole floats) are ``"int"`` keys, their value; others ``"hash"`` keys."""
     ids = np.asarray(ids)
-    if ids.dtype.kind in "iub":
+    kind = None if ids.dtype.kind in "iubf" else pd.api.types.infer_dtype(ids, skipna=False)
+    if ids.dtype.kind in "iub" or kind == "integer":
         return {"int": (ids.astype(np.int64), np.arange(ids.size))}
-    kind = pd.api.types.infer_dtype(ids, skipna=False)
     if ids.dtype.kind == "f":
         whole = (ids == np.round(ids)) & (np.abs(ids) < 2**62)
-    elif kind == "integer":
-        return {"int": (ids.astype(np.int64), np.arange(ids.size))}
     elif kind in ("string", "bytes"):
         whole = np.zeros(ids.size, dtype=bool)
     else:
@@ -85,11 +73,8 @@ class UnitLedger:
             self._push(kind, run)
 
     def merge(self, other: UnitLedger, how: str = "") -> UnitLedger:
-        """The ledger of both; a unit in both is a SplitUnitError.
-
-        Integer ids are named; other ids are only counted, their hashes kept in
-        the error's ``keys`` so that the caller can look the ids up.
-        """
+        """The ledger of both; a unit in both is a SplitUnitError naming integer ids (others
+        counted, their hashes in the error's ``keys`` for the caller to look up)."""
         out = UnitLedger()
         out._runs = {kind: list(runs) for kind, runs in self._runs.items()}
         for kind, runs in other._runs.items():
@@ -120,11 +105,8 @@ class UnitLedger:
         return seen
 
     def _common(self, kind: str, starts: np.ndarray, ends: np.ndarray) -> tuple[int, np.ndarray]:
-        """How many keys of the intervals are recorded already, and the first NAMED of them.
-
-        Computed from the intervals' overlaps, so naming a clash costs memory in
-        the ids named, not in the length of the intervals.
-        """
+        """How many keys of the intervals are recorded already, and the first NAMED of them
+        (from the overlaps: memory in the ids named, not in the intervals' length)."""
         count, pieces = 0, []
         for low, high in self._runs[kind]:
             first = np.searchsorted(high, starts, side="left")  # recorded intervals ending >= start
