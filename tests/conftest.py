@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from oracles import synthetic_log
 
+import offeval.cli.evaluate_inputs as evaluate_inputs
 import offeval.cli.evaluate_run as evaluate_run
 import offeval.data.files as files_module
 import offeval.data.log as log_module
@@ -51,7 +52,8 @@ def no_reading(monkeypatch):
 
     # each name where it is looked up (a name gone from a module fails here, not silently)
     for module, names in (
-        (evaluate_run, ("columns_of", "stream_parquet")),
+        (evaluate_inputs, ("columns_of",)),
+        (evaluate_run, ("stream_parquet",)),
         (files_module, ("read_table", "columns_of")),
         (log_module, ("read_table", "stream_parquet")),
     ):

@@ -1,31 +1,14 @@
 """``offeval evaluate``: estimate target policies on a user's log file.
 
-Every registered estimator runs from it: the importance-sampling family on
-the log alone; those that sum over the candidates of each slot (DM, DR and
-the other reward-model estimators, pointwise NCIS, Cascade-DR, ...) with a
-candidate table (``--candidates FILE`` and its own ``--candidates-map``, which
-takes the roles ``--map`` maps when the candidate file has those columns; the
-file's columns are described in the README's "The candidate file");
-the reward-model estimators read the model's predictions from a column of
-both files (``--reward-model COLUMN``, default ``reward_model``) or fit one,
-cross-fitted by trajectory (``--fit-reward-model NAME:features=[...]``,
-fitters registered with the hook ``register_reward_models``). For example::
+For example::
 
     offeval evaluate log.csv --candidates cands.csv --policy new=pi_new \
         --estimator dr --estimator sndr
 
-A user mistake gets one line, in the command line's words: options, the
-user's column names, a CSV file's line numbers. ``evaluate`` checks
-everything it can (options, estimator names, output folders, the files'
-headers, columns, baseline) before the long computation. Output folders are
-written whole or not at all (:mod:`offeval.data.output`): each run replaces
-the folder of the run before, and says so. ``--report`` is written by the
-first installed report writer (hook ``register_reports``).
-
 This module declares the command and its arguments and imports nothing numerical, so that
-a mistake in the arguments is answered at once; what the command does once they parse is
-:mod:`offeval.cli.evaluate_run` (imported by ``run``), given the arguments as one checked
-request (:class:`offeval.cli.evaluate_request.EvaluateRequest`).
+a mistake in them is answered at once; the arguments become one checked request
+(:class:`offeval.cli.evaluate_request.EvaluateRequest`), which
+:mod:`offeval.cli.evaluate_run` carries out.
 """
 
 from __future__ import annotations

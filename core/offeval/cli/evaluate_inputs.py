@@ -1,17 +1,17 @@
 """``offeval evaluate``'s request held against what it names: the registry's estimators and
-fitters, and the files' headers (no row read). The request has checked each option alone
-(:mod:`offeval.cli.evaluate_request`); these check that the options and the files agree, and
-answer in the user's words: the option, the file's name, its columns.
-"""
+fitters, and the files' headers (no row read), answered in the user's words: the option, the
+file's name, its columns."""
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from offeval.cli.evaluate_request import EvaluateRequest
 from offeval.data.candidates import CANDIDATE_ROLES
+from offeval.data.files import columns_of
 from offeval.data.keys import COMPOSITE_ROLES
 from offeval.engine.declaration import declaration_of
 from offeval.engine.intervals import checked_methods, chosen_methods, interval_method
@@ -23,6 +23,38 @@ from offeval.specs import parse_spec
 REWARD_PARAMETER = "reward_model"
 #: The column a fitted reward model fills when ``--reward-model`` names none.
 DEFAULT_REWARD_COLUMN = "reward_model"
+
+
+@dataclass(frozen=True)
+class Headers:
+    """The files' headers (no row read), with the mappings completed against them: a
+    ``trajectory=A,B`` read as two columns, the candidate roles ``--map`` serves."""
+
+    mapping: dict
+    columns: list
+    candidates_mapping: dict
+    candidate_columns: list | None = None
+
+    def files(self, request: EvaluateRequest) -> list[tuple[str, list]]:
+        """(file name, header) of the log, and of the candidate file if given."""
+        found = [(Path(request.log).name, self.columns)]
+        if self.candidate_columns is not None:
+            found.append((Path(request.candidates).name, self.candidate_columns))
+        return found
+
+
+def headers(request: EvaluateRequest) -> Headers:
+    """The files' headers, every column the options name checked in them."""
+    columns = columns_of(request.log, request.sep)
+    mapping = composite(request.mapping, columns)
+    check_log_columns(request, mapping, columns)
+    if request.candidates is None:
+        return Headers(mapping, columns, dict(request.candidates_mapping))
+    cand_columns = columns_of(request.candidates, request.sep)
+    cmapping = composite(request.candidates_mapping, cand_columns)
+    cmapping = inherited(cmapping, mapping, cand_columns)
+    check_candidate_columns(request, cmapping, cand_columns)
+    return Headers(mapping, columns, cmapping, cand_columns)
 
 
 def composite(mapping: dict, columns: Sequence) -> dict:
@@ -81,7 +113,7 @@ def check_candidate_columns(request: EvaluateRequest, mapping: dict, columns: li
     policy's column are in the candidate file's header."""
     name = Path(request.candidates).name
     for role, given in mapping.items():
-        for column in given if isinstance(given, list) else [given]:
+        for column in _listed(given):
             if column not in columns:
                 raise OffevalError(
                     f"--candidates-map {role}={','.join(map(str, _listed(given)))}: no column "
@@ -101,16 +133,13 @@ def check_candidate_columns(request: EvaluateRequest, mapping: dict, columns: li
             )
 
 
-def check_reward_column(
-    request: EvaluateRequest, log_columns: list, candidate_columns: list | None
-) -> None:
+def check_reward_column(request: EvaluateRequest, headers: Headers) -> None:
     """``--reward-model``'s column is in the log's header and the candidate file's."""
     column = request.reward_model
-    for path, header in ((request.log, log_columns), (request.candidates, candidate_columns)):
-        if header is not None and column not in header:
+    for name, header in headers.files(request):
+        if column not in header:
             raise OffevalError(
-                f"--reward-model {column}: no column {column!r} in {Path(path).name}"
-                + _close(column, header)
+                f"--reward-model {column}: no column {column!r} in {name}" + _close(column, header)
             )
 
 
@@ -138,12 +167,31 @@ def build_estimator(registry: Registry, spec: str, column: str | None):
     return registry.create("estimator", name, **params)
 
 
+def named_estimators(registry: Registry, request: EvaluateRequest) -> list:
+    """The estimators ``--estimator`` names, built (a mistyped name is refused before any file
+    is read), and ``--interval``'s labels and methods checked against them."""
+    named = [build_estimator(registry, spec, request.reward_model) for spec in request.estimators]
+    if named:
+        check_intervals(request, named)
+    return named
+
+
+def check_reward_models(
+    request: EvaluateRequest, headers: Headers, fitter, named: list
+) -> str | None:
+    """What the reward model and the named estimators need from the files' headers; the
+    column the fitted model fills (None without ``--fit-reward-model``)."""
+    fitted = None
+    if fitter is not None:
+        fitted = check_fit_columns(request, fitter, headers)
+    elif request.reward_model is not None:
+        check_reward_column(request, headers)
+    check_named_estimators(request, named, headers, fitted)
+    return fitted
+
+
 def check_named_estimators(
-    request: EvaluateRequest,
-    estimators: Sequence,
-    log_columns: list,
-    candidate_columns: list | None,
-    fitted: str | None,
+    request: EvaluateRequest, estimators: Sequence, headers: Headers, fitted: str | None
 ) -> None:
     """What the estimators named with ``--estimator`` need from the files, checked in
     their headers: the candidate table, and the reward model's column in both files
@@ -159,14 +207,11 @@ def check_named_estimators(
         column = estimator.get_params().get(REWARD_PARAMETER)
         if not isinstance(column, str) or column == fitted:
             continue
-        files = [(request.log, log_columns)]
-        if candidate_columns is not None:
-            files.append((request.candidates, candidate_columns))
-        for path, columns in files:
+        for name, columns in headers.files(request):
             if column not in columns:
                 raise OffevalError(
                     f"--estimator {spec}: reads the reward model's predictions from column "
-                    f"{column!r}, which {Path(path).name} lacks: add it to both files, name "
+                    f"{column!r}, which {name} lacks: add it to both files, name "
                     "yours with --reward-model COLUMN, or fit one with --fit-reward-model SPEC"
                     + did_you_mean(column, columns)
                 )
@@ -187,26 +232,20 @@ def reward_fitter(registry: Registry, spec: str | None):
         raise OffevalError(f"--fit-reward-model {spec}: {exc}") from None
 
 
-def check_fit_columns(
-    request: EvaluateRequest,
-    fitter,
-    mapping: dict,
-    log_columns: list,
-    candidate_columns: list | None,
-) -> str:
+def check_fit_columns(request: EvaluateRequest, fitter, headers: Headers) -> str:
     """The column the fitted model fills (``--reward-model``, else the default), which
     neither file may hold; the columns the fitter reads (its ``columns``) in the log's
     header, a mapped one named by its role."""
     column = request.reward_model or DEFAULT_REWARD_COLUMN
-    for path, columns in ((request.log, log_columns), (request.candidates, candidate_columns)):
-        if columns is not None and column in columns:
+    for name, columns in headers.files(request):
+        if column in columns:
             raise OffevalError(
-                f"--fit-reward-model: {Path(path).name} already has a column {column!r}: "
+                f"--fit-reward-model: {name} already has a column {column!r}: "
                 "name the fitted model's column with --reward-model NEW, or drop "
                 "--fit-reward-model to use the one given"
             )
-    roles = {c: role for role, c in mapping.items() if isinstance(c, str)}
-    known = set(log_columns) - set(roles) | {r for r in ("item", "position", "context")}
+    roles = {c: role for role, c in headers.mapping.items() if isinstance(c, str)}
+    known = set(headers.columns) - set(roles) | {"item", "position", "context"}
     known |= set(roles.values())
     for name in getattr(fitter, "columns", ()):
         if name in roles and name != roles[name]:
@@ -217,7 +256,7 @@ def check_fit_columns(
         if name not in known:
             raise OffevalError(
                 f"--fit-reward-model {request.fit_reward_model}: no column {name!r} in "
-                f"{Path(request.log).name}" + _close(name, log_columns)
+                f"{Path(request.log).name}" + _close(name, headers.columns)
             )
     return column
 
@@ -225,15 +264,9 @@ def check_fit_columns(
 def interval_choice(
     interval: str | Mapping[str, str] | None, estimators: Sequence
 ) -> str | Mapping[str, str] | None:
-    """What ``evaluate``'s ``interval`` gets from the request's ``--interval`` (None: each
-    estimator's own), which the engine checks against the estimators (in the option's words
-    at the command line).
-
-    One method applies to every estimator that offers it (a betting interval
-    needs an estimator that declares its betting columns; the others keep
-    theirs, and the printed table says each interval's method); LABEL=METHOD
-    pairs choose by estimator label or name.
-    """
+    """What ``evaluate``'s ``interval`` gets from ``--interval``: None (each estimator's own),
+    LABEL=METHOD pairs as given, or one method for every estimator that offers it (the others
+    keep theirs); an error if none offers it."""
     if not isinstance(interval, str):
         return interval
     declared = [declaration_of(e) for e in estimators]
@@ -250,8 +283,8 @@ def interval_choice(
 
 
 def check_intervals(request: EvaluateRequest, estimators: Sequence) -> None:
-    """The engine's check of ``--interval`` and ``--reward-range`` against the estimators
-    named with ``--estimator``, made before any row is read."""
+    """The engine's check of ``--interval`` and ``--reward-range`` against the named
+    estimators, before any row is read."""
     declared = [declaration_of(e) for e in estimators]
     chosen = interval_choice(request.interval, estimators)
     checked_methods(declared, chosen_methods(declared, chosen), request.reward_range)

@@ -1,11 +1,7 @@
-"""``offeval evaluate``'s request: its arguments, read and checked once, where they are read.
+"""``offeval evaluate``'s request: its arguments read and checked once, in one frozen object.
 
-:meth:`EvaluateRequest.from_args` turns the parsed command line into one frozen
-object. Each option is checked there, once, with one message in the command
-line's words; whatever runs afterwards (:mod:`offeval.cli.evaluate_run`, the
-engine) trusts it. What needs more than the arguments, the registry's estimators
-and fitters or the files' headers, is checked against the request by
-:mod:`offeval.cli.evaluate_inputs`, before any row is read.
+Whatever runs afterwards trusts it; what needs more than the arguments (the registry, the
+files' headers) is checked against it by :mod:`offeval.cli.evaluate_inputs`.
 """
 
 from __future__ import annotations
@@ -76,13 +72,9 @@ class Target:
 class EvaluateRequest:
     """What ``offeval evaluate`` is asked to do, every option checked.
 
-    ``mapping`` and ``candidates_mapping`` are role -> column as typed (their
-    roles checked; ``trajectory=A,B`` is read against the file's header later).
-    ``estimators`` are the specs named (empty: every registered estimator that
-    runs). ``correction`` is None for ``none``. ``interval`` is None (each
-    estimator's own), one method for every estimator, or label -> method.
-    ``reward_range`` holds the checked bounds; ``progress`` is the progress
-    bars' setting (off with ``--quiet``); ``argv`` the command line as typed.
+    ``mapping`` and ``candidates_mapping``: role -> column as typed. ``estimators``: the
+    specs named (empty: every registered one that runs). ``correction``: None for ``none``.
+    ``interval``: None (each estimator's own), one method for all, or label -> method.
     """
 
     log: str
@@ -111,8 +103,8 @@ class EvaluateRequest:
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> EvaluateRequest:
-        """The request of a parsed command line (:class:`offeval.cli.evaluate.EvaluateCommand`'s
-        arguments), each option checked in the order the command has always answered them."""
+        """The request of a parsed command line, each option checked (in the order the
+        command has always answered them)."""
         level = check_level(args.level)
         correction = _correction(args.correction)
         interval = _interval(args.interval)
@@ -132,7 +124,11 @@ class EvaluateRequest:
         mapping = _mapping(args.map)
         candidates_mapping = _candidates_mapping(args.candidates_map, args.candidates, args.stream)
         targets = _targets(args.policy, args.rerank, args.baseline)
-        _check_reward_model(args.reward_model)
+        if args.reward_model is not None and args.reward_model in {"", *RESERVED_COLUMNS}:
+            raise OffevalError(
+                f"--reward-model {args.reward_model}: names a column of a role of the log; give "
+                "the column of the model's predicted rewards"
+            )
         if args.fit_reward_model is not None and args.stream:
             raise OffevalError(
                 f"--fit-reward-model {args.fit_reward_model}: fitting cross-fits on every row, "
@@ -177,8 +173,7 @@ class EvaluateRequest:
 
 
 def _correction(given: str) -> str | None:
-    """``--correction``: one of :data:`~offeval.stats.corrections.CORRECTIONS`, or None for
-    ``none``."""
+    """``--correction``: one of :data:`CORRECTIONS`, or None for ``none``."""
     if given == "none":
         return None
     if given not in CORRECTIONS:
@@ -266,15 +261,6 @@ def _targets(
             + did_you_mean(baseline, names)
         )
     return targets
-
-
-def _check_reward_model(column: str | None) -> None:
-    """``--reward-model``: a column of predictions, not one the log reserves for a role."""
-    if column is not None and (not column or column in RESERVED_COLUMNS):
-        raise OffevalError(
-            f"--reward-model {column}: names a column of a role of the log; give "
-            "the column of the model's predicted rewards"
-        )
 
 
 def _check_folders(out: str | None, report: str | None) -> None:

@@ -1,7 +1,5 @@
-"""What ``offeval evaluate`` does with its request (:mod:`offeval.cli.evaluate_request`,
-every option checked): what the request names is checked against the registry and the files'
-headers before the long computation, then the evaluation, its table, and the files and
-report asked for."""
+"""What ``offeval evaluate`` does with its checked request: what it names checked against the
+registry and the files' headers, then the evaluation, its table, its files and report."""
 
 from __future__ import annotations
 
@@ -16,7 +14,6 @@ import pandas as pd
 from offeval.cli import evaluate_inputs as inputs
 from offeval.cli.evaluate_request import EvaluateRequest
 from offeval.data.candidates import in_users_words, read_candidates
-from offeval.data.files import columns_of
 from offeval.data.log import InteractionLog, attach_candidates, stream_parquet
 from offeval.data.output import OutputFolder
 from offeval.data.policy import Policy
@@ -44,13 +41,12 @@ def run_evaluate(request: EvaluateRequest) -> int:
     """Check what the request names, evaluate, print the table, write the files."""
     registry = get_registry()
     fitter = inputs.reward_fitter(registry, request.fit_reward_model)
-    named = _named_estimators(registry, request)
+    named = inputs.named_estimators(registry, request)
     out, report = _folders(registry, request)
-    headers = _headers(request)
-    fitted = _check_reward_models(request, headers, fitter, named)
-    words = _words(request, headers)
+    headers = inputs.headers(request)
+    fitted = inputs.check_reward_models(request, headers, fitter, named)
     policies = [target.policy(registry) for target in request.targets]
-    with _users_words(words):
+    with _users_words(request, headers) as words:
         log, batch = _read(request, headers)
         if fitter is not None:
             log = batch = fitter.fit(log).attach(log, fitted)
@@ -64,21 +60,9 @@ def run_evaluate(request: EvaluateRequest) -> int:
 
 
 @dataclass(frozen=True)
-class _Headers:
-    """The files' headers (no row read), with the mappings completed against them: a
-    ``trajectory=A,B`` read as two columns, the candidate roles ``--map`` serves."""
-
-    mapping: dict
-    columns: list
-    candidates_mapping: dict
-    candidate_columns: list | None = None
-
-
-@dataclass(frozen=True)
 class _Outcome:
-    """What the evaluation gives to print and to write: its table (relative to the baseline
-    with ``--baseline``), each estimator's summary, the plugins' sections and their context,
-    and the estimators skipped (why)."""
+    """What the evaluation gives to print and to write: its table (with ``--baseline``, the
+    relative values too), summaries, the plugins' sections, the estimators skipped (why)."""
 
     evaluation: Evaluation
     table: pd.DataFrame
@@ -86,17 +70,6 @@ class _Outcome:
     context: ReportContext
     sections: list
     skipped: dict[str, str]
-
-
-def _named_estimators(registry: Registry, request: EvaluateRequest) -> list:
-    """The estimators ``--estimator`` names, built (a mistyped name is refused before any file
-    is read), and ``--interval``'s labels and methods checked against them."""
-    named = [
-        inputs.build_estimator(registry, spec, request.reward_model) for spec in request.estimators
-    ]
-    if named:
-        inputs.check_intervals(request, named)
-    return named
 
 
 def _folders(
@@ -115,43 +88,18 @@ def _folders(
         if Path(request.out).resolve() == Path(request.report).resolve():
             report = out
     if report is not None and not registry.components("report"):
-        raise OffevalError(f"--report {request.report}: {_no_report_writer()}")
+        note = allow_list_note()
+        why = (
+            "no report writer is installed (a plugin registers one with the hook "
+            "register_reports; offeval plugins lists what is installed)"
+            if note is None
+            else f"no report writer is loaded ({note}; offeval plugins lists what is loaded)"
+        )
+        raise OffevalError(f"--report {request.report}: {why}")
     return out, report
 
 
-def _headers(request: EvaluateRequest) -> _Headers:
-    """The files' headers, every column the options name checked in them."""
-    columns = columns_of(request.log, request.sep)
-    mapping = inputs.composite(request.mapping, columns)
-    inputs.check_log_columns(request, mapping, columns)
-    if request.candidates is None:
-        return _Headers(mapping, columns, dict(request.candidates_mapping))
-    cand_columns = columns_of(request.candidates, request.sep)
-    cmapping = inputs.composite(request.candidates_mapping, cand_columns)
-    cmapping = inputs.inherited(cmapping, mapping, cand_columns)
-    inputs.check_candidate_columns(request, cmapping, cand_columns)
-    return _Headers(mapping, columns, cmapping, cand_columns)
-
-
-def _check_reward_models(
-    request: EvaluateRequest, headers: _Headers, fitter, named: list
-) -> str | None:
-    """What the reward model and the named estimators need from the files' headers; the
-    column the fitted model fills (None without ``--fit-reward-model``)."""
-    fitted = None
-    if fitter is not None:
-        fitted = inputs.check_fit_columns(
-            request, fitter, headers.mapping, headers.columns, headers.candidate_columns
-        )
-    elif request.reward_model is not None:
-        inputs.check_reward_column(request, headers.columns, headers.candidate_columns)
-    inputs.check_named_estimators(
-        request, named, headers.columns, headers.candidate_columns, fitted
-    )
-    return fitted
-
-
-def _read(request: EvaluateRequest, headers: _Headers):
+def _read(request: EvaluateRequest, headers: inputs.Headers):
     """The log (streamed: its batches) with its candidate table, and a first chunk of it
     to try the estimators on."""
     mapping, cmapping = headers.mapping, headers.candidates_mapping
@@ -176,9 +124,12 @@ def _read(request: EvaluateRequest, headers: _Headers):
     return log, log
 
 
-def _words(request: EvaluateRequest, headers: _Headers):
-    """An error about rows and columns in the user's words: the column names and lines of
-    the file it is about (the log, or the candidate file)."""
+@contextmanager
+def _users_words(
+    request: EvaluateRequest, headers: inputs.Headers
+) -> Iterator[Callable[[OffevalError], OffevalError]]:
+    """Within the block, errors about rows and columns are raised in the user's words (the
+    column names and lines of the file they are about); yields that translation."""
 
     def words(exc: OffevalError) -> OffevalError:
         if not isinstance(exc, RowError):
@@ -187,14 +138,8 @@ def _words(request: EvaluateRequest, headers: _Headers):
             exc, request.log, headers.mapping, request.candidates, headers.candidates_mapping
         )
 
-    return words
-
-
-@contextmanager
-def _users_words(words: Callable[[OffevalError], OffevalError]) -> Iterator[None]:
-    """Within the block, errors about rows and columns are raised in the user's words."""
     try:
-        yield
+        yield words
     except RowError as exc:
         named = words(exc)
         if named is exc:
@@ -210,16 +155,10 @@ def _usable(
     words: Callable[[OffevalError], OffevalError],
     column: str | None = None,
 ) -> tuple[list, dict[str, str]]:
-    """The estimators to run, each tried on a small chunk of the log first
-    (:func:`offeval.engine.evaluation.probe`, which queries the policies first), and those
-    skipped (why).
-
-    Named estimators must run (an error otherwise, in the user's ``words``);
-    by default every registered estimator runs at its defaults (an alias's
-    original only), and those that cannot run on this log and these policies
-    are skipped, with a note (and in ``--out`` and
-    ``--report``). ``column``: the reward model's column (``--reward-model``).
-    """
+    """The estimators to run, each tried on a small chunk of the log first (:func:`probe`),
+    and those skipped (why): named ones must run (an error otherwise, in the user's
+    ``words``); by default every registered estimator (an alias's original only) runs, or is
+    skipped with a note. ``column``: the reward model's column."""
     chosen = specs or registry.distinct("estimator")
     estimators = [inputs.build_estimator(registry, spec, column) for spec in chosen]
     usable, skipped = [], {}
@@ -245,7 +184,7 @@ def _usable(
 
 def _evaluated(
     request: EvaluateRequest,
-    headers: _Headers,
+    headers: inputs.Headers,
     log,
     policies: list[Policy],
     estimators: list,
@@ -336,8 +275,10 @@ def _write(
         with folder as tmp:
             if folder is out:
                 files = _write_tables(out, tmp, request, outcome)
+                held = [f"{n} holds {label}" for label, n in files.items() if n in out.numbered]
+                numbered = f" ({'; '.join(held)})" if held else ""
                 pairs = (
-                    f"one pairs_*.csv per estimator{_numbered(files, out)}, "
+                    f"one pairs_*.csv per estimator{numbered}, "
                     if len(request.targets) > 1
                     else "no pairs_*.csv (paired comparisons need two or more policies), "
                 )
@@ -355,16 +296,10 @@ def _write(
 def _write_tables(
     folder: OutputFolder, out: Path, request: EvaluateRequest, outcome: _Outcome
 ) -> dict[str, str]:
-    """evaluate --out: estimates.csv, pairs_*.csv (of two or more policies), summaries.json
-    sections.md, and skipped_estimators.csv (what a default run could not run, and why);
-    the pairs files' names by estimator label.
-
-    ``out`` is ``folder``'s temporary folder. CSV text cells are spreadsheet-safe;
-    ``ess_unit`` says what ``diag_ess`` counts; with ``--baseline``, each pairs file's
-    ``relative_to`` names it. Each estimator gets a pairs file of its own, named by
-    :meth:`~offeval.data.output.OutputFolder.file_name`: two labels that read the same
-    in a file name (``dm(reward_model=q.hat)``, ``dm(reward_model=q_hat)``) never share one.
-    """
+    """evaluate --out into ``out``, ``folder``'s temporary folder: estimates.csv (``ess_unit``
+    says what ``diag_ess`` counts), a pairs file per estimator (of two or more policies,
+    named by :meth:`OutputFolder.file_name`, so that no two labels share one),
+    summaries.json, sections.md and skipped_estimators.csv; the pairs files' names by label."""
     evaluation, table = outcome.evaluation, outcome.table
     if "diag_ess" in table:
         at = table.columns.get_loc("diag_ess") + 1
@@ -387,24 +322,6 @@ def _write_tables(
     doc.sections(outcome.sections, out)
     (out / "sections.md").write_text(doc.markdown())
     return files
-
-
-def _numbered(files: dict[str, str], folder: OutputFolder) -> str:
-    """``" (pairs_x_2.csv holds x(a=b))"``: which estimator a numbered pairs file holds
-    (its name read as another's), or ``""``."""
-    held = [f"{name} holds {label}" for label, name in files.items() if name in folder.numbered]
-    return f" ({'; '.join(held)})" if held else ""
-
-
-def _no_report_writer() -> str:
-    """Why no report writer is there: none installed, or the plugins' allow-list left it out."""
-    note = allow_list_note()
-    if note is None:
-        return (
-            "no report writer is installed (a plugin registers one with the hook "
-            "register_reports; offeval plugins lists what is installed)"
-        )
-    return f"no report writer is loaded ({note}; offeval plugins lists what is loaded)"
 
 
 def _write_report(

@@ -43,8 +43,7 @@ def force_option(parser: argparse.ArgumentParser) -> None:
 def at_least(low: int) -> Callable[[str], int]:
     """An argparse ``type``: the text of a whole number >= ``low``, as an ``int``.
 
-    Its messages (``'x' is not a whole number``, ``0 is not >= 1``) are raised
-    as :class:`argparse.ArgumentTypeError`, which argparse prefixes with the option.
+    Its messages are :class:`argparse.ArgumentTypeError`, which argparse prefixes with the option.
     """
 
     def whole(text: str) -> int:

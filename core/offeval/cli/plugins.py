@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from offeval.errors import OffevalError, did_you_mean
-from offeval.registry.manager import Component, Registry, get_registry
+from offeval.registry.manager import Component, get_registry
 
 
 class PluginsCommand:
@@ -37,27 +37,19 @@ class PluginsCommand:
         return _plugins(self.core_commands, args.kind, args.name)
 
 
-def _listed(registry: Registry, core_commands: Mapping[str, type]) -> list[Component]:
-    """Every component by kind, then name: the core's commands among the plugins' commands."""
-    core = [Component("command", name, cls, "offeval") for name, cls in core_commands.items()]
-    kinds = list(registry.kinds)
-    return sorted([*registry.components(), *core], key=lambda c: (kinds.index(c.kind), c.name))
-
-
 def _plugins(core_commands: Mapping[str, type], kind: str | None, name: str | None) -> int:
-    """Print what is registered (the components of ``kind`` whose name holds ``name``, when
-    given, without the plugins' and hooks' lines) and what failed."""
+    """Print what is registered, by kind then name (given ``kind`` or ``name``, the matching
+    components only), and what failed."""
     registry = get_registry()
     if kind is not None and kind not in registry.kinds:
         raise OffevalError(
             f"no kind {kind!r}{did_you_mean(kind, registry.kinds)}; the kinds: "
             + ", ".join(registry.kinds)
         )
-    listed = [
-        comp
-        for comp in _listed(registry, core_commands)
-        if kind in (None, comp.kind) and (name is None or name in comp.name)
-    ]
+    core = [Component("command", name, cls, "offeval") for name, cls in core_commands.items()]
+    kinds = list(registry.kinds)
+    every = sorted([*registry.components(), *core], key=lambda c: (kinds.index(c.kind), c.name))
+    listed = [c for c in every if kind in (None, c.kind) and (name is None or name in c.name)]
     if name is not None and not listed:
         raise OffevalError(
             f"--name {name}: no component's name holds {name!r}"

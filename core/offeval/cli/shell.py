@@ -1,13 +1,8 @@
 """The ``offeval`` command line: the core's commands and every plugin's.
 
-A user mistake gets one line on stderr and a non-zero exit, never a
-traceback (``--debug`` shows it). The core's commands (``evaluate``,
-``plugins``) keep their names; plugins add theirs through the hook
-``register_commands``.
-
-Start-up stays quick: a command registered as a :class:`Deferred` (the core's
-and the built-in plugins' are) is imported only when it runs or shows its
-own help; ``offeval --help`` reads their one-line helps from the references.
+A user mistake gets one line on stderr and a non-zero exit, never a traceback (``--debug``
+shows it). A command registered as a :class:`Deferred` is imported only when it runs or
+shows its own help, so ``offeval --help`` reads the one-line helps from the references.
 """
 
 from __future__ import annotations
@@ -69,7 +64,7 @@ CORE_COMMANDS = _CoreCommands(_CORE)
 
 
 class _Shell(Parser):
-    """The ``offeval`` parser: an unknown command may be a plugin's that the allow-list left out."""
+    """The ``offeval`` parser: an unknown command may be a plugin's the allow-list left out."""
 
     def error(self, message: str) -> NoReturn:
         """Raise the usage error; after an unknown command, name ``OFFEVAL_PLUGINS`` when set and
@@ -83,9 +78,8 @@ class _Shell(Parser):
 
 
 class _CommandParser(Parser):
-    """A sub-command's parser; one of a :class:`Deferred` command not yet needed is filled
-    with its arguments when it is first asked to parse (:func:`build_parser` fills the one
-    its command line names beforehand)."""
+    """A sub-command's parser; a :class:`Deferred` command's is filled with its arguments
+    when first asked to parse (:func:`build_parser` fills the one its command line names)."""
 
     fill: Callable[[_CommandParser], None] | None = None
 
@@ -133,11 +127,9 @@ def command_named(argv: Sequence[str]) -> str | None:
 def build_parser(registry: Registry | None = None, argv: Sequence[str] | None = None) -> Parser:
     """The argument parser of every sub-command, the plugins' commands included.
 
-    A plugin command that cannot be built is left out and recorded among the
-    registry's failures (``offeval plugins`` lists them). Given ``argv``, the
-    command line to be parsed, only the command it names is built among those
-    registered as a :class:`Deferred`; the others are listed with their
-    one-line help and built only if asked to parse.
+    A plugin command that cannot be built is left out, recorded among the registry's
+    failures. Given ``argv``, the command line to parse, of the :class:`Deferred` commands
+    only the one it names is built; the others show their help and are built if asked to parse.
     """
     registry = registry or get_registry()
     running = command_named(argv) if argv is not None else None
@@ -183,11 +175,7 @@ def build_parser(registry: Registry | None = None, argv: Sequence[str] | None = 
 @contextmanager
 def _one_line_warnings() -> Iterator[None]:
     """Within the block, an OffevalWarning shown on stderr is one line, ``offeval: warning:
-    <message>`` (no file, line number or source line); other warnings as Python shows them.
-
-    Only the formatting changes: which warnings are shown (filters) and whoever
-    records them (``warnings.catch_warnings(record=True)``) are left alone.
-    """
+    <message>``; other warnings as Python shows them (only the formatting changes)."""
     python = warnings.formatwarning
 
     def formatted(message, category, filename, lineno, line=None) -> str:
@@ -205,9 +193,8 @@ def _one_line_warnings() -> Iterator[None]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``offeval`` command: 0 on success, 2 on a user mistake.
 
-    Run as the program (no ``argv``: the command line is ``sys.argv``), it ends the
-    process itself once the command is done (:func:`_exit`); given ``argv`` (a test, a
-    caller in Python), it returns the status.
+    Without ``argv`` (the program: ``sys.argv``) it ends the process itself (:func:`_exit`);
+    given ``argv`` (a test, a caller in Python) it returns the status.
     """
     code = _run(sys.argv[1:] if argv is None else argv)
     if argv is None:
@@ -219,11 +206,9 @@ def _exit(code: int) -> int:
     """End the process with ``code``, the output flushed, if pyarrow was loaded (else
     return ``code``, for the interpreter's usual exit).
 
-    pyarrow's thread pools sometimes abort the interpreter's shutdown after a correct
-    run ("terminate called without an active exception", exit status 134, about one run
-    in 900: apache/arrow#34314); ``os._exit`` skips that shutdown, so the status is the
-    command's own. Nothing is left for it to do: output folders are committed, worker
-    processes joined, within the command.
+    pyarrow's thread pools sometimes abort the shutdown after a correct run (exit status 134,
+    about one run in 900: apache/arrow#34314); ``os._exit`` skips it (the command has
+    committed its folders and joined its workers already).
     """
     if "pyarrow" not in sys.modules:
         return code
