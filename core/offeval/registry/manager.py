@@ -28,8 +28,6 @@ from offeval.specs import parse_spec
 ENTRY_POINT_GROUP = "offeval"
 #: Comma-separated entry-point names; when set, only these plugins load.
 ALLOW_ENV = "OFFEVAL_PLUGINS"
-#: How a hook implementation that matches no specification is reported.
-UNMATCHED = "implements a hook that no plugin specifies"
 #: The attribute of a plugin (module or object) naming the plugins it builds on.
 REQUIRES = "REQUIRES"
 
@@ -171,9 +169,9 @@ class Registry:
     def failures(self) -> list[PluginFailure]:
         """Plugins (or registrations) that failed, and why; last, each implementation of a
         hook that nobody specifies (a misspelled name: pluggy's ``check_pending``)."""
-        self.load()._collect_all()
-        return self._failures + [
-            PluginFailure(impl.plugin_name, hook, f"{UNMATCHED} (`offeval plugins` lists hooks)")
+        why = "implements a hook that no plugin specifies (`offeval plugins` lists hooks)"
+        return self.load()._collect_all()._failures + [
+            PluginFailure(impl.plugin_name, hook, why)
             for hook, caller in sorted(vars(self._pm.hook).items())
             if not caller.has_spec()
             for impl in caller.get_hookimpls()
@@ -427,9 +425,8 @@ class Registry:
             try:
                 return factory(**params)
             except TypeError as exc:
-                raise RegistryError(
-                    f"cannot configure {kind} {name!r} with {params}: {exc}"
-                ) from None
+                why = f"cannot configure {kind} {name!r} with {params}: {exc}"
+                raise RegistryError(why) from None
 
     def create_from_spec(self, kind: str, spec: str) -> Any:
         """Build from a spec string such as ``"name:cap=100,normalised=true"``."""
