@@ -167,12 +167,11 @@ class Accumulator:
             part.add(chunk)
 
     def unit_block(self, log: InteractionLog) -> tuple[np.ndarray, np.ndarray]:
-        """Column sums of one chunk over its distinct columns; tallies and exclusions recorded.
+        """The (n_units, u) block of one chunk's distinct columns summed per unit, and each
+        global column's index in it (-1: absent, all zero); tallies and exclusions recorded.
 
-        Returns the (n_units, u) block of distinct columns and, for each of the k global
-        columns, its index in the block (-1: absent, all zero). Memory holds one policy's
-        row columns at a time; the same array given twice (a cap that never binds) is
-        summed and cross-multiplied once.
+        Memory holds one policy's row columns at a time; the same array given twice (a cap
+        that never binds) is summed and cross-multiplied once.
         """
         block = _ChunkBlock(log, self)
         for p, policy in enumerate(self.policies):

@@ -207,12 +207,9 @@ def _weights(view: PolicyView) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Shared:
-    """A column defined by a computation, shared by every estimator that asks for it.
-
-    ``function(view, *args)`` returns one value per log row, computed once per chunk and
-    policy. With ``policy_free=True`` it is ``function(log, *args)``, stored once for all
-    policies (row counts, for instance).
-    """
+    """A column defined by a computation, shared by every estimator that asks for it:
+    ``function(view, *args)``, one value per log row, computed once per chunk and policy
+    (``policy_free=True``: ``function(log, *args)``, once for all policies)."""
 
     function: Callable[..., np.ndarray]
     args: tuple = ()
@@ -289,8 +286,7 @@ class BaseEstimator:
     """Convenience base: parameters stored as given, a readable label and repr.
 
     Subclasses declare ``name`` and keyword ``__init__`` parameters, each with a default,
-    assigned unchanged to attributes of the same name (validated there). Promises are
-    declared as the :class:`Estimator` protocol says.
+    assigned unchanged to attributes of the same name (validated there).
     """
 
     name: ClassVar[str] = ""

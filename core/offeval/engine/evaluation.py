@@ -39,18 +39,14 @@ def evaluate(
 ) -> Evaluation:
     """Evaluate every policy with every estimator in one pass over the log.
 
-    ``log`` is an :class:`InteractionLog` (processed in chunks of about ``chunk_rows``
-    rows) or any iterable of logs (:func:`offeval.data.log.stream_parquet`); a trajectory
-    in two of them is an error naming it. ``covariances="all"`` also keeps the
-    covariances between estimators (the default, ``"estimator"``, those between
-    policies under one estimator). ``progress`` shows a bar of rows with an ETA (by
-    default in a notebook or a terminal). ``workers > 1`` splits an InteractionLog's
-    trajectories among forked processes (:mod:`offeval.engine.parallel`), each with one
-    BLAS thread. ``interval`` names a registered interval method for all, or a dict one
-    by estimator label or name (None: each estimator's declared one). A betting interval
-    needs the rewards' bounds known before the data: ``reward_range=(low, high)``, or
-    the estimator's declared one; never the sample's. Normal intervals fold nothing but
-    the moments; betting ones keep four numbers per unit of each (policy, estimator).
+    ``log`` is an :class:`InteractionLog` (in chunks of about ``chunk_rows`` rows) or any
+    iterable of logs (:func:`offeval.data.log.stream_parquet`). ``covariances="all"`` also
+    keeps the covariances between estimators. ``progress`` shows a bar of rows (by default
+    in a notebook or a terminal). ``workers > 1`` splits an InteractionLog's trajectories
+    among forked processes (:mod:`offeval.engine.parallel`). ``interval`` names a
+    registered interval method for all, or a dict one by estimator label or name (None:
+    each its declared one); a betting interval needs the rewards' bounds known before the
+    data (``reward_range=(low, high)``, or the estimator's declared one).
     """
     check_level(level)
     workers = check_whole(workers, "workers", low=1, error=OffevalError)
@@ -72,6 +68,7 @@ def evaluate(
             OffevalWarning,
             stacklevel=2,
         )
+        workers = 1
     chunks = bounded_chunks(log, acc, chunk_rows) if whole else log
     total = getattr(log, "n_rows", None)  # rows: a total and an ETA when the size is known
     work = None if total is None else total * len(acc.policies) * len(acc.estimators)
@@ -81,7 +78,7 @@ def evaluate(
         ) as bar,
         one_blas_thread(),
     ):
-        if whole and workers > 1 and fork_available():  # capped, with a warning, by the log's size
+        if workers > 1:  # capped, with a warning, by the log's size
             state = fold_in_workers(
                 log,
                 lambda: acc.with_state(FoldState()),  # the set-up checked once, above

@@ -1,10 +1,5 @@
-"""The fold: log chunks into mergeable state, one driver for every way of running a pass.
-
-A :class:`FoldState` holds no policy and no estimator, so it pickles (workers and Dask
-send it back) and two states over different trajectories merge exactly; a normal-interval
-pass keeps no per-unit state. :meth:`InteractionLog.chunks` is the one chunker and
-:func:`fold` the one driver (in memory, in workers, on Dask, in the bootstrap).
-"""
+"""The fold: log chunks into mergeable state (:class:`FoldState`, of a constant size in a
+normal-interval pass), with one driver (:func:`fold`) for every way of running a pass."""
 
 from __future__ import annotations
 
@@ -39,12 +34,12 @@ SPLIT_ADVICE = (
 
 @dataclass
 class FoldState:
-    """What a pass has folded so far: picklable, and mergeable with another's.
+    """What a pass has folded so far: no policy, no estimator; picklable, and mergeable with
+    the state of a pass over other trajectories.
 
     ``keys``: the global column keys, in the moments' order: ``(p, e, key)`` owned by
     estimator ``e`` on policy ``p``, ``(p, Shared)`` shared per policy, ``(None, Shared)``
-    by all; ``where`` maps each to its index; ``local[p, e]``: the estimator's own keys to
-    global ones. ``intervals``: the fold state of each interval method that keeps one.
+    by all; ``local[p, e]``: the estimator's own keys to global ones.
     """
 
     keys: list[tuple] = field(default_factory=list)

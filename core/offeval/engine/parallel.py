@@ -1,17 +1,13 @@
 """One evaluation on several processes: each folds a share of the trajectories; the results merge.
 
 Forked workers read the log, policies and estimators from the parent's memory and send
-back only their :class:`~offeval.engine.fold.FoldState`; merged, the states give the
-one-process estimates (up to rounding). Where forking is unsafe (Windows, macOS, a
-daemonic worker) or a worker fails, dies, hangs (no heartbeat for :data:`STALL_SECONDS`:
-a slow estimator still beats, one call holding the GIL that long does not, a deadlock
-beside a beating thread goes unseen) or returns columns that cannot be matched, the
-evaluation runs in this process, raising any error as it would. Workers' warnings are
-raised again here, once each; an interrupt kills the workers at once.
+back their :class:`~offeval.engine.fold.FoldState`. Where forking is unsafe (Windows,
+macOS, a daemonic worker) or a worker fails, dies, hangs (no heartbeat for
+:data:`STALL_SECONDS`, as when one call holds the GIL that long) or returns columns that
+cannot be matched, the pass runs in this process, raising any error as it would.
 
-Each process runs with one BLAS thread (:func:`one_blas_thread`): the products are many
-and small, and OpenBLAS' threads slowed the demo's evaluation by 40% on 2 cores (7.0-7.5 s
-against 5.0-5.4 s) and by 4x when two workers each started their own.
+Each process runs with one BLAS thread (:func:`one_blas_thread`): OpenBLAS' threads slowed
+the demo's evaluation by 40% on 2 cores and by 4x when two workers each started their own.
 """
 
 from __future__ import annotations
@@ -178,7 +174,11 @@ def fold_in_workers(
     states = [state for state, _ in parts]
     if any(state.local != states[0].local for state in states[1:]):
         return None  # columns keyed by objects that unpickle unequal: their sums cannot merge
-    _raise_again([caught for _, warned in parts for caught in warned])
+    seen = set()  # the workers' warnings, once each, through this process's filters
+    for message, category, filename, lineno in (c for _, warned in parts for c in warned):
+        if (category, str(message), filename, lineno) not in seen:
+            seen.add((category, str(message), filename, lineno))
+            warnings.warn_explicit(message, category, filename, lineno)
     return reduce(FoldState.merge, states)
 
 
@@ -274,13 +274,3 @@ def _fold_share(bounds: tuple[int, int]):
         return None
     caught = [(w.message, w.category, w.filename, w.lineno) for w in warned]
     return acc.state, caught
-
-
-def _raise_again(caught: list[tuple]) -> None:
-    """The workers' warnings, once each, through this process's filters."""
-    seen = set()
-    for message, category, filename, lineno in caught:
-        key = (category, str(message), filename, lineno)
-        if key not in seen:
-            seen.add(key)
-            warnings.warn_explicit(message, category, filename, lineno)
