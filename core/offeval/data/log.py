@@ -4,7 +4,7 @@ whole or streamed, through :mod:`offeval.data.files`)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
@@ -225,7 +225,8 @@ def _grouped_starts(ids: pd.Series, pos: np.ndarray | None) -> np.ndarray | None
         change = values[1:] != values[:-1]
     except TypeError:  # mixed types that numpy cannot compare
         return None
-    starts = np.flatnonzero(np.r_[True, np.asarray(change, dtype=bool)])
+    new = np.r_[True, np.asarray(change, dtype=bool)]
+    starts = np.flatnonzero(new)
     first = pd.Index(values[starts])  # consecutive groups differ, so ordered means unique
     try:
         ordered = first.is_monotonic_increasing or first.is_monotonic_decreasing
@@ -234,8 +235,7 @@ def _grouped_starts(ids: pd.Series, pos: np.ndarray | None) -> np.ndarray | None
     if not (ordered or first.is_unique):
         return None  # a trajectory comes back later: sort
     if pos is not None:
-        same = ~np.r_[True, np.asarray(change, dtype=bool)]
-        if np.any(same[1:] & (pos[1:] <= pos[:-1])):
+        if np.any(~new[1:] & (pos[1:] <= pos[:-1])):
             return None  # positions out of order (or repeated) within a trajectory
     return starts
 
@@ -510,14 +510,11 @@ class InteractionLog:
                     rows[logged][off],
                     table=TABLE,
                 )
-        return InteractionLog(self.frame, self.source_rows, self.unit_starts, cands, rows)
+        return replace(self, candidates=cands, candidate_source_rows=rows)
 
     def with_columns(self, **columns: np.ndarray) -> InteractionLog:
         """A copy with extra per-row columns (e.g. target probabilities)."""
-        frame = self.frame.assign(**columns)
-        return InteractionLog(
-            frame, self.source_rows, self.unit_starts, self.candidates, self.candidate_source_rows
-        )
+        return replace(self, frame=self.frame.assign(**columns))
 
     def __repr__(self) -> str:
         roles = [r for r in ROLES if r in self.frame]

@@ -91,7 +91,8 @@ def _check_parent(path: Path, target: Path, option: str) -> None:
 
 class _Staged:
     """Written into a temporary place beside the destination, moved into place whole:
-    ``with staged as tmp:`` commits ``tmp`` when the block succeeds, else discards it."""
+    ``with staged as tmp:`` commits ``tmp`` when the block succeeds, else discards it
+    (subclasses define ``_make``, ``_commit``, ``_committed`` and ``_discard``)."""
 
     option: str
     path: Path
@@ -131,15 +132,6 @@ class _Staged:
 
     def _recheck(self) -> None:
         """Check the destination again just before writing (nothing by default)."""
-
-    def _make(self, parent: Path, prefix: str) -> Path:
-        raise NotImplementedError
-
-    def _commit(self, tmp: Path) -> None:
-        raise NotImplementedError
-
-    def _discard(self, tmp: Path) -> None:
-        raise NotImplementedError
 
 
 class OutputFolder(_Staged):
@@ -227,7 +219,11 @@ class OutputFolder(_Staged):
         target = self._target
         for attempt in range(ATTEMPTS):
             if target.is_dir():
-                self._check_ours(target, first=attempt == 0)
+                if attempt and not self.force and _foreign(target):  # appeared since the check
+                    raise OffevalError(
+                        f"{self.option} {self.path}: a folder that offeval did not write appeared "
+                        "there while it ran: choose another folder, or add --force"
+                    )
                 try:
                     os.replace(target, aside / str(attempt))
                 except FileNotFoundError:  # another process moved it aside just now
@@ -245,14 +241,6 @@ class OutputFolder(_Staged):
             f"{self.option} {self.path}: other processes keep writing this folder; "
             "give each run its own folder"
         )
-
-    def _check_ours(self, target: Path, first: bool) -> None:
-        """A folder that appeared since the check is replaced only if offeval wrote it."""
-        if not first and not self.force and _foreign(target):
-            raise OffevalError(
-                f"{self.option} {self.path}: a folder that offeval did not write appeared "
-                "there while it ran: choose another folder, or add --force"
-            )
 
 
 def _put_back(aside: Path, target: Path) -> None:

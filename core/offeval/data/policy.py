@@ -47,10 +47,7 @@ class ColumnPolicy:
         if self.column not in rows:
             raise ColumnError(self.column, f"policy {self.name!r} reads this column; it is absent")
         values = rows[self.column]
-        if values.dtype.kind in "iuf":
-            p = values.to_numpy(dtype=float)
-        else:
-            p = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
+        p = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
         bad = ~((p >= 0) & (p <= 1))
         if bad.any():
             how = "" if values.dtype.kind in "iuf" else decimal_comma_hint(values[bad])
@@ -215,14 +212,13 @@ class TablePolicy:
                 f"probability must name the column of probabilities (not a key column), got "
                 f"probability={plain(probability)!r}"
             )
-        name, probability = str(name), str(probability)  # np.str_ shown as text
+        self.name, probability = str(name), str(probability)  # np.str_ shown as text
         if "item" not in table or probability not in table:
             raise ColumnError(
                 "item" if "item" not in table else probability,
                 "a probability table needs item and probability columns "
                 "(and position, context when the probabilities depend on them)",
             )
-        self.name = name
         self.keys = [k for k in TABLE_KEYS if k in table]
         labels = table.index.to_numpy()
         _check_keys(table, self.keys, labels)
@@ -240,7 +236,7 @@ class TablePolicy:
                 labels[index.duplicated()],
                 table="table rows",
             )
-        _check_sums(table, self.keys, p, name, labels)
+        _check_sums(table, self.keys, p, self.name, labels)
         self._index, self._p = index, p
         self._kinds = {key: (_key_kind(table[key]), _example(table[key])) for key in self.keys}
         self._dense = DenseTable.of(table[self.keys], p)
@@ -276,25 +272,21 @@ class TablePolicy:
         for key in self.keys:
             if key not in rows:
                 raise ColumnError(key, f"policy {self.name!r} looks its probabilities up by this")
-            self._check_kind(key, rows[key])
+            kind, example = self._kinds[key]
+            theirs = _key_kind(rows[key])
+            if kind and theirs and kind != theirs:  # text keys never match numbers
+                raise ColumnError(
+                    key,
+                    f"the table of policy {self.name!r} has {kind} keys (e.g. {example!r}) but "
+                    f"the rows have {theirs} keys (e.g. {_example(rows[key])!r}), which would "
+                    "match nothing: convert one column to the other's type",
+                )
         if self._dense is not None:
             values = [rows[key].to_numpy() for key in self.keys]
             if all(v.dtype.kind in "iu" for v in values):
                 return self._dense.lookup(values)
         at = self._index.get_indexer(pd.MultiIndex.from_frame(rows[self.keys]))
         return np.where(at >= 0, self._p[np.maximum(at, 0)], 0.0)
-
-    def _check_kind(self, key: str, values: pd.Series) -> None:
-        """Text keys never match numbers: a table and rows of different kinds are an error."""
-        kind, example = self._kinds[key]
-        theirs = _key_kind(values)
-        if kind and theirs and kind != theirs:
-            raise ColumnError(
-                key,
-                f"the table of policy {self.name!r} has {kind} keys (e.g. {example!r}) but the "
-                f"rows have {theirs} keys (e.g. {_example(values)!r}), which would match nothing: "
-                "convert one column to the other's type",
-            )
 
     def __repr__(self) -> str:
         return f"TablePolicy({self.name!r}, {len(self._p)} rows by {self.keys})"
