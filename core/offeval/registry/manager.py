@@ -367,8 +367,9 @@ class Registry:
         if self._pm.has_plugin(name):
             raise RegistryError(f"a plugin named {name!r} is already registered")
         self._pm.unblock(name)  # added by name: the allow-list does not apply
-        self._register(plugin, name)
-        self._setup([name])
+        with self.activated():  # pluggy reads the plugin's names: a lazy one is imported
+            self._register(plugin, name)
+            self._setup([name])
         self._collect_all()
 
     def remove_plugin(self, name: str) -> None:
