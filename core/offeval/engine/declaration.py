@@ -102,7 +102,7 @@ def declaration_of(estimator: Any) -> Declaration:
             f"estimator {type(estimator).__name__}: name must be a non-empty string, got {name!r}"
         )
     refuse = _refusal(estimator, name)
-    label = _text(estimator, "label", name, refuse)
+    label = _nonempty(getattr(estimator, "label", name), "label", refuse)
     estimand = check_choice(
         getattr(estimator, "estimand", None), "estimand", (*ESTIMANDS, None), error=refuse
     )
@@ -119,12 +119,13 @@ def declaration_of(estimator: Any) -> Declaration:
         getattr(estimator, "interval", DEFAULT), "interval", interval_names(), error=refuse
     )
     intervals = offered(estimator, refuse)
+    kit = getattr(estimator, "kit_environment", None)
     if interval not in intervals:
         raise refuse(f"interval {interval!r} needs {interval_method(interval).needs}")
     return Declaration(
         name=name,
         label=label,
-        full_label=_text(estimator, "full_label", label, refuse),
+        full_label=_nonempty(getattr(estimator, "full_label", label), "full_label", refuse),
         description=" ".join((type(estimator).__doc__ or "").strip().split("\n\n")[0].split()),
         higher_is_better=check_flag(
             getattr(estimator, "higher_is_better", True), "higher_is_better", error=refuse
@@ -144,9 +145,7 @@ def declaration_of(estimator: Any) -> Declaration:
         value_range=_range(estimator, "value_range", refuse),
         expected_failed_checks=_known_failures(estimator, refuse),
         prepare_kit_log=_callable(estimator, "prepare_kit_log", refuse),
-        kit_environment=None
-        if getattr(estimator, "kit_environment", None) is None
-        else _text(estimator, "kit_environment", "", refuse),
+        kit_environment=None if kit is None else _nonempty(kit, "kit_environment", refuse),
         fitted=_callable(estimator, "fitted", refuse),
     )
 
@@ -161,10 +160,6 @@ def _nonempty(value: Any, attribute: str, refuse: Callable) -> str:
     if not isinstance(value, str) or not value:
         raise refuse(f"{attribute} must be a non-empty string, got {value!r}")
     return value
-
-
-def _text(estimator: Any, attribute: str, default: str, refuse: Callable) -> str:
-    return _nonempty(getattr(estimator, attribute, default), attribute, refuse)
 
 
 def _strings(estimator: Any, attribute: str, default: tuple, refuse: Callable) -> tuple[str, ...]:
