@@ -21,11 +21,10 @@ if TYPE_CHECKING:  # the registry lies below the engine, which looks components 
 class ReportContext:
     """What a report is about: the evaluation's summaries, and what else is known.
 
-    ``summaries`` are by estimator label; ``truth`` holds the policies' exact
-    values where known (the demo), else None; ``log`` and ``policies`` are
-    there when a section may re-evaluate (a sweep over settings, say);
-    ``seed`` seeds any simulation a section runs; ``workers`` processes may
-    share a section's re-evaluation (as they shared the evaluation).
+    ``summaries`` are by estimator label; ``truth`` holds the policies' exact values where
+    known (the demo), else None; ``log`` and ``policies`` are there when a section may
+    re-evaluate (a sweep over settings, say); ``seed`` seeds any simulation a section runs;
+    ``workers`` processes may share a section's re-evaluation, as they shared the evaluation.
     """
 
     summaries: dict[str, EstimatorSummary]
@@ -40,9 +39,9 @@ class ReportContext:
 class ReportSection:
     """A titled part of a report.
 
-    ``text`` is Markdown; ``tables`` and ``figures`` are written next to the
-    report (CSV, PNG) under their names; ``columns`` adds columns to the
-    report's per-estimator summary (indexed by estimator label).
+    ``text`` is Markdown; ``tables`` and ``figures`` are written next to the report (CSV,
+    PNG) under their names; ``columns`` adds columns to the report's per-estimator summary
+    (indexed by estimator label).
     """
 
     title: str
@@ -68,12 +67,11 @@ def report_sections(registry, context: ReportContext) -> list[ReportSection]:
 class EvaluationReport:
     """What a report writer (hook ``register_reports``) is given to report one evaluation.
 
-    ``table`` holds the estimates as printed (with ``relative_*`` columns
-    when a ``baseline`` is given); ``correction`` is the multiple-comparison
-    correction of the paired tests (None: uncorrected); ``log`` and
-    ``policies`` are there when the log was read whole (for the importance
-    weights' histogram), else ``weights_note`` says why not; ``argv`` is the
-    command line that made it; ``skipped`` maps the estimators that could
+    ``table`` holds the estimates as printed (with ``relative_*`` columns when a
+    ``baseline`` is given); ``correction`` is the multiple-comparison correction of the
+    paired tests (None: uncorrected); ``log`` and ``policies`` are there when the log was
+    read whole (for the importance weights' histogram), else ``weights_note`` says why not;
+    ``argv`` is the command line that made it; ``skipped`` maps the estimators that could
     not run to why.
     """
 
