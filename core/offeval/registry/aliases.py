@@ -101,14 +101,12 @@ def _description(alias: Alias, taken: Mapping[str, str], params: Mapping) -> str
     if renamed := [f"{a} is its {o}" for a, o in taken.items() if a != o]:
         words.append(" (" + ", ".join(renamed) + ")")
     for a, value in alias.defaults.items():
-        theirs = params[taken[a]].default
+        theirs, said = params[taken[a]].default, f"; {a} defaults to {spelled(value, True)}"
         if theirs is inspect.Parameter.empty:
-            words.append(f"; {a} defaults to {spelled(value, True)}")
+            words.append(said)
         elif theirs != value:
-            words.append(
-                f"; {a} defaults to {spelled(value, True)}, where {alias.original}'s "
-                f"{taken[a]} defaults to {spelled(theirs, True)}"
-            )
+            where = f", where {alias.original}'s {taken[a]} defaults to {spelled(theirs, True)}"
+            words.append(said + where)
     return "".join(words) + "."
 
 
