@@ -103,10 +103,8 @@ def _mapped(frame: pd.DataFrame, mapping: Mapping[str, str]) -> pd.DataFrame:
             )
     roles = {role: role for role in ROLES if role in frame.columns and role not in mapping}
     roles.update(mapping)
-    by_column: dict[str, list[str]] = {}
-    for role, name in roles.items():
-        by_column.setdefault(name, []).append(role)
-    for name, used in by_column.items():
+    for name in dict.fromkeys(roles.values()):
+        used = [role for role, column in roles.items() if column == name]
         if len(used) > 1:
             raise ColumnError(name, f"one column cannot serve two roles {used}")
     for role in REQUIRED:
@@ -134,10 +132,9 @@ def _numeric(frame: pd.DataFrame, column: str, labels: np.ndarray) -> np.ndarray
         return values.to_numpy(dtype=float)
     numbers = pd.to_numeric(values, errors="coerce")
     bad = (numbers.isna() & values.notna()).to_numpy()
-    if values.dtype.kind == "M" or values.dtype.kind == "m" or bad.any():
-        rows = labels[bad] if bad.any() else labels[:0]
-        how = decimal_comma_hint(values[bad]) if bad.any() else ""
-        raise ColumnError(column, f"must be numeric (found {values.dtype} values){how}", rows)
+    if values.dtype.kind in "Mm" or bad.any():
+        problem = f"must be numeric (found {values.dtype} values){decimal_comma_hint(values[bad])}"
+        raise ColumnError(column, problem, labels[bad])
     return numbers.to_numpy(dtype=float)
 
 

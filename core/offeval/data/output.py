@@ -1,18 +1,6 @@
-"""Output folders and files written whole or not at all, checked before the work that fills them.
-
-A folder is written into a temporary folder beside the destination, then renamed into
-place (the old one renamed aside first, put back on failure, then deleted)::
-
-    folder = OutputFolder(args.out, option="--out", force=args.force)  # checked now
-    ...  # the long computation
-    with folder as tmp:
-        table.to_csv(tmp / "estimates.csv")
-
-An existing folder that offeval wrote (it holds :data:`MARKER`, listing its files) or an
-empty one is replaced, with a line on stderr naming the deleted files offeval did not
-write; any other is refused unless ``force``, and one holding an input always. Symbolic
-links are written through. Windows is not handled (a folder in use cannot be renamed).
-"""
+"""Output folders and files written whole or not at all, checked before the work that fills
+them: written beside the destination, then renamed into place (symbolic links written
+through; not on Windows, where a folder in use cannot be renamed)."""
 
 from __future__ import annotations
 
@@ -135,12 +123,17 @@ class _Staged:
 
 
 class OutputFolder(_Staged):
-    """A destination folder written whole or not at all (see the module's docstring).
+    """A destination folder written whole or not at all::
 
-    Built before the work, it checks the destination (:func:`check_destination`); ``with
-    folder as tmp:`` yields an empty temporary folder that replaces it if the block succeeds.
-    ``replaced`` then says whether earlier files were replaced (also said on stderr, unless
-    ``quiet``). :meth:`file_name` names files after what they hold, never twice.
+        folder = OutputFolder(args.out, option="--out", force=args.force)  # checked now
+        ...  # the long computation
+        with folder as tmp:  # an empty folder, which replaces args.out if the block succeeds
+            table.to_csv(tmp / "estimates.csv")
+
+    A folder that offeval wrote (it holds :data:`MARKER`, listing its files) or an empty one
+    is replaced (``replaced``; said on stderr, naming deleted files offeval did not write,
+    unless ``quiet``); any other is refused unless ``force``, and one holding an input always.
+    :meth:`file_name` names files after what they hold, never twice.
     """
 
     def __init__(

@@ -1,9 +1,5 @@
-"""Sums over each slot's candidates, by reshape when the candidate table is regular.
-
-A log's candidate table is sorted by slot (the log row each candidate belongs to). When
-every slot has the same number k of candidates (:attr:`InteractionLog.regular_slots`),
-a column of the table is an (n_rows, k) matrix: per-slot sums are row sums, no scatter.
-"""
+"""Sums over each slot's candidates: row sums of an (n_rows, k) matrix when every slot has k
+candidates (:attr:`InteractionLog.regular_slots`), else a scatter."""
 
 from __future__ import annotations
 

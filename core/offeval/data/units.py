@@ -64,7 +64,7 @@ class UnitLedger:
         for kind, (keys, at) in unit_keys(ids).items():
             order = np.argsort(keys, kind="stable")
             run = keys[order]
-            again = self._seen(kind, run) | np.r_[False, run[1:] == run[:-1]]
+            again = self._overlapping(kind, (run, run)) | np.r_[False, run[1:] == run[:-1]]
             repeated.extend(at[order[again]])
             sorted_runs[kind] = run
         if repeated:
@@ -87,10 +87,6 @@ class UnitLedger:
                     raise error
                 out._push_run(kind, run)
         return out
-
-    def _seen(self, kind: str, keys: np.ndarray) -> np.ndarray:
-        """Which of the (sorted) keys are in a run already."""
-        return self._overlapping(kind, (keys, keys))
 
     def _overlapping(self, kind: str, run: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
         """Which intervals of ``run`` share a key with an interval already recorded."""

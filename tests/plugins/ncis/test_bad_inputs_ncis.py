@@ -141,10 +141,9 @@ def test_review_findings(case):
     fails(*case)
 
 
-def test_an_estimator_needing_candidates_names_both_ways_to_give_them():
+def test_an_estimator_needing_candidates_names_how_to_give_them():
     fails(
         lambda: evaluate(build(), [ColumnPolicy("pi")], [PointwiseNCIS()]),
         ConfigurationError,
-        r"candidates=table",
-        r"from_obp\(\.\.\., with_candidates=True\)",
+        r"InteractionLog.from_frame\(\.\.\., candidates=table\)",
     )
