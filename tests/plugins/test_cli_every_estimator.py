@@ -7,6 +7,7 @@ in Python gives; a run without --estimator writes every distinct estimator into 
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -155,8 +156,18 @@ def test_interval_mistakes_are_one_line(tmp_path, capsys):
         [*evaluate_snips, "--interval", "betting", "--interval", "normal"],
         r"one method for every estimator, or LABEL=METHOD",
     )
+    offer = [
+        name
+        for name in get_registry().distinct("estimator")
+        if "betting" in declaration_of(get_registry().create("estimator", name)).intervals
+    ]
+    assert "is" in offer and "snips" not in offer
     one_line_error(
-        capsys, [*evaluate_snips, "--interval", "betting"], r"none of the estimators offers"
+        capsys,
+        [*evaluate_snips, "--interval", "betting"],
+        r"none of the estimators offers betting intervals \(registered estimators that do: "
+        + re.escape(", ".join(offer))
+        + r"\)",
     )
     one_line_error(
         capsys,

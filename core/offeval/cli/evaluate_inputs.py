@@ -14,7 +14,7 @@ from offeval.data.candidates import CANDIDATE_ROLES
 from offeval.data.files import columns_of
 from offeval.data.keys import COMPOSITE_ROLES
 from offeval.engine.declaration import declaration_of
-from offeval.engine.intervals import checked_methods, chosen_methods, interval_method
+from offeval.engine.intervals import checked_methods, chosen_methods, offering
 from offeval.errors import OffevalError, did_you_mean
 from offeval.registry.manager import Registry
 from offeval.specs import parse_spec
@@ -274,10 +274,10 @@ def interval_choice(
     if len(chosen) == len(declared):
         return interval
     if not chosen:
-        offered_by = interval_method(interval).offered_by
+        who = offering(interval)
         raise OffevalError(
             f"--interval {interval}: none of the estimators offers {interval} intervals"
-            + (f" ({offered_by})" if offered_by else "")
+            + (f" (registered estimators that do: {', '.join(who)})" if who else "")
         )
     return chosen
 

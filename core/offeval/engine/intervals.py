@@ -48,13 +48,12 @@ class IntervalMethod:
     """The defaults of an interval method: offered to every estimator, nothing folded, no
     check; a subclass gives ``bounds``.
 
-    ``needs`` says what an estimator must declare to be offered it, ``offered_by`` who
-    does. A fold state (from ``start``) has ``add(chunk)`` (a :class:`ChunkSums`) and
-    ``merge(other)``, and pickles.
+    ``needs`` says what an estimator must declare to be offered it (:func:`offering` lists
+    the registered estimators that do). A fold state (from ``start``) has ``add(chunk)``
+    (a :class:`ChunkSums`) and ``merge(other)``, and pickles.
     """
 
     needs = "nothing"
-    offered_by = ""
 
     def reads(self, estimator: Any) -> Any:
         """What it reads of the estimator's declaration, checked (a ConfigurationError naming
@@ -114,6 +113,19 @@ def interval_names() -> tuple[str, ...]:
     """The registered interval methods: ``normal`` first, then the others by name."""
     names = active_registry().names("interval")
     return (DEFAULT, *(n for n in names if n != DEFAULT))
+
+
+def offering(name: str) -> list[str]:
+    """The registered estimators that offer interval method ``name`` as their defaults
+    configure them (one that cannot be built without parameters is not listed)."""
+    registry, method, found = active_registry(), interval_method(name), []
+    for estimator in registry.distinct("estimator"):
+        try:
+            offers = method.reads(registry.create("estimator", estimator)) is not None
+        except OffevalError:
+            continue
+        found += [estimator] if offers else []
+    return found
 
 
 def interval_method(name: str) -> Any:

@@ -36,7 +36,6 @@ POLICY_METHODS = ("probabilities",)
 #: What an interval method must have (see :func:`register_intervals`).
 INTERVAL_METHODS = (
     "needs",
-    "offered_by",
     "reads",
     "unavailable",
     "check",

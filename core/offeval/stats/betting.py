@@ -132,8 +132,6 @@ class Betting:
 
     #: What an estimator must declare to offer it (in the declaration's refusal).
     needs = f"betting_columns (its column keys by role: {list(BETTING_ROLES)})"
-    #: Which estimators offer it (``--interval betting`` when none of those named does).
-    offered_by = "those of importance weights with mean one do: is, ipw, cis:cap=inf, iips, rips"
 
     def reads(self, estimator: Any) -> dict[str, Any] | None:
         """The estimator's betting columns by role, checked (None: it offers none)."""
@@ -154,7 +152,8 @@ class Betting:
             f"declares its betting_columns; {labels} do not: choose interval='normal' for "
             "them (interval={label: 'betting'} picks estimators)",
             f"--interval {key}=betting: {', '.join(labels)} offers no betting intervals "
-            "(self-normalised, capped or model-based: their weights are not mean-one)",
+            "(it needs betting_columns, which only estimators of importance weights with mean one "
+            "can declare)",
         )
 
     def check(self, declarations: list, reward_range: tuple[float, float] | None) -> None:
