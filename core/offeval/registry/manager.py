@@ -199,8 +199,8 @@ class Registry:
         return self
 
     def _entry_points(self) -> list[tuple[EntryPoint, bool]]:
-        """Installed plugins, built-ins first; those the allow-list leaves out are blocked,
-        and each name it gives that nothing provides is a failure."""
+        """Installed plugins, built-ins first; the allow-list blocks the others (and fails the
+        names it gives that nothing provides)."""
         found = [
             (ep, getattr(ep, "dist", None) is not None and ep.dist.metadata["Name"] == "offeval")
             for ep in entry_points(group=ENTRY_POINT_GROUP)
@@ -226,8 +226,7 @@ class Registry:
             self._builtin.update([name] if builtin else [])
 
     def _setup(self, names: list[str]) -> None:
-        """Block each plugin that builds on one not loaded (until all left have theirs); then
-        add the others' hook specifications, then their kinds."""
+        """Block the plugins whose ``REQUIRES`` are not loaded; add the others' hooks and kinds."""
         while unmet := [n for n in names if self._pm.has_plugin(n) and self._unmet(n)]:
             for name in unmet:
                 self._pm.set_blocked(name)
