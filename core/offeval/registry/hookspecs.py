@@ -34,15 +34,7 @@ REWARD_MODEL_METHODS = ("fit",)
 #: What a policy built by name must have (see :func:`register_policies`).
 POLICY_METHODS = ("probabilities",)
 #: What an interval method must have (see :func:`register_intervals`).
-INTERVAL_METHODS = (
-    "needs",
-    "reads",
-    "unavailable",
-    "check",
-    "start",
-    "bounds",
-    "unreadable",
-)
+INTERVAL_METHODS = ("needs", "reads", "unavailable", "check", "start", "bounds", "unreadable")
 
 
 @hookspec
