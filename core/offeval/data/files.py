@@ -167,9 +167,9 @@ def read_table(
     """Read a Parquet, CSV or TSV file into a DataFrame; unreadable files are OffevalErrors.
 
     A text file's separator is ``sep``, else sniffed (:func:`separator`); its decimal mark
-    ``decimal`` (``","`` or ``"."``), else found by :func:`decimal_commas`. Its rows are
-    labelled 2, 3, ... (the header is line 1; :func:`in_lines` finds the lines of rows after
-    quoted line breaks or blank lines). Broken pandas metadata is ignored, with a warning.
+    ``decimal`` (``","`` or ``"."``), else found by :func:`decimal_commas`; its rows are
+    labelled 2, 3, ... (:func:`in_lines` finds their lines). Broken pandas metadata is
+    ignored, with a warning.
     """
     path = _checked_path(path)
     suffix = path.suffix.lower()

@@ -269,12 +269,11 @@ def _order_and_positions(
 class InteractionLog:
     """A validated interaction log, rows sorted by trajectory then position.
 
-    Build one with :meth:`from_frame` or :meth:`from_file`; never mutate ``frame``
-    (the canonical role names of :data:`ROLES`, plus extra columns). ``source_rows``
-    is each row's label in the input. ``candidates`` optionally lists, per
-    (trajectory, position) slot, every item the logging policy could have shown
-    there with its ``propensity``; its ``slot`` column is the log row of that slot,
-    ``candidate_source_rows`` the input label of each of its rows.
+    Build one with :meth:`from_frame` or :meth:`from_file`; never mutate ``frame`` (the
+    role names of :data:`ROLES`, plus extra columns). ``source_rows`` is each row's input
+    label. ``candidates`` (optional) lists each slot's candidate items with their
+    ``propensity``, its ``slot`` column the log row of the slot, and ``candidate_source_rows``
+    the input label of each of its rows.
     """
 
     #: The roles, the smallest propensity taken and why a smaller one is refused (for plugins).
@@ -578,16 +577,14 @@ def _ordered_slots(cands: pd.DataFrame, rows: pd.DataFrame) -> np.ndarray | None
     if not n or len(t) % n or not kinds <= set("iu"):
         return None
     k = len(t) // n
-    by_slot = (t.reshape(n, k), pos.reshape(n, k))
-    for column, logged in zip(by_slot, (logged_t, logged_pos), strict=True):
-        if not ((column == logged[:, None]).all()):
-            return None
     items = np.sort(item.reshape(n, k), axis=1)
-    if (items[:, 1:] == items[:, :-1]).any():
-        return None
-    if not (items == rows["item"].to_numpy()[:, None]).any(axis=1).all():
-        return None
-    return np.repeat(np.arange(n), k)
+    regular = (
+        (t.reshape(n, k) == logged_t[:, None]).all()
+        and (pos.reshape(n, k) == logged_pos[:, None]).all()
+        and not (items[:, 1:] == items[:, :-1]).any()
+        and (items == rows["item"].to_numpy()[:, None]).any(axis=1).all()
+    )
+    return np.repeat(np.arange(n), k) if regular else None
 
 
 def attach_candidates(
@@ -622,8 +619,7 @@ def _positioned(table: pd.DataFrame, log: InteractionLog) -> pd.DataFrame:
 
 class ParquetStream:
     """The logs of a Parquet file's batches, each of whole trajectories (a batch's last one is
-    carried over to the next): iterable (each pass reads the file again), with the file's row
-    count (``n_rows``) for progress bars."""
+    carried over), with the file's row count (``n_rows``) for progress bars."""
 
     def __init__(self, batches: ParquetBatches, mapping, trajectory: list):
         self._batches, self._mapping, self._trajectory = batches, mapping, trajectory
@@ -654,10 +650,9 @@ def stream_parquet(
 ) -> Iterable[InteractionLog]:
     """Validated logs of whole trajectories, read from a Parquet file in batches.
 
-    ``candidates``: a Parquet file of the candidate table (its own ``candidates_mapping``),
-    listing trajectories in the log's order (:class:`StreamedCandidates`). A trajectory's
-    rows must be contiguous in the file (one straddling a batch boundary is carried over);
-    :func:`offeval.evaluate` names a trajectory that comes back, and says how to sort the file.
+    A trajectory's rows must be contiguous in the file (:func:`offeval.evaluate` names one
+    that comes back). ``candidates``: a Parquet file of the candidate table (its own
+    ``candidates_mapping``), listing trajectories in the log's order.
     """
     parts = _trajectory_columns(mapping)
     logs = ParquetStream(parquet_batches(path, batch_rows, parts), mapping, parts)
