@@ -19,7 +19,9 @@ from scipy.special import expit, logsumexp
 
 from offeval.data.log import InteractionLog
 from offeval.engine.declaration import ESTIMANDS
+from offeval.engine.estimator import BaseEstimator, Contribution, PolicyView
 from offeval.errors import ColumnError, ConfigurationError
+from offeval.stats.inference import Linearisation, ratio_of_means
 from offeval.validation import check_choice
 
 #: The estimands summed over a trajectory's L ranks (the others are per impression).
@@ -193,3 +195,26 @@ class KitWorld:
     def __repr__(self) -> str:
         c, k = self.candidates.shape
         return f"KitWorld(seed={self.seed}, {c} contexts, {k} candidates, {self.n_positions} ranks)"
+
+
+class KitIS(BaseEstimator):
+    """The kit's own estimator, on which it checks an interval method: importance sampling,
+    the per-row mean of r * pi/mu (unbiased), offering betting intervals too (weights of mean
+    one, the kit's clicks in [0, 1])."""
+
+    name = "kit_is"
+    estimand = "reward_per_impression"
+    guarantee = "unbiased"
+    requires = ("propensity",)
+    reward_range = (0.0, 1.0)
+    betting_columns = {"rewards": "rw", "weights": "w", "rows": "rows", "divisor": "rows"}
+
+    def contribute(self, view: PolicyView) -> Contribution:
+        """Columns: r * pi/mu, pi/mu and 1 per row."""
+        weights = view.weights()
+        columns = {"rw": view.log.column("reward") * weights, "w": weights, "rows": view.log.ones}
+        return Contribution(columns)
+
+    def combine(self, stats) -> Linearisation:
+        """Mean of r * pi/mu per row."""
+        return ratio_of_means(stats, "rw", "rows")

@@ -21,10 +21,15 @@ against the truth by :func:`check_tracks_the_truth`, :func:`check_unbiased` and
 ``assumptions`` set up the environment in which the guarantee holds; an
 estimator's ``prepare_kit_log(log) -> log`` adds the columns its users compute
 before evaluating (it sees the log only, never the truth).
+
+An interval method takes :func:`check_interval_method` (``check_interval_method("mine")``),
+the :data:`INTERVAL_CHECKS` on the kit's own unbiased estimator
+(:class:`~offeval.kitworld.KitIS`) or one given.
 """
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from importlib.metadata import entry_points
@@ -33,13 +38,15 @@ from types import SimpleNamespace
 import numpy as np
 
 from offeval.data.log import InteractionLog
+from offeval.engine.accumulator import Accumulator
 from offeval.engine.declaration import Declaration, declaration_of
 from offeval.engine.estimator import Estimator
 from offeval.engine.evaluation import evaluate
 from offeval.engine.fold import FIRST_CHUNK_ROWS
+from offeval.engine.intervals import interval_method
 from offeval.engine.result import Estimate
 from offeval.errors import OffevalError, RegistryError
-from offeval.kitworld import KitWorld
+from offeval.kitworld import KitIS, KitWorld
 from offeval.registry.manager import ENTRY_POINT_GROUP, REQUIRES, active_registry
 
 Check = Callable[[Estimator], None]
@@ -386,6 +393,119 @@ def parametrize_with_checks(estimators: Sequence[Estimator]):
                 pytest.param(estimator, check, id=f"{label}-{check.__name__}", marks=marks)
             )
     return pytest.mark.parametrize(("estimator", "check"), cases)
+
+
+IntervalCheck = Callable[[str, Estimator], None]
+
+
+def check_interval_protocol(method: str, estimator: Estimator) -> None:
+    """A registered interval method, offered to ``estimator``, whose estimates it names and
+    bounds in order (low <= high)."""
+    built = interval_method(method)  # the registry refuses one without the protocol's names
+    label = declaration_of(estimator).label
+    assert method in declaration_of(estimator).intervals, (
+        f"{label} is not offered {method!r} intervals (they need {built.needs})"
+    )
+    _, log, (policy, _) = kit_setup(estimator, 2_000)
+    est = _estimate(estimator, log, policy, interval=method)
+    assert est.interval_method == method, f"the estimate's interval is {est.interval_method!r}"
+    assert est.ci_low <= est.ci_high, f"interval [{est.ci_low}, {est.ci_high}] is empty"
+
+
+def check_interval_chunking(method: str, estimator: Estimator) -> None:
+    """Chunked, or fed as an iterable of logs, the interval equals one pass's."""
+    _, log, (policy, _) = kit_setup(estimator, 6_000)
+    whole = _estimate(estimator, log, policy, chunk_rows=log.n_rows, interval=method)
+    for other in (
+        _estimate(estimator, log, policy, chunk_rows=997, interval=method),
+        _estimate(estimator, list(log.chunks(1_500)), policy, interval=method),
+    ):
+        _same(whole, other, "the chunks")
+
+
+def check_interval_unit_order(method: str, estimator: Estimator) -> None:
+    """Shuffling the trajectories' order does not change the interval."""
+    _, log, (policy, _) = kit_setup(estimator, 8_000)
+    order = np.random.default_rng(1).permutation(log.n_units)
+    frame = log.frame.set_index("trajectory").loc[order].reset_index()
+    cands = None if log.candidates is None else log.candidates.drop(columns="slot")
+    shuffled = InteractionLog.from_frame(frame, candidates=cands)
+    _same(
+        _estimate(estimator, log, policy, interval=method),
+        _estimate(estimator, shuffled, policy, interval=method),
+        "row order",
+    )
+
+
+def check_interval_merge(method: str, estimator: Estimator) -> None:
+    """Its fold state pickles, and two passes over halves of a log, merged (as workers and
+    Dask merge them), give the interval of one pass."""
+    _, log, (policy, _) = kit_setup(estimator, 6_000)
+    chunks = list(log.chunks(1_000))
+
+    def folded(part: list[InteractionLog]) -> Accumulator:
+        acc = Accumulator([policy], [estimator], interval=method)
+        for chunk in part:
+            acc.add(chunk)
+        return acc
+
+    half = len(chunks) // 2
+    first, second = folded(chunks[:half]), folded(chunks[half:])
+    try:
+        second = second.with_state(pickle.loads(pickle.dumps(second.state)))
+    except Exception as exc:  # what a worker's state meets: any failure to pickle
+        raise AssertionError(f"its fold state does not pickle: {exc}") from None
+    merged = first.merge(second).result().estimate(policy.name)
+    _same(folded(chunks).result().estimate(policy.name), merged, "merging")
+
+
+def check_interval_covers_the_truth(method: str, estimator: Estimator) -> None:
+    """Over 200 independent small logs, 95% intervals cover the exact value at least 85% of
+    the time (the kit's bar for an unbiased estimator's intervals), and the interval on the
+    whole log (200 times the trajectories) is at most half their mean width."""
+    declared = declaration_of(estimator)
+    assert declared.guarantee == "unbiased", (
+        f"{declared.label} is not declared unbiased: check the method on one that is"
+    )
+    env, log, (policy, _) = kit_setup(estimator, LARGE, seed=7)
+    truth = env.true_value(policy, declared.estimand)
+    size, bounds = log.n_units // REPLICATES, np.r_[log.unit_starts, log.n_rows]
+    covered, widths = [], []
+    for r in range(REPLICATES):
+        part = log.slice_rows(int(bounds[r * size]), int(bounds[(r + 1) * size]))
+        est = _estimate(estimator, part, policy, interval=method)
+        covered.append(est.ci_low <= truth <= est.ci_high)
+        widths.append(est.ci_high - est.ci_low)
+    assert np.mean(covered) >= 0.85, (
+        f"95% {method} intervals on {size} trajectories covered the truth {np.mean(covered):.0%}"
+    )
+    whole = _estimate(estimator, log, policy, interval=method)
+    assert whole.ci_high - whole.ci_low <= 0.5 * np.mean(widths), (
+        f"the {method} interval does not narrow as the log grows: width "
+        f"{whole.ci_high - whole.ci_low:.3g} on {log.n_units} trajectories, "
+        f"{np.mean(widths):.3g} on {size}"
+    )
+
+
+#: Every interval method's checks, in order.
+INTERVAL_CHECKS: tuple[IntervalCheck, ...] = (
+    check_interval_protocol,
+    check_interval_chunking,
+    check_interval_unit_order,
+    check_interval_merge,
+    check_interval_covers_the_truth,
+)
+
+
+def check_interval_method(method: str, estimator: Estimator | None = None) -> None:
+    """Run every interval check of the registered method ``method`` on ``estimator`` (by
+    default the kit's own :class:`~offeval.kitworld.KitIS`); the first failure raises."""
+    estimator = KitIS() if estimator is None else estimator
+    for check in INTERVAL_CHECKS:
+        try:
+            check(method, estimator)
+        except AssertionError as exc:
+            raise AssertionError(f"{check.__name__} failed for {method!r}: {exc}") from exc
 
 
 def declared_plugins(*names: str) -> list[str]:
