@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from offeval.data.files import in_lines, read_table
-from offeval.data.keys import COMPOSITE_ROLES, composite_column
+from offeval.data.keys import COMPOSITE_ROLES, composite_column, refuse
 from offeval.errors import ColumnError, OffevalError, RowError, did_you_mean, hint
 
 #: The roles a candidate table's mapping may name, with what each holds.
@@ -82,9 +82,7 @@ def candidate_frame(frame: pd.DataFrame, mapping: Mapping | None = None) -> pd.D
             )
             raise ColumnError(role, f"the candidate table needs this column (map it with {how})")
     for role in ("trajectory", "item"):
-        missing = frame[role].isna().to_numpy()
-        if missing.any():
-            raise ColumnError(role, "must not be missing", labels[missing], table=TABLE)
+        refuse(frame[role].isna().to_numpy(), role, "must not be missing", labels, TABLE)
     return frame
 
 

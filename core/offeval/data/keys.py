@@ -1,6 +1,6 @@
 """Keys made of several columns: a trajectory or a context given as two or more columns
 (a session and a day, say) is keyed by one 64-bit hash of their values, the same in the
-log, in its candidate table and in every chunk."""
+log, in its candidate table and in every chunk; and the refusal of a column's bad rows."""
 
 from __future__ import annotations
 
@@ -11,6 +11,14 @@ from offeval.errors import ColumnError
 
 #: Roles that may be keyed by several columns.
 COMPOSITE_ROLES = ("trajectory", "context")
+
+
+def refuse(
+    bad: np.ndarray, column: str, problem: str, labels: np.ndarray, table: str = "rows"
+) -> None:
+    """A ColumnError naming the rows (by ``labels``) where ``bad`` holds, if any."""
+    if bad.any():
+        raise ColumnError(column, problem, labels[bad], table=table)
 
 
 def composite_key(columns: pd.DataFrame) -> np.ndarray:
@@ -31,8 +39,5 @@ def composite_column(
         if column not in frame:
             raise ColumnError(column, f"part of the {role} key but not in {where}")
     missing = frame[parts].isna().any(axis=1).to_numpy()
-    if missing.any():
-        raise ColumnError(
-            f"{role} key {parts}", "must not be missing", labels[missing], table=table
-        )
+    refuse(missing, f"{role} key {parts}", "must not be missing", labels, table)
     return composite_key(frame[parts])

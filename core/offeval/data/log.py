@@ -20,7 +20,7 @@ from offeval.data.files import (
     parquet_batches,
     read_table,
 )
-from offeval.data.keys import COMPOSITE_ROLES, composite_column, composite_key
+from offeval.data.keys import COMPOSITE_ROLES, composite_column, composite_key, refuse
 from offeval.errors import (
     ColumnError,
     ConfigurationError,
@@ -117,14 +117,6 @@ def _mapped(frame: pd.DataFrame, mapping: Mapping[str, str]) -> pd.DataFrame:
     return pd.concat([out, extras], axis=1) if len(extras.columns) else out
 
 
-def _refuse(
-    bad: np.ndarray, column: str, problem: str, labels: np.ndarray, table: str = "rows"
-) -> None:
-    """A ColumnError naming the rows (by ``labels``) where ``bad`` holds, if any."""
-    if bad.any():
-        raise ColumnError(column, problem, labels[bad], table=table)
-
-
 def _numeric(frame: pd.DataFrame, column: str, labels: np.ndarray) -> np.ndarray:
     """A column as floats; non-numbers are an error naming their rows."""
     values = frame[column]
@@ -144,11 +136,11 @@ def booleans(values: pd.Series, column: str, labels: np.ndarray) -> np.ndarray:
         return values.to_numpy()
     if values.dtype.kind in "iuf":
         numbers = values.to_numpy(dtype=float)
-        _refuse(~np.isin(numbers, (0.0, 1.0)), column, "must be true or false (0 or 1)", labels)
+        refuse(~np.isin(numbers, (0.0, 1.0)), column, "must be true or false (0 or 1)", labels)
         return numbers == 1.0
     words = values.map(lambda v: str(v).strip().lower())
     true, false = words.isin(TRUE_WORDS).to_numpy(), words.isin(FALSE_WORDS).to_numpy()
-    _refuse(~(true | false), column, "must be true or false (true/false, yes/no, 1/0)", labels)
+    refuse(~(true | false), column, "must be true or false (true/false, yes/no, 1/0)", labels)
     return true
 
 
@@ -176,23 +168,23 @@ ORDER = (
 def _validate(frame: pd.DataFrame, labels: np.ndarray) -> pd.DataFrame:
     """Check every role's values; return the frame with canonical dtypes."""
     reward = _numeric(frame, "reward", labels)
-    _refuse(~np.isfinite(reward), "reward", "must be finite (found NaN or inf)", labels)
+    refuse(~np.isfinite(reward), "reward", "must be finite (found NaN or inf)", labels)
     frame["reward"] = reward
     for column in ("trajectory", "item", "context"):
         if column in frame:
-            _refuse(frame[column].isna().to_numpy(), column, "must not be missing", labels)
+            refuse(frame[column].isna().to_numpy(), column, "must not be missing", labels)
     if "propensity" in frame:
         p = _numeric(frame, "propensity", labels)
-        _refuse(~((p > 0) & (p <= 1)), "propensity", "must lie in (0, 1]", labels)
-        _refuse(p < MIN_PROPENSITY, "propensity", TINY_PROPENSITY, labels)
+        refuse(~((p > 0) & (p <= 1)), "propensity", "must lie in (0, 1]", labels)
+        refuse(p < MIN_PROPENSITY, "propensity", TINY_PROPENSITY, labels)
         frame["propensity"] = p
     if "exposure" in frame:
         e = _numeric(frame, "exposure", labels)
-        _refuse(~(np.isfinite(e) & (e > 0)), "exposure", "must be positive and finite", labels)
+        refuse(~(np.isfinite(e) & (e > 0)), "exposure", "must be positive and finite", labels)
         frame["exposure"] = e
     if "logging_score" in frame:
         s = _numeric(frame, "logging_score", labels)
-        _refuse(~np.isfinite(s), "logging_score", "must be finite (found NaN or inf)", labels)
+        refuse(~np.isfinite(s), "logging_score", "must be finite (found NaN or inf)", labels)
         frame["logging_score"] = s
     if "shuffled" in frame:
         frame["shuffled"] = booleans(frame["shuffled"], "shuffled", labels)
@@ -210,7 +202,7 @@ def _positions(frame: pd.DataFrame, labels: np.ndarray) -> np.ndarray | None:
             return values.astype(np.int64, copy=False)
     pos = _numeric(frame, "position", labels)
     bad = ~(np.isfinite(pos) & (pos >= 1) & (pos <= MAX_POSITION) & (pos == np.round(pos)))
-    _refuse(bad, "position", f"must be a whole number from 1 to {MAX_POSITION}", labels)
+    refuse(bad, "position", f"must be a whole number from 1 to {MAX_POSITION}", labels)
     return pos.astype(np.int64)
 
 
@@ -257,7 +249,7 @@ def _order_and_positions(
         if pos is not None:
             pos = pos[order]
             dup = np.r_[False, (sorted_codes[1:] == sorted_codes[:-1]) & (pos[1:] == pos[:-1])]
-            _refuse(dup, "position", "duplicate position within a trajectory", labels)
+            refuse(dup, "position", "duplicate position within a trajectory", labels)
     if pos is None:
         counts = np.diff(np.r_[starts, len(frame)])
         pos = np.arange(len(frame)) - np.repeat(starts, counts) + 1
@@ -537,14 +529,14 @@ def _validate_candidates(
     cands = candidates.reset_index(drop=True)
     p = _numeric(cands, "propensity", labels)
     bad = ~((p >= 0) & (p <= 1))
-    _refuse(bad, "propensity", "candidate propensities must lie in [0, 1]", labels, TABLE)
+    refuse(bad, "propensity", "candidate propensities must lie in [0, 1]", labels, TABLE)
     cands["propensity"] = p
     slots = _ordered_slots(cands, rows)
     if slots is not None:
         cands["slot"] = slots
         return cands, labels
     dup = cands.duplicated(["trajectory", "position", "item"]).to_numpy()
-    _refuse(dup, "item", "candidate listed twice for the same slot", labels, TABLE)
+    refuse(dup, "item", "candidate listed twice for the same slot", labels, TABLE)
     slots = rows[["trajectory", "position"]].assign(slot=np.arange(len(rows)))
     try:
         cands = cands.merge(slots, on=["trajectory", "position"], how="left", sort=False)
@@ -556,12 +548,12 @@ def _validate_candidates(
             f"(candidate table vs log: {kinds})",
         ) from None
     orphan = cands["slot"].isna().to_numpy()
-    _refuse(orphan, "trajectory", "candidate for a slot that is not in the log", labels, TABLE)
+    refuse(orphan, "trajectory", "candidate for a slot that is not in the log", labels, TABLE)
     cands["slot"] = cands["slot"].astype(np.int64)
     logged = rows[["item"]].assign(slot=np.arange(len(rows)))
     found = logged.merge(cands[["slot", "item"]], on=["slot", "item"], how="left", indicator=True)
     missing = (found["_merge"] == "left_only").to_numpy()
-    _refuse(missing, "item", "logged item absent from its slot's candidate set", row_labels)
+    refuse(missing, "item", "logged item absent from its slot's candidate set", row_labels)
     order = np.argsort(cands["slot"].to_numpy(), kind="stable")
     return cands.iloc[order].reset_index(drop=True), labels[order]
 

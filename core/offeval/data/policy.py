@@ -9,6 +9,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import pandas as pd
 
+from offeval.data.keys import refuse
 from offeval.errors import (
     ColumnError,
     ConfigurationError,
@@ -109,6 +110,8 @@ TABLE_KEYS = ("context", "item", "position")
 PROBABILITY_TOLERANCE = 1e-5
 #: Largest dense array a table of integer keys is expanded to (cells of float64).
 DENSE_TABLE_CELLS = 1 << 24
+#: What errors call a probability table's rows.
+_ROWS = "table rows"
 
 
 @dataclass(frozen=True, eq=False)
@@ -223,18 +226,9 @@ class TablePolicy:
         _check_keys(table, self.keys, labels)
         p = pd.to_numeric(table[probability], errors="coerce").to_numpy(dtype=float)
         bad = ~((p >= 0) & (p <= 1))
-        if bad.any():
-            raise ColumnError(
-                probability, "probabilities must lie in [0, 1]", labels[bad], table="table rows"
-            )
+        refuse(bad, probability, "probabilities must lie in [0, 1]", labels, _ROWS)
         index = pd.MultiIndex.from_frame(table[self.keys])
-        if index.has_duplicates:
-            raise ColumnError(
-                "item",
-                "a key appears twice in the table",
-                labels[index.duplicated()],
-                table="table rows",
-            )
+        refuse(index.duplicated(), "item", "a key appears twice in the table", labels, _ROWS)
         _check_sums(table, self.keys, p, self.name, labels)
         self._index, self._p = index, p
         self._kinds = {key: (_key_kind(table[key]), _example(table[key])) for key in self.keys}
@@ -294,25 +288,17 @@ class TablePolicy:
 def _check_keys(table: pd.DataFrame, keys: list[str], labels: np.ndarray) -> None:
     """Keys present in every row; positions whole numbers from 1 (refusing 0-based ones)."""
     for key in keys:
-        missing = table[key].isna().to_numpy()
-        if missing.any():
-            raise ColumnError(key, "keys must not be missing", labels[missing], table="table rows")
+        refuse(table[key].isna().to_numpy(), key, "keys must not be missing", labels, _ROWS)
     if "position" not in keys:
         return
     pos = pd.to_numeric(table["position"], errors="coerce").to_numpy(dtype=float)
-    if (pos == 0).any():
-        raise ColumnError(
-            "position",
-            "positions are 1-based (the top slot is 1), and this table has position 0, as "
-            "0-based tools number them: add 1 to its positions",
-            labels[pos == 0],
-            table="table rows",
-        )
+    zero = (
+        "positions are 1-based (the top slot is 1), and this table has position 0, as 0-based "
+        "tools number them: add 1 to its positions"
+    )
+    refuse(pos == 0, "position", zero, labels, _ROWS)
     bad = ~(pos >= 1) | (pos != np.floor(pos)) | ~np.isfinite(pos)
-    if bad.any():
-        raise ColumnError(
-            "position", "positions must be whole numbers from 1", labels[bad], table="table rows"
-        )
+    refuse(bad, "position", "positions must be whole numbers from 1", labels, _ROWS)
 
 
 def _check_sums(
