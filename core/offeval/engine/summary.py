@@ -17,7 +17,7 @@ import numpy as np
 
 from offeval.engine.intervals import interval_names
 from offeval.errors import OffevalError
-from offeval.stats.inference import PSD_TOLERANCE, SYMMETRY_TOLERANCE
+from offeval.stats.inference import covariance_problem
 from offeval.validation import check_number, check_whole
 
 #: Format version of the saved file.
@@ -116,28 +116,6 @@ class FieldError(OffevalError):
         super().__init__(f"field {field!r}: {problem}")
 
 
-def _text(name: str, value: Any) -> str:
-    """Non-empty text."""
-    if not isinstance(value, str) or not value:
-        raise FieldError(name, f"must be non-empty text, got {value!r}")
-    return value
-
-
-def _policies(value: Any) -> list[str]:
-    """A list of at least one unique name (text)."""
-    if isinstance(value, str):
-        raise FieldError("policies", f"must be a list of policy names, got the text {value!r}")
-    if not isinstance(value, list) or not value:
-        raise FieldError("policies", f"must be a list of at least one policy name, got {value!r}")
-    odd = [name for name in value if not isinstance(name, str)]
-    if odd:
-        raise FieldError("policies", f"names must be text, got {odd[:10]!r}")
-    repeated = sorted(name for name, count in Counter(value).items() if count > 1)
-    if repeated:
-        raise FieldError("policies", f"names must be unique; these repeat: {repeated[:10]!r}")
-    return value
-
-
 def _float(name: str, value: Any) -> float:
     """A number, or one of the texts to_dict writes for non-finite numbers."""
     if isinstance(value, str) and value in _SPECIAL:
@@ -150,99 +128,9 @@ def _float(name: str, value: Any) -> float:
         raise FieldError(name, f"{value!r} is too large for a number") from None
 
 
-def _vector(value: Any, k: int) -> np.ndarray:
-    """One number per policy."""
-    if not isinstance(value, list) or len(value) != k:
-        got = f"{len(value)}" if isinstance(value, list) else repr(value)
-        raise FieldError("values", f"must be a list of one number per policy ({k}), got {got}")
-    return np.array([_float("values", v) for v in value])
-
-
-def _matrix(value: Any, policies: list[str]) -> np.ndarray:
-    """A k x k covariance: numbers, non-negative variances, symmetric, positive semi-definite."""
-    k = len(policies)
-    if not (
-        isinstance(value, list)
-        and len(value) == k
-        and all(isinstance(row, list) and len(row) == k for row in value)
-    ):
-        raise FieldError(
-            "covariance", f"must be a {k}x{k} matrix (a list of {k} rows of {k} numbers)"
-        )
-    matrix = np.array([[_float("covariance", v) for v in row] for row in value]).reshape(k, k)
-    problem = covariance_problem(matrix, policies)
-    if problem:
-        raise FieldError("covariance", problem)
-    return matrix
-
-
-def covariance_problem(cov: np.ndarray, names: list[str]) -> str | None:
-    """What keeps ``cov`` from being a covariance of systems ``names``, or None: non-finite
-    entries (an estimate not computed) are allowed in symmetric places, positive
-    semi-definiteness is checked when every entry is finite."""
-    variance = np.diag(cov)
-    negative = [name for name, v in zip(names, variance, strict=True) if v < 0]
-    if negative:
-        return f"negative variance for policies {negative[:10]}"
-    finite = np.isfinite(cov)
-    scale = np.abs(cov[finite]).max(initial=0.0)
-    gap = np.abs(np.where(finite & finite.T, cov - cov.T, 0.0))
-    same = (finite == finite.T) & ((cov == cov.T) | ~finite | (gap <= SYMMETRY_TOLERANCE * scale))
-    if not same.all():
-        i, j = np.argwhere(~same)[0]
-        return (
-            f"must be symmetric: ({names[i]!r}, {names[j]!r}) is {float(cov[i, j]):.6g} "
-            f"but ({names[j]!r}, {names[i]!r}) is {float(cov[j, i]):.6g}"
-        )
-    if finite.all() and scale > 0:
-        unit = cov / scale  # scaled first: no overflow near the largest floats
-        eigen = np.linalg.eigvalsh((unit + unit.T) / 2)
-        if eigen.min() < -PSD_TOLERANCE * eigen.max():
-            return (
-                f"must be positive semi-definite: its smallest eigenvalue is "
-                f"{eigen.min() * scale:.3g}, its largest {eigen.max() * scale:.3g}"
-            )
-    return None
-
-
 def _field(name: str):
     """A check's error as the :class:`FieldError` of field ``name`` (``field 'n': must be ...``)."""
     return lambda message: FieldError(name, message.removeprefix(f"{name} "))
-
-
-def _level(value: Any) -> float:
-    return check_number(
-        value, "level", low=0, high=1, low_open=True, high_open=True, error=_field("level")
-    )
-
-
-def _baseline(value: Any, policies: list[str]) -> str | None:
-    if value is not None and value not in policies:
-        raise FieldError("baseline", f"{value!r} is not one of the policies, nor null")
-    return value
-
-
-def _boolean(name: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise FieldError(name, f"must be true or false, got {value!r}")
-    return value
-
-
-def _params(value: Any) -> dict[str, Any]:
-    """Plain values by name; the texts "inf", "-inf" and "nan" are numbers."""
-    if not isinstance(value, dict):
-        raise FieldError("params", f"must be an object of parameter values, got {value!r}")
-    odd = [name for name, v in value.items() if not _plain(v)]
-    if odd:
-        raise FieldError("params", f"{odd[0]!r} must be text, a number, true, false or null")
-    return {k: _SPECIAL[v] if isinstance(v, str) and v in _SPECIAL else v for k, v in value.items()}
-
-
-def _method(value: Any) -> str:
-    known = interval_names()
-    if not isinstance(value, str) or value not in known:
-        raise FieldError("interval_method", f"must be one of {list(known)}, got {value!r}")
-    return value
 
 
 #: The fields of a saved summary, and the defaults of the optional ones.
@@ -271,21 +159,69 @@ def read_fields(data: Any) -> dict[str, Any]:
     if missing:
         raise FieldError(missing[0], "missing")
     data = {**OPTIONAL, **data}
-    policies = _policies(data["policies"])
+    policies = data["policies"]
+    if isinstance(policies, str):
+        raise FieldError("policies", f"must be a list of policy names, got the text {policies!r}")
+    if not isinstance(policies, list) or not policies:
+        raise FieldError(
+            "policies", f"must be a list of at least one policy name, got {policies!r}"
+        )
+    odd = [name for name in policies if not isinstance(name, str)]
+    if odd:
+        raise FieldError("policies", f"names must be text, got {odd[:10]!r}")
+    repeated = sorted(name for name, count in Counter(policies).items() if count > 1)
+    if repeated:
+        raise FieldError("policies", f"names must be unique; these repeat: {repeated[:10]!r}")
+    for name in ("estimator", "name"):
+        if not isinstance(data[name], str) or not data[name]:
+            raise FieldError(name, f"must be non-empty text, got {data[name]!r}")
+    k, values, rows = len(policies), data["values"], data["covariance"]
+    if not isinstance(values, list) or len(values) != k:
+        got = f"{len(values)}" if isinstance(values, list) else repr(values)
+        raise FieldError("values", f"must be a list of one number per policy ({k}), got {got}")
+    values = np.array([_float("values", v) for v in values])
+    if not (
+        isinstance(rows, list)
+        and len(rows) == k
+        and all(isinstance(row, list) and len(row) == k for row in rows)
+    ):
+        raise FieldError(
+            "covariance", f"must be a {k}x{k} matrix (a list of {k} rows of {k} numbers)"
+        )
+    covariance = np.array([[_float("covariance", v) for v in row] for row in rows]).reshape(k, k)
+    problem = covariance_problem(covariance, policies)
+    if problem:
+        raise FieldError("covariance", problem)
+    n_units = check_whole(data["n_units"], "n_units", low=1, floats=True, error=_field("n_units"))
+    level = check_number(
+        data["level"], "level", low=0, high=1, low_open=True, high_open=True, error=_field("level")
+    )
+    if data["baseline"] is not None and data["baseline"] not in policies:
+        raise FieldError("baseline", f"{data['baseline']!r} is not one of the policies, nor null")
+    if not isinstance(data["higher_is_better"], bool):
+        raise FieldError(
+            "higher_is_better", f"must be true or false, got {data['higher_is_better']!r}"
+        )
+    params = data["params"]
+    if not isinstance(params, dict):
+        raise FieldError("params", f"must be an object of parameter values, got {params!r}")
+    odd = [name for name, v in params.items() if not _plain(v)]
+    if odd:
+        raise FieldError("params", f"{odd[0]!r} must be text, a number, true, false or null")
+    known = interval_names()
+    if not isinstance(data["interval_method"], str) or data["interval_method"] not in known:
+        raise FieldError(
+            "interval_method", f"must be one of {list(known)}, got {data['interval_method']!r}"
+        )
     return {
-        "estimator": _text("estimator", data["estimator"]),
-        "name": _text("name", data["name"]),
-        "policies": policies,
-        "values": _vector(data["values"], len(policies)),
-        "covariance": _matrix(data["covariance"], policies),
-        "n_units": check_whole(
-            data["n_units"], "n_units", low=1, floats=True, error=_field("n_units")
-        ),
-        "level": _level(data["level"]),
-        "baseline": _baseline(data["baseline"], policies),
-        "higher_is_better": _boolean("higher_is_better", data["higher_is_better"]),
-        "params": _params(data["params"]),
-        "interval_method": _method(data["interval_method"]),
+        **data,
+        "values": values,
+        "covariance": covariance,
+        "n_units": n_units,
+        "level": level,
+        "params": {
+            key: _SPECIAL.get(v, v) if isinstance(v, str) else v for key, v in params.items()
+        },
     }
 
 

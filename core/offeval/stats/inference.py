@@ -25,6 +25,34 @@ PSD_TOLERANCE = 1e-9
 ALTERNATIVES = ("two-sided", "greater", "less")
 
 
+def covariance_problem(cov: np.ndarray, names: list[str]) -> str | None:
+    """What keeps ``cov`` from being a covariance of systems ``names``, or None: non-finite
+    entries (an estimate not computed) are allowed in symmetric places, positive
+    semi-definiteness is checked when every entry is finite."""
+    negative = [name for name, v in zip(names, np.diag(cov), strict=True) if v < 0]
+    if negative:
+        return f"negative variance for policies {negative[:10]}"
+    finite = np.isfinite(cov)
+    scale = np.abs(cov[finite]).max(initial=0.0)
+    gap = np.abs(np.where(finite & finite.T, cov - cov.T, 0.0))
+    same = (finite == finite.T) & ((cov == cov.T) | ~finite | (gap <= SYMMETRY_TOLERANCE * scale))
+    if not same.all():
+        i, j = np.argwhere(~same)[0]
+        return (
+            f"must be symmetric: ({names[i]!r}, {names[j]!r}) is {float(cov[i, j]):.6g} "
+            f"but ({names[j]!r}, {names[i]!r}) is {float(cov[j, i]):.6g}"
+        )
+    if finite.all() and scale > 0:
+        unit = cov / scale  # scaled first: no overflow near the largest floats
+        eigen = np.linalg.eigvalsh((unit + unit.T) / 2)
+        if eigen.min() < -PSD_TOLERANCE * eigen.max():
+            return (
+                f"must be positive semi-definite: its smallest eigenvalue is "
+                f"{eigen.min() * scale:.3g}, its largest {eigen.max() * scale:.3g}"
+            )
+    return None
+
+
 @dataclass(frozen=True)
 class Linearisation:
     """A value and its gradient with respect to the means of some columns.
