@@ -1,7 +1,8 @@
 """The hooks the core itself calls (plugins add their own with ``register_hookspecs``).
 
 Each hook receives a ``register`` callback (no hook returns values) and is called plugin by
-plugin, so one that raises leaves the others' registrations intact. A plugin names those it
+plugin (a kind's hook when the kind is first used), so one that raises is that plugin's
+failure and leaves the others' registrations intact. A plugin names those it
 builds on in ``REQUIRES = ("other_plugin",)``; it loads only when they do.
 """
 
@@ -21,109 +22,70 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 #: The ``register`` callback every hook receives: ``register(name, factory)`` for a kind's hook.
 Register = Callable[..., None]
 
-#: What an estimator class must have (see :class:`offeval.Estimator`).
-ESTIMATOR_METHODS = ("contribute", "combine", "get_params")
-#: What an environment must have (see :class:`offeval.engine.environment.Environment`).
-ENVIRONMENT_METHODS = ("logging_policy", "candidate_policies", "simulate", "true_value", "ab_test")
 #: What a command-line sub-command class must have (see :func:`register_commands`).
 COMMAND_METHODS = ("help", "add_arguments", "run")
-#: What a report writer class must have (see :func:`register_reports`).
-REPORT_METHODS = ("help", "write")
-#: What a reward-model fitter must have (see :func:`register_reward_models`).
-REWARD_MODEL_METHODS = ("fit",)
-#: What a policy built by name must have (see :func:`register_policies`).
-POLICY_METHODS = ("probabilities",)
-#: What an interval method must have (see :func:`register_intervals`).
-INTERVAL_METHODS = ("needs", "reads", "unavailable", "check", "start", "bounds", "unreadable")
 
 
 @hookspec
 def register_hookspecs(register: Register) -> None:
-    """Add hook specifications that this plugin brings (as pytest's ``pytest_addhooks``).
-
-    ``register(holder)``: ``holder`` is a module or class whose functions are
-    marked with :data:`hookspec`. Other plugins can then implement them.
-    """
+    """Add the hook specifications this plugin brings (as pytest's ``pytest_addhooks``):
+    ``register(holder)``, a module or class whose functions are marked with :data:`hookspec`."""
 
 
 @hookspec
 def register_component_kinds(register: Register) -> None:
-    """Declare component kinds that this plugin brings.
-
-    ``register(name, hook, required=(), description="")``: components of kind
-    ``name`` are registered through the hook named ``hook`` (a specification
-    the plugin adds with :func:`register_hookspecs`); ``required`` lists the
-    attributes every factory of the kind must have.
-    """
+    """Declare the component kinds this plugin brings: ``register(name, hook, required=(),
+    description="")``; kind ``name``'s components come through the hook named ``hook`` (a
+    specification, added with :func:`register_hookspecs`), each with the attributes ``required``."""
 
 
 @hookspec
 def register_estimators(register: Register) -> None:
-    """Register off-policy estimator classes.
-
-    ``register(name, cls)``: ``cls`` follows :class:`offeval.engine.estimator.Estimator`;
-    ``cls(**params)`` builds a configured estimator. The name must be unique
-    across all plugins; a built-in's name cannot be taken.
-    """
+    """Register off-policy estimator classes: ``register(name, cls)``, ``cls(**params)`` an
+    :class:`offeval.engine.estimator.Estimator`. A name is unique across plugins (a built-in's
+    cannot be taken)."""
 
 
 @hookspec
 def register_environments(register: Register) -> None:
-    """Register simulation environments (used by ``offeval demo`` and the conformance kit).
-
-    ``register(name, factory)``: ``factory(seed=..., **params)`` returns an
-    :class:`offeval.engine.environment.Environment`: logs, candidate policies and
-    their exact values.
-    """
+    """Register simulation environments (for ``offeval demo`` and the conformance kit):
+    ``register(name, factory)``, ``factory(seed=..., **params)`` an
+    :class:`offeval.engine.environment.Environment` (logs, candidate policies, their values)."""
 
 
 @hookspec
 def register_commands(register: Register) -> None:
-    """Register sub-commands of the ``offeval`` command line.
-
-    ``register(name, cls)``: ``cls()`` is a command whose ``help`` is a one-line description,
-    ``command.add_arguments(parser)`` declares its arguments and
-    ``command.run(args)`` runs it and returns the exit code. The core's own
-    commands (``evaluate``, ``plugins``) keep their names.
-    """
+    """Register sub-commands of the ``offeval`` command line: ``register(name, cls)``,
+    ``cls()`` a command with ``help`` (one line), ``add_arguments(parser)`` and ``run(args)``
+    (the exit code). The core's own commands (``evaluate``, ``plugins``) keep their names."""
 
 
 @hookspec
 def register_reports(register: Register) -> None:
-    """Register report writers: what ``offeval evaluate --report DIR`` writes.
-
-    ``register(name, cls)``: ``cls()`` has ``help``, a one-line description,
-    and ``write(out, report)``, which writes the report of ``report`` (an
-    :class:`offeval.registry.sections.EvaluationReport`) into the folder
-    ``out`` and returns the path of its main file. ``--report`` uses the
-    first writer registered (built-in plugins first).
-    """
+    """Register report writers, what ``offeval evaluate --report DIR`` writes (the first
+    registered, built-ins first): ``register(name, cls)``, ``cls()`` with ``help`` (one line)
+    and ``write(out, report)``, which writes ``report`` (an
+    :class:`offeval.registry.sections.EvaluationReport`) into the folder ``out`` and returns
+    the path of its main file."""
 
 
 @hookspec
 def register_reward_models(register: Register) -> None:
-    """Register reward-model fitters: what ``offeval evaluate --fit-reward-model SPEC`` fits.
-
-    ``register(name, cls)``: ``cls(**params)`` (the spec's parameters) has
-    ``fit(log)``, which returns an :class:`offeval.data.rewardmodel.RewardPredictions`
-    of the :class:`offeval.InteractionLog` ``log``: out-of-fold predicted rewards of
-    its rows and of its candidate table's rows, cross-fitted by trajectory
-    (:func:`offeval.data.rewardmodel.trajectory_folds`) so that no row is predicted
-    by a model that saw its trajectory. It may list the log columns it reads
-    as ``columns`` (checked in the file's header before the log is read), and
-    should say what it needs that is not installed when built, in one line.
-    """
+    """Register reward-model fitters, what ``offeval evaluate --fit-reward-model SPEC`` fits:
+    ``register(name, cls)``, ``cls(**params)`` with ``fit(log)``, which returns the
+    :class:`offeval.data.rewardmodel.RewardPredictions` of the log's rows and its candidate
+    table's, cross-fitted by trajectory (:func:`offeval.data.rewardmodel.trajectory_folds`:
+    no row predicted by a model that saw its trajectory). ``columns``, if given, lists the
+    log columns it reads (checked in the header first); built, it says in one line what it
+    needs that is not installed."""
 
 
 @hookspec
 def register_policies(register: Register) -> None:
-    """Register kinds of target policy built by name: what ``offeval evaluate --rerank
-    NAME=COLUMN`` builds (``rerank``, the ranking family's).
-
-    ``register(name, cls)``: ``cls(column, name=...)`` is a policy (it has
-    ``probabilities(rows)``; a ranking policy also ``marginals``, ``ranks``,
-    ``exposure`` and ``scores``) reading the log's ``column``.
-    """
+    """Register target policies built by name, as ``offeval evaluate --rerank NAME=COLUMN``
+    builds ``rerank``: ``register(name, cls)``, ``cls(column, name=...)`` a policy reading the
+    log's ``column`` (``probabilities(rows)``; a ranking one also ``marginals``, ``ranks``,
+    ``exposure`` and ``scores``)."""
 
 
 @hookspec
@@ -141,23 +103,16 @@ def register_intervals(register: Register) -> None:
 
 @hookspec
 def register_demo_estimators(register: Register, environment: Any) -> None:
-    """Configure this plugin's estimators for ``offeval demo`` on ``environment``.
-
-    ``register(estimator)``: an estimator object or a spec string such as
-    ``"my_estimator:cap=10"``. A plugin implementing this hook shows exactly
-    what it registers; the estimators of a plugin without it appear with
-    their default parameters. The demo runs offeval's built-in plugins'
-    estimators; a third-party plugin's are in it with ``offeval demo
-    --all-estimators`` (every installed plugin's, configured by this hook)
-    or ``--estimator SPEC`` (one, as the spec gives it).
-    """
+    """Configure this plugin's estimators for ``offeval demo`` on ``environment``:
+    ``register(estimator)``, an estimator or a spec (``"my_estimator:cap=10"``); without this
+    hook a plugin's estimators run with their defaults. The demo runs the built-in plugins';
+    a third party's join with ``--all-estimators`` (as this hook configures them) or
+    ``--estimator SPEC``."""
 
 
 @hookspec
 def register_report_sections(register: Register, report: Any) -> None:
-    """Contribute sections to the reports of ``offeval demo`` and ``offeval evaluate``.
-
-    ``register(section)``: an :class:`offeval.registry.sections.ReportSection`
-    computed from ``report``, an :class:`offeval.registry.sections.ReportContext`
-    (the evaluation's summaries, the true values where known, the log).
-    """
+    """Contribute sections to the reports of ``offeval demo`` and ``offeval evaluate``:
+    ``register(section)``, an :class:`offeval.registry.sections.ReportSection` computed from
+    ``report``, an :class:`offeval.registry.sections.ReportContext` (the summaries, the true
+    values where known, the log). Anything else given is the plugin's failure."""

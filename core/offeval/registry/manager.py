@@ -128,13 +128,15 @@ class _Core:
     @hookspecs.hookimpl
     def register_component_kinds(self, register: hookspecs.Register) -> None:
         """The kinds the core looks up itself (in the command line, the demo and the kit)."""
-        register("estimator", "register_estimators", hookspecs.ESTIMATOR_METHODS)
-        register("environment", "register_environments", hookspecs.ENVIRONMENT_METHODS)
+        register("estimator", "register_estimators", ("contribute", "combine", "get_params"))
+        environment = ("logging_policy", "candidate_policies", "simulate", "true_value", "ab_test")
+        register("environment", "register_environments", environment)
         register("command", "register_commands", hookspecs.COMMAND_METHODS)
-        register("report", "register_reports", hookspecs.REPORT_METHODS)
-        register("reward_model", "register_reward_models", hookspecs.REWARD_MODEL_METHODS)
-        register("policy", "register_policies", hookspecs.POLICY_METHODS)
-        register("interval", "register_intervals", hookspecs.INTERVAL_METHODS)
+        register("report", "register_reports", ("help", "write"))
+        register("reward_model", "register_reward_models", ("fit",))
+        register("policy", "register_policies", ("probabilities",))
+        interval = ("needs", "reads", "unavailable", "check", "start", "bounds", "unreadable")
+        register("interval", "register_intervals", interval)
 
     @hookspecs.hookimpl
     def register_intervals(self, register: hookspecs.Register) -> None:
@@ -319,7 +321,7 @@ class Registry:
         found, done = self._kinds[kind], self._collected.setdefault(kind, set())
         todo = [plugin for plugin in self.plugins if plugin not in done]
         done.update(todo)
-        self._each(found.hook, todo, lambda p, args, kw: self._add(found, *_two(args, kw), p))
+        self._each(found.hook, todo, lambda p, args, kw: self._add(found, p, args, kw))
         return found
 
     def _collect_all(self) -> Registry:
@@ -328,8 +330,13 @@ class Registry:
             self._kind(kind)
         return self
 
-    def _add(self, kind: Kind, name: str, factory: Any, plugin: str) -> None:
-        """Check and add a component under a name not taken (who has it keeps it)."""
+    def _add(self, kind: Kind, plugin: str, args: tuple, kw: dict) -> None:
+        """Check and add the component of ``register(name, factory)`` under a name not taken
+        (who has it keeps it)."""
+        try:
+            name, factory = (lambda name, factory: (name, factory))(*args, **kw)
+        except TypeError:
+            raise RegistryError(f"register(name, factory) called with {args} {kw}") from None
         who = f"{name!r} from plugin {plugin!r}"
         if not isinstance(name, str) or not name.replace("-", "_").isidentifier():
             raise RegistryError(f"{kind.name} name {who} is not a valid name")
@@ -381,7 +388,7 @@ class Registry:
 
     def register(self, kind: str, name: str, factory: Any, plugin: str = "<direct>") -> None:
         """Register one component directly; a duplicate name raises RegistryError."""
-        self._add(self._kind(kind), name, factory, plugin)
+        self._add(self._kind(kind), plugin, (name, factory), {})
 
     def names(self, kind: str) -> list[str]:
         """Names of the registered components of one kind, sorted."""
@@ -489,14 +496,6 @@ def _one(args: tuple, kw: dict) -> Any:
     if len(args) + len(kw) != 1:
         raise RegistryError(f"register(value) takes one value, got {args} {kw}")
     return args[0] if args else next(iter(kw.values()))
-
-
-def _two(args: tuple, kw: dict) -> tuple[str, Any]:
-    """The (name, factory) a ``register`` callback was given."""
-    try:
-        return (lambda name, factory: (name, factory))(*args, **kw)
-    except TypeError:
-        raise RegistryError(f"register(name, factory) called with {args} {kw}") from None
 
 
 def _why(exc: BaseException) -> str:
