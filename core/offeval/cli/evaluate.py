@@ -114,14 +114,14 @@ class EvaluateCommand:
             action="append",
             default=[],
             metavar="METHOD",
-            help="normal or betting for every estimator that offers it, or LABEL=METHOD "
-            "(repeatable); default: each estimator's own (rips: betting)",
+            help="a registered interval method for every estimator that offers it, or "
+            "LABEL=METHOD (repeatable); default: each estimator's own",
         )
         parser.add_argument(
             "--reward-range",
             metavar="LOW,HIGH",
             help="the lowest and highest reward possible, known before the data (e.g. 0,1 for "
-            "clicks): betting intervals need them (rips assumes 0,1); a reward outside is an error",
+            "clicks), for an interval method that needs them; a reward outside is an error",
         )
         parser.add_argument(
             "--chunk-rows",

@@ -54,11 +54,10 @@ class Declaration:
       effective sample size counts), from its ``tags``;
     - ``weight_diagnostics``: its diagnostics of importance weights (reports' tables);
     - ``interval``: its default interval method; ``intervals``: the methods it offers,
-      each with what it read of it (``"betting"``: its ``betting_columns``, column keys
-      by role, :data:`offeval.stats.betting.BETTING_ROLES`);
+      each with what it read of it (a plugin's ``"betting"``: its ``betting_columns``);
     - ``reward_range``: the rewards' bounds it assumes (a click model's ``(0, 1)``), read
-      by a betting interval when the user declares none; ``value_range``: bounds the
-      estimated quantity cannot leave, to which intervals are clipped;
+      by a method that needs reward bounds when the user declares none; ``value_range``:
+      bounds the estimated quantity cannot leave, to which intervals are clipped;
     - ``expected_failed_checks``: kit checks known to fail, with the reasons;
     - ``prepare_kit_log``: ``log -> log``, adding the columns its users compute before
       evaluating (a reward model's predictions) to the kit's logs;

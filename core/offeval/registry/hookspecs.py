@@ -91,7 +91,7 @@ def register_policies(register: Register) -> None:
 @hookspec
 def register_intervals(register: Register) -> None:
     """Register interval methods: what ``evaluate(..., interval=NAME)`` and ``offeval evaluate
-    --interval NAME`` compute (the core's ``normal`` and ``betting``).
+    --interval NAME`` compute (the core's ``normal``, and the plugins' ones).
 
     ``register(name, cls)``: ``cls()`` is an interval method (see
     :mod:`offeval.engine.intervals`; subclass :class:`offeval.IntervalMethod`): what it
