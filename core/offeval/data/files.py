@@ -99,10 +99,6 @@ def separator_named(sep: str | None) -> str | None:
     return sep
 
 
-def _text_separator(path: Path, sep: str | None) -> str:
-    return separator_named(sep) or separator(path)
-
-
 def columns_of(path: str | Path, sep: str | None = None) -> list:
     """The column names of a data file, from its header or schema (no row is read)."""
     path = _checked_path(path)
@@ -111,7 +107,7 @@ def columns_of(path: str | Path, sep: str | None = None) -> list:
             import pyarrow.parquet as pq
 
             return list(pq.read_schema(path).names)
-        return list(pd.read_csv(path, sep=_text_separator(path, sep), nrows=0).columns)
+        return list(pd.read_csv(path, sep=separator_named(sep) or separator(path), nrows=0).columns)
     except pd.errors.EmptyDataError:
         raise OffevalError(f"{path}: the file is empty") from None
     except (OSError, ValueError, UnicodeDecodeError) as exc:
@@ -122,24 +118,19 @@ def in_lines(exc: RowError, path: str | Path) -> RowError:
     """The error naming a delimited text file's rows (labelled by :func:`read_table`) as
     ``log.csv, lines [...]``: the lines they start on, counting quoted line breaks and blank
     lines (the file is read again here: an error's cost, not every read's)."""
-    path = Path(path)
-    if path.suffix.lower() in PARQUET_SUFFIXES or exc.table != "rows" or not exc.rows:
+    path, labels = Path(path), exc.rows
+    if path.suffix.lower() in PARQUET_SUFFIXES or exc.table != "rows" or not labels:
         return exc
-    return exc.in_table(f"{path.name}, lines", _lines_of(path, exc.rows))
-
-
-def _lines_of(path: Path, labels: list) -> list:
-    """The lines on which the rows that :func:`read_table` labelled ``labels`` start."""
-    if not all(isinstance(x, int) and x >= 2 for x in labels):
-        return labels
-    opener = gzip.open if path.suffix.lower() == ".gz" else open
-    try:
-        with opener(path, "rb") as file:
-            data = np.frombuffer(file.read(), np.uint8)
-    except (OSError, EOFError):
-        return labels  # the file changed or reads otherwise: the labels as read
-    starts = filled_records(data, *text_records(data))[1:]  # the header is no row
-    return [int(starts[x - 2]) if x - 2 < len(starts) else x for x in labels]
+    if all(isinstance(x, int) and x >= 2 for x in labels):
+        opener = gzip.open if path.suffix.lower() == ".gz" else open
+        try:
+            with opener(path, "rb") as file:
+                data = np.frombuffer(file.read(), np.uint8)
+        except (OSError, EOFError):  # the file changed or reads otherwise: the labels as read
+            return exc.in_table(f"{path.name}, lines", labels)
+        starts = filled_records(data, *text_records(data))[1:]  # the header is no row
+        labels = [int(starts[x - 2]) if x - 2 < len(starts) else x for x in labels]
+    return exc.in_table(f"{path.name}, lines", labels)
 
 
 #: The bytes of a blank line.
@@ -178,7 +169,7 @@ def read_table(
         option = hint("decimal", "--decimal")
         raise OffevalError(f"{path}: {option} is for CSV and TSV files, not Parquet")
     if not parquet:
-        sep = _text_separator(path, sep)
+        sep = separator_named(sep) or separator(path)
         mark = _decimal(decimal, sep)
     try:
         if parquet:

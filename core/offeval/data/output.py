@@ -33,9 +33,8 @@ def target_of(path: str | Path) -> Path:
 def check_destination(
     path: str | Path, *, option: str = "--out", force: bool = False, inputs: Sequence = ()
 ) -> Path:
-    """The destination folder, checked before any work: an OffevalError if it is a file, lies
-    under one or where no folder can be created, holds one of ``inputs`` or the current
-    folder, or is a non-empty folder without offeval's marker (unless ``force``)."""
+    """The destination folder, checked before any work: an OffevalError if it is a file, cannot
+    be created, holds an input or the current folder, or is foreign (unless ``force``)."""
     path = Path(path)
     here, cwd = target_of(path), target_of(Path.cwd())
     if here == cwd or here in cwd.parents:
@@ -62,8 +61,8 @@ def check_destination(
 
 
 def _check_parent(path: Path, target: Path, option: str) -> None:
-    """An OffevalError unless a temporary place can be made beside ``target``, in its closest
-    existing ancestor (read-only mounts pass os.access: a folder is created there and removed)."""
+    """An OffevalError unless a temporary place can be made in ``target``'s closest existing
+    ancestor (read-only mounts pass os.access: a folder is created there and removed)."""
     base = Path(os.path.abspath(target.parent))
     while not base.exists() and base != base.parent:
         base = base.parent
@@ -80,7 +79,7 @@ def _check_parent(path: Path, target: Path, option: str) -> None:
 class _Staged:
     """Written into a temporary place beside the destination, moved into place whole:
     ``with staged as tmp:`` commits ``tmp`` when the block succeeds, else discards it
-    (subclasses define ``_make``, ``_commit``, ``_committed`` and ``_discard``)."""
+    (subclasses define ``_make``, ``_commit`` saying what it replaced, and ``_discard``)."""
 
     option: str
     path: Path
@@ -88,8 +87,7 @@ class _Staged:
     _tmp: Path | None = None
 
     def __enter__(self) -> Path:
-        """Check the destination again, then make and return the temporary place."""
-        self._recheck()
+        """Make and return the temporary place."""
         parent = self._target.parent
         try:
             parent.mkdir(parents=True, exist_ok=True)
@@ -116,10 +114,6 @@ class _Staged:
         except BaseException:
             self._discard(tmp)
             raise
-        self._committed()
-
-    def _recheck(self) -> None:
-        """Check the destination again just before writing (nothing by default)."""
 
 
 class OutputFolder(_Staged):
@@ -130,10 +124,9 @@ class OutputFolder(_Staged):
         with folder as tmp:  # an empty folder, which replaces args.out if the block succeeds
             table.to_csv(tmp / "estimates.csv")
 
-    A folder that offeval wrote (it holds :data:`MARKER`, listing its files) or an empty one
-    is replaced (``replaced``; said on stderr, naming deleted files offeval did not write,
-    unless ``quiet``); any other is refused unless ``force``, and one holding an input always.
-    :meth:`file_name` names files after what they hold, never twice.
+    A folder that offeval wrote (it holds :data:`MARKER`) or an empty one is replaced
+    (``replaced``; on stderr unless ``quiet``, naming deleted files offeval did not write);
+    any other is refused unless ``force``, and one holding an input always.
     """
 
     def __init__(
@@ -158,6 +151,7 @@ class OutputFolder(_Staged):
     def __enter__(self) -> Path:
         """Check the destination again; make and return the temporary folder (no file named)."""
         self._names, self.numbered = set(), []
+        check_destination(self._target, option=self.option, force=self.force, inputs=self.inputs)
         return super().__enter__()
 
     def file_name(self, *parts: str, suffix: str = ".csv") -> str:
@@ -174,29 +168,15 @@ class OutputFolder(_Staged):
         self._names.add(name)
         return name
 
-    def _recheck(self) -> None:
-        check_destination(self._target, option=self.option, force=self.force, inputs=self.inputs)
-
     def _make(self, parent: Path, prefix: str) -> Path:
         return Path(tempfile.mkdtemp(dir=parent, prefix=prefix))
 
     def _discard(self, tmp: Path) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
-    def _committed(self) -> None:
-        if self.replaced and not self.quiet:
-            foreign = ""
-            if self.deleted:
-                shown = ", ".join(self.deleted[:SHOWN_DELETED])
-                more = len(self.deleted) - SHOWN_DELETED
-                foreign = f"; deleted files offeval did not write: {shown}" + (
-                    f" and {more} more" if more > 0 else ""
-                )
-            print(f"replaced the earlier files in {self.path}{os.sep}{foreign}", file=sys.stderr)
-
     def _commit(self, tmp: Path) -> None:
         """Mark ``tmp`` as ours, give it the usual permissions, rename it into the destination
-        (what is there renamed aside, and put back on a failure or Ctrl-C before)."""
+        (what is there renamed aside, and put back on a failure or Ctrl-C before); say so."""
         (tmp / MARKER).write_text(MARKER_TEXT + "".join(f"{name}\n" for name in _files(tmp)))
         tmp.chmod(0o777 & ~_umask())
         aside = Path(tempfile.mkdtemp(dir=tmp.parent, prefix=f".{self._target.name}.old-"))
@@ -206,6 +186,15 @@ class OutputFolder(_Staged):
             _put_back(aside, self._target)
             raise
         shutil.rmtree(aside, ignore_errors=True)
+        if self.replaced and not self.quiet:
+            foreign = ""
+            if self.deleted:
+                shown = ", ".join(self.deleted[:SHOWN_DELETED])
+                more = len(self.deleted) - SHOWN_DELETED
+                foreign = f"; deleted files offeval did not write: {shown}" + (
+                    f" and {more} more" if more > 0 else ""
+                )
+            print(f"replaced the earlier files in {self.path}{os.sep}{foreign}", file=sys.stderr)
 
     def _swap(self, tmp: Path, aside: Path) -> None:
         """Rename the destination into ``aside`` (as 0, 1, ...) and ``tmp`` into its place."""
@@ -237,8 +226,7 @@ class OutputFolder(_Staged):
 
 
 def _put_back(aside: Path, target: Path) -> None:
-    """After a failed swap: the last folder renamed aside back in place, if the place is
-    empty; ``aside`` deleted unless that fails."""
+    """After a failed swap: the last folder renamed aside back if its place is empty."""
     moved = sorted(aside.iterdir(), key=lambda p: int(p.name))
     try:
         if moved and not target.exists():
@@ -266,8 +254,7 @@ def _files(folder: Path) -> list[str]:
 
 
 def _not_written(folder: Path) -> list[str]:
-    """The files in ``folder`` that offeval did not write: all without its marker, else those
-    it does not list (none for an old marker, which lists no files)."""
+    """The files in ``folder`` that offeval did not write (by its marker; none for an old one)."""
     files = _files(folder)
     try:
         lines = (folder / MARKER).read_text().splitlines()
@@ -296,9 +283,8 @@ def _umask() -> int:
 class OutputFile(_Staged):
     """A destination file written whole or not at all, checked before the work that fills it.
 
-    Refused if the path is a folder, lies under a file, cannot be written, or is one of
-    ``inputs``. ``with file as tmp:`` yields a temporary path that replaces it if the block
-    succeeds. ``replaced`` then says whether a file was there (also on stderr, unless ``quiet``).
+    Refused if the path is a folder, cannot be written, or is one of ``inputs``. ``with file as
+    tmp:`` as for :class:`OutputFolder`; ``replaced`` (on stderr unless ``quiet``).
     """
 
     def __init__(
@@ -332,7 +318,5 @@ class OutputFile(_Staged):
         tmp.chmod(0o666 & ~_umask())
         self.replaced = self._target.exists()
         os.replace(tmp, self._target)
-
-    def _committed(self) -> None:
         if self.replaced and not self.quiet:
             print(f"replaced the earlier {self.path}", file=sys.stderr)
