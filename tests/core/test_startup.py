@@ -76,7 +76,7 @@ def test_a_pending_command_asked_to_parse_fills_itself():
     parser = build_parser(argv=["--help"])
     args = parser.parse_args(["plugins", "estimator", "--name", "ips"])
     assert args.command == "plugins" and args.kind == "estimator" and args.name == "ips"
-    assert args.func.__self__.__class__ is CORE_COMMANDS["plugins"]
+    assert args.func.__self__.__class__ is CORE_COMMANDS["plugins"].resolve()
 
 
 @pytest.mark.parametrize(
@@ -95,15 +95,15 @@ def test_the_command_a_line_names_is_its_first_positional_word(argv, named):
     assert command_named(argv) == named
 
 
-def test_core_commands_map_names_to_their_classes_imported_on_lookup():
+def test_core_commands_map_names_to_their_classes_imported_on_resolve():
     from offeval.cli import evaluate, plugins
 
     assert list(CORE_COMMANDS) == ["evaluate", "plugins"]
     assert "evaluate" in CORE_COMMANDS and "metrics" not in CORE_COMMANDS
-    assert CORE_COMMANDS["evaluate"] is evaluate.EvaluateCommand
-    assert CORE_COMMANDS["plugins"] is plugins.PluginsCommand
-    for name in CORE_COMMANDS:
-        assert CORE_COMMANDS.deferred(name).help == CORE_COMMANDS[name].help
+    assert CORE_COMMANDS["evaluate"].resolve() is evaluate.EvaluateCommand
+    assert CORE_COMMANDS["plugins"].resolve() is plugins.PluginsCommand
+    for ref in CORE_COMMANDS.values():
+        assert ref.help == ref.resolve().help
 
 
 # -- Deferred: a component registered by reference -------------------------------------------

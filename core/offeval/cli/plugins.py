@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from offeval.errors import OffevalError, did_you_mean
+from offeval.lazy import Deferred
 from offeval.registry.manager import Component, get_registry
 
 
@@ -16,8 +17,8 @@ class PluginsCommand:
     """What is registered, by which plugin, and what failed."""
 
     help = "what is registered, by which plugin, what failed"
-    #: The core's own commands (name -> class), listed as the core's (the shell sets them).
-    core_commands: Mapping[str, type] = MappingProxyType({})
+    #: The core's own commands (name -> reference), listed as the core's (the shell sets them).
+    core_commands: Mapping[str, Deferred] = MappingProxyType({})
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         """KIND and --name: which components to list (all by default)."""
@@ -37,7 +38,7 @@ class PluginsCommand:
         return _plugins(self.core_commands, args.kind, args.name)
 
 
-def _plugins(core_commands: Mapping[str, type], kind: str | None, name: str | None) -> int:
+def _plugins(core_commands: Mapping[str, Deferred], kind: str | None, name: str | None) -> int:
     """Print what is registered, by kind then name (given ``kind`` or ``name``, the matching
     components only), and what failed."""
     registry = get_registry()
@@ -46,7 +47,7 @@ def _plugins(core_commands: Mapping[str, type], kind: str | None, name: str | No
             f"no kind {kind!r}{did_you_mean(kind, registry.kinds)}; the kinds: "
             + ", ".join(registry.kinds)
         )
-    core = [Component("command", name, cls, "offeval") for name, cls in core_commands.items()]
+    core = [Component("command", name, ref, "offeval") for name, ref in core_commands.items()]
     kinds = list(registry.kinds)
     every = sorted([*registry.components(), *core], key=lambda c: (kinds.index(c.kind), c.name))
     listed = [c for c in every if kind in (None, c.kind) and (name is None or name in c.name)]

@@ -23,44 +23,18 @@ from offeval.lazy import Deferred
 from offeval.registry.hookspecs import COMMAND_METHODS
 from offeval.registry.manager import Registry, allow_list_note, get_registry
 
-#: The core's own sub-commands, by reference (imported when they run).
-_CORE = {
+#: The core's own sub-commands by reference (imported when they run or show their help): a
+#: plugin's command cannot take their names.
+CORE_COMMANDS: Mapping[str, Deferred] = {
     "evaluate": Deferred(
         "offeval.cli.evaluate:EvaluateCommand",
         help="estimate target policies on your own log file",
-    ),
+    ).checked(COMMAND_METHODS),
     "plugins": Deferred(
         "offeval.cli.plugins:PluginsCommand",
         help="what is registered, by which plugin, what failed",
-    ),
+    ).checked(COMMAND_METHODS),
 }
-
-
-class _CoreCommands(Mapping):
-    """Name -> command class of the core's commands, each class imported when looked up."""
-
-    def __init__(self, refs: Mapping[str, Deferred]):
-        self._refs = {name: ref.checked(COMMAND_METHODS) for name, ref in refs.items()}
-
-    def __getitem__(self, name: str) -> type:
-        return self._refs[name].resolve()
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._refs
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._refs)
-
-    def __len__(self) -> int:
-        return len(self._refs)
-
-    def deferred(self, name: str) -> Deferred:
-        """The reference of one command (nothing imported)."""
-        return self._refs[name]
-
-
-#: The core's own sub-commands: a plugin's command cannot take their names.
-CORE_COMMANDS = _CoreCommands(_CORE)
 
 
 class _Shell(Parser):
@@ -141,7 +115,7 @@ def build_parser(registry: Registry | None = None, argv: Sequence[str] | None = 
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_CommandParser)
 
-    commands = [(name, CORE_COMMANDS.deferred(name), "offeval") for name in CORE_COMMANDS]
+    commands = [(name, ref, "offeval") for name, ref in CORE_COMMANDS.items()]
     for component in registry.components("command"):
         if component.name in CORE_COMMANDS:
             registry.record_failure(
