@@ -24,6 +24,10 @@ if TYPE_CHECKING:
 
 #: The interval of what no pass folded: differences and ratios of estimates.
 _NORMAL = Normal()
+#: An estimate's row (:meth:`Estimate.to_dict`) before its exclusions and diagnostics.
+_COLUMNS = tuple(
+    "policy estimator value se ci_low ci_high level interval_method n_units n_excluded".split()
+)
 
 
 @dataclass(frozen=True)
@@ -60,18 +64,7 @@ class Estimate:
 
     def to_dict(self) -> dict[str, Any]:
         """A flat dictionary, one key per field and diagnostic."""
-        row = {
-            "policy": self.policy,
-            "estimator": self.estimator,
-            "value": self.value,
-            "se": self.se,
-            "ci_low": self.ci_low,
-            "ci_high": self.ci_high,
-            "level": self.level,
-            "interval_method": self.interval_method,
-            "n_units": self.n_units,
-            "n_excluded": self.n_excluded,
-        }
+        row = {name: getattr(self, name) for name in _COLUMNS}
         row.update({f"excluded_{k}": v for k, v in self.excluded.items()})
         row.update({f"diag_{k}": v for k, v in self.diagnostics.items()})
         return row
