@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import Any
 
 from offeval.cli.options import progress_of
 from offeval.data.candidates import check_candidate_roles
@@ -104,13 +105,14 @@ class EvaluateRequest:
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> EvaluateRequest:
         """The request of a parsed command line, each option checked (in the order the
-        command has always answered them)."""
-        level = check_level(args.level)
-        correction = _correction(args.correction)
-        interval = _interval(args.interval)
-        reward_range = None
+        command has always answered them); the others are taken as argparse gives them."""
+        checked: dict[str, Any] = {
+            "level": check_level(args.level),
+            "correction": _correction(args.correction),
+            "interval": _interval(args.interval),
+        }
         if args.reward_range is not None:
-            reward_range = check_reward_range(args.reward_range, "--reward-range")
+            checked["reward_range"] = check_reward_range(args.reward_range, "--reward-range")
         if args.stream and args.workers > 1:
             raise OffevalError(
                 f"--workers {args.workers}: workers share a log read whole; --stream evaluates "
@@ -121,9 +123,11 @@ class EvaluateRequest:
             raise OffevalError(
                 f"--decimal {args.decimal}: Parquet files store numbers, not text: drop --decimal"
             )
-        mapping = _mapping(args.map)
-        candidates_mapping = _candidates_mapping(args.candidates_map, args.candidates, args.stream)
-        targets = _targets(args.policy, args.rerank, args.baseline)
+        checked["mapping"] = _mapping(args.map)
+        checked["candidates_mapping"] = _candidates_mapping(
+            args.candidates_map, args.candidates, args.stream
+        )
+        checked["targets"] = _targets(args.policy, args.rerank, args.baseline)
         if args.reward_model is not None and args.reward_model in {"", *RESERVED_COLUMNS}:
             raise OffevalError(
                 f"--reward-model {args.reward_model}: names a column of a role of the log; give "
@@ -136,31 +140,13 @@ class EvaluateRequest:
                 "predictions as a column, --reward-model COLUMN)"
             )
         _check_folders(args.out, args.report)
-        return cls(
-            log=args.log,
-            targets=targets,
-            mapping=mapping,
-            candidates=args.candidates,
-            candidates_mapping=candidates_mapping,
-            sep=separator_named(args.sep),
-            decimal=args.decimal,
-            estimators=tuple(args.estimator or ()),
-            baseline=args.baseline,
-            reward_model=args.reward_model,
-            fit_reward_model=args.fit_reward_model,
-            correction=correction,
-            level=level,
-            interval=interval,
-            reward_range=reward_range,
-            chunk_rows=args.chunk_rows,
-            stream=args.stream,
-            workers=args.workers,
-            out=args.out,
-            report=args.report,
-            force=args.force,
-            progress=progress_of(args),
-            argv=tuple(args.argv) if getattr(args, "argv", None) is not None else None,
-        )
+        checked["sep"] = separator_named(args.sep)
+        checked["estimators"] = tuple(args.estimator or ())
+        checked["progress"] = progress_of(args)
+        argv = getattr(args, "argv", None)
+        checked["argv"] = None if argv is None else tuple(argv)
+        given = {f.name: getattr(args, f.name) for f in fields(cls) if f.name not in checked}
+        return cls(**given, **checked)
 
     @property
     def inputs(self) -> list[str]:
