@@ -55,10 +55,8 @@ def _first_line(exc: BaseException) -> str:
 
 
 def separator(path: str | Path) -> str:
-    """The separator of a delimited text file: one of :data:`SEPARATORS`, read off its header
-    (:func:`header_separator`; the suffix's default, tab for ``.tsv`` and comma otherwise,
-    when it holds none). ``csv.Sniffer`` misread files whose text held ``|``, ``;`` and quotes.
-    """
+    """The separator of a delimited text file, read off its header (:func:`header_separator`;
+    the suffix's default when it holds none). ``csv.Sniffer`` misread ``|``, ``;`` and quotes."""
     path = Path(path)
     default = TEXT_SUFFIXES[path.suffix.lower()]
     opener = gzip.open if path.suffix.lower() == ".gz" else open
@@ -115,9 +113,8 @@ def columns_of(path: str | Path, sep: str | None = None) -> list:
 
 
 def in_lines(exc: RowError, path: str | Path) -> RowError:
-    """The error naming a delimited text file's rows (labelled by :func:`read_table`) as
-    ``log.csv, lines [...]``: the lines they start on, counting quoted line breaks and blank
-    lines (the file is read again here: an error's cost, not every read's)."""
+    """The error naming a text file's rows (labelled by :func:`read_table`) by the lines they
+    start on, ``log.csv, lines [...]`` (the file read again: an error's cost, not every read's)."""
     path, labels = Path(path), exc.rows
     if path.suffix.lower() in PARQUET_SUFFIXES or exc.table != "rows" or not labels:
         return exc
@@ -159,18 +156,23 @@ def read_table(
 
     A text file's separator is ``sep``, else sniffed (:func:`separator`); its decimal mark
     ``decimal`` (``","`` or ``"."``), else found by :func:`decimal_commas`; its rows are
-    labelled 2, 3, ... (:func:`in_lines` finds their lines). Broken pandas metadata is
-    ignored, with a warning.
+    labelled 2, 3, ... (:func:`in_lines`). Broken pandas metadata is ignored, with a warning.
     """
     path = _checked_path(path)
     suffix = path.suffix.lower()
     parquet = suffix in PARQUET_SUFFIXES
+    option = hint("decimal", "--decimal")
     if parquet and decimal is not None:
-        option = hint("decimal", "--decimal")
         raise OffevalError(f"{path}: {option} is for CSV and TSV files, not Parquet")
     if not parquet:
         sep = separator_named(sep) or separator(path)
-        mark = _decimal(decimal, sep)
+    if not parquet and decimal is not None:
+        decimal = check_choice(decimal, option, DECIMALS, rule="',' or '.'", error=OffevalError)
+        if decimal == sep:
+            raise OffevalError(
+                f"{option} {decimal!r}: {sep!r} separates the file's columns; if another "
+                "character does, say which with " + hint("sep=';'", "--sep ';'")
+            )
     try:
         if parquet:
             import pyarrow.parquet as pq
@@ -180,7 +182,7 @@ def read_table(
             else:
                 frame = pd.read_parquet(path)
         else:
-            frame = pd.read_csv(path, sep=sep, decimal=mark)
+            frame = pd.read_csv(path, sep=sep, decimal=decimal or ".")
             frame.index = pd.RangeIndex(2, len(frame) + 2)
             if decimal is None and sep == ";":
                 frame = decimal_commas(frame)
@@ -198,27 +200,12 @@ def read_table(
     return frame
 
 
-def _decimal(decimal: str | None, sep: str) -> str:
-    """The decimal mark to read a text file of separator ``sep`` with (``"."`` unless given)."""
-    if decimal is None:
-        return "."
-    option = hint("decimal", "--decimal")
-    decimal = check_choice(decimal, option, DECIMALS, rule="',' or '.'", error=OffevalError)
-    if decimal == sep:
-        raise OffevalError(
-            f"{option} {decimal!r}: {sep!r} separates the file's columns; if another "
-            "character does, say which with " + hint("sep=';'", "--sep ';'")
-        )
-    return decimal
-
-
 def decimal_commas(frame: pd.DataFrame) -> pd.DataFrame:
     """The frame of a semicolon-separated file, its numbers with decimal commas read as numbers.
 
-    If no column holds a fractional number read with a decimal point, every text column
-    whose present values are all whole numbers or numbers with one decimal comma (``0,5``,
-    ``3,2e-05``), one at least with a comma, is read as numbers; anything else is left as
-    read. Ids like ``12,3`` are read as numbers too: ``decimal="."`` keeps them as text.
+    Unless a column holds fractional numbers read with a decimal point, each text column of
+    whole numbers and numbers with a decimal comma (``0,5``, ``3,2e-05``; one at least) is read
+    as numbers, ids like ``12,3`` too (``decimal="."`` keeps them as text).
     """
     floats = [c for c in frame if frame[c].dtype.kind == "f"]
     if any((frame[c].dropna() % 1 != 0).any() for c in floats):
@@ -261,9 +248,8 @@ def _without_pandas_metadata(data):
 
 
 class ParquetBatches:
-    """A Parquet file's rows as frames of ``batch_rows`` rows, labelled by their row in the
-    file unless it stores an index: iterable (each pass reads the file again), with its row
-    count (``n_rows``). ``plain`` reads them without the file's (broken) pandas metadata."""
+    """A Parquet file's rows as frames of ``batch_rows`` rows (labelled by their row in the file
+    unless it stores an index), read again on each pass; ``plain``: without pandas metadata."""
 
     def __init__(self, source, batch_rows: int, plain: bool = False):
         self._source, self._batch_rows, self._plain = source, batch_rows, plain

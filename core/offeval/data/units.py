@@ -47,7 +47,7 @@ def unit_keys(ids: np.ndarray) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     at_int, at_hash = np.flatnonzero(whole), np.flatnonzero(~whole)
     out = {"int": (ids[at_int].astype(np.int64), at_int)}
     if at_hash.size:
-        out["hash"] = (pd.util.hash_array(ids[at_hash].astype(object), categorize=False), at_hash)
+        out["hash"] = (hash_ids(ids[at_hash]), at_hash)
     return out
 
 
