@@ -1,30 +1,12 @@
 """Conformance kit: checks any estimator against the protocol and against exact truth.
 
-In the spirit of scikit-learn's ``check_estimator``::
-
-    from offeval.testing import check_estimator
-    check_estimator(MyEstimator())            # raises AssertionError on failure
-
-    @parametrize_with_checks([MyEstimator(), MyEstimator(cap=10)])
-    def test_conformance(estimator, check):   # one pytest case per check
-        check(estimator)
-
-The checks run on logs of :class:`offeval.kitworld.KitWorld`, whose exact values
-are computed (an estimator needing another world names a registered environment
-as its ``kit_environment``). Every estimator takes the :data:`ROLE_CHECKS`; what it
-declares (read by :func:`offeval.engine.declaration.declaration_of`) is checked
-against the truth by :func:`check_tracks_the_truth`, :func:`check_unbiased` and
-:func:`check_linear_in_reward`.
-
-``expected_failed_checks`` (check name -> reason) are expected failures in
-:func:`parametrize_with_checks` and skipped by :func:`check_estimator`;
-``assumptions`` set up the environment in which the guarantee holds; an
-estimator's ``prepare_kit_log(log) -> log`` adds the columns its users compute
-before evaluating (it sees the log only, never the truth).
-
-An interval method takes :func:`check_interval_method` (``check_interval_method("mine")``),
-the :data:`INTERVAL_CHECKS` on the kit's own unbiased estimator
-(:class:`~offeval.kitworld.KitIS`) or one given.
+As scikit-learn's ``check_estimator``: :func:`check_estimator` runs the checks that apply
+(:func:`checks_for`: the :data:`ROLE_CHECKS`, then those of what the estimator declares,
+read by :func:`~offeval.engine.declaration.declaration_of`), and
+:func:`parametrize_with_checks` makes each a pytest case. They run on logs of
+:class:`~offeval.kitworld.KitWorld`, whose exact values are computed, or of the registered
+environment an estimator names as its ``kit_environment``. An interval method takes
+:func:`check_interval_method`.
 """
 
 from __future__ import annotations
@@ -109,8 +91,7 @@ def _close(a: float, b: float, rtol: float = 1e-9) -> bool:
 
 
 def _same(a: Estimate, b: Estimate, what: str) -> None:
-    """Assert that ``a`` and ``b`` have the same value, se and interval (else: they depend on
-    ``what``)."""
+    """Assert that ``a`` and ``b`` (differing in ``what``) have the same value, se and interval."""
     assert _close(a.value, b.value), f"value depends on {what}"
     assert _close(a.se, b.se), f"se depends on {what}"
     assert _close(a.ci_low, b.ci_low) and _close(a.ci_high, b.ci_high), (
@@ -159,41 +140,13 @@ def check_estimate_fields(estimator: Estimator) -> None:
 
 def check_chunking_invariance(estimator: Estimator) -> None:
     """Chunked, or fed as an iterable of logs, the numbers equal one pass over the whole log."""
-    _, log, (policy, _) = kit_setup(estimator, 6_000)
-    whole = _estimate(estimator, log, policy, chunk_rows=log.n_rows)
-    chunked = _estimate(estimator, log, policy, chunk_rows=997)
-    streamed = _estimate(estimator, list(log.chunks(1_500)), policy)
-    for other in (chunked, streamed):
-        _same(whole, other, "the chunks")
-        assert other.n_units == whole.n_units, "units counted differently in chunks"
+    check_interval_chunking(None, estimator)
 
 
 def check_unit_order_invariance(estimator: Estimator) -> None:
     """Shuffling the order of trajectories does not change the estimate (on a log longer
     than the engine's first chunk, so the order decides which trajectories share one)."""
-    _, log, (policy, _) = kit_setup(estimator, 8_000)
-    assert log.n_rows > FIRST_CHUNK_ROWS, "the kit's log fits in one chunk"
-    order = np.random.default_rng(1).permutation(log.n_units)
-    frame = log.frame.set_index("trajectory").loc[order].reset_index()
-    cands = None if log.candidates is None else log.candidates.drop(columns="slot")
-    shuffled = InteractionLog.from_frame(frame, candidates=cands)
-    _same(_estimate(estimator, log, policy), _estimate(estimator, shuffled, policy), "row order")
-
-
-def _probabilities_only(policy) -> SimpleNamespace:
-    """A policy that gives probabilities but no exposures."""
-    return SimpleNamespace(name=policy.name, probabilities=policy.probabilities)
-
-
-def _without(log: InteractionLog, requirement: str) -> InteractionLog:
-    """The log without one requirement: a column (``prefix_*``: columns by prefix) or its
-    candidate table."""
-    if requirement == "candidates":
-        return _reduced(log, [], candidates=False)
-    prefix = requirement[:-1] if requirement.endswith("*") else None
-    drop = [c for c in log.frame.columns if (c == requirement or (prefix and c.startswith(prefix)))]
-    assert drop, f"the kit's log has no column {requirement!r} to remove"
-    return _reduced(log, drop)
+    check_interval_unit_order(None, estimator)
 
 
 def _reduced(log: InteractionLog, columns: list[str], candidates: bool = True) -> InteractionLog:
@@ -208,11 +161,18 @@ def check_requirements(estimator: Estimator) -> None:
     """Removing a declared requirement raises an OffevalError naming it; nothing else is needed."""
     _, log, (policy, _) = kit_setup(estimator, 2_000)
     requires = declaration_of(estimator).requires
+    bare = SimpleNamespace(name=policy.name, probabilities=policy.probabilities)  # no exposure
     for requirement in requires:
+        log_, policy_ = log, policy
         if requirement.endswith("()"):
-            log_, policy_ = log, _probabilities_only(policy)
-        else:
-            log_, policy_ = _without(log, requirement), policy
+            policy_ = bare
+        elif requirement == "candidates":
+            log_ = _reduced(log, [], candidates=False)
+        else:  # a column, or columns by prefix (``prefix_*``)
+            prefix = requirement[:-1] if requirement.endswith("*") else None
+            drop = [c for c in log.frame if c == requirement or (prefix and c.startswith(prefix))]
+            assert drop, f"the kit's log has no column {requirement!r} to remove"
+            log_ = _reduced(log, drop)
         try:
             _estimate(estimator, log_, policy_)
         except OffevalError as exc:
@@ -228,9 +188,9 @@ def check_requirements(estimator: Estimator) -> None:
     keep = {r.rstrip("*") for r in requires}
     drop = [c for c in optional if not any(c == k or c.startswith(k) for k in keep if k)]
     minimal = _reduced(log, drop, candidates="candidates" in requires)
-    bare = policy if any(r.endswith("()") for r in requires) else _probabilities_only(policy)
+    methods = any(r.endswith("()") for r in requires)
     try:
-        _estimate(estimator, minimal, bare)
+        _estimate(estimator, minimal, policy if methods else bare)
     except Exception as exc:  # noqa: BLE001 - any failure here is an undeclared requirement
         raise AssertionError(
             f"needs more than it declares ({requires}): without {drop} and policy methods "
@@ -273,30 +233,32 @@ def check_tracks_the_truth(estimator: Estimator) -> None:
     assert abs(z) < 4.5, f"paired difference is {z:.1f} standard errors from the exact one"
 
 
+def _replicates(estimator: Estimator, method: str | None = None):
+    """The exact value, the large log, its policy and the estimates on its
+    :data:`REPLICATES` parts, independent small logs."""
+    env, log, (policy, _) = kit_setup(estimator, LARGE, seed=7)
+    truth = env.true_value(policy, declaration_of(estimator).estimand)
+    size, bounds = log.n_units // REPLICATES, np.r_[log.unit_starts, log.n_rows]
+    parts = (
+        log.slice_rows(int(bounds[r * size]), int(bounds[(r + 1) * size]))
+        for r in range(REPLICATES)
+    )
+    return truth, log, policy, [_estimate(estimator, p, policy, interval=method) for p in parts]
+
+
 def check_unbiased(estimator: Estimator) -> None:
     """Guarantee ``unbiased``: over 200 independent small logs, the mean estimate lies within
     4 standard errors of the truth and 95% intervals cover it at least 85% of the time."""
-    estimand = declaration_of(estimator).estimand
-    env, log, (policy, _) = kit_setup(estimator, LARGE, seed=7)
-    truth = env.true_value(policy, estimand)
-    size = log.n_units // REPLICATES
-    bounds = np.r_[log.unit_starts, log.n_rows]
-    values, covered, methods = [], [], set()
-    for r in range(REPLICATES):
-        part = log.slice_rows(int(bounds[r * size]), int(bounds[(r + 1) * size]))
-        est = _estimate(estimator, part, policy)
-        values.append(est.value)
-        covered.append(est.ci_low <= truth <= est.ci_high)
-        methods.add(est.interval_method)
-    values = np.asarray(values)
+    truth, log, _, estimates = _replicates(estimator)
+    values = np.array([est.value for est in estimates])
+    covered = np.mean([est.ci_low <= truth <= est.ci_high for est in estimates])
+    methods = "/".join(sorted({est.interval_method for est in estimates}))
     z = (values.mean() - truth) / (values.std(ddof=1) / np.sqrt(REPLICATES))
     assert abs(z) < 4, (
-        f"mean of {REPLICATES} estimates on {size} trajectories each is {z:.1f} standard "
-        f"errors from the exact {estimand}"
+        f"mean of {REPLICATES} estimates on {log.n_units // REPLICATES} trajectories each is "
+        f"{z:.1f} standard errors from the exact {declaration_of(estimator).estimand}"
     )
-    assert np.mean(covered) >= 0.85, (
-        f"95% {'/'.join(sorted(methods))} intervals covered the truth {np.mean(covered):.0%}"
-    )
+    assert covered >= 0.85, f"95% {methods} intervals covered the truth {covered:.0%}"
 
 
 def check_linear_in_reward(estimator: Estimator) -> None:
@@ -365,13 +327,16 @@ def known_failures(estimator: Estimator) -> dict[str, str]:
 def check_estimator(estimator: Estimator) -> None:
     """Run every applicable check except declared known failures; the first failure raises."""
     known = known_failures(estimator)
-    for check in checks_for(estimator):
-        if check.__name__ in known:
-            continue
+    _run([c for c in checks_for(estimator) if c.__name__ not in known], repr(estimator), estimator)
+
+
+def _run(checks: Sequence[Callable], who: str, *args) -> None:
+    """Run ``checks`` on ``args``; the first failure raises, naming the check and ``who``."""
+    for check in checks:
         try:
-            check(estimator)
+            check(*args)
         except AssertionError as exc:
-            raise AssertionError(f"{check.__name__} failed for {estimator!r}: {exc}") from exc
+            raise AssertionError(f"{check.__name__} failed for {who}: {exc}") from exc
 
 
 def parametrize_with_checks(estimators: Sequence[Estimator]):
@@ -386,9 +351,8 @@ def parametrize_with_checks(estimators: Sequence[Estimator]):
         wrong = getattr(estimator, "name", None) or type(estimator).__name__
         label = wrong if declared is None else declared.label
         for check in checks_for(estimator):
-            marks = ()
-            if check.__name__ in known:
-                marks = pytest.mark.xfail(reason=known[check.__name__], strict=True)
+            reason = known.get(check.__name__)
+            marks = () if reason is None else pytest.mark.xfail(reason=reason, strict=True)
             cases.append(
                 pytest.param(estimator, check, id=f"{label}-{check.__name__}", marks=marks)
             )
@@ -402,9 +366,9 @@ def check_interval_protocol(method: str, estimator: Estimator) -> None:
     """A registered interval method, offered to ``estimator``, whose estimates it names and
     bounds in order (low <= high)."""
     built = interval_method(method)  # the registry refuses one without the protocol's names
-    label = declaration_of(estimator).label
-    assert method in declaration_of(estimator).intervals, (
-        f"{label} is not offered {method!r} intervals (they need {built.needs})"
+    declared = declaration_of(estimator)
+    assert method in declared.intervals, (
+        f"{declared.label} is not offered {method!r} intervals (they need {built.needs})"
     )
     _, log, (policy, _) = kit_setup(estimator, 2_000)
     est = _estimate(estimator, log, policy, interval=method)
@@ -412,8 +376,9 @@ def check_interval_protocol(method: str, estimator: Estimator) -> None:
     assert est.ci_low <= est.ci_high, f"interval [{est.ci_low}, {est.ci_high}] is empty"
 
 
-def check_interval_chunking(method: str, estimator: Estimator) -> None:
-    """Chunked, or fed as an iterable of logs, the interval equals one pass's."""
+def check_interval_chunking(method: str | None, estimator: Estimator) -> None:
+    """Chunked, or fed as an iterable of logs, the interval (None: the estimator's own) and
+    the numbers equal one pass's."""
     _, log, (policy, _) = kit_setup(estimator, 6_000)
     whole = _estimate(estimator, log, policy, chunk_rows=log.n_rows, interval=method)
     for other in (
@@ -421,11 +386,14 @@ def check_interval_chunking(method: str, estimator: Estimator) -> None:
         _estimate(estimator, list(log.chunks(1_500)), policy, interval=method),
     ):
         _same(whole, other, "the chunks")
+        assert other.n_units == whole.n_units, "units counted differently in chunks"
 
 
-def check_interval_unit_order(method: str, estimator: Estimator) -> None:
-    """Shuffling the trajectories' order does not change the interval."""
+def check_interval_unit_order(method: str | None, estimator: Estimator) -> None:
+    """Shuffling the trajectories' order does not change the interval (None: the
+    estimator's own) or the numbers."""
     _, log, (policy, _) = kit_setup(estimator, 8_000)
+    assert log.n_rows > FIRST_CHUNK_ROWS, "the kit's log fits in one chunk"
     order = np.random.default_rng(1).permutation(log.n_units)
     frame = log.frame.set_index("trajectory").loc[order].reset_index()
     cands = None if log.candidates is None else log.candidates.drop(columns="slot")
@@ -467,23 +435,17 @@ def check_interval_covers_the_truth(method: str, estimator: Estimator) -> None:
     assert declared.guarantee == "unbiased", (
         f"{declared.label} is not declared unbiased: check the method on one that is"
     )
-    env, log, (policy, _) = kit_setup(estimator, LARGE, seed=7)
-    truth = env.true_value(policy, declared.estimand)
-    size, bounds = log.n_units // REPLICATES, np.r_[log.unit_starts, log.n_rows]
-    covered, widths = [], []
-    for r in range(REPLICATES):
-        part = log.slice_rows(int(bounds[r * size]), int(bounds[(r + 1) * size]))
-        est = _estimate(estimator, part, policy, interval=method)
-        covered.append(est.ci_low <= truth <= est.ci_high)
-        widths.append(est.ci_high - est.ci_low)
-    assert np.mean(covered) >= 0.85, (
-        f"95% {method} intervals on {size} trajectories covered the truth {np.mean(covered):.0%}"
+    truth, log, policy, estimates = _replicates(estimator, method)
+    size = log.n_units // REPLICATES
+    covered = np.mean([est.ci_low <= truth <= est.ci_high for est in estimates])
+    width = np.mean([est.ci_high - est.ci_low for est in estimates])
+    assert covered >= 0.85, (
+        f"95% {method} intervals on {size} trajectories covered the truth {covered:.0%}"
     )
     whole = _estimate(estimator, log, policy, interval=method)
-    assert whole.ci_high - whole.ci_low <= 0.5 * np.mean(widths), (
+    assert whole.ci_high - whole.ci_low <= 0.5 * width, (
         f"the {method} interval does not narrow as the log grows: width "
-        f"{whole.ci_high - whole.ci_low:.3g} on {log.n_units} trajectories, "
-        f"{np.mean(widths):.3g} on {size}"
+        f"{whole.ci_high - whole.ci_low:.3g} on {log.n_units} trajectories, {width:.3g} on {size}"
     )
 
 
@@ -500,23 +462,15 @@ INTERVAL_CHECKS: tuple[IntervalCheck, ...] = (
 def check_interval_method(method: str, estimator: Estimator | None = None) -> None:
     """Run every interval check of the registered method ``method`` on ``estimator`` (by
     default the kit's own :class:`~offeval.kitworld.KitIS`); the first failure raises."""
-    estimator = KitIS() if estimator is None else estimator
-    for check in INTERVAL_CHECKS:
-        try:
-            check(method, estimator)
-        except AssertionError as exc:
-            raise AssertionError(f"{check.__name__} failed for {method!r}: {exc}") from exc
+    _run(INTERVAL_CHECKS, repr(method), method, KitIS() if estimator is None else estimator)
 
 
 def declared_plugins(*names: str) -> list[str]:
-    """The installed plugins ``names`` and every plugin they build on, sorted.
-
-    Follows each plugin's ``REQUIRES`` (no registry is loaded), for a plugin's tests to
-    load it with only the plugins it declares:
-    ``os.environ["OFFEVAL_PLUGINS"] = ",".join(declared_plugins("my_plugin"))``.
-    Raises :class:`offeval.RegistryError` for a name no installed plugin has, and for a
-    ``REQUIRES`` that is not a tuple of names.
-    """
+    """The installed plugins ``names`` and every plugin they build on (their ``REQUIRES``; no
+    registry is loaded), sorted, for a plugin's tests to load only what it declares:
+    ``os.environ["OFFEVAL_PLUGINS"] = ",".join(declared_plugins("my_plugin"))``. Raises
+    :class:`offeval.RegistryError` for a name no installed plugin has and for a ``REQUIRES``
+    that is not a tuple of names."""
     installed = {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
     known = f"(installed: {', '.join(sorted(installed)) or 'none'})"
     found: set[str] = set()
