@@ -11,9 +11,10 @@ from offeval import hookimpl
 from offeval.plugin import lazy_names
 
 #: The plugins this one builds on: the ranking family's rankings and exposures, the
-#: model-based family's reward-model columns (Cascade-DR), and the simulator, in which rips,
-#: pi and cascade_dr take the conformance kit (their ``kit_environment``).
-REQUIRES = ("dcg", "rewardmodels", "simulation")
+#: model-based family's reward-model columns (Cascade-DR), the simulator, in which rips,
+#: pi and cascade_dr take the conformance kit (their ``kit_environment``), and the betting
+#: interval, rips's own.
+REQUIRES = ("betting", "dcg", "rewardmodels", "simulation")
 
 
 def _estimators() -> tuple:

@@ -28,13 +28,13 @@ def request(*words: str) -> EvaluateRequest:
 def test_the_request_holds_each_option_read_into_its_type():
     made = request(
         "--policy", "a=pa", "--rerank", "b=score", "--correction", "none",
-        "--interval", "is=betting", "--reward-range", "0,1", "--map", "reward=click",
+        "--interval", "is=normal", "--reward-range", "0,1", "--map", "reward=click",
         "--estimator", "is", "--quiet", "--level", "0.9",
     )  # fmt: skip
     assert made.targets == (Target("--policy", "a", "pa"), Target("--rerank", "b", "score"))
     assert [t.given for t in made.targets] == ["a=pa", "b=score"]
     assert made.correction is None and made.level == 0.9
-    assert made.interval == {"is": "betting"} and made.reward_range == (0.0, 1.0)
+    assert made.interval == {"is": "normal"} and made.reward_range == (0.0, 1.0)
     assert made.mapping == {"reward": "click"} and made.estimators == ("is",)
     assert made.progress is False and made.argv[0] == "evaluate"
     assert request("--policy", "a=pa", "--interval", "normal").interval == "normal"

@@ -1,7 +1,7 @@
 """A third party's interval method, registered by a plugin as it registers an estimator
 (hook ``register_intervals``), used from ``evaluate`` and from ``offeval evaluate
---interval``; and the kind's own promises: the core registers ``normal`` and ``betting``
-through the same hook, and a normal pass folds nothing but constant-size state."""
+--interval``; and the kind's own promises: the core registers ``normal`` through the same
+hook, and a normal pass folds nothing but constant-size state."""
 
 from __future__ import annotations
 
@@ -59,7 +59,7 @@ def _scipy_t(est) -> tuple[float, float]:
 
 
 def test_the_core_registers_its_methods_through_the_hook(reference_registry):
-    assert reference_registry.names("interval") == ["betting", "normal"]
+    assert reference_registry.names("interval") == ["normal"]
     assert {c.plugin for c in reference_registry.components("interval")} == {"offeval"}
 
 
@@ -82,7 +82,7 @@ def test_a_third_party_method_is_used_from_evaluate(with_t, small_bandit):
 
 def test_a_third_party_method_is_named_among_the_choices(with_t, small_bandit):
     log, target, _ = small_bandit
-    with pytest.raises(OffevalError, match=r"one of \('normal', 'betting', 'student_t'\)"):
+    with pytest.raises(OffevalError, match=r"one of \('normal', 'student_t'\)"):
         evaluate(log, [target], [IS()], interval="students_t")
 
 
@@ -99,7 +99,7 @@ def test_a_third_party_method_is_used_from_the_command_line(with_t, user_log, tm
         )
         np.testing.assert_allclose((row["ci_low"], row["ci_high"]), expected, rtol=1e-12)
     capsys.readouterr()
-    one_line_error(capsys, [*argv, "--interval", "student"], r"one of normal, betting, student_t")
+    one_line_error(capsys, [*argv, "--interval", "student"], r"one of normal, student_t")
 
 
 def test_the_fold_state_of_a_normal_pass_keeps_no_unit(small_bandit):

@@ -36,7 +36,7 @@ def offeval(args: list[str], plugins: set[str]) -> subprocess.CompletedProcess:
 
 
 def test_declared_plugins_follows_the_built_ins_requires():
-    slates = ["dcg", "ir", "ncis", "rewardmodels", "simulation", "slates"]
+    slates = ["betting", "dcg", "ir", "ncis", "rewardmodels", "simulation", "slates"]
     assert declared_plugins("slates") == slates
     assert declared_plugins("ir") == ["ir"]
     assert declared_plugins("obp", "ir") == ["ir", "ncis", "obp", "rewardmodels"]

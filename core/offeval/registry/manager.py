@@ -123,7 +123,7 @@ class Component:
 
 
 class _Core:
-    """The host as a plugin of itself: the kinds the core uses, its interval methods."""
+    """The host as a plugin of itself: the kinds the core uses, the normal interval."""
 
     @hookspecs.hookimpl
     def register_component_kinds(self, register: hookspecs.Register) -> None:
@@ -140,9 +140,8 @@ class _Core:
 
     @hookspecs.hookimpl
     def register_intervals(self, register: hookspecs.Register) -> None:
-        """The normal interval, and the betting one (Waudby-Smith and Ramdas 2023)."""
+        """The normal interval (plugins add others)."""
         register("normal", Deferred("offeval.engine.intervals:Normal"))
-        register("betting", Deferred("offeval.stats.betting:Betting"))
 
 
 _ACTIVE: ContextVar[Registry | None] = ContextVar("active_registry", default=None)

@@ -1,4 +1,5 @@
-"""Betting confidence intervals for importance-weighted rewards (Waudby-Smith and Ramdas 2023).
+"""Betting confidence intervals for importance-weighted rewards (Waudby-Smith and Ramdas 2023,
+"Estimating means of bounded random variables by betting", JRSS B).
 
 The value V = E[y] / E[d] has per unit y = sum_k w_k r_k over its m weighted rows
 (weights w_k >= 0 of mean one under the logging policy, E[w] = E[m]; rewards in
@@ -14,7 +15,7 @@ sequence read at the last unit, valid whatever the tails of the weights; units a
 taken in the order given (the engine orders them by a hash of their ids, so that
 the interval does not depend on chunks or workers).
 
-:class:`Betting` is the core's interval method ``"betting"``, :class:`BettingFold`
+:class:`Betting` is this plugin's interval method ``"betting"``, :class:`BettingFold`
 its fold state.
 """
 
@@ -26,8 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from offeval.errors import ConfigurationError, OffevalError, hint
-from offeval.validation import check_level
+from offeval import ConfigurationError, OffevalError
+from offeval.plugin import check_level, hint
 
 #: Largest bet (a share of the capital) on one unit: bets stay bounded away from ruin.
 MAX_BET = 0.5
