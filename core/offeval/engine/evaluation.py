@@ -45,8 +45,8 @@ def evaluate(
     in a notebook or a terminal). ``workers > 1`` splits an InteractionLog's trajectories
     among forked processes (:mod:`offeval.engine.parallel`). ``interval`` names a
     registered interval method for all, or a dict one by estimator label or name (None:
-    each its declared one); a betting interval needs the rewards' bounds known before the
-    data (``reward_range=(low, high)``, or the estimator's declared one).
+    each its declared one); a method that needs the rewards' bounds known before the data
+    reads ``reward_range=(low, high)``, else the estimator's declared one.
     """
     check_level(level)
     workers = check_whole(workers, "workers", low=1, error=OffevalError)
