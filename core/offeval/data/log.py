@@ -223,9 +223,8 @@ def _grouped_starts(ids: pd.Series, pos: np.ndarray | None) -> np.ndarray | None
         ordered = False
     if not (ordered or first.is_unique):
         return None  # a trajectory comes back later: sort
-    if pos is not None:
-        if np.any(~new[1:] & (pos[1:] <= pos[:-1])):
-            return None  # positions out of order (or repeated) within a trajectory
+    if pos is not None and np.any(~new[1:] & (pos[1:] <= pos[:-1])):
+        return None  # positions out of order (or repeated) within a trajectory
     return starts
 
 
@@ -261,11 +260,10 @@ def _order_and_positions(
 class InteractionLog:
     """A validated interaction log, rows sorted by trajectory then position.
 
-    Build one with :meth:`from_frame` or :meth:`from_file`; never mutate ``frame`` (the
-    role names of :data:`ROLES`, plus extra columns). ``source_rows`` is each row's input
-    label. ``candidates`` (optional) lists each slot's candidate items with their
-    ``propensity``, its ``slot`` column the log row of the slot, and ``candidate_source_rows``
-    the input label of each of its rows.
+    Build one with :meth:`from_frame` or :meth:`from_file`; never mutate ``frame`` (columns
+    named by :data:`ROLES`, plus extras). ``source_rows``: each row's input label;
+    ``candidates``: each slot's candidate items and ``propensity``, ``slot`` the log row of
+    the slot (``candidate_source_rows``: their input labels).
     """
 
     #: The roles, the smallest propensity taken and why a smaller one is refused (for plugins).
@@ -375,7 +373,7 @@ class InteractionLog:
     @cached_property
     def regular_slots(self) -> int | None:
         """k when every slot has exactly k candidate rows (candidate row j is slot j // k), else
-        None. The table is sorted by slot, so the first and last row of each block of k tell."""
+        None (the table is sorted by slot: each block's first and last row tell)."""
         slot = self.require_candidates()["slot"].to_numpy()
         n = self.n_rows
         if not n or not slot.size or slot.size % n:
@@ -443,10 +441,9 @@ class InteractionLog:
     ) -> Iterator[InteractionLog]:
         """Consecutive logs of whole trajectories, about ``max_rows`` each: the one chunker.
 
-        Each chunk ends at the first trajectory start at or after the next multiple of
-        ``max_rows`` rows (counted from lo of ``rows``, (lo, hi) at trajectory boundaries,
-        if given). A callable ``max_rows`` is asked before each chunk; when its answer
-        changes, its multiples count from the current chunk's first row.
+        A chunk ends at the first trajectory start from the next multiple of ``max_rows`` rows,
+        counted from lo of ``rows`` ((lo, hi) at trajectory boundaries). A callable ``max_rows``
+        is asked before each chunk; a new answer's multiples count from that chunk's first row.
         """
         if not callable(max_rows):
             rule = "a whole number of rows >= 1"
@@ -673,12 +670,8 @@ _KEY = "__offeval_key__"
 
 
 class StreamedCandidates:
-    """Logs of a streamed log's batches, each with the candidate rows of its trajectories.
-
-    The candidate file lists trajectories in the log's order, each one's rows together;
-    at most a batch and one log's candidates are held. A candidate row of a trajectory
-    the log has passed (or never has) is named in the error.
-    """
+    """Logs of a streamed log's batches, each with the candidate rows of its trajectories (in
+    the log's order: at most a batch and one log's candidates are held)."""
 
     def __init__(self, logs: ParquetStream, batches: ParquetBatches, mapping, trajectory: list):
         self._logs, self._batches = logs, batches
@@ -691,7 +684,8 @@ class StreamedCandidates:
         for log in self._logs:
             ids = pd.Index(log.unit_ids)
             read = [held]
-            while not self._past(read[-1], ids):
+            # read until a row of a trajectory after the log's
+            while not (len(read[-1]) and ids.get_indexer(read[-1][_KEY].to_numpy()[-1:])[0] < 0):
                 batch = next(batches, None)
                 if batch is None:
                     break
@@ -722,11 +716,6 @@ class StreamedCandidates:
         rest = held if len(held) else next(batches, None)
         if rest is not None and len(rest):
             self._orphans(rest, np.zeros(len(rest), bool))
-
-    @staticmethod
-    def _past(rows: pd.DataFrame, ids: pd.Index) -> bool:
-        """Whether ``rows`` (the last read) reach a trajectory after the log's."""
-        return bool(len(rows)) and ids.get_indexer(rows[_KEY].to_numpy()[-1:])[0] < 0
 
     @staticmethod
     def _orphans(rows: pd.DataFrame, inside: np.ndarray) -> None:

@@ -22,16 +22,13 @@ from offeval.validation import check_whole
 
 @runtime_checkable
 class Policy(Protocol):
-    """A target policy, queried on any table of (context, item, position) rows.
-
-    ``probabilities(rows)``: for each row (of the log or of its candidate table), the
-    probability that the policy shows ``item`` at ``position`` to ``context``.
-    """
+    """A target policy, queried on any table of (context, item, position) rows."""
 
     name: str
 
     def probabilities(self, rows: pd.DataFrame) -> np.ndarray:
-        """Probability of each row's (item, position) under the policy."""
+        """For each row (of the log or of its candidate table), the probability that the
+        policy shows ``item`` at ``position`` to ``context``."""
         ...
 
 
@@ -78,28 +75,24 @@ class LoggingPolicy:
 
 @runtime_checkable
 class ExposurePolicy(Protocol):
-    """A ranking policy that also gives expected exposures (used by exposure-based estimators).
-
-    ``exposure(rows, examination)``: for each row's (context, item), sum_i e(i) P(item at
-    rank i | context), where ``examination`` maps 1-based ranks to e(i).
-    """
+    """A ranking policy that also gives expected exposures (used by exposure-based estimators)."""
 
     name: str
 
     def exposure(self, rows: pd.DataFrame, examination: Callable) -> np.ndarray:
-        """Expected examination of each row's item."""
+        """Expected examination of each row's (context, item): sum_i e(i) P(item at rank i |
+        context), where ``examination`` maps 1-based ranks to e(i)."""
         ...
 
 
 @runtime_checkable
 class ScoringPolicy(Protocol):
-    """A test model that scores items (used by estimators that compare scores): ``scores(rows)``
-    gives each row's (context, item) the model's score."""
+    """A test model that scores items (used by estimators that compare scores)."""
 
     name: str
 
     def scores(self, rows: pd.DataFrame) -> np.ndarray:
-        """The score of each row's item."""
+        """The model's score of each row's (context, item)."""
         ...
 
 
@@ -118,9 +111,8 @@ _ROWS = "table rows"
 class DenseTable:
     """A table policy's probabilities over integer keys in small ranges, as one flat array.
 
-    ``keys`` names the key columns (in :data:`TABLE_KEYS` order), ``low`` the lowest value of
-    each and ``shape`` their ranges; ``probabilities`` holds one value per cell of that grid
-    (C order), 0 where the table has no row. Tables of one :attr:`layout` share per-cell work.
+    ``keys``: the key columns (in :data:`TABLE_KEYS` order), ``low`` their lowest values and
+    ``shape`` their ranges; ``probabilities``: one per cell (C order), 0 where the table has none.
     """
 
     keys: tuple[str, ...]
@@ -145,7 +137,7 @@ class DenseTable:
 
     @property
     def layout(self) -> tuple:
-        """What numbers the cells: the keys, their lowest values and ranges."""
+        """What numbers the cells (tables of one layout share per-cell work)."""
         return self.keys, self.low, self.shape
 
     def cells(self, values: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray | None]:
