@@ -316,11 +316,13 @@ def test_units_used_and_excluded_are_reported_apart(bandit):
 def test_corrections_equal_statsmodels(method):
     from statsmodels.stats.multitest import multipletests
 
-    from offeval.stats.compare import _corrected
+    from offeval.stats.compare import adjusted_p_values
 
     p = np.random.default_rng(3).random(40) ** 3
     p[5] = p[9]  # a tie
-    np.testing.assert_allclose(_corrected(p, 0.05, method), multipletests(p, method=method)[1])
+    np.testing.assert_allclose(
+        adjusted_p_values(p, 0.05, method), multipletests(p, method=method)[1]
+    )
 
 
 class SometimesAliased(EmitsX):

@@ -87,8 +87,7 @@ class Accumulator:
         #: The interval methods used (registered components of kind ``interval``), by name,
         #: each having checked the estimators that use it.
         self.methods = checked_methods(self.declarations, self.intervals, reward_range)
-        #: Per method that keeps a fold state, the (policy, estimator) pairs using it and what
-        #: it read of each estimator.
+        #: Per method, the (policy, estimator) pairs using it and what it read of each.
         self._uses = {
             name: {
                 (p, e): self.declarations[e].intervals[name]
@@ -98,9 +97,8 @@ class Accumulator:
             }
             for name in self.methods
         }
-        #: Each estimate's bounds, where intervals are clipped (None: unbounded): the declared
-        #: value_range, else the rewards' known range (the user's, else the estimator's) for
-        #: a reward per impression (the true value is a mean reward).
+        #: The bounds intervals are clipped to (None: none): the declared value_range, else
+        #: for a reward per impression (a mean reward) the rewards' known range.
         self.value_ranges = [
             d.value_range
             or ((reward_range or d.reward_range) if d.estimand == "reward_per_impression" else None)
@@ -128,8 +126,7 @@ class Accumulator:
         return out
 
     def add(self, log: InteractionLog, *, new_units: bool = False) -> Accumulator:
-        """Fold one chunk of whole trajectories (``new_units=True``: none was added before,
-        which skips the check)."""
+        """Fold one chunk of whole trajectories (``new_units=True``: none was added before)."""
         self.fold(log, new_units=new_units, keep=False)
         return self
 
@@ -153,8 +150,7 @@ class Accumulator:
         return full
 
     def _fold_intervals(self, log: InteractionLog, block: np.ndarray, index: np.ndarray) -> None:
-        """Fold the chunk's unit sums (before the block is centred) into the state of each
-        interval method that keeps one (created on the first chunk)."""
+        """Fold the chunk's unit sums, not yet centred, into each interval method's state."""
         chunk = None
         for name, method in self.methods.items():
             part = self.state.intervals.get(name)
@@ -169,10 +165,7 @@ class Accumulator:
     def unit_block(self, log: InteractionLog) -> tuple[np.ndarray, np.ndarray]:
         """The (n_units, u) block of one chunk's distinct columns summed per unit, and each
         global column's index in it (-1: absent, all zero); tallies and exclusions recorded.
-
-        Memory holds one policy's row columns at a time; the same array given twice (a cap
-        that never binds) is summed and cross-multiplied once.
-        """
+        One policy's row columns are held at a time; an array given twice is summed once."""
         block = _ChunkBlock(log, self)
         for p, policy in enumerate(self.policies):
             view = PolicyView(policy, log)
@@ -239,7 +232,7 @@ class Accumulator:
 
     def _scratch(self, rows: int, columns: int, keep: np.ndarray | None = None) -> np.ndarray:
         """A (rows, columns) Fortran-ordered block on a buffer that only grows (fresh arrays
-        cost page faults on every chunk); ``keep``, a block on the old buffer, is copied over."""
+        cost page faults), ``keep`` (a block on the old buffer) copied over."""
         if self._buffer.size < rows * columns:
             buffer = np.empty(rows * columns)
             if keep is not None:
@@ -254,10 +247,8 @@ class Accumulator:
             d.label for d in other.declarations
         ] != [d.label for d in self.declarations]:
             raise OffevalError("cannot merge accumulators of different policies or estimators")
-        if other.moments is None:
-            return self
-        if self.moments is None:
-            return other
+        if self.moments is None or other.moments is None:
+            return self if other.moments is None else other
         if other.covariances != self.covariances:
             raise OffevalError("cannot merge accumulators that keep different covariances")
         return self.with_state(self.state.merge(other.state))

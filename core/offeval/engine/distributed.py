@@ -67,13 +67,10 @@ def evaluate_dask(
     try:
         merged = reduce(FoldState.merge, results)
     except SplitUnitError as err:
-        ids = err.ids if err.keys is None else _ids_of(frame, mapping, err.keys)
+        ids = err.ids
+        if err.keys is not None:  # the ledger's hashes: the ids are found again
+            column = (mapping or {}).get("trajectory", "trajectory")
+            found = pd.unique(frame[column].compute())
+            ids = list(found[np.isin(hash_ids(found), err.keys)])
         raise SplitUnitError(ids, err.count, REPARTITION) from None
     return acc.with_state(merged).result(level)
-
-
-def _ids_of(frame, mapping, keys) -> list:
-    """The trajectory ids whose ledger hashes are ``keys`` (only on the error path)."""
-    column = (mapping or {}).get("trajectory", "trajectory")
-    ids = pd.unique(frame[column].compute())
-    return list(ids[np.isin(hash_ids(ids), keys)])

@@ -33,12 +33,9 @@ def _name(policy: Policy) -> str:
 
 
 class PolicyView:
-    """A policy seen on one log chunk, its answers computed once and checked.
-
-    Every estimator of the policy on the chunk shares the view. Answers are checked (one
-    finite value per row, probabilities in [0, 1]) and a policy's error about its rows
-    names the user's input rows; :meth:`memo` caches any other quantity.
-    """
+    """A policy seen on one log chunk, shared by its estimators: answers computed once and
+    checked (one finite value per row, probabilities in [0, 1]), a policy's error about its
+    rows naming the user's input rows; :meth:`memo` caches any other quantity."""
 
     def __init__(self, policy: Policy, log: InteractionLog):
         self.policy = policy
@@ -120,13 +117,10 @@ class PolicyView:
     def slot_expectation(
         self, values: np.ndarray, key: Hashable = None
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Per log row (slot): sum over its candidates of pi * ``values``, and of pi.
-
-        ``values`` holds one number per candidate row (a reward model's predictions, say).
-        ``key`` names ``values`` on this chunk: a policy given as a
-        :class:`~offeval.data.policy.DenseTable` then reads per-slot sums of ``values`` by
-        cell, computed once per chunk for every such policy.
-        """
+        """Per log row (slot): sum over its candidates of pi * ``values`` (one number per
+        candidate row), and of pi. ``key`` names ``values`` on this chunk: a
+        :class:`~offeval.data.policy.DenseTable` policy then reads per-cell sums of ``values``,
+        computed once per chunk for every such policy."""
         table, by_cell = getattr(self.policy, "dense", None), None
         if key is not None and isinstance(table, DenseTable):
             by_cell = self.log.memo(_cell_matrices, table, values, key=(table.layout, key))
@@ -149,9 +143,8 @@ class PolicyView:
         return self.memo(PolicyView.ask, "scores")
 
 
-#: The bits of 1.0 as an unsigned integer. Read so, float64 numbers in [0, 1] are the integers
-#: up to it, in the same order, and every other float (negative, NaN, above 1) lies above it:
-#: one maximum checks a whole array of probabilities.
+#: The bits of 1.0 as an unsigned integer: read so, floats in [0, 1] are the integers up to
+#: it and every other float (negative, NaN, above 1) lies above, so one maximum checks them.
 _ONE_BITS = np.array(1.0).view(np.uint64)
 
 
@@ -239,11 +232,8 @@ class Contribution:
 
 
 class ColumnStats(Protocol):
-    """Moments over units of one (policy, estimator)'s columns, as its ``combine`` sees them.
-
-    ``n``: the number of units; ``keys``: each column key's index in the evaluation's
-    column space.
-    """
+    """Moments over units of one (policy, estimator)'s columns, as its ``combine`` sees them:
+    ``n`` units, ``keys`` each column key's index in the evaluation's column space."""
 
     n: int
     keys: dict[Hashable, int]
@@ -283,11 +273,9 @@ class Estimator(Protocol):
 
 
 class BaseEstimator:
-    """Convenience base: parameters stored as given, a readable label and repr.
-
-    Subclasses declare ``name`` and keyword ``__init__`` parameters, each with a default,
-    assigned unchanged to attributes of the same name (validated there).
-    """
+    """Convenience base: parameters stored as given, a readable label and repr. Subclasses
+    declare ``name`` and keyword ``__init__`` parameters, each with a default, assigned
+    unchanged to attributes of the same name (validated there)."""
 
     name: ClassVar[str] = ""
     tags: ClassVar[dict[str, Any]] = {}

@@ -146,10 +146,9 @@ class Evaluation:
                 )
 
     def _estimate(self, policy, label, lin, excluded=None, diagnostics=None, at=None) -> Estimate:
-        """An estimate of ``lin`` with the interval of the method the pass ``acc`` folded for
-        policy ``p`` and estimator ``e`` (``at=(acc, p, e)``; None: a normal interval),
-        clipped to the bounds the estimated quantity cannot leave (diagnostic
-        ``interval_clipped``: the true value lies within them, so coverage is unchanged)."""
+        """An estimate of ``lin``, its interval the one the pass ``acc`` folded for (p, e)
+        (``at=(acc, p, e)``; None: normal), clipped to the value's bounds (which hold the
+        truth: coverage is unchanged) with the diagnostic ``interval_clipped``."""
         se = self.standard_error(lin)
         diagnostics, excluded = dict(diagnostics or {}), dict(excluded or {})
         used = self.n_units - sum(excluded.values())
@@ -208,11 +207,9 @@ class Evaluation:
         return float(np.sqrt(max(variance(lin, self._covariance, self.n_units), 0.0)))
 
     def difference(self, a: str, b: str, estimator: str | None = None) -> Estimate:
-        """Paired difference V(a) - V(b) on the same log, with its (normal) interval.
-
-        Units excluded: per reason, the larger count of the two estimates' (exact when
-        exclusions do not depend on the policy, a lower bound otherwise).
-        """
+        """Paired difference V(a) - V(b) on the same log, with its (normal) interval; units
+        excluded: per reason, the larger of the two estimates' counts (a lower bound when
+        exclusions depend on the policy)."""
         est = self._estimator(estimator)
         lin = self._lin[self._policy(a), est].minus(self._lin[self._policy(b), est])
         return self._estimate(f"{a} - {b}", est, lin, self._excluded_by_either(a, b, est))

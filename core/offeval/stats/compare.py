@@ -47,29 +47,23 @@ class PairwiseComparison:
         )
 
 
-def _corrected(p: np.ndarray, alpha: float, method: str) -> np.ndarray:
-    """Adjusted p-values; Holm computed here (statsmodels' Holm calls gc.collect() each time)."""
-    if method != "holm":
-        from statsmodels.stats.multitest import multipletests
-
-        return multipletests(p, alpha=alpha, method=method)[1]
-    order = np.argsort(p, kind="stable")
-    steps = p[order] * np.arange(p.size, 0, -1)
-    adjusted = np.empty_like(p)
-    adjusted[order] = np.minimum(np.maximum.accumulate(steps), 1.0)
-    return adjusted
-
-
 def adjusted_p_values(p: np.ndarray, alpha: float, correction: str | None) -> np.ndarray:
     """P-values adjusted for multiple comparisons (NaN stays NaN and is not counted);
-    ``correction`` is a statsmodels ``multipletests`` method, or None for none."""
+    ``correction`` is a statsmodels ``multipletests`` method, or None for none. Holm is
+    computed here (statsmodels' Holm calls gc.collect() each time)."""
     if correction is not None:
         check_choice(correction, "correction", CORRECTIONS, error=OffevalError)
     p = np.asarray(p, dtype=float)
     adjusted = p.copy()
     known = ~np.isnan(p)
-    if correction and known.any():
-        adjusted[known] = _corrected(p[known], alpha, correction)
+    if correction == "holm" and known.any():
+        order = np.argsort(p[known], kind="stable")
+        steps = p[known][order] * np.arange(order.size, 0, -1)
+        adjusted[np.flatnonzero(known)[order]] = np.minimum(np.maximum.accumulate(steps), 1.0)
+    elif correction and known.any():
+        from statsmodels.stats.multitest import multipletests
+
+        adjusted[known] = multipletests(p[known], alpha=alpha, method=correction)[1]
     return adjusted
 
 
