@@ -90,17 +90,18 @@ class Declaration:
 
 
 def declaration_of(estimator: Any) -> Declaration:
-    """The estimator's declaration: its attributes, checked, defaults filled.
-
-    A wrong value raises a :class:`~offeval.errors.ConfigurationError` naming the estimator
-    and the attribute.
-    """
+    """The estimator's declaration: its attributes, checked, defaults filled (a wrong value
+    raises a :class:`~offeval.errors.ConfigurationError` naming estimator and attribute)."""
     name = getattr(estimator, "name", None)
     if not isinstance(name, str) or not name:
         raise ConfigurationError(
             f"estimator {type(estimator).__name__}: name must be a non-empty string, got {name!r}"
         )
-    refuse = _refusal(estimator, name)
+    owner = f"estimator {name!r} ({type(estimator).__name__})"
+
+    def refuse(message: str) -> ConfigurationError:
+        return ConfigurationError(f"{owner}: {message}")
+
     label = _nonempty(getattr(estimator, "label", name), "label", refuse)
     estimand = check_choice(
         getattr(estimator, "estimand", None), "estimand", (*ESTIMANDS, None), error=refuse
@@ -149,12 +150,6 @@ def declaration_of(estimator: Any) -> Declaration:
     )
 
 
-def _refusal(estimator: Any, name: str) -> Callable[[str], ConfigurationError]:
-    """The error for a wrong declaration, naming the estimator."""
-    owner = f"estimator {name!r} ({type(estimator).__name__})"
-    return lambda message: ConfigurationError(f"{owner}: {message}")
-
-
 def _nonempty(value: Any, attribute: str, refuse: Callable) -> str:
     if not isinstance(value, str) or not value:
         raise refuse(f"{attribute} must be a non-empty string, got {value!r}")
@@ -190,10 +185,8 @@ def _range(estimator: Any, attribute: str, refuse: Callable) -> tuple[float, flo
 
 
 def check_reward_range(value: Any, name: str = "reward_range") -> tuple[float, float]:
-    """Known bounds of the rewards as ``(low, high)``: finite numbers, ``low < high``.
-
-    Accepts a pair of numbers or their text ``"LOW,HIGH"`` (``"0,1"``).
-    """
+    """Known bounds of the rewards as ``(low, high)``: finite numbers, ``low < high``, from a
+    pair of numbers or their text ``"LOW,HIGH"`` (``"0,1"``)."""
     if isinstance(value, str):
         value = [p.strip() for p in value.split(",")]
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence) or len(value) != 2:
