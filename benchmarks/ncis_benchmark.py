@@ -95,8 +95,7 @@ def run_offeval_one(rows: int, chunk_rows: int) -> dict:
 
 
 def run_offeval_bootstrap(rows: int, replicates: int, chunk_rows: int) -> dict:
-    from offeval.engine.bootstrap import bootstrap
-    from offeval_ncis import IS, NCIS
+    from offeval_ncis import IS, NCIS, bootstrap
 
     log, policies, build = offeval_log(rows)
     base = reset_peak()

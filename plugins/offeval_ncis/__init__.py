@@ -9,7 +9,8 @@ additive baseline (beta*-IPS, Jeunen and Gupta, SIGIR 2026); sub-Gaussian IPS
 weights (Sondhi et al. 2020; obp's ``b-ipw``), and logging propensities estimated
 by a classifier (``estimate_propensities``); obp's ``*Tuning`` IPS estimators,
 which choose the clip or the sub-Gaussian lambda_ from the log by SLOPE or the
-estimated MSE (``ips_tuning``, ``sg_ips_tuning``).
+estimated MSE (``ips_tuning``, ``sg_ips_tuning``); Poisson-bootstrap percentile
+intervals of any estimators (``bootstrap``).
 
 The family's building blocks are public, for the plugins that declare they build
 on it (``REQUIRES = ("ncis",)``): importance weights and capping
@@ -125,6 +126,7 @@ __all__ = [
     "BalancedIPS",
     "GridTuned",
     "SubGaussianIPS",
+    "bootstrap",
     "estimate_propensities",
     "tuning_rules",
 ]
@@ -137,6 +139,7 @@ __getattr__ = lazy_names(
         "offeval_ncis.balanced": ["BalancedIPS"],
         "offeval_ncis.subgaussian": ["SubGaussianIPS"],
         "offeval_ncis.propensities": ["estimate_propensities"],
+        "offeval_ncis.bootstrap": ["bootstrap"],
         "offeval_ncis.tuning": _TUNED,
         "offeval_ncis.weights": _BLOCKS,
         "offeval_ncis.grid_tuned": ["GridTuned"],

@@ -1,6 +1,6 @@
 """Bad calls of the engine: evaluate's arguments, estimators that emit the wrong columns,
-results asked for what they do not hold, bootstrap, trajectories split across chunks or
-Dask partitions, numpy numbers in messages."""
+results asked for what they do not hold, trajectories split across chunks or Dask
+partitions, numpy numbers in messages."""
 
 from __future__ import annotations
 
@@ -21,7 +21,6 @@ from offeval import (
     evaluate,
     stream_parquet,
 )
-from offeval.engine.bootstrap import bootstrap
 from offeval.stats import Linearisation
 
 
@@ -172,16 +171,6 @@ ENGINE_CASES = {
         "'nope'",
         "never emitted",
     ),
-    "bootstrap with one replicate": (
-        lambda: bootstrap(build(), [ColumnPolicy("pi")], [IS()], replicates=1),
-        OffevalError,
-        "replicates",
-    ),
-    "bootstrap with an unknown baseline": (
-        lambda: bootstrap(build(), [ColumnPolicy("pi")], [IS()], baseline="x"),
-        OffevalError,
-        "baseline 'x'",
-    ),
 }
 
 
@@ -315,11 +304,6 @@ def test_engine_messages_show_numpy_numbers_as_plain_values(call, shown):
 def test_numpy_numbers_and_names_are_taken_and_shown_as_plain_values():
     log = build()
     fails(lambda: list(log.chunks(np.int64(0))), OffevalError, r"got 0$")
-    one = np.int64(1)
-    policy = [ColumnPolicy("pi")]
-    fails(lambda: bootstrap(log, policy, [IS()], replicates=one), OffevalError, "got 1$")
-    boot = bootstrap(log, [ColumnPolicy("pi")], [IS()], replicates=np.int64(20), seed=0)
-    assert len(boot) == 1  # a numpy whole number is a whole number
     name = np.array(["pi"])[0]
     policy = ColumnPolicy("missing", name=name)
     fails(lambda: evaluate(log, [policy], [IS()]), ColumnError, r"policy 'pi' reads")

@@ -259,12 +259,6 @@ SITES = {
         OffevalError,
         "chunk size must be a whole number of rows >= 1, got 0",
     ),
-    # engine/bootstrap.py: f"replicates must be a whole number >= 2, got {plain(replicates)!r}"
-    "bootstrap replicates": (
-        lambda: validation.check_whole(np.int32(1), "replicates", low=2, error=OffevalError),
-        OffevalError,
-        "replicates must be a whole number >= 2, got 1",
-    ),
     # data/log.py stream_parquet: f"batch_rows must be a whole number >= 1, got {shown!r}"
     "stream_parquet batch_rows": (
         lambda: validation.check_whole(True, "batch_rows", low=1, error=OffevalError),

@@ -1,7 +1,7 @@
 """Poisson-bootstrap intervals, streamed over the same chunks as the estimates.
 
 Each unit gets an independent Poisson(1) weight in every replicate, so replicates'
-weighted column means accumulate chunk by chunk (:func:`offeval.engine.fold.fold`);
+weighted column means accumulate chunk by chunk (:meth:`offeval.Accumulator.fold`);
 ``combine`` is applied to each. Nuisance coefficients that ``combine`` reads from the
 covariance (a control-variate slope) are held at their full-sample value.
 """
@@ -13,15 +13,9 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from offeval.data.log import InteractionLog
-from offeval.data.policy import Policy
-from offeval.engine.accumulator import Accumulator
-from offeval.engine.estimator import Estimator
-from offeval.engine.fold import fold
-from offeval.errors import OffevalError
-from offeval.progress import progress_bar
-from offeval.stats.moments import Moments
-from offeval.validation import check_level, check_whole
+from offeval import Accumulator, Estimator, InteractionLog, OffevalError, Policy
+from offeval.plugin import check_level, check_whole, progress_bar
+from offeval.stats import Moments
 
 #: Largest number of Poisson draws held in memory at once.
 MAX_DRAWS = 4_000_000
@@ -65,12 +59,11 @@ def bootstrap(
         unit="row",
         unit_scale=True,
     )
-
-    def replicate(index: int, chunk: InteractionLog, block: np.ndarray) -> None:
+    for index, chunk in enumerate(log.chunks(chunk_rows) if whole else log):
+        if not isinstance(chunk, InteractionLog):
+            raise OffevalError(f"expected InteractionLog chunks, got {type(chunk).__name__}")
+        draws.add(index, acc.fold(chunk, new_units=whole))  # its block, not held after
         bar.update(chunk.n_rows)
-        draws.add(index, block)
-
-    fold(acc, log.chunks(chunk_rows) if whole else log, new_units=whole, keep=True, each=replicate)
     bar.close()
     if acc.moments is None:
         raise OffevalError("no data was added")
