@@ -1,10 +1,6 @@
 """Candidate tables: for every slot (trajectory, position) of a log, every item the logging
-policy could have shown there with its ``propensity``; other columns keep their names.
-
-Its own mapping names the columns of :data:`CANDIDATE_ROLES` (the trajectory may be a
-composite key, as in the log's). This module knows tables, not logs: one is checked
-against a log's slots in :mod:`offeval.data.log`.
-"""
+policy could have shown there with its ``propensity``, named by their own mapping (checked
+against a log's slots in :mod:`offeval.data.log`)."""
 
 from __future__ import annotations
 

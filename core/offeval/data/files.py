@@ -249,11 +249,26 @@ def _without_pandas_metadata(data):
 
 class ParquetBatches:
     """A Parquet file's rows as frames of ``batch_rows`` rows (labelled by their row in the file
-    unless it stores an index), read again on each pass; ``plain``: without pandas metadata."""
+    unless it stores an index), read again on each pass; the file checked first: it exists,
+    opens and holds the columns of ``trajectory``."""
 
-    def __init__(self, source, batch_rows: int, plain: bool = False):
-        self._source, self._batch_rows, self._plain = source, batch_rows, plain
-        self.n_rows = int(source.metadata.num_rows)
+    def __init__(self, path: str | Path, batch_rows: int, trajectory: Sequence[str]):
+        import pyarrow.parquet as pq
+
+        path = _checked_path(path)
+        if path.suffix.lower() not in PARQUET_SUFFIXES:
+            raise OffevalError(f"{path}: only Parquet files can be streamed")
+        self._batch_rows = check_whole(batch_rows, "batch_rows", low=1, error=OffevalError)
+        try:
+            # pre_buffer keeps every row group read until the file closes (apache/arrow#39808)
+            self._source = pq.ParquetFile(path, pre_buffer=False)
+        except (OSError, ValueError) as exc:
+            raise OffevalError(f"{path}: cannot read it as parquet ({_first_line(exc)})") from None
+        for column in trajectory:
+            if column not in self._source.schema_arrow.names:
+                raise ColumnError(column, f"the trajectory column is not in {path}")
+        self._plain = _broken_metadata(path, self._source.schema_arrow, stacklevel=3)
+        self.n_rows = int(self._source.metadata.num_rows)
 
     def __iter__(self) -> Iterator[pd.DataFrame]:
         offset = 0
@@ -263,24 +278,3 @@ class ParquetBatches:
                 frame.index = pd.RangeIndex(offset, offset + len(frame))
             offset += len(frame)
             yield frame
-
-
-def parquet_batches(path: str | Path, batch_rows: int, trajectory: Sequence[str]) -> ParquetBatches:
-    """A Parquet file to read in batches of ``batch_rows`` (a whole number >= 1), checked
-    first: it exists, opens and holds the columns of ``trajectory``."""
-    import pyarrow.parquet as pq
-
-    path = _checked_path(path)
-    if path.suffix.lower() not in PARQUET_SUFFIXES:
-        raise OffevalError(f"{path}: only Parquet files can be streamed")
-    batch_rows = check_whole(batch_rows, "batch_rows", low=1, error=OffevalError)
-    try:
-        # pre_buffer keeps every row group read until the file closes (apache/arrow#39808)
-        source = pq.ParquetFile(path, pre_buffer=False)
-    except (OSError, ValueError) as exc:
-        raise OffevalError(f"{path}: cannot read it as parquet ({_first_line(exc)})") from None
-    for column in trajectory:
-        if column not in source.schema_arrow.names:
-            raise ColumnError(column, f"the trajectory column is not in {path}")
-    plain = _broken_metadata(path, source.schema_arrow, stacklevel=3)
-    return ParquetBatches(source, batch_rows, plain=plain)

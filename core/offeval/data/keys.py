@@ -22,11 +22,9 @@ def refuse(
 
 
 def composite_key(columns: pd.DataFrame) -> np.ndarray:
-    """One 64-bit key per row from several columns (equal rows, equal keys, in any chunk).
-
-    A hash of the values: two of n distinct combinations share a key with
-    probability about n^2 / 2^65 (3e-8 for a million trajectories).
-    """
+    """One 64-bit key per row from several columns (equal rows, equal keys, in any chunk): a
+    hash, so two of n distinct ones share a key with probability about n^2 / 2^65 (3e-8 for a
+    million trajectories)."""
     return pd.util.hash_pandas_object(columns, index=False).to_numpy().view(np.int64)
 
 

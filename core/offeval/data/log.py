@@ -17,7 +17,6 @@ from offeval.data.files import (
     PARQUET_SUFFIXES,
     ParquetBatches,
     in_lines,
-    parquet_batches,
     read_table,
 )
 from offeval.data.keys import COMPOSITE_ROLES, composite_column, composite_key, refuse
@@ -644,11 +643,11 @@ def stream_parquet(
     ``candidates_mapping``), listing trajectories in the log's order.
     """
     parts = _trajectory_columns(mapping)
-    logs = ParquetStream(parquet_batches(path, batch_rows, parts), mapping, parts)
+    logs = ParquetStream(ParquetBatches(path, batch_rows, parts), mapping, parts)
     if candidates is None:
         return logs
     parts = _trajectory_columns(candidates_mapping)
-    batches = parquet_batches(candidates, batch_rows, parts)
+    batches = ParquetBatches(candidates, batch_rows, parts)
     return StreamedCandidates(logs, batches, candidates_mapping, parts)
 
 

@@ -15,9 +15,8 @@ def per_trajectory(
 ) -> np.ndarray:
     """Each trajectory's value of a per-trajectory column: its first row's, checked on the others.
 
-    ``values`` has one value per row; a trajectory whose rows differ is a ColumnError naming
-    it and those rows. ``units`` (one true/false per trajectory) limits the check to the
-    trajectories that read the column. NaN equals NaN.
+    ``values``: one per row (NaN equals NaN); ``units``: one true/false per trajectory, true
+    where it is checked. A trajectory whose rows differ is a ColumnError naming it and them.
     """
     sizes = np.diff(np.r_[log.unit_starts, log.n_rows])
     first = values[log.unit_starts]
