@@ -44,15 +44,24 @@ class Headers:
 
 
 def headers(request: EvaluateRequest) -> Headers:
-    """The files' headers, every column the options name checked in them."""
+    """The files' headers, every column the options name checked in them. A candidate role
+    ``--candidates-map`` leaves out is taken from ``--map`` where the candidate file has the
+    column(s) it names: the same names in both files need saying once."""
     columns = columns_of(request.log, request.sep)
     mapping = composite(request.mapping, columns)
     check_log_columns(request, mapping, columns)
     if request.candidates is None:
         return Headers(mapping, columns, dict(request.candidates_mapping))
     cand_columns = columns_of(request.candidates, request.sep)
-    cmapping = composite(request.candidates_mapping, cand_columns)
-    cmapping = inherited(cmapping, mapping, cand_columns)
+    given = composite(request.candidates_mapping, cand_columns)
+    taken = {
+        role: column
+        for role, column in mapping.items()
+        if role in CANDIDATE_ROLES
+        and role not in given
+        and all(c in cand_columns for c in _listed(column))
+    }
+    cmapping = {**taken, **given}
     check_candidate_columns(request, cmapping, cand_columns)
     return Headers(mapping, columns, cmapping, cand_columns)
 
@@ -66,21 +75,6 @@ def composite(mapping: dict, columns: Sequence) -> dict:
         else column
         for role, column in mapping.items()
     }
-
-
-def inherited(cmapping: dict, mapping: dict, columns: Sequence) -> dict:
-    """``--candidates-map`` with the candidate roles it leaves out taken from ``--map``
-    where the candidate file has the column(s) ``--map`` names: the same names in both
-    files need saying once (``--map trajectory=session`` serves a candidate file with a
-    ``session`` column). A role ``--candidates-map`` names keeps its column."""
-    taken = {
-        role: given
-        for role, given in mapping.items()
-        if role in CANDIDATE_ROLES
-        and role not in cmapping
-        and all(column in columns for column in _listed(given))
-    }
-    return {**taken, **cmapping}
 
 
 def check_log_columns(request: EvaluateRequest, mapping: dict, columns: list) -> None:
@@ -133,16 +127,6 @@ def check_candidate_columns(request: EvaluateRequest, mapping: dict, columns: li
             )
 
 
-def check_reward_column(request: EvaluateRequest, headers: Headers) -> None:
-    """``--reward-model``'s column is in the log's header and the candidate file's."""
-    column = request.reward_model
-    for name, header in headers.files(request):
-        if column not in header:
-            raise OffevalError(
-                f"--reward-model {column}: no column {column!r} in {name}" + _close(column, header)
-            )
-
-
 def _listed(given) -> list:
     return given if isinstance(given, list) else [given]
 
@@ -171,32 +155,30 @@ def named_estimators(registry: Registry, request: EvaluateRequest) -> list:
     """The estimators ``--estimator`` names, built (a mistyped name is refused before any file
     is read), and ``--interval``'s labels and methods checked against them."""
     named = [build_estimator(registry, spec, request.reward_model) for spec in request.estimators]
-    if named:
-        check_intervals(request, named)
+    if named:  # the engine's checks of --interval and --reward-range
+        declared = [declaration_of(e) for e in named]
+        chosen = chosen_methods(declared, interval_choice(request.interval, named))
+        checked_methods(declared, chosen, request.reward_range)
     return named
 
 
 def check_reward_models(
     request: EvaluateRequest, headers: Headers, fitter, named: list
 ) -> str | None:
-    """What the reward model and the named estimators need from the files' headers; the
-    column the fitted model fills (None without ``--fit-reward-model``)."""
+    """What the reward model and the ``named`` estimators need from the files' headers (the
+    candidate table, the reward model's column in both files unless the fitted model fills
+    it); the column the fitted model fills (None without ``--fit-reward-model``)."""
     fitted = None
     if fitter is not None:
         fitted = check_fit_columns(request, fitter, headers)
-    elif request.reward_model is not None:
-        check_reward_column(request, headers)
-    check_named_estimators(request, named, headers, fitted)
-    return fitted
-
-
-def check_named_estimators(
-    request: EvaluateRequest, estimators: Sequence, headers: Headers, fitted: str | None
-) -> None:
-    """What the estimators named with ``--estimator`` need from the files, checked in
-    their headers: the candidate table, and the reward model's column in both files
-    (unless ``fitted``, the column the fitted model fills)."""
-    for spec, estimator in zip(request.estimators, estimators, strict=True):
+    elif (column := request.reward_model) is not None:
+        for name, header in headers.files(request):
+            if column not in header:
+                raise OffevalError(
+                    f"--reward-model {column}: no column {column!r} in {name}"
+                    + _close(column, header)
+                )
+    for spec, estimator in zip(request.estimators, named, strict=True):
         requires = declaration_of(estimator).requires
         if "candidates" in requires and request.candidates is None:
             raise OffevalError(
@@ -215,6 +197,7 @@ def check_named_estimators(
                     "yours with --reward-model COLUMN, or fit one with --fit-reward-model SPEC"
                     + did_you_mean(column, columns)
                 )
+    return fitted
 
 
 def reward_fitter(registry: Registry, spec: str | None):
@@ -280,11 +263,3 @@ def interval_choice(
             + (f" (registered estimators that do: {', '.join(who)})" if who else "")
         )
     return chosen
-
-
-def check_intervals(request: EvaluateRequest, estimators: Sequence) -> None:
-    """The engine's check of ``--interval`` and ``--reward-range`` against the named
-    estimators, before any row is read."""
-    declared = [declaration_of(e) for e in estimators]
-    chosen = interval_choice(request.interval, estimators)
-    checked_methods(declared, chosen_methods(declared, chosen), request.reward_range)

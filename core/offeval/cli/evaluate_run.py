@@ -48,10 +48,13 @@ def run_evaluate(request: EvaluateRequest) -> int:
     policies = [target.policy(registry) for target in request.targets]
     with _users_words(request, headers) as words:
         log, batch = _read(request, headers)
-        if fitter is not None:
-            log = batch = fitter.fit(log).attach(log, fitted)
         column = request.reward_model or fitted
-        estimators, skipped = _usable(registry, request.estimators, batch, policies, words, column)
+        if fitter is not None:  # the named estimators read the fitted model's column
+            log = batch = fitter.fit(log).attach(log, fitted)
+            named = [inputs.build_estimator(registry, spec, column) for spec in request.estimators]
+        estimators, skipped = _usable(
+            registry, request.estimators, named, batch, policies, words, column
+        )
         evaluation = _evaluated(request, headers, log, policies, estimators)
     outcome = _outcome(registry, request, evaluation, log, policies, skipped)
     _show(outcome)
@@ -150,17 +153,18 @@ def _users_words(
 def _usable(
     registry: Registry,
     specs: tuple[str, ...],
+    named: list,
     log: InteractionLog,
     policies,
     words: Callable[[OffevalError], OffevalError],
-    column: str | None = None,
+    column: str | None,
 ) -> tuple[list, dict[str, str]]:
     """The estimators to run, each tried on a small chunk of the log first (:func:`probe`),
     and those skipped (why): named ones must run (an error otherwise, in the user's
     ``words``); by default every registered estimator (an alias's original only) runs, or is
-    skipped with a note. ``column``: the reward model's column."""
+    skipped with a note. ``named``: the named ones, built; ``column``: the reward model's."""
     chosen = specs or registry.distinct("estimator")
-    estimators = [inputs.build_estimator(registry, spec, column) for spec in chosen]
+    estimators = named or [inputs.build_estimator(registry, spec, column) for spec in chosen]
     usable, skipped = [], {}
     for spec, estimator, error in zip(
         chosen, estimators, probe(log, policies, estimators), strict=True
