@@ -1,8 +1,6 @@
 """The offeval exception hierarchy (every input problem is a ``ValueError``) and the hints
-of its messages. Rows are named by the user's own input labels, never by positions.
-
-numpy and pandas are imported where they are used: the command line imports this module.
-"""
+of its messages, which name rows by the user's own labels. numpy and pandas are imported
+where they are used: the command line imports this module."""
 
 from __future__ import annotations
 
@@ -172,8 +170,7 @@ class ColumnError(RowError):
             return self
         import numpy as np
 
-        rows = np.asarray(labels)[self.positions]
-        return ColumnError(self.column, self.problem, rows, table=table, role=self.role)
+        return self._rebuilt(rows=np.asarray(labels)[self.positions], positions=None, table=table)
 
     def named(self, columns: Mapping[str, Any]) -> ColumnError:
         """The same error naming the user's column where ``columns`` (the log's role ->
@@ -181,14 +178,12 @@ class ColumnError(RowError):
         given = columns.get(self.column) if self.role is None else None
         if not isinstance(given, (str, int)) or given == self.column:
             return self
-        return ColumnError(
-            given,
-            self.problem,
-            self.rows,
-            positions=self.positions,
-            table=self.table,
-            role=self.column,
-        )
+        return self._rebuilt(column=given, role=self.column)
+
+    def _rebuilt(self, **changes: Any) -> ColumnError:
+        """This error built again, with some of its arguments changed."""
+        names = ("column", "problem", "rows", "positions", "table", "role")
+        return ColumnError(**{name: getattr(self, name) for name in names} | changes)
 
 
 class SupportError(OffevalError):
