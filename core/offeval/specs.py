@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Mapping, Sequence
-from itertools import accumulate
+from itertools import accumulate, pairwise
 from typing import Any
 
 from offeval.errors import OffevalError, RegistryError, did_you_mean
@@ -50,8 +50,10 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
         name, _, rest = spec[:-1].partition("(")
     else:
         name, _, rest = spec.partition(":")
-    parts = [p.strip() for p in _top_level_split(rest) if p.strip()]
-    return name.strip(), parse_pairs(parts, what=f"parameter in {spec!r}")
+    level = list(accumulate(_DEPTH.get(char, 0) for char in rest))
+    cuts = [-1, *(i for i, char in enumerate(rest) if char == "," and level[i] == 0), len(rest)]
+    parts = [rest[a + 1 : b].strip() for a, b in pairwise(cuts)]  # top-level commas
+    return name.strip(), parse_pairs([p for p in parts if p], what=f"parameter in {spec!r}")
 
 
 def find_label(requested: str, known: Mapping[str, tuple[str, dict[str, Any]]]) -> str:
@@ -77,18 +79,6 @@ def find_label(requested: str, known: Mapping[str, tuple[str, dict[str, Any]]]) 
         raise OffevalError(f"estimator {requested!r} is ambiguous: it matches {matches}")
     close = did_you_mean(requested, known) or did_you_mean(name, {n for n, _ in known.values()})
     raise OffevalError(f"unknown estimator {requested!r}{close}: one of {list(known)}")
-
-
-def _top_level_split(text: str) -> list[str]:
-    """Split on commas that are not inside brackets."""
-    parts, depth, start = [], 0, 0
-    for i, char in enumerate(text):
-        depth += _DEPTH.get(char, 0)
-        if char == "," and depth == 0:
-            parts.append(text[start:i])
-            start = i + 1
-    parts.append(text[start:])
-    return parts
 
 
 def _literal(raw: str) -> Any:
