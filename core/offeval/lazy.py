@@ -1,12 +1,12 @@
-"""Names imported on first use: components registered by reference (:class:`Deferred`) and
-a package's public names (:func:`lazy_names`: offeval's, offeval.stats' and each plugin's),
-so that ``offeval --help`` and importing a plugin load no module they do not need. A low
-layer (above :mod:`offeval.errors` only), so every package of the core can use it."""
+"""Names imported on first use, so that ``offeval --help`` and importing a plugin load no
+module they do not need: components registered by reference (:class:`Deferred`) and a
+package's public names (:func:`lazy_names`). It imports only :mod:`offeval.errors`."""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import reduce
 from importlib import import_module
 from typing import Any
 
@@ -18,9 +18,8 @@ class Deferred:
 
     ``Deferred("my_plugin.commands:HelloCommand", help="say hello")``: ``target`` is
     ``"package.module:Name"`` (a dotted name after the colon reaches into a class); the
-    keywords are attributes the host may read without importing it (a command's
-    ``help``). The target must have the kind's required attributes and the same values
-    for the attributes given here (else :class:`RegistryError`).
+    keywords are attributes the host reads without importing it (a command's ``help``),
+    which the target must have too, with the kind's required ones (else RegistryError).
     """
 
     def __init__(self, target: str, **attributes: Any):
@@ -32,7 +31,6 @@ class Deferred:
         for key, value in attributes.items():
             setattr(self, key, value)
         self._required: tuple[str, ...] = ()
-        self._resolved: Any = None
 
     def __repr__(self) -> str:
         return f"Deferred({self.target!r})"
@@ -44,30 +42,23 @@ class Deferred:
         return copy
 
     def resolve(self) -> Any:
-        """Import the target (once) and check it against what this reference declares."""
-        if self._resolved is None:
-            module, _, name = self.target.partition(":")
-            try:
-                value: Any = import_module(module)
-                for part in name.split("."):
-                    value = getattr(value, part)
-            except (ImportError, AttributeError) as exc:
-                raise RegistryError(
-                    f"cannot import {self.target}: {type(exc).__name__}: {exc}"
-                ) from exc
-            if not callable(value):
-                raise RegistryError(f"{self.target} is not callable")
-            missing = [m for m in self._required if not hasattr(value, m)]
-            if missing:
-                raise RegistryError(f"{self.target} lacks {missing}")
-            differ = [k for k, v in self.attributes.items() if getattr(value, k, None) != v]
-            if differ:
-                raise RegistryError(
-                    f"{self.target}: its {', '.join(differ)} differ from what its "
-                    "registration declares"
-                )
-            self._resolved = value
-        return self._resolved
+        """Import the target and check it against what this reference declares."""
+        module, _, name = self.target.partition(":")
+        try:
+            value: Any = reduce(getattr, name.split("."), import_module(module))
+        except (ImportError, AttributeError) as exc:
+            raise RegistryError(
+                f"cannot import {self.target}: {type(exc).__name__}: {exc}"
+            ) from exc
+        if not callable(value):
+            raise RegistryError(f"{self.target} is not callable")
+        if missing := [m for m in self._required if not hasattr(value, m)]:
+            raise RegistryError(f"{self.target} lacks {missing}")
+        if differ := [k for k, v in self.attributes.items() if getattr(value, k, None) != v]:
+            raise RegistryError(
+                f"{self.target}: its {', '.join(differ)} differ from what its registration declares"
+            )
+        return value
 
 
 def lazy_names(
@@ -77,11 +68,10 @@ def lazy_names(
 ) -> Callable[[str], Any]:
     """A module ``__getattr__`` (PEP 562) that imports a package's names on first use.
 
-    ``__getattr__ = lazy_names(__name__, {"my_plugin.estimators": ("MyEstimator",)})``
-    in ``my_plugin/__init__.py``. ``where`` maps each module of the package to the
-    names it defines; ``computed`` maps a name to a function building its value. A
-    name that is a submodule is that module; modules outside ``package``'s top-level
-    package are refused.
+    ``__getattr__ = lazy_names(__name__, {"my_plugin.estimators": ("MyEstimator",)})`` in
+    ``my_plugin/__init__.py``: ``where`` maps each module of the package (none outside it)
+    to the names it defines, ``computed`` a name to a function building its value; a name
+    that is a submodule is that module.
     """
     modules = {name: module for module, names in where.items() for name in names}
     top = package.split(".")[0]
