@@ -79,14 +79,15 @@ def test_the_fold_state_pickles_and_merges_like_one_pass(bandit):
     assert FoldState().merge(merged) is merged and merged.merge(FoldState()) is merged
 
 
-def test_the_driver_tells_of_every_chunk_with_its_block(bandit):
+def test_the_driver_tells_of_every_chunk_and_a_chunk_gives_its_block(bandit):
     log, target, _ = bandit
-    seen = []
-    acc = Accumulator([target], [IS()])
-    fold(acc, log.chunks(8_000), keep=True, each=lambda i, c, b: seen.append((i, c.n_units, b)))
-    assert [i for i, _, _ in seen] == [0, 1, 2, 3, 4]
-    assert all(block.shape == (units, len(acc.keys)) for _, units, block in seen)
-    total = sum(block.sum(axis=0) for _, _, block in seen)
+    rows = []
+    acc = fold(Accumulator([target], [IS()]), log.chunks(8_000), on_rows=rows.append)
+    assert len(rows) == 5 and rows == [chunk.n_rows for chunk in log.chunks(8_000)]
+    by_chunk = Accumulator([target], [IS()])
+    seen = [(chunk.n_units, by_chunk.fold(chunk)) for chunk in log.chunks(8_000)]
+    assert all(block.shape == (units, len(acc.keys)) for units, block in seen)
+    total = sum(block.sum(axis=0) for _, block in seen)
     np.testing.assert_allclose(total / log.n_units, acc.moments.mean, rtol=1e-12)
     with pytest.raises(OffevalError, match="expected InteractionLog chunks, got str"):
         fold(Accumulator([target], [IS()]), ["not a log"])

@@ -89,7 +89,7 @@ def evaluate(
             if state is not None:
                 return acc.with_state(state).result(level)
             bar.reset()  # a worker failed: evaluate here, raising its error if there is one
-        fold(acc, chunks, new_units=whole, each=lambda _, chunk, __: bar.update(chunk.n_rows))
+        fold(acc, chunks, new_units=whole, on_rows=bar.update)
     return acc.result(level)
 
 

@@ -1,5 +1,5 @@
 """The fold: log chunks into mergeable state (:class:`FoldState`, of a constant size in a
-normal-interval pass), with one driver (:func:`fold`) for every way of running a pass."""
+normal-interval pass), with one driver (:func:`fold`) for an evaluation's passes."""
 
 from __future__ import annotations
 
@@ -132,20 +132,18 @@ def fold(
     logs: Iterable[InteractionLog],
     *,
     new_units: bool = False,
-    keep: bool = False,
-    each: Callable[[int, InteractionLog, np.ndarray], None] | None = None,
+    on_rows: Callable[[int], None] | None = None,
 ) -> Accumulator:
-    """Fold every chunk of ``logs`` into ``acc``: the one loop of every pass.
+    """Fold every chunk of ``logs`` into ``acc``: the loop of an evaluation's pass (here, in
+    a worker or in a Dask partition).
 
-    ``new_units=True`` vouches that no trajectory arrives twice (chunks of one log).
-    ``each(index, chunk, block)`` is told of every chunk, with its (n_units, k) block of
-    unit sums when ``keep`` (else centred in place: not to be read).
+    ``new_units=True`` vouches that no trajectory arrives twice (chunks of one log);
+    ``on_rows(n)`` is told of the rows of every chunk folded.
     """
-    for index, chunk in enumerate(logs):
+    for chunk in logs:
         if not isinstance(chunk, InteractionLog):
             raise OffevalError(f"expected InteractionLog chunks, got {type(chunk).__name__}")
-        if each is None:
-            acc.fold(chunk, new_units=new_units, keep=keep)
-        else:  # the block is not held past the call: the next chunk may need its memory
-            each(index, chunk, acc.fold(chunk, new_units=new_units, keep=keep))
+        acc.fold(chunk, new_units=new_units, keep=False)
+        if on_rows is not None:
+            on_rows(chunk.n_rows)
     return acc

@@ -261,15 +261,15 @@ def _fold_share(bounds: tuple[int, int]):
     if anything fails: the parent then folds the log itself, raising the error)."""
     chunker, new_accumulator, counter, _ = _JOB
 
-    def count(_, chunk: InteractionLog, __) -> None:
+    def count(rows: int) -> None:
         with counter.get_lock():
-            counter.value += chunk.n_rows
+            counter.value += rows
 
     try:
         with warnings.catch_warnings(record=True) as warned:
             warnings.simplefilter("always")
             acc = new_accumulator()
-            fold(acc, chunker(bounds, acc), new_units=True, each=count)
+            fold(acc, chunker(bounds, acc), new_units=True, on_rows=count)
     except BaseException:  # noqa: BLE001 - the parent re-runs and raises it itself
         return None
     caught = [(w.message, w.category, w.filename, w.lineno) for w in warned]
