@@ -1,13 +1,12 @@
 """One evaluation on several processes: each folds a share of the trajectories; the results merge.
 
-Forked workers read the log, policies and estimators from the parent's memory and send
-back their :class:`~offeval.engine.fold.FoldState`. Where forking is unsafe (Windows,
-macOS, a daemonic worker) or a worker fails, dies, hangs (no heartbeat for
-:data:`STALL_SECONDS`, as when one call holds the GIL that long) or returns columns that
-cannot be matched, the pass runs in this process, raising any error as it would.
-
-Each process runs with one BLAS thread (:func:`one_blas_thread`): OpenBLAS' threads slowed
-the demo's evaluation by 40% on 2 cores and by 4x when two workers each started their own.
+Forked workers read the log, policies and estimators from the parent's memory and send back
+their :class:`~offeval.engine.fold.FoldState`. Where forking is unsafe (Windows, macOS, a
+daemonic worker) or a worker fails, dies, hangs (no heartbeat for :data:`STALL_SECONDS`, as
+when one call holds the GIL that long) or returns columns that cannot be matched, the pass
+runs in this process, raising any error as it would. Each process runs with one BLAS thread
+(:func:`one_blas_thread`): OpenBLAS' threads slowed the demo's evaluation by 40% on 2 cores
+and by 4x when two workers each started their own.
 """
 
 from __future__ import annotations
@@ -53,29 +52,24 @@ def one_blas_thread() -> AbstractContextManager:
     return _controller().limit(limits=1, user_api="blas")
 
 
-def available_cores() -> int:
-    """The cores this process may run on: its CPU affinity, capped at its container's
-    CPU quota (cgroup ``cpu.max``, or v1's ``cpu.cfs_quota_us``), rounded up."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    quota = _cgroup_quota()
-    return max(1, min(cores or 1, math.ceil(quota) if quota else cores or 1))
-
-
 #: Where Linux shows this process's control group (its CPU quota).
 CGROUP = Path("/sys/fs/cgroup")
 
 
-def _cgroup_quota() -> float | None:
-    """The CPUs' worth of time this process's control group may use; None if unlimited."""
+def available_cores() -> int:
+    """The cores this process may run on: its CPU affinity, capped at its container's
+    CPU quota (cgroup ``cpu.max``, or v1's ``cpu.cfs_quota_us``), rounded up."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     try:
         if (CGROUP / "cpu.max").is_file():
             quota, period = (CGROUP / "cpu.max").read_text().split()[:2]
         else:
             quota = (CGROUP / "cpu.cfs_quota_us").read_text().strip()
             period = (CGROUP / "cpu.cfs_period_us").read_text().strip()
-        return float(quota) / float(period) if quota != "max" and float(quota) > 0 else None
+        share = float(quota) / float(period) if quota != "max" and float(quota) > 0 else None
     except (OSError, ValueError):
-        return None
+        share = None  # unlimited
+    return max(1, min(cores or 1, math.ceil(share) if share else cores or 1))
 
 
 def fork_available() -> bool:
@@ -152,16 +146,23 @@ def fold_in_workers(
             futures = [pool.submit(_fold_share, share) for share in parts_of_log]
         except (OSError, RuntimeError):
             return None
-        try:
-            if not _watch(futures, counter, beats, on_rows):
-                beats.kill(getattr(pool, "_processes", None) or ())  # those yet to beat too
-                warnings.warn(
-                    f"a worker stopped responding for {STALL_SECONDS:g} s: the workers were "
-                    "stopped and the evaluation runs in this process",
-                    OffevalWarning,
-                    stacklevel=3,
-                )
-                return None
+        try:  # until the workers are done, report their rows, or stop them if one stalls
+            done = 0
+            while not all(f.done() for f in futures):
+                wait_for(futures, timeout=0.2, return_when=FIRST_EXCEPTION)
+                folded = counter.value
+                if folded > done:
+                    on_rows(folded - done)
+                    done = folded
+                if beats.stalled():
+                    beats.kill(getattr(pool, "_processes", None) or ())  # those yet to beat too
+                    warnings.warn(
+                        f"a worker stopped responding for {STALL_SECONDS:g} s: the workers "
+                        "were stopped and the evaluation runs in this process",
+                        OffevalWarning,
+                        stacklevel=3,
+                    )
+                    return None
         except BaseException:  # Ctrl-C, or a notebook's interrupt (which reaches this
             beats.kill(getattr(pool, "_processes", None) or ())  # process only): now
             raise
@@ -180,20 +181,6 @@ def fold_in_workers(
             seen.add((category, str(message), filename, lineno))
             warnings.warn_explicit(message, category, filename, lineno)
     return reduce(FoldState.merge, states)
-
-
-def _watch(futures: list, counter, beats: Heartbeats, on_rows: Callable[[int], None]) -> bool:
-    """Until the workers are done, report their rows; False as soon as one stalls."""
-    done = 0
-    while not all(f.done() for f in futures):
-        wait_for(futures, timeout=0.2, return_when=FIRST_EXCEPTION)
-        folded = counter.value
-        if folded > done:
-            on_rows(folded - done)
-            done = folded
-        if beats.stalled():
-            return False
-    return True
 
 
 class Heartbeats:
