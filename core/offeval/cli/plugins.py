@@ -33,39 +33,34 @@ class PluginsCommand:
         )
 
     def run(self, args: argparse.Namespace) -> int:
-        """List plugins, hooks, components and failures; given KIND or --name, the
-        components that match only."""
-        return _plugins(self.core_commands, args.kind, args.name)
-
-
-def _plugins(core_commands: Mapping[str, Deferred], kind: str | None, name: str | None) -> int:
-    """Print what is registered, by kind then name (given ``kind`` or ``name``, the matching
-    components only), and what failed."""
-    registry = get_registry()
-    if kind is not None and kind not in registry.kinds:
-        raise OffevalError(
-            f"no kind {kind!r}{did_you_mean(kind, registry.kinds)}; the kinds: "
-            + ", ".join(registry.kinds)
-        )
-    core = [Component("command", name, ref, "offeval") for name, ref in core_commands.items()]
-    kinds = list(registry.kinds)
-    every = sorted([*registry.components(), *core], key=lambda c: (kinds.index(c.kind), c.name))
-    listed = [c for c in every if kind in (None, c.kind) and (name is None or name in c.name)]
-    if name is not None and not listed:
-        raise OffevalError(
-            f"--name {name}: no component's name holds {name!r}"
-            + (f" among the {kind} components" if kind else "")
-            + " (offeval plugins lists them all)"
-        )
-    if kind is None and name is None:
-        print("plugins:", ", ".join(registry.plugins) or "none")
-        print("hooks:", ", ".join(registry.hooks))
-    for comp in listed:
-        print(f"  {comp.kind:<12} {comp.name:<18} from {comp.plugin:<12} {comp.summary}")
-        if comp.parameters:
-            print(f"  {'':<12} {'':<18}      {'':<12} parameters: {comp.parameters}")
-    if registry.failures:
-        print("failed:")
-        for failure in registry.failures:
-            print(f"  {failure.plugin} ({failure.stage}): {failure.reason}")
-    return 0
+        """List plugins, hooks, components (by kind, then name) and failures; given KIND or
+        --name, the components that match only."""
+        registry = get_registry()
+        kind, name = args.kind, args.name
+        if kind is not None and kind not in registry.kinds:
+            raise OffevalError(
+                f"no kind {kind!r}{did_you_mean(kind, registry.kinds)}; the kinds: "
+                + ", ".join(registry.kinds)
+            )
+        core = [Component("command", n, ref, "offeval") for n, ref in self.core_commands.items()]
+        kinds = list(registry.kinds)
+        every = sorted([*registry.components(), *core], key=lambda c: (kinds.index(c.kind), c.name))
+        listed = [c for c in every if kind in (None, c.kind) and (name is None or name in c.name)]
+        if name is not None and not listed:
+            raise OffevalError(
+                f"--name {name}: no component's name holds {name!r}"
+                + (f" among the {kind} components" if kind else "")
+                + " (offeval plugins lists them all)"
+            )
+        if kind is None and name is None:
+            print("plugins:", ", ".join(registry.plugins) or "none")
+            print("hooks:", ", ".join(registry.hooks))
+        for comp in listed:
+            print(f"  {comp.kind:<12} {comp.name:<18} from {comp.plugin:<12} {comp.summary}")
+            if comp.parameters:
+                print(f"  {'':<12} {'':<18}      {'':<12} parameters: {comp.parameters}")
+        if registry.failures:
+            print("failed:")
+            for failure in registry.failures:
+                print(f"  {failure.plugin} ({failure.stage}): {failure.reason}")
+        return 0

@@ -167,31 +167,21 @@ def _one_line_warnings() -> Iterator[None]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``offeval`` command: 0 on success, 2 on a user mistake.
 
-    Without ``argv`` (the program: ``sys.argv``) it ends the process itself (:func:`_exit`);
-    given ``argv`` (a test, a caller in Python) it returns the status.
+    Without ``argv`` (the program: ``sys.argv``) it ends the process itself, the output
+    flushed, if pyarrow was loaded: pyarrow's thread pools sometimes abort the shutdown after a
+    correct run (exit status 134, about one run in 900: apache/arrow#34314), which
+    ``os._exit`` skips (the command has committed its folders and joined its workers already).
+    Given ``argv`` (a test, a caller in Python) it returns the status.
     """
     code = _run(sys.argv[1:] if argv is None else argv)
-    if argv is None:
-        _exit(code)
+    if argv is None and "pyarrow" in sys.modules:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):  # the reader went away, or the stream is closed
+                pass
+        os._exit(code)
     return code
-
-
-def _exit(code: int) -> int:
-    """End the process with ``code``, the output flushed, if pyarrow was loaded (else
-    return ``code``, for the interpreter's usual exit).
-
-    pyarrow's thread pools sometimes abort the shutdown after a correct run (exit status 134,
-    about one run in 900: apache/arrow#34314); ``os._exit`` skips it (the command has
-    committed its folders and joined its workers already).
-    """
-    if "pyarrow" not in sys.modules:
-        return code
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):  # the reader went away, or the stream is closed
-            pass
-    os._exit(code)
 
 
 def _run(argv: Sequence[str]) -> int:
