@@ -84,7 +84,7 @@ def test_debug_shows_the_traceback_and_internal_errors_are_one_line(user_log, ca
     def broken(*args, **kwargs):
         raise ZeroDivisionError("a bug")
 
-    monkeypatch.setattr("offeval.cli.plugins._plugins", broken)
+    monkeypatch.setattr("offeval.cli.plugins.get_registry", broken)
     one_line_error(
         capsys, ["plugins"], "internal error: ZeroDivisionError: a bug", "--debug", code=1
     )
