@@ -609,9 +609,10 @@ class ParquetStream:
     """The logs of a Parquet file's batches, each of whole trajectories (a batch's last one is
     carried over), with the file's row count (``n_rows``) for progress bars."""
 
-    def __init__(self, batches: ParquetBatches, mapping, trajectory: list):
-        self._batches, self._mapping, self._trajectory = batches, mapping, trajectory
-        self.n_rows = batches.n_rows
+    def __init__(self, path: str | Path, batch_rows: int, mapping):
+        self._mapping, self._trajectory = mapping, _trajectory_columns(mapping)
+        self._batches = ParquetBatches(path, batch_rows, self._trajectory)
+        self.n_rows = self._batches.n_rows
 
     def __iter__(self) -> Iterator[InteractionLog]:
         carry: pd.DataFrame | None = None
@@ -638,17 +639,13 @@ def stream_parquet(
 ) -> Iterable[InteractionLog]:
     """Validated logs of whole trajectories, read from a Parquet file in batches.
 
-    A trajectory's rows must be contiguous in the file (:func:`offeval.evaluate` names one
-    that comes back). ``candidates``: a Parquet file of the candidate table (its own
-    ``candidates_mapping``), listing trajectories in the log's order.
+    A trajectory's rows must be contiguous (:func:`offeval.evaluate` names one that comes
+    back); ``candidates``: a Parquet candidate table (``candidates_mapping``) in the log's order.
     """
-    parts = _trajectory_columns(mapping)
-    logs = ParquetStream(ParquetBatches(path, batch_rows, parts), mapping, parts)
+    logs = ParquetStream(path, batch_rows, mapping)
     if candidates is None:
         return logs
-    parts = _trajectory_columns(candidates_mapping)
-    batches = ParquetBatches(candidates, batch_rows, parts)
-    return StreamedCandidates(logs, batches, candidates_mapping, parts)
+    return StreamedCandidates(logs, candidates, batch_rows, candidates_mapping)
 
 
 def _trajectory_columns(mapping: Mapping | None) -> list:
@@ -672,10 +669,10 @@ class StreamedCandidates:
     """Logs of a streamed log's batches, each with the candidate rows of its trajectories (in
     the log's order: at most a batch and one log's candidates are held)."""
 
-    def __init__(self, logs: ParquetStream, batches: ParquetBatches, mapping, trajectory: list):
-        self._logs, self._batches = logs, batches
-        self._mapping, self._trajectory = mapping, trajectory
-        self.n_rows = logs.n_rows
+    def __init__(self, logs: ParquetStream, path: str | Path, batch_rows: int, mapping):
+        self._logs, self._mapping, self.n_rows = logs, mapping, logs.n_rows
+        self._trajectory = _trajectory_columns(mapping)
+        self._batches = ParquetBatches(path, batch_rows, self._trajectory)
 
     def __iter__(self) -> Iterator[InteractionLog]:
         batches = iter(self._batches)

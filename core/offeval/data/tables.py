@@ -29,11 +29,8 @@ def markdown_escape(text: object) -> str:
 def markdown_table(
     frame: pd.DataFrame, digits: int = 4, cells: Mapping[Any, Callable[[Any], str]] | None = None
 ) -> str:
-    """A pipe table of ``frame`` (index not included), floats to ``digits`` significant digits.
-
-    Headers and text cells are escaped (:func:`markdown_escape`); ``cells`` writes the
-    cells of the columns it names its own way instead.
-    """
+    """A pipe table of ``frame`` (index not included), floats to ``digits`` significant digits,
+    text escaped (:func:`markdown_escape`); ``cells`` maps columns to their own cell writers."""
 
     def cell(v):
         if isinstance(v, (float, np.floating)):

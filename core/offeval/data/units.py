@@ -31,24 +31,20 @@ def unit_keys(ids: np.ndarray) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     elif kind in ("string", "bytes"):
         whole = np.zeros(ids.size, dtype=bool)
     else:
-        values = ids.astype(object)
-        whole = np.fromiter(
-            (
-                isinstance(v, (int, np.integer))
-                or (
-                    isinstance(v, (float, np.floating)) and float(v).is_integer() and abs(v) < 2**62
-                )
-                for v in values
-            ),
-            dtype=bool,
-            count=values.size,
-        )
-        ids = values
+        ids = ids.astype(object)
+        whole = np.fromiter(map(_whole, ids), dtype=bool, count=ids.size)
     at_int, at_hash = np.flatnonzero(whole), np.flatnonzero(~whole)
     out = {"int": (ids[at_int].astype(np.int64), at_int)}
     if at_hash.size:
         out["hash"] = (hash_ids(ids[at_hash]), at_hash)
     return out
+
+
+def _whole(value: object) -> bool:
+    """Whether an id is an integer, or a float of whole value below 2**62."""
+    if isinstance(value, (float, np.floating)):
+        return float(value).is_integer() and abs(value) < 2**62
+    return isinstance(value, (int, np.integer))
 
 
 class UnitLedger:
