@@ -81,11 +81,8 @@ class FoldState:
             _aligned(other.moments, other.keys, out.keys)
         )
         for pe in set(self.tallies) | set(other.tallies):
-            out.tallies[pe], out.excluded[pe] = (
-                self.tallies.get(pe, Tally()),
-                dict(self.excluded.get(pe, {})),
-            )
-            out.record(pe, other.tallies.get(pe, Tally()), other.excluded.get(pe, {}))
+            for state in (self, other):
+                out.record(pe, state.tallies.get(pe, Tally()), state.excluded.get(pe, {}))
         for name in {*self.intervals, *other.intervals}:
             mine, theirs = self.intervals.get(name), other.intervals.get(name)
             out.intervals[name] = (
