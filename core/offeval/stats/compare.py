@@ -17,11 +17,9 @@ from offeval.validation import check_choice
 
 @dataclass(frozen=True)
 class PairwiseComparison:
-    """Every pair (i, j) of systems: difference, standard error, p-value, verdict.
-
-    ``table`` has one row per unordered pair; :meth:`matrix` is the star grid of Gruson
-    et al. (2019) and Jeunen et al. (2024).
-    """
+    """Every pair (i, j) of systems: difference, standard error, p-value, verdict; ``table``
+    has one row per unordered pair, :meth:`matrix` is the star grid of Gruson et al. (2019)
+    and Jeunen et al. (2024)."""
 
     names: list[str]
     table: pd.DataFrame
@@ -76,12 +74,9 @@ def pairwise_grid(
     alpha: float = 0.05,
     df: float | None = None,
 ) -> PairwiseComparison:
-    """Tests of every pair from estimates and their joint covariance.
-
-    With the covariance of paired estimates (same log) this is the paired test; with a
-    diagonal one (independent A/B cells), the unpaired one. ``correction`` is a
-    statsmodels ``multipletests`` method.
-    """
+    """Tests of every pair from estimates and their joint covariance: paired with the
+    covariance of paired estimates (same log), unpaired with a diagonal one (independent A/B
+    cells); ``correction`` is a statsmodels ``multipletests`` method."""
     values = np.asarray(values, dtype=float)
     i, j = np.triu_indices(len(values), k=1)
     diff = values[i] - values[j]

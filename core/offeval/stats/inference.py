@@ -1,9 +1,7 @@
-"""Delta-method inference on smooth functions of column means.
-
-The normal and Student-t quantiles and tails are scipy.special's (``ndtri``,
-``stdtrit``, ``ndtr``, ``stdtr``), those scipy.stats' ``norm`` and ``t`` evaluate (a t
-needs ``df > 0``, else nan), without the half a second of importing scipy.stats.
-"""
+"""Delta-method inference on smooth functions of column means. Normal and Student-t
+quantiles and tails are scipy.special's (``ndtri``, ``stdtrit``, ``ndtr``, ``stdtr``, what
+scipy.stats' ``norm`` and ``t`` evaluate; a t needs ``df > 0``, else nan), without the half
+a second of importing scipy.stats."""
 
 from __future__ import annotations
 
@@ -55,11 +53,8 @@ def covariance_problem(cov: np.ndarray, names: list[str]) -> str | None:
 
 @dataclass(frozen=True)
 class Linearisation:
-    """A value and its gradient with respect to the means of some columns.
-
-    ``columns`` index the evaluation's columns; the variance of the value is
-    ``gradient' Cov gradient / n`` (the delta method).
-    """
+    """A value and its gradient with respect to the means of some columns (``columns``
+    index the evaluation's); its variance is ``gradient' Cov gradient / n`` (delta method)."""
 
     value: float
     columns: np.ndarray
@@ -100,11 +95,8 @@ def variance(lin: Linearisation, covariance: np.ndarray, n: int) -> float:
 
 
 def quadratic_form(gradients: np.ndarray, covariance: np.ndarray) -> np.ndarray:
-    """``gradients @ covariance @ gradients.T`` over the columns the gradients touch.
-
-    Cross-covariances not computed (NaN, see ``evaluate(covariances=...)``) that a
-    gradient needs are an error, never a silent zero.
-    """
+    """``gradients @ covariance @ gradients.T`` over the columns the gradients touch; a
+    cross-covariance they need that was not computed (NaN) is an error, never a zero."""
     touched = np.flatnonzero(np.any(gradients != 0, axis=0))
     part = covariance[np.ix_(touched, touched)]
     finite = np.isfinite(np.diag(part))

@@ -1,8 +1,6 @@
-"""Mergeable moment accumulators (counts, means, co-moments).
-
-Blocks are folded with the pairwise update of Chan, Golub and LeVeque (each block's
-mean and co-moment computed around the block mean, then merged): numerically stable,
-and independent of how the data were cut into blocks (up to rounding).
+"""Mergeable moment accumulators (counts, means, co-moments), blocks folded with the pairwise
+update of Chan, Golub and LeVeque (each block's moments around its own mean, then merged):
+numerically stable, and independent of how the data were cut into blocks (up to rounding).
 """
 
 from __future__ import annotations
@@ -51,13 +49,10 @@ class Moments:
     def from_array(
         cls, x: np.ndarray, *, overwrite: bool = False, groups: list[np.ndarray] | None = None
     ) -> Moments:
-        """Moments of the rows of an (n, k) array.
-
-        With ``overwrite`` a float array the caller no longer needs is centred in place
-        (a Fortran-ordered one is fastest). With ``groups`` (lists of column indices)
-        only the cross-products within each group are computed, the others are NaN --
-        unless the groups would cost more than all of them.
-        """
+        """Moments of the rows of an (n, k) array; ``overwrite``: centred in place (a float
+        array the caller no longer needs, fastest Fortran-ordered); ``groups`` (lists of
+        column indices): only the cross-products within each group, the others NaN (unless
+        the groups would cost more than all of them)."""
         x = np.asarray(x, dtype=float)
         if x.ndim == 1:
             x = x[:, None]
@@ -117,11 +112,9 @@ class Moments:
 
 @dataclass
 class Tally:
-    """Mergeable named scalars for diagnostics: counts, sums, maxima and minima.
-
-    ``counts`` (rows clipped, support violations) go into the estimate's diagnostics
-    whatever ``diagnose`` returns; the others are raw material for ``diagnose``.
-    """
+    """Mergeable named scalars for diagnostics: counts, sums, maxima and minima. ``counts``
+    (rows clipped, support violations) go into the estimate's diagnostics whatever
+    ``diagnose`` returns; the others are raw material for ``diagnose``."""
 
     counts: dict[str, int] = field(default_factory=dict)
     sums: dict[str, float] = field(default_factory=dict)

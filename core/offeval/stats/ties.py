@@ -44,11 +44,9 @@ def first_maximum(values: Sequence[float] | np.ndarray, rtol: float = RTOL) -> i
 
 
 def tie_groups(values: Sequence[float] | np.ndarray, rtol: float = RTOL) -> np.ndarray:
-    """Each value's rank among the distinct values, ties merged: 0 for the smallest group.
-
-    In ascending order, a value joins the current group when tied with its smallest
-    member, else starts the next (a group never spans more than ``rtol``); nan is last.
-    """
+    """Each value's rank among the distinct values, ties merged: 0 for the smallest group. In
+    ascending order a value joins the current group when tied with its smallest member, else
+    starts the next (a group never spans more than ``rtol``); nan is last."""
     values = np.asarray(values, dtype=float)
     order = np.argsort(values, kind="stable")
     groups = np.empty(values.size, dtype=np.int64)
