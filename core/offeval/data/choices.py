@@ -1,6 +1,5 @@
-"""What a command reading files offers to choose from, in a module that imports nothing:
-``offeval evaluate`` declares its arguments, and answers a mistake in them, without the
-modules that read files (:mod:`offeval.data.files` uses these)."""
+"""What a command reading files offers to choose from, in a module that imports nothing (so
+``offeval evaluate`` checks its arguments without the modules that read files)."""
 
 #: What a delimited text file's numbers may use as decimal mark.
 DECIMALS = (",", ".")

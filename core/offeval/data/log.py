@@ -110,10 +110,7 @@ def _mapped(frame: pd.DataFrame, mapping: Mapping[str, str]) -> pd.DataFrame:
         if role not in roles:
             how = hint(f"mapping={{{role!r}: COLUMN}}", f"--map {role}=COLUMN")
             raise ColumnError(role, f"required column is missing (map it with {how})")
-    renamed = {name: role for role, name in roles.items()}
-    out = frame[list(renamed)].rename(columns=renamed)
-    extras = frame.drop(columns=list(renamed))
-    return pd.concat([out, extras], axis=1) if len(extras.columns) else out
+    return frame.rename(columns={name: role for role, name in roles.items()})
 
 
 def _numeric(frame: pd.DataFrame, column: str, labels: np.ndarray) -> np.ndarray:
@@ -555,9 +552,8 @@ def _validate_candidates(
 
 
 def _ordered_slots(cands: pd.DataFrame, rows: pd.DataFrame) -> np.ndarray | None:
-    """Each candidate's slot, when the table lists the log's slots in its order, the same
-    number per slot, with distinct items and the logged one among them (a generated table's
-    layout); else None, and the general path finds and names any bad row."""
+    """Each candidate's slot when the table lists the log's slots in order, k rows each, of
+    distinct items and the logged one (a generated table); else None (the general path)."""
     t, pos, item = (cands[c].to_numpy() for c in ("trajectory", "position", "item"))
     logged_t, logged_pos = rows["trajectory"].to_numpy(), rows["position"].to_numpy()
     n = len(rows)

@@ -186,10 +186,10 @@ class TablePolicy:
     """A policy given as a table of probabilities, without a row per candidate.
 
     ``table`` has a ``probability`` column and the keys it depends on: ``item`` and
-    ``position``, optionally ``context``, or ``item`` alone (a bandit). A key absent from the
-    table has probability 0. Per (context, position), the items' probabilities sum to at most
-    1 (+ :data:`PROBABILITY_TOLERANCE`). Positions are 1-based (0 is refused, not shifted);
-    text keys looked up against numbers (or the reverse) are an error, not a match of nothing.
+    ``position``, optionally ``context``, or ``item`` alone (a bandit); an absent key has
+    probability 0. Per (context, position) the items' probabilities sum to at most 1 (+
+    :data:`PROBABILITY_TOLERANCE`). Positions are 1-based (0 is refused, not shifted); text
+    keys looked up against numbers (or the reverse) are an error, not a match of nothing.
     """
 
     def __init__(self, table: pd.DataFrame, name: str = "table", probability: str = "probability"):

@@ -1,11 +1,8 @@
-"""A ledger of the units (trajectories) folded so far, so none is counted twice (a
-trajectory split over two chunks is an error naming it).
-
-Ids compare as the log compares them (4, 4.0 and numpy's 4 are one id, "4" another):
-integers are kept, other ids hashed to 64 bits, in sorted runs of geometrically decreasing
-length (a log-structured merge), each stored as intervals of consecutive values (ids 0, 1,
-2, ... cost a few bytes in all). A chunk of m units is checked in O(m log n) time.
-"""
+"""A ledger of the units (trajectories) folded so far, so none is counted twice (a trajectory
+split over two chunks is an error naming it). Ids compare as the log compares them (4, 4.0
+and numpy's 4 are one id, "4" another): integers kept, others hashed to 64 bits, in sorted
+runs of geometrically decreasing length (a log-structured merge) of intervals of consecutive
+keys (ids 0, 1, 2, ... cost a few bytes). A chunk of m units is checked in O(m log n) time."""
 
 from __future__ import annotations
 
