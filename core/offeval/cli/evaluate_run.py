@@ -291,8 +291,23 @@ def _write(
                     "covariances, to revisit decisions without the log), sections.md"
                     + (" and skipped_estimators.csv" if outcome.skipped else "")
                 )
-            if folder is report:
-                path = _write_report(tmp, registry, request, outcome)
+            if folder is report:  # what the first installed report writer writes
+                writer = registry.components("report")[0].factory()
+                path = writer.write(
+                    tmp,
+                    EvaluationReport(
+                        outcome.evaluation,
+                        outcome.table,
+                        baseline=request.baseline,
+                        correction=request.correction,
+                        sections=outcome.sections,
+                        log=outcome.context.log,
+                        policies=outcome.context.policies,
+                        argv=None if request.argv is None else list(request.argv),
+                        weights_note=STREAMED_WEIGHTS if request.stream else None,
+                        skipped=outcome.skipped,
+                    ),
+                )
                 written.append(f"report: {report.path / path.name}")
     print("\n".join(written), end="\n" if written else "")
 
@@ -326,23 +341,3 @@ def _write_tables(
     doc.sections(outcome.sections, out)
     (out / "sections.md").write_text(doc.markdown())
     return files
-
-
-def _write_report(
-    out: Path, registry: Registry, request: EvaluateRequest, outcome: _Outcome
-) -> Path:
-    """evaluate --report: what the first installed report writer writes (report.html, ...)."""
-    writer = registry.components("report")[0].factory()
-    report = EvaluationReport(
-        outcome.evaluation,
-        outcome.table,
-        baseline=request.baseline,
-        correction=request.correction,
-        sections=outcome.sections,
-        log=outcome.context.log,
-        policies=outcome.context.policies,
-        argv=None if request.argv is None else list(request.argv),
-        weights_note=STREAMED_WEIGHTS if request.stream else None,
-        skipped=outcome.skipped,
-    )
-    return writer.write(out, report)

@@ -19,13 +19,10 @@ if TYPE_CHECKING:  # the registry lies below the engine, which looks components 
 
 @dataclass(frozen=True)
 class ReportContext:
-    """What a report is about: the evaluation's summaries, and what else is known.
-
-    ``summaries`` are by estimator label; ``truth`` holds the policies' exact values where
-    known (the demo), else None; ``log`` and ``policies`` are there when a section may
-    re-evaluate (a sweep over settings, say); ``seed`` seeds any simulation a section runs;
-    ``workers`` processes may share a section's re-evaluation, as they shared the evaluation.
-    """
+    """What a report is about: the evaluation's ``summaries`` by estimator label, the
+    policies' exact values (``truth``) where known (the demo), the ``log`` and ``policies`` for
+    a section that re-evaluates (a sweep over settings, say) on ``workers`` processes, as the
+    evaluation did, and the ``seed`` of any simulation a section runs."""
 
     summaries: dict[str, EstimatorSummary]
     truth: pd.Series | None = None
@@ -37,12 +34,9 @@ class ReportContext:
 
 @dataclass
 class ReportSection:
-    """A titled part of a report.
-
-    ``text`` is Markdown; ``tables`` and ``figures`` are written next to the report (CSV,
-    PNG) under their names; ``columns`` adds columns to the report's per-estimator summary
-    (indexed by estimator label).
-    """
+    """A titled part of a report: ``text`` in Markdown, ``tables`` and ``figures`` written next
+    to the report (CSV, PNG) under their names, ``columns`` added to the report's per-estimator
+    summary (indexed by estimator label)."""
 
     title: str
     text: str = ""
@@ -65,15 +59,12 @@ def report_sections(registry, context: ReportContext) -> list[ReportSection]:
 
 @dataclass(frozen=True)
 class EvaluationReport:
-    """What a report writer (hook ``register_reports``) is given to report one evaluation.
-
-    ``table`` holds the estimates as printed (with ``relative_*`` columns when a
-    ``baseline`` is given); ``correction`` is the multiple-comparison correction of the
-    paired tests (None: uncorrected); ``log`` and ``policies`` are there when the log was
-    read whole (for the importance weights' histogram), else ``weights_note`` says why not;
-    ``argv`` is the command line that made it; ``skipped`` maps the estimators that could
-    not run to why.
-    """
+    """What a report writer (hook ``register_reports``) is given to report one evaluation:
+    ``table``, the estimates as printed (``relative_*`` columns with a ``baseline``);
+    ``correction``, the paired tests' multiple-comparison correction (None: uncorrected);
+    ``log`` and ``policies`` when the log was read whole (for the importance weights'
+    histogram), else ``weights_note`` says why not; ``argv``, the command line that made it;
+    ``skipped``, the estimators that could not run and why."""
 
     evaluation: Any
     table: pd.DataFrame
@@ -89,13 +80,10 @@ class EvaluationReport:
 
 @dataclass
 class MarkdownDocument:
-    """An ordered list of parts written as Markdown: ``(kind, title, payload)``, kind text,
-    figure or table.
-
-    A text part's payload is Markdown, a figure's ``(path, caption)`` (a PNG next to the
-    document), a table's ``(frame, caption, docstrings)``: ``docstrings`` names the columns
-    a subclass writes its own way (:meth:`table_markdown`; here none).
-    """
+    """An ordered list of parts written as Markdown: ``(kind, title, payload)``, kind text
+    (its payload Markdown), figure (``(path, caption)``, a PNG next to the document) or table
+    (``(frame, caption, docstrings)``, ``docstrings`` naming the columns a subclass writes its
+    own way, :meth:`table_markdown`; here none)."""
 
     heading: str
     parts: list[tuple[str, str, object]] = field(default_factory=list)
