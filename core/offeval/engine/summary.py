@@ -1,15 +1,12 @@
 """What decisions need from an evaluation, saved so that they can be revisited without the log.
-
 ``offeval evaluate --out`` writes every estimator's :class:`EstimatorSummary` to
-``summaries.json``; :func:`load_summaries` reads it back against the schema in code
-(:func:`read_fields`).
-"""
+``summaries.json``; :func:`load_summaries` reads it back (the schema: :func:`read_fields`)."""
 
 from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -68,17 +65,14 @@ class EstimatorSummary:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary (non-finite numbers as strings)."""
         return {
-            "estimator": self.estimator,
-            "name": self.name,
+            **{f.name: getattr(self, f.name) for f in fields(self)},
             "policies": list(self.policies),
             "values": [_number(v) for v in self.values],
             "covariance": [[_number(v) for v in row] for row in self.covariance],
             "n_units": int(self.n_units),
             "level": float(self.level),
-            "baseline": self.baseline,
             "higher_is_better": bool(self.higher_is_better),
             "params": {k: _number(v) for k, v in self.params.items() if _plain(v)},
-            "interval_method": self.interval_method,
         }
 
     @classmethod
