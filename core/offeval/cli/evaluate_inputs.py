@@ -87,13 +87,13 @@ def check_log_columns(request: EvaluateRequest, mapping: dict, columns: list) ->
     ]
     named += [(t.option, t.given, t.column) for t in request.targets]
     roles = {column: role for role, column in mapping.items() if not isinstance(column, list)}
-    holds = {t.option: t.holds for t in request.targets}
     for option, given, column in named:
         if option != "--map" and column in roles:
             role = roles[column]
             raise OffevalError(
                 f"{option} {given}: column {column!r} is mapped as the {role} "
-                f"(--map {role}={column}), so a {holds[option]} column must be another one"
+                f"(--map {role}={column}), so a "
+                f"{'policy' if option == '--policy' else 'score'} column must be another one"
             )
         if column not in columns:
             raise OffevalError(

@@ -1,8 +1,5 @@
-"""``offeval evaluate``'s request: its arguments read and checked once, in one frozen object.
-
-Whatever runs afterwards trusts it; what needs more than the arguments (the registry, the
-files' headers) is checked against it by :mod:`offeval.cli.evaluate_inputs`.
-"""
+"""``offeval evaluate``'s request: its arguments read and checked once, in one frozen object
+(what needs more, the registry or the files' headers, :mod:`offeval.cli.evaluate_inputs` checks)."""
 
 from __future__ import annotations
 
@@ -49,11 +46,6 @@ class Target:
     def given(self) -> str:
         """``NAME=COLUMN``, as typed after the option."""
         return f"{self.name}={self.column}"
-
-    @property
-    def holds(self) -> str:
-        """What its column holds, in messages: ``policy`` or ``score``."""
-        return "policy" if self.option == "--policy" else "score"
 
     def policy(self, registry: Registry) -> Policy:
         """The policy that reads the column: ``--rerank``'s is the registry's ``rerank``
@@ -139,7 +131,13 @@ class EvaluateRequest:
                 "which needs the log read whole: drop --stream (or fit elsewhere and give the "
                 "predictions as a column, --reward-model COLUMN)"
             )
-        _check_folders(args.out, args.report)
+        if args.out and args.report:  # one folder, or two apart
+            a, b = Path(args.out).resolve(), Path(args.report).resolve()
+            if a != b and (a in b.parents or b in a.parents):
+                raise OffevalError(
+                    f"--out {args.out} and --report {args.report}: one is inside the other; "
+                    "give one folder for both, or two separate folders"
+                )
         checked["sep"] = separator_named(args.sep)
         checked["estimators"] = tuple(args.estimator or ())
         checked["progress"] = progress_of(args)
@@ -147,11 +145,6 @@ class EvaluateRequest:
         checked["argv"] = None if argv is None else tuple(argv)
         given = {f.name: getattr(args, f.name) for f in fields(cls) if f.name not in checked}
         return cls(**given, **checked)
-
-    @property
-    def inputs(self) -> list[str]:
-        """The files the command reads: the log, and the candidate file if given."""
-        return [path for path in (self.log, self.candidates) if path is not None]
 
     def decimal_of(self, path: str) -> str | None:
         """``--decimal`` for a text file; None for a Parquet file, which stores numbers."""
@@ -247,15 +240,3 @@ def _targets(
             + did_you_mean(baseline, names)
         )
     return targets
-
-
-def _check_folders(out: str | None, report: str | None) -> None:
-    """``--out`` and ``--report``: one folder, or two apart (neither inside the other)."""
-    if not (out and report):
-        return
-    a, b = Path(out).resolve(), Path(report).resolve()
-    if a != b and (a in b.parents or b in a.parents):
-        raise OffevalError(
-            f"--out {out} and --report {report}: one is inside the other; give "
-            "one folder for both, or two separate folders"
-        )

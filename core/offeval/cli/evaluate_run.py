@@ -81,8 +81,9 @@ def _folders(
     """The --out and --report folders, checked now (the same object if they are one folder),
     and a report writer for --report."""
     given = {"--out": request.out, "--report": request.report}
+    inputs = [path for path in (request.log, request.candidates) if path is not None]
     folders = {
-        option: OutputFolder(path, option=option, force=request.force, inputs=request.inputs)
+        option: OutputFolder(path, option=option, force=request.force, inputs=inputs)
         for option, path in given.items()
         if path
     }
