@@ -1,9 +1,7 @@
 """What one pass folds chunks with: the set-up (policies, estimators) and its fold state.
-
-The accumulator sums the estimators' row columns over each trajectory (the unit), keys
-every column by its owner and folds them into the moments of its
-:class:`~offeval.engine.fold.FoldState`, whose cross-covariances pair the policies.
-"""
+The accumulator sums the estimators' row columns over each trajectory (the unit), keys every
+column by its owner and folds them into the moments of its
+:class:`~offeval.engine.fold.FoldState`, whose cross-covariances pair the policies."""
 
 from __future__ import annotations
 
@@ -61,9 +59,8 @@ class _Stats:
 class Accumulator:
     """Folds log chunks into a :class:`FoldState` for a fixed set of policies and estimators.
 
-    The set-up is this object's; what it has folded is its ``state``, which holds neither
-    policies nor estimators: it pickles, and merges with the state of a pass over other
-    trajectories, whatever the chunking. A trajectory in two chunks is an error naming it.
+    What it has folded is its ``state`` (whatever the chunking); a trajectory in two chunks
+    is an error naming it.
     """
 
     def __init__(

@@ -100,12 +100,9 @@ def probe(
     rows: int = PROBE_ROWS,
 ) -> list[OffevalError | None]:
     """Each estimator tried alone on the log's first chunk of ``rows`` rows: the error it
-    raises there, or None (warnings silenced).
-
-    An estimator that cannot run on a log (a required column missing) fails on any chunk
-    of it, so the command line and the demo skip it before reading the whole log. The
-    policies are queried first, so a policy's mistake raises as such.
-    """
+    raises there, or None (warnings silenced). One that cannot run on a log (a required
+    column missing) fails on any chunk of it, so callers skip it before reading the whole
+    log; the policies are queried first, so a policy's mistake raises as such."""
     rows = check_whole(rows, "rows", low=1, error=OffevalError)
     chunk = next(log.chunks(rows))
     for policy in policies:

@@ -34,12 +34,10 @@ SPLIT_ADVICE = (
 
 @dataclass
 class FoldState:
-    """What a pass has folded so far: no policy, no estimator; picklable, and mergeable with
-    the state of a pass over other trajectories.
-
-    ``keys``: the global column keys, in the moments' order: ``(p, e, key)`` owned by
-    estimator ``e`` on policy ``p``, ``(p, Shared)`` shared per policy, ``(None, Shared)``
-    by all; ``local[p, e]``: the estimator's own keys to global ones.
+    """What a pass has folded so far, without policies or estimators: picklable, mergeable with
+    the state of a pass over other trajectories. ``keys``: the global column keys in the
+    moments' order, ``(p, e, key)`` owned by estimator ``e`` on policy ``p``, ``(p, Shared)``
+    shared per policy, ``(None, Shared)`` by all; ``local[p, e]``: its own keys to global ones.
     """
 
     keys: list[tuple] = field(default_factory=list)
