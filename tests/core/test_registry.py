@@ -19,7 +19,17 @@ from offeval.specs import parse_spec
 CORE = Path(__file__).resolve().parents[2] / "core" / "offeval"
 
 
-PLUGINS = ("ncis", "dcg", "ndcg", "pndcg", "ir", "simulation", "decision", "disagreement")
+PLUGINS = (
+    "ncis",
+    "betting",
+    "dcg",
+    "ndcg",
+    "pndcg",
+    "ir",
+    "simulation",
+    "decision",
+    "disagreement",
+)
 
 
 def test_core_hookspecs_hold_what_the_core_calls_and_the_demo_contract():
