@@ -41,10 +41,8 @@ def force_option(parser: argparse.ArgumentParser) -> None:
 
 
 def at_least(low: int) -> Callable[[str], int]:
-    """An argparse ``type``: the text of a whole number >= ``low``, as an ``int``.
-
-    Its messages are :class:`argparse.ArgumentTypeError`, which argparse prefixes with the option.
-    """
+    """An argparse ``type``: the text of a whole number >= ``low``, as an ``int`` (its errors
+    are :class:`argparse.ArgumentTypeError`, which argparse prefixes with the option)."""
 
     def whole(text: str) -> int:
         try:

@@ -19,13 +19,11 @@ from offeval.errors import ConfigurationError, RegistryError
 class Alias:
     """The registration of an alias: ``register("switch-dr", Alias("switch_dr", ...))``.
 
-    - ``original``: the registered name it stands for (not itself an alias);
-    - ``rename``: the alias's parameter name -> the original's (``{"lambda_": "tau"}``);
-      the original's other parameters keep their names;
-    - ``defaults``: the alias's defaults where they differ from the original's,
-      by the alias's parameter names (``{"lambda_": inf}``);
-    - ``source``: where users know the name from (``"a peer library's SwitchDR"``),
-      the first words of its summary in ``offeval plugins`` and in legends.
+    ``original``: the registered name it stands for (not itself an alias); ``rename``: the
+    alias's parameter name -> the original's (``{"lambda_": "tau"}``), the others keep theirs;
+    ``defaults``: where its defaults differ, by its names (``{"lambda_": inf}``); ``source``:
+    where users know the name from (``"a peer library's SwitchDR"``), the first words of its
+    summary in ``offeval plugins`` and in legends.
     """
 
     original: str
@@ -76,8 +74,8 @@ def parameters_of(factory: Any) -> list[inspect.Parameter] | None:
 
 
 def _mapping(name: str, alias: Alias, original: type) -> tuple[dict[str, str], dict]:
-    """The alias's parameters in the original's order (alias name -> original name), and
-    the original's named parameters."""
+    """The alias's parameters in the original's order (its name -> the original's), and the
+    original's named parameters."""
     named = parameters_of(original)
     if named is None:
         raise RegistryError(f"{original!r} has no signature to rename")

@@ -148,8 +148,7 @@ _ACTIVE: ContextVar[Registry | None] = ContextVar("active_registry", default=Non
 
 
 class Registry:
-    """Components registered by plugins, looked up and configured by name (plugins are
-    discovered from the ``offeval`` entry-point group on first use)."""
+    """Components registered by plugins, looked up and configured by name (loaded on first use)."""
 
     def __init__(self, *, entry_points: bool = True):
         self._use_entry_points, self._loaded = entry_points, False
@@ -359,8 +358,7 @@ class Registry:
         self._failures.append(PluginFailure(plugin, stage, reason))
 
     def record_failure(self, plugin: str, stage: str, reason: str) -> None:
-        """Record that a plugin failed at some stage (listed by ``offeval plugins``), after
-        the failures of loading (every kind is collected first)."""
+        """Record a plugin's failure at a stage, after those of loading (``offeval plugins``)."""
         if self._loaded:
             self._collect_all()
         self._fail(plugin, stage, reason)
