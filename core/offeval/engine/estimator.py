@@ -1,7 +1,6 @@
 """The Estimator protocol, a base class with scikit-learn-style parameters, and what an
-estimator hands to the engine, which keys every column by (policy, estimator, the
-estimator's own key): estimators never read each other's columns unless :class:`Shared`.
-"""
+estimator hands to the engine, which keys every column by (policy, estimator, the estimator's
+own key): estimators never read each other's columns unless :class:`Shared`."""
 
 from __future__ import annotations
 
@@ -217,13 +216,11 @@ class Shared:
 
 @dataclass
 class Contribution:
-    """The columns an estimator emits for one policy on one log chunk.
-
-    ``columns``: one value per log row (or :class:`Shared`), summed over each trajectory;
-    ``unit_columns``: one value per trajectory (a trajectory's nDCG, say). ``combine``
-    reads them back by the same keys. ``tally`` carries mergeable diagnostics;
-    ``excluded`` counts units left out, by reason (their columns must be zero).
-    """
+    """The columns an estimator emits for one policy on one log chunk, read back by
+    ``combine`` by the same keys: ``columns``, one value per log row (or :class:`Shared`),
+    summed over each trajectory; ``unit_columns``, one value per trajectory (a trajectory's
+    nDCG, say); ``tally``, mergeable diagnostics; ``excluded``, units left out by reason
+    (their columns must be zero)."""
 
     columns: dict[Hashable, np.ndarray | Shared] = field(default_factory=dict)
     unit_columns: dict[Hashable, np.ndarray] = field(default_factory=dict)
@@ -348,8 +345,6 @@ def _spelled(name: str, params: dict[str, Any]) -> str:
 def _fmt(value: Any) -> str:
     if value is not None and not isinstance(value, (str, int, float)):
         return str(getattr(value, "spec", None) or getattr(value, "name", None) or value)
-    if isinstance(value, float) and value == float("inf"):
-        return "inf"
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
         return f"{value:g}"
     return str(value)

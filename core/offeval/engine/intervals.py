@@ -1,8 +1,7 @@
 """Interval methods, a registered component kind (``interval``): the core's normal, and any a
-plugin registers with ``register_intervals``. A method owns what it reads of an estimator,
-its fold state and its checks (:class:`IntervalMethod`); the engine knows none by name,
-and clips every interval to the bounds the estimated quantity cannot leave.
-"""
+plugin registers with ``register_intervals``. A method owns what it reads of an estimator, its
+fold state and its checks (:class:`IntervalMethod`); the engine knows none by name, and clips
+every interval to the bounds the estimated quantity cannot leave."""
 
 from __future__ import annotations
 
