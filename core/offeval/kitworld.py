@@ -24,9 +24,6 @@ from offeval.errors import ColumnError, ConfigurationError
 from offeval.stats.inference import Linearisation, ratio_of_means
 from offeval.validation import check_choice
 
-#: The estimands summed over a trajectory's L ranks (the others are per impression).
-PER_TRAJECTORY = ("reward_per_trajectory",)
-
 
 class KitPolicy:
     """A ranking policy of the kit's world: scores of each context's candidates and its exact
@@ -139,7 +136,8 @@ class KitWorld:
         e = self.examination(np.arange(1, self.n_positions + 1))
         per_impression = np.einsum("ckl,ck,l->", policy.marginals, self.quality, e)
         per_impression /= self.n_positions * len(self.quality)
-        return float(per_impression * (self.n_positions if estimand in PER_TRAJECTORY else 1))
+        per_trajectory = estimand == "reward_per_trajectory"
+        return float(per_impression * (self.n_positions if per_trajectory else 1))
 
     def simulate(
         self, policy: KitPolicy, n_trajectories: int, *, seed: int = 0, with_candidates=False

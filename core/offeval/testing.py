@@ -45,8 +45,7 @@ CORE_COLUMNS = ("trajectory", "context", "item", "position", "reward")
 
 @lru_cache(maxsize=8)
 def _environment(name: str | None, assumptions: tuple):
-    """The kit's world (``name`` None) or the registered environment ``name``, under the
-    estimator's assumptions."""
+    """The kit's world (``name`` None) or a registered environment, under the assumptions."""
     if name is not None:
         registry = active_registry()
         if name not in registry.names("environment"):
@@ -205,9 +204,8 @@ def check_depends_on_data(estimator: Estimator) -> None:
     assert not _close(base.value, _estimate(estimator, log, other).value, 1e-6), (
         "two different target policies get the same estimate: it ignores the policy"
     )
-    rng = np.random.default_rng(2)
-    shuffled_rewards = log.with_columns(reward=rng.permutation(log.column("reward")))
-    assert not _close(base.value, _estimate(estimator, shuffled_rewards, policy).value, 1e-6), (
+    shuffled = log.with_columns(reward=np.random.default_rng(2).permutation(log.column("reward")))
+    assert not _close(base.value, _estimate(estimator, shuffled, policy).value, 1e-6), (
         "the estimate does not change when the rewards are shuffled across rows: it ignores "
         "which rows were rewarded"
     )
@@ -234,8 +232,7 @@ def check_tracks_the_truth(estimator: Estimator) -> None:
 
 
 def _replicates(estimator: Estimator, method: str | None = None):
-    """The exact value, the large log, its policy and the estimates on its
-    :data:`REPLICATES` parts, independent small logs."""
+    """The exact value, the large log, its policy and the estimates on its 200 parts."""
     env, log, (policy, _) = kit_setup(estimator, LARGE, seed=7)
     truth = env.true_value(policy, declaration_of(estimator).estimand)
     size, bounds = log.n_units // REPLICATES, np.r_[log.unit_starts, log.n_rows]
@@ -263,7 +260,7 @@ def check_unbiased(estimator: Estimator) -> None:
 
 def check_linear_in_reward(estimator: Estimator) -> None:
     """Tag ``linear_in_reward``: rewards times 3 give estimate and se times 3 (the kit's
-    clicks in [0, 1] become rewards in [0, 3], bounds a betting interval is told of)."""
+    clicks in [0, 1] become rewards in [0, 3], bounds an interval method may be told)."""
     _, log, (policy, _) = kit_setup(estimator, 6_000)
     scaled = log.with_columns(reward=3 * log.column("reward"))
     a = _estimate(estimator, log, policy, reward_range=(0, 1))
@@ -359,9 +356,6 @@ def parametrize_with_checks(estimators: Sequence[Estimator]):
     return pytest.mark.parametrize(("estimator", "check"), cases)
 
 
-IntervalCheck = Callable[[str, Estimator], None]
-
-
 def check_interval_protocol(method: str, estimator: Estimator) -> None:
     """A registered interval method, offered to ``estimator``, whose estimates it names and
     bounds in order (low <= high)."""
@@ -450,7 +444,7 @@ def check_interval_covers_the_truth(method: str, estimator: Estimator) -> None:
 
 
 #: Every interval method's checks, in order.
-INTERVAL_CHECKS: tuple[IntervalCheck, ...] = (
+INTERVAL_CHECKS: tuple[Callable[[str, Estimator], None], ...] = (
     check_interval_protocol,
     check_interval_chunking,
     check_interval_unit_order,
