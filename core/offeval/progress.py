@@ -1,10 +1,9 @@
 """Progress bars: on by default in a notebook or a terminal, off with ``progress=False``.
 
-Every long step takes ``progress``: True, False, or None (the default): on in a
-Jupyter kernel or when standard error is a terminal, for a step of at least
-:data:`MIN_WORK` units of work (about a second). ``OFFEVAL_PROGRESS=0`` (or ``1``)
-turns the default off (or on, whatever the size) everywhere.
-"""
+Every long step takes ``progress``: True, False, or None (the default: on in a Jupyter
+kernel or when standard error is a terminal, for a step of at least :data:`MIN_WORK` units
+of work, about a second). ``OFFEVAL_PROGRESS=0`` (or ``1``) turns the default off (or on,
+whatever the size) everywhere."""
 
 from __future__ import annotations
 

@@ -18,9 +18,7 @@ _DEPTH = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
 
 def parse_pairs(items: Sequence[str], *, typed: bool = True, what: str = "parameter") -> dict:
     """Parse ``key=value`` strings; values typed (numbers, inf, booleans, None) or left as text.
-
-    A key given twice is an error.
-    """
+    A key given twice is an error."""
     params: dict[str, Any] = {}
     for item in items:
         key, eq, raw = item.partition("=")
@@ -35,9 +33,8 @@ def parse_pairs(items: Sequence[str], *, typed: bool = True, what: str = "parame
 def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     """Split ``"name:key=value,key=value"`` or ``"name(key=value, ...)"`` into name and params.
 
-    A value may itself be a spec in the parenthesised form, e.g.
-    ``"name:model=exponential(gamma=0.7),cap=10"``; it is kept as text.
-    """
+    A value may itself be a spec in the parenthesised form, kept as text:
+    ``"name:model=exponential(gamma=0.7),cap=10"``."""
     if not isinstance(spec, str) or not spec.strip():
         raise RegistryError(
             f"a spec must be a non-empty string such as 'name:key=value', got {spec!r}"

@@ -1,10 +1,9 @@
 """Scalar arguments checked in one place: whole numbers, numbers, choices, flags, levels.
 
-Every check refuses a boolean where a number is meant, takes numpy scalars as the
-Python values they stand for, returns a plain ``int``, ``float`` or ``bool``, and
-raises ``error`` (:class:`~offeval.errors.ConfigurationError` unless told otherwise)
-with the message ``"{name} must be {rule}, got {value}"``, the value shown plainly and
-the rule in words derived from the bounds (or given as ``rule``).
+Every check refuses a boolean where a number is meant, takes numpy scalars as the Python
+values they stand for, returns a plain ``int``, ``float`` or ``bool``, and raises ``error``
+(ConfigurationError unless told otherwise) saying ``"{name} must be {rule}, got {value}"``,
+the value shown plainly, the rule in words derived from the bounds (or given as ``rule``).
 """
 
 from __future__ import annotations
@@ -20,8 +19,6 @@ from offeval.errors import ConfigurationError, OffevalError, did_you_mean, plain
 #: What a check raises: an exception class, or any callable, given the whole message.
 ErrorFactory = Callable[[str], Exception]
 Choice = TypeVar("Choice")
-
-_REALS = (int, float, np.integer, np.floating)
 
 
 def _refuse(error: ErrorFactory, name: str, rule: str, value: Any) -> Exception:
@@ -49,7 +46,8 @@ def _bounds(low: Any, high: Any, low_open: bool, high_open: bool) -> str:
 
 def _is_real(value: Any) -> bool:
     """Whether ``value`` is a Python or numpy int or float, not a boolean."""
-    return isinstance(value, _REALS) and not isinstance(value, (bool, np.bool_))
+    real = isinstance(value, (int, float, np.integer, np.floating))
+    return real and not isinstance(value, (bool, np.bool_))
 
 
 def check_whole(
@@ -65,9 +63,8 @@ def check_whole(
 ) -> int | None:
     """``value`` as an ``int`` in ``low..high`` (both inclusive, either may be None).
 
-    With ``floats``, a finite float with a whole value is one too (``5.0`` is ``5``);
-    with ``optional``, None is accepted and returned.
-    """
+    With ``floats``, a finite float with a whole value is one too (``5.0`` is ``5``); with
+    ``optional``, None is accepted and returned."""
     if value is None and optional:
         return None
     whole = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
@@ -99,9 +96,8 @@ def check_number(
 ) -> float | None:
     """``value`` as a ``float`` between ``low`` and ``high`` (inclusive unless ``*_open``).
 
-    NaN is always refused; ``inf`` and ``-inf`` only when ``finite`` (the default),
-    else they are judged by the bounds. With ``optional``, None is accepted and returned.
-    """
+    NaN is always refused, ``inf`` and ``-inf`` when ``finite`` (the default; else they are
+    judged by the bounds). With ``optional``, None is accepted and returned."""
     if value is None and optional:
         return None
     number = math.nan
@@ -138,10 +134,8 @@ def check_choice(
     error: ErrorFactory = ConfigurationError,
 ) -> Choice:
     """The one of ``choices`` that ``value`` is (same type and equal; a numpy scalar is the
-    Python value it stands for, and a boolean is no whole number).
-
-    The message lists the choices as given and, for text, suggests the closest.
-    """
+    Python value it stands for, and a boolean is no whole number). The message lists the
+    choices as given and, for text, suggests the closest."""
     scalar = value.item() if isinstance(value, np.generic) else value
     for choice in choices:
         same_type = isinstance(scalar, type(choice)) and not isinstance(scalar, np.ndarray)
