@@ -28,8 +28,7 @@ class Deferred:
             raise RegistryError(f"Deferred target {target!r} is not 'package.module:Name'")
         self.target = target
         self.attributes = attributes
-        for key, value in attributes.items():
-            setattr(self, key, value)
+        vars(self).update(attributes)
         self._required: tuple[str, ...] = ()
 
     def __repr__(self) -> str:
@@ -75,8 +74,7 @@ def lazy_names(
     """
     modules = {name: module for module, names in where.items() for name in names}
     top = package.split(".")[0]
-    outside = sorted({m for m in modules.values() if m != top and not m.startswith(f"{top}.")})
-    if outside:
+    if outside := sorted({m for m in modules.values() if m.split(".")[0] != top}):
         raise RegistryError(f"lazy_names of {package}: {outside} are not modules of {package}")
     computed = dict(computed or {})
 
@@ -84,9 +82,8 @@ def lazy_names(
         if name in computed:
             value = computed[name]()
         elif name in modules:
-            module = import_module(modules[name])
             try:
-                value = getattr(module, name)
+                value = getattr(import_module(modules[name]), name)
             except AttributeError:  # a submodule not imported yet
                 value = import_module(f"{modules[name]}.{name}")
         else:
