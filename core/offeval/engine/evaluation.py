@@ -107,14 +107,12 @@ def probe(
     chunk = next(log.chunks(rows))
     for policy in policies:
         PolicyView(policy, chunk).probabilities()
-    errors: list[OffevalError | None] = []
-    for estimator in estimators:
+    errors: list[OffevalError | None] = [None] * len(estimators)
+    for i, estimator in enumerate(estimators):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", OffevalWarning)
                 evaluate(chunk, policies, [estimator], progress=False)
         except OffevalError as exc:
-            errors.append(exc)
-        else:
-            errors.append(None)
+            errors[i] = exc
     return errors

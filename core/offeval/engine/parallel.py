@@ -121,12 +121,10 @@ def fold_in_workers(
     workers: int,
     on_rows: Callable[[int], None],
 ) -> FoldState | None:
-    """The merged fold state of ``workers`` forked processes (capped by
-    :func:`usable_workers`), or None to fold here instead.
-
-    ``new_accumulator()`` builds an empty accumulator; ``chunker((lo, hi), acc)`` yields
-    the chunks of the log's rows lo:hi; ``on_rows(n)`` is told of rows folded.
-    """
+    """The merged fold state of ``workers`` forked processes (capped by :func:`usable_workers`),
+    or None to fold here instead: ``new_accumulator()`` builds an empty accumulator,
+    ``chunker((lo, hi), acc)`` yields the chunks of the log's rows lo:hi, ``on_rows(n)`` is
+    told of rows folded."""
     workers = usable_workers(workers, log.n_units)
     if workers < 2:
         return None
@@ -184,12 +182,10 @@ def fold_in_workers(
 
 
 class Heartbeats:
-    """Each worker's last heartbeat (a monotonic time) and process id, in shared memory.
-
-    The parent watches them (:meth:`stalled`) on its own clock: a pause of the parent
-    itself (Ctrl-Z, a starved machine) restarts the watch, and a worker that never took
-    its slot counts as silent since the watch began.
-    """
+    """Each worker's last heartbeat (a monotonic time) and process id, in shared memory,
+    watched by the parent (:meth:`stalled`) on its own clock: a pause of the parent itself
+    (Ctrl-Z, a starved machine) restarts the watch, and a worker that never took its slot
+    counts as silent since the watch began."""
 
     def __init__(self, context, n: int, *, now: float | None = None):
         self.times = context.Array("d", n, lock=False)
