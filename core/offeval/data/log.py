@@ -140,9 +140,8 @@ def booleans(values: pd.Series, column: str, labels: np.ndarray) -> np.ndarray:
     return true
 
 
-#: The smallest logging propensity offeval takes: an importance weight up to 1e150, whose
-#: square (in every variance) stays finite in floating point; below it IS would be inf and
-#: SNIPS nan.
+#: The smallest logging propensity offeval takes: importance weights up to 1e150 keep their
+#: squares (in every variance) finite in floating point; below it IS would be inf, SNIPS nan.
 MIN_PROPENSITY = 1e-150
 #: Why a smaller propensity is refused.
 TINY_PROPENSITY = (
@@ -328,11 +327,9 @@ class InteractionLog:
         candidates: str | Path | None = None,
         candidates_mapping: Mapping[str, str | Sequence[str]] | None = None,
     ) -> InteractionLog:
-        """Read a Parquet or CSV file whole (see :func:`read_table`) and validate it.
-
-        ``candidates``: the file of its candidate table, with its own ``candidates_mapping``
-        (``sep`` and ``decimal`` apply to it too). Errors name a text file's rows by line.
-        """
+        """Read a Parquet or CSV file whole (see :func:`read_table`) and validate it; errors name
+        a text file's rows by line. ``candidates``: the file of its candidate table, with its own
+        ``candidates_mapping`` (``sep`` and ``decimal`` apply to it too)."""
         frame = read_table(path, sep=sep, decimal=decimal)
         try:
             log = cls.from_frame(frame, mapping)

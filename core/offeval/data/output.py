@@ -288,12 +288,7 @@ class OutputFile(_Staged):
     """
 
     def __init__(
-        self,
-        path: str | Path,
-        *,
-        option: str = "--out",
-        inputs: Sequence = (),
-        quiet: bool = False,
+        self, path: str | Path, *, option: str = "--out", inputs: Sequence = (), quiet: bool = False
     ):
         self.path, self.option, self.quiet = Path(path), option, quiet
         self._target = target_of(self.path)

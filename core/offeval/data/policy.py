@@ -230,9 +230,7 @@ class TablePolicy:
     def dense(self) -> DenseTable | None:
         """The probabilities as a :class:`DenseTable` when the keys are integers in small
         ranges; None otherwise, and for a subclass that answers otherwise than its table."""
-        if type(self).probabilities is not TablePolicy.probabilities:
-            return None
-        return self._dense
+        return self._dense if type(self).probabilities is TablePolicy.probabilities else None
 
     @classmethod
     def uniform(cls, items, positions: int = 1, name: str = "uniform") -> TablePolicy:

@@ -113,10 +113,9 @@ class UnitLedger:
                 a + np.arange(min(b - a, NAMED - 1) + 1, dtype=lo.dtype)  # never past b
                 for a, b in zip(lo[:NAMED], hi[:NAMED], strict=True)
             ]
-        named = (
-            np.sort(np.concatenate(pieces))[:NAMED] if pieces else np.zeros(0, dtype=starts.dtype)
-        )
-        return count, named
+        if not pieces:
+            return count, np.zeros(0, dtype=starts.dtype)
+        return count, np.sort(np.concatenate(pieces))[:NAMED]
 
     def _push(self, kind: str, keys: np.ndarray) -> None:
         if keys.size:
