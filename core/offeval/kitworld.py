@@ -26,8 +26,7 @@ from offeval.validation import check_choice
 
 
 class KitPolicy:
-    """A ranking policy of the kit's world: scores of each context's candidates and its exact
-    distribution over ordered slates."""
+    """A ranking policy of the kit's world: its scores and exact distribution over slates."""
 
     def __init__(self, name: str, world: KitWorld, scores, temperature=None, shuffled=0.0):
         self.name, self.world, self.score_matrix = name, world, scores

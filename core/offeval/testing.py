@@ -99,8 +99,7 @@ def _same(a: Estimate, b: Estimate, what: str) -> None:
 
 
 def check_protocol(estimator: Estimator) -> None:
-    """Follows the Estimator protocol; declares what it promises correctly (a known estimand,
-    guarantee, requirements: whatever :func:`declaration_of` checks)."""
+    """Follows the Estimator protocol; declares its promises as :func:`declaration_of` checks."""
     assert isinstance(estimator, Estimator), "does not follow offeval.Estimator"
     assert isinstance(estimator.get_params(), dict), "get_params() must return a dict"
     try:
