@@ -139,7 +139,7 @@ __getattr__ = lazy_names(
         "offeval_ncis.balanced": ["BalancedIPS"],
         "offeval_ncis.subgaussian": ["SubGaussianIPS"],
         "offeval_ncis.propensities": ["estimate_propensities"],
-        "offeval_ncis.bootstrap": ["bootstrap"],
+        "offeval_ncis.poisson_bootstrap": ["bootstrap"],
         "offeval_ncis.tuning": _TUNED,
         "offeval_ncis.weights": _BLOCKS,
         "offeval_ncis.grid_tuned": ["GridTuned"],
