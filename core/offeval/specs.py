@@ -8,12 +8,15 @@ from __future__ import annotations
 import ast
 from collections.abc import Mapping, Sequence
 from itertools import accumulate, pairwise
+from math import inf
 from typing import Any
 
 from offeval.errors import OffevalError, RegistryError, did_you_mean
 
 #: How each bracket changes the depth of nesting.
 _DEPTH = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
+#: The words read as values, whatever their case (other values are Python literals or text).
+_WORDS = {"inf": inf, "infinity": inf, "true": True, "false": False, "none": None, "null": None}
 
 
 def parse_pairs(items: Sequence[str], *, typed: bool = True, what: str = "parameter") -> dict:
@@ -79,13 +82,8 @@ def find_label(requested: str, known: Mapping[str, tuple[str, dict[str, Any]]]) 
 
 
 def _literal(raw: str) -> Any:
-    lowered = raw.lower()
-    if lowered in {"inf", "infinity"}:
-        return float("inf")
-    if lowered in {"true", "false"}:
-        return lowered == "true"
-    if lowered in {"none", "null"}:
-        return None
+    if raw.lower() in _WORDS:
+        return _WORDS[raw.lower()]
     try:
         return ast.literal_eval(raw)
     except (ValueError, SyntaxError, MemoryError, RecursionError):

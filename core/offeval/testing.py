@@ -1,11 +1,10 @@
 """Conformance kit: checks any estimator against the protocol and against exact truth.
 
 As scikit-learn's ``check_estimator``: :func:`check_estimator` runs the checks that apply
-(:func:`checks_for`: the :data:`ROLE_CHECKS`, then those of what the estimator declares,
-read by :func:`~offeval.engine.declaration.declaration_of`), and
+(:func:`checks_for`: the :data:`ROLE_CHECKS`, then those of what the estimator declares),
 :func:`parametrize_with_checks` makes each a pytest case. They run on logs of
-:class:`~offeval.kitworld.KitWorld`, whose exact values are computed, or of the registered
-environment an estimator names as its ``kit_environment``. An interval method takes
+:class:`~offeval.kitworld.KitWorld`, whose exact values are computed, or of the environment
+an estimator names as its ``kit_environment``. An interval method takes
 :func:`check_interval_method`.
 """
 

@@ -28,9 +28,7 @@ def _refuse(error: ErrorFactory, name: str, rule: str, value: Any) -> Exception:
 
 def _either(rule: str, extras: list[str]) -> str:
     """``rule`` with the other accepted values: ``a or b``, ``a, b or c``."""
-    if not extras:
-        return rule
-    return ", ".join([rule, *extras[:-1]]) + f" or {extras[-1]}"
+    return ", ".join([rule, *extras[:-1]]) + (f" or {extras[-1]}" if extras else "")
 
 
 def _bounds(low: Any, high: Any, low_open: bool, high_open: bool) -> str:
