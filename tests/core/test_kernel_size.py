@@ -1,8 +1,8 @@
 """The kernel stays small: core lines and plugin-API names below their ceilings, and each
 plugin-API name used by two plugins or listed below with why it is there.
 
-The targets are 9,000 lines and 40 names (issue 29); the ceilings are where the
-redesign left them, so that they only go down. The test prints who uses each name.
+The ceilings are issue 29's targets, 9,000 lines and 40 names, which the redesign reached;
+the test prints who uses each name.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from pathlib import Path
 import offeval.plugin
 
 ROOT = Path(__file__).resolve().parents[2]
-#: Lines of core/**/*.py and names of offeval.plugin: they may only go down.
-MAX_CORE_LINES = 11_100
+#: Lines of core/**/*.py and names of offeval.plugin, at most.
+MAX_CORE_LINES = 9_000
 MAX_PLUGIN_API_NAMES = 40
 #: Names one plugin uses, each kept for third parties or not yet moved to its family.
 ONE_USER = {
