@@ -10,12 +10,12 @@ import pytest
 from oracles import synthetic_log
 from reference_estimators import IS, SNIS
 
-import offeval.engine.fold as fold_module
+import offeval.engine.accumulator as accumulator_module
 from offeval.data.log import InteractionLog
 from offeval.data.policy import ColumnPolicy
-from offeval.engine.accumulator import Accumulator
+from offeval.engine.accumulator import Accumulator, bounded_chunks, fold
 from offeval.engine.evaluation import evaluate, probe
-from offeval.engine.fold import FoldState, bounded_chunks, fold
+from offeval.engine.fold import FoldState
 from offeval.errors import OffevalError
 
 
@@ -50,13 +50,13 @@ def test_chunks_of_a_share_of_rows_start_at_its_first_row():
 
 def test_chunks_start_small_then_keep_the_unit_block_within_its_cells(bandit, monkeypatch):
     log, target, _ = bandit
-    monkeypatch.setattr(fold_module, "BLOCK_CELLS", 4_000)
+    monkeypatch.setattr(accumulator_module, "BLOCK_CELLS", 4_000)
     acc = Accumulator([target], [IS(), SNIS()])
     units = []
     for chunk in bounded_chunks(log, acc, 250_000):
         units.append(chunk.n_units)
         acc.add(chunk, new_units=True)
-    assert units[0] == fold_module.FIRST_CHUNK_ROWS // 2  # two rows per trajectory
+    assert units[0] == accumulator_module.FIRST_CHUNK_ROWS // 2  # two rows per trajectory
     assert max(units[1:]) * len(acc.keys) <= 4_000 and sum(units) == log.n_units
     with pytest.raises(OffevalError, match="chunk size must be a whole number of rows >= 1"):
         bounded_chunks(log, acc, 0)

@@ -1,4 +1,5 @@
-"""What one pass folds chunks with: the set-up (policies, estimators) and its fold state.
+"""What one pass folds chunks with: the set-up (policies, estimators), its fold state, and
+the one driver that folds a log's chunks into it (:func:`fold`).
 The accumulator sums the estimators' row columns over each trajectory (the unit), keys every
 column by its owner and folds them into the moments of its
 :class:`~offeval.engine.fold.FoldState`, whose cross-covariances pair the policies."""
@@ -6,7 +7,7 @@ column by its owner and folds them into the moments of its
 from __future__ import annotations
 
 import copy
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,12 +16,12 @@ from offeval.data.log import InteractionLog
 from offeval.data.policy import Policy
 from offeval.engine.declaration import Declaration, check_reward_range, declaration_of
 from offeval.engine.estimator import Contribution, Estimator, PolicyView, Shared
-from offeval.engine.fold import SPLIT_ADVICE, FoldState
+from offeval.engine.fold import BLOCK_CELLS, FIRST_CHUNK_ROWS, SPLIT_ADVICE, FoldState
 from offeval.engine.intervals import ChunkSums, checked_methods, chosen_methods
 from offeval.engine.result import Evaluation
 from offeval.errors import OffevalError, hint
 from offeval.stats.moments import Moments, Tally
-from offeval.validation import check_choice
+from offeval.validation import check_choice, check_whole
 
 #: Which cross-products of columns are kept: those within each estimator's columns
 #: (every comparison between policies, the default) or all of them (estimates of
@@ -339,3 +340,47 @@ def _check_components(
     if len(set(labels)) != len(labels):
         raise OffevalError(f"estimators must differ, got {labels}")
     return declarations
+
+
+def bounded_chunks(
+    log: InteractionLog,
+    acc: Accumulator,
+    chunk_rows: int,
+    rows: tuple[int, int] | None = None,
+) -> Iterator[InteractionLog]:
+    """The log's chunks of at most ``chunk_rows`` rows whose unit-sum block stays within
+    :data:`BLOCK_CELLS` for the columns ``acc`` has seen so far (the first chunk, of
+    :data:`FIRST_CHUNK_ROWS`, tells how many columns the estimators emit)."""
+    rule = "a whole number of rows >= 1"
+    chunk_rows = check_whole(chunk_rows, "chunk size", low=1, rule=rule, error=OffevalError)
+    rows_per_unit = log.n_rows / max(log.n_units, 1)
+
+    def size() -> int:
+        if not acc.keys:
+            return min(chunk_rows, FIRST_CHUNK_ROWS)
+        units = BLOCK_CELLS // len(acc.keys)
+        return max(1, min(chunk_rows, int(units * rows_per_unit)))
+
+    return log.chunks(size, rows)
+
+
+def fold(
+    acc: Accumulator,
+    logs: Iterable[InteractionLog],
+    *,
+    new_units: bool = False,
+    on_rows: Callable[[int], None] | None = None,
+) -> Accumulator:
+    """Fold every chunk of ``logs`` into ``acc``: the loop of an evaluation's pass (here, in
+    a worker or in a Dask partition).
+
+    ``new_units=True`` vouches that no trajectory arrives twice (chunks of one log);
+    ``on_rows(n)`` is told of the rows of every chunk folded.
+    """
+    for chunk in logs:
+        if not isinstance(chunk, InteractionLog):
+            raise OffevalError(f"expected InteractionLog chunks, got {type(chunk).__name__}")
+        acc.fold(chunk, new_units=new_units, keep=False)
+        if on_rows is not None:
+            on_rows(chunk.n_rows)
+    return acc

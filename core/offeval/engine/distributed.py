@@ -16,9 +16,9 @@ import pandas as pd
 from offeval.data.log import InteractionLog
 from offeval.data.policy import Policy
 from offeval.data.units import hash_ids
-from offeval.engine.accumulator import Accumulator
+from offeval.engine.accumulator import Accumulator, fold
 from offeval.engine.estimator import Estimator
-from offeval.engine.fold import FoldState, fold
+from offeval.engine.fold import FoldState
 from offeval.engine.result import Evaluation
 from offeval.errors import OffevalError, SplitUnitError
 from offeval.validation import check_level, check_whole

@@ -9,9 +9,9 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from offeval.data.log import InteractionLog
 from offeval.data.policy import Policy
-from offeval.engine.accumulator import COVARIANCES, Accumulator
+from offeval.engine.accumulator import COVARIANCES, Accumulator, bounded_chunks, fold
 from offeval.engine.estimator import Estimator, PolicyView
-from offeval.engine.fold import FoldState, bounded_chunks, fold
+from offeval.engine.fold import FoldState
 from offeval.engine.parallel import fold_in_workers, fork_available, one_blas_thread
 from offeval.engine.result import Evaluation
 from offeval.errors import OffevalError, OffevalWarning

@@ -1,23 +1,17 @@
-"""The fold: log chunks into mergeable state (:class:`FoldState`, of a constant size in a
-normal-interval pass), with one driver (:func:`fold`) for an evaluation's passes."""
+"""The fold's mergeable state (:class:`FoldState`, of a constant size in a normal-interval
+pass) and the chunk sizes it is folded in; its one driver is
+:func:`offeval.engine.accumulator.fold`."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Iterator
+from collections.abc import Hashable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from offeval.data.log import InteractionLog
 from offeval.data.units import UnitLedger
-from offeval.errors import OffevalError
 from offeval.stats.moments import Moments, Tally
-from offeval.validation import check_whole
-
-if TYPE_CHECKING:
-    from offeval.engine.accumulator import Accumulator
-
 
 #: Largest block of unit sums (units x columns) one chunk may fill: 32 MB of floats.
 BLOCK_CELLS = 1 << 22
@@ -98,47 +92,3 @@ def _aligned(moments: Moments, keys: list, target: list) -> Moments:
     mean[idx] = moments.mean
     comoment[np.ix_(idx, idx)] = moments.comoment
     return Moments(moments.n, mean, comoment)
-
-
-def bounded_chunks(
-    log: InteractionLog,
-    acc: Accumulator,
-    chunk_rows: int,
-    rows: tuple[int, int] | None = None,
-) -> Iterator[InteractionLog]:
-    """The log's chunks of at most ``chunk_rows`` rows whose unit-sum block stays within
-    :data:`BLOCK_CELLS` for the columns ``acc`` has seen so far (the first chunk, of
-    :data:`FIRST_CHUNK_ROWS`, tells how many columns the estimators emit)."""
-    rule = "a whole number of rows >= 1"
-    chunk_rows = check_whole(chunk_rows, "chunk size", low=1, rule=rule, error=OffevalError)
-    rows_per_unit = log.n_rows / max(log.n_units, 1)
-
-    def size() -> int:
-        if not acc.keys:
-            return min(chunk_rows, FIRST_CHUNK_ROWS)
-        units = BLOCK_CELLS // len(acc.keys)
-        return max(1, min(chunk_rows, int(units * rows_per_unit)))
-
-    return log.chunks(size, rows)
-
-
-def fold(
-    acc: Accumulator,
-    logs: Iterable[InteractionLog],
-    *,
-    new_units: bool = False,
-    on_rows: Callable[[int], None] | None = None,
-) -> Accumulator:
-    """Fold every chunk of ``logs`` into ``acc``: the loop of an evaluation's pass (here, in
-    a worker or in a Dask partition).
-
-    ``new_units=True`` vouches that no trajectory arrives twice (chunks of one log);
-    ``on_rows(n)`` is told of the rows of every chunk folded.
-    """
-    for chunk in logs:
-        if not isinstance(chunk, InteractionLog):
-            raise OffevalError(f"expected InteractionLog chunks, got {type(chunk).__name__}")
-        acc.fold(chunk, new_units=new_units, keep=False)
-        if on_rows is not None:
-            on_rows(chunk.n_rows)
-    return acc

@@ -29,7 +29,8 @@ from pathlib import Path
 import numpy as np
 
 from offeval.data.log import InteractionLog
-from offeval.engine.fold import FoldState, fold
+from offeval.engine.accumulator import fold
+from offeval.engine.fold import FoldState
 from offeval.errors import OffevalWarning
 
 #: In a worker: what it folds (chunker, accumulator factory, shared row counter).

@@ -5,22 +5,39 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
 
+from offeval.engine.fold import FoldState
 from offeval.engine.intervals import DEFAULT, IntervalCase, Normal
 from offeval.engine.summary import EstimatorSummary
 from offeval.errors import OffevalError, OffevalWarning, did_you_mean
 from offeval.specs import find_label
 from offeval.stats.compare import PairwiseComparison, pairwise_grid
 from offeval.stats.inference import Linearisation, quadratic_form, variance
-from offeval.stats.moments import Tally
+from offeval.stats.moments import Moments, Tally
 from offeval.validation import check_level
 
-if TYPE_CHECKING:
-    from offeval.engine.accumulator import Accumulator
+
+class Folded(Protocol):
+    """What an evaluation reads of the accumulator that folded its pass (the accumulator
+    module builds on this one, so it is named by what it has)."""
+
+    policies: list
+    estimators: list
+    declarations: list
+    intervals: list
+    methods: dict
+    value_ranges: list
+    reward_range: tuple[float, float] | None
+    moments: Moments | None
+    state: FoldState
+
+    def stats(self, p: int, e: int, moments: Moments, covariance: np.ndarray) -> Any:
+        """The columns of one (policy, estimator), as its ``combine`` sees them."""
+
 
 #: The interval of what no pass folded: differences and ratios of estimates.
 _NORMAL = Normal()
@@ -101,7 +118,7 @@ class Evaluation:
     or a spec (``"my_est:cap=100"``) when only one of the evaluated estimators matches.
     """
 
-    def __init__(self, acc: Accumulator, level: float):
+    def __init__(self, acc: Folded, level: float):
         self.level = check_level(level)
         self.policies = [p.name for p in acc.policies]
         self.estimators = [d.label for d in acc.declarations]
