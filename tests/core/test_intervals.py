@@ -7,12 +7,11 @@ from __future__ import annotations
 import math
 import warnings
 
-import numpy as np
-import pandas as pd
 import pytest
+from interval_logs import clicks_and_propensities
 from reference_estimators import IS
 
-from offeval import ColumnPolicy, InteractionLog, OffevalError, evaluate
+from offeval import OffevalError, evaluate
 from offeval.engine.declaration import declaration_of
 from offeval.engine.summary import EstimatorSummary
 from offeval.errors import ConfigurationError, OffevalWarning
@@ -33,21 +32,6 @@ def test_saved_summaries_refuse_an_unknown_interval_method(bandit):
     data["interval_method"] = "bca"
     with pytest.raises(OffevalError, match=r"field 'interval_method': must be one of"):
         EstimatorSummary.from_dict(data)
-
-
-def clicks_and_propensities(clicks: list[int], propensity: float = 0.5):
-    """A one-row-per-trajectory log with these rewards, and a target equal to the logger."""
-    n = len(clicks)
-    frame = pd.DataFrame(
-        {
-            "trajectory": np.arange(n),
-            "item": np.zeros(n, dtype=int),
-            "reward": np.asarray(clicks, dtype=float),
-            "propensity": np.full(n, propensity),
-            "target": np.full(n, propensity),
-        }
-    )
-    return InteractionLog.from_frame(frame), ColumnPolicy("target", name="target")
 
 
 @pytest.mark.parametrize(

@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from interval_logs import clicks_and_propensities
 
 from offeval import (
     BaseEstimator,
@@ -262,21 +263,6 @@ class UnboundedIS(BettingIS):
 
     name = "unbounded_is"
     reward_range = None
-
-
-def clicks_and_propensities(clicks: list[int], propensity: float = 0.5):
-    """A one-row-per-trajectory log with these rewards, and a target equal to the logger."""
-    n = len(clicks)
-    frame = pd.DataFrame(
-        {
-            "trajectory": np.arange(n),
-            "item": np.zeros(n, dtype=int),
-            "reward": np.asarray(clicks, dtype=float),
-            "propensity": np.full(n, propensity),
-            "target": np.full(n, propensity),
-        }
-    )
-    return InteractionLog.from_frame(frame), ColumnPolicy("target", name="target")
 
 
 def test_betting_needs_bounds_known_before_the_data():
