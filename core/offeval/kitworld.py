@@ -196,8 +196,8 @@ class KitWorld:
 
 class KitIS(BaseEstimator):
     """The kit's own estimator, on which it checks an interval method: importance sampling,
-    the per-row mean of r * pi/mu (unbiased), offering betting intervals too (weights of mean
-    one, the kit's clicks in [0, 1])."""
+    the per-row mean of r * pi/mu (unbiased); it declares ``betting_columns`` (weights of mean
+    one) and the kit's clicks in [0, 1], for a method that reads them."""
 
     name = "kit_is"
     estimand = "reward_per_impression"

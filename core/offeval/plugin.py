@@ -11,8 +11,8 @@ build on it (``REQUIRES``). The names here, by job:
 
 - **Registering**: ``Register``, the type of the ``register`` callback every hook
   receives; :class:`Deferred`, a component registered by reference (imported when
-  first used); :class:`Alias`, another name for a component (obp's ``switch-dr`` for
-  ``switch_dr``, with its parameter names and defaults); :func:`lazy_names`, a
+  first used); :class:`Alias`, another name for a component (``my-est`` for
+  ``my_est``, with its own parameter names and defaults); :func:`lazy_names`, a
   plugin's public names imported on first use.
 - **Logs**: :data:`PROBABILITY_TOLERANCE` and :func:`hash_ids` (stable ids of any
   kind). The log's own limits are its class's: ``InteractionLog.ROLES``,

@@ -41,7 +41,7 @@ class Declaration:
 
     Each field is the estimator's attribute of the same name unless said otherwise:
 
-    - ``label`` (parameters at their defaults omitted: ``ncis(cap=10)``) and
+    - ``label`` (parameters at their defaults omitted: ``my_est(cap=10)``) and
       ``full_label``; ``description``: the first paragraph of its class's docstring;
     - ``higher_is_better``: False where lower is better (decisions rank by the negation);
     - ``estimand`` (a key of :data:`ESTIMANDS`; None: not an estimate of online reward)
@@ -54,7 +54,7 @@ class Declaration:
       effective sample size counts), from its ``tags``;
     - ``weight_diagnostics``: its diagnostics of importance weights (reports' tables);
     - ``interval``: its default interval method; ``intervals``: the methods it offers,
-      each with what it read of it (a plugin's ``"betting"``: its ``betting_columns``);
+      each with what that method's ``reads`` took of the estimator;
     - ``reward_range``: the rewards' bounds it assumes (a click model's ``(0, 1)``), read
       by a method that needs reward bounds when the user declares none; ``value_range``:
       bounds the estimated quantity cannot leave, to which intervals are clipped;

@@ -307,12 +307,12 @@ class BaseEstimator:
 
     @property
     def label(self) -> str:
-        """Short human label: ``ncis`` at the defaults, ``ncis(cap=10)`` otherwise."""
+        """Short human label: ``my_est`` at the defaults, ``my_est(cap=10)`` otherwise."""
         return _spelled(self.name, self.label_params())
 
     @property
     def full_label(self) -> str:
-        """The label with every parameter, defaults included: ``ncis(cap=100)``."""
+        """The label with every parameter, defaults included: ``my_est(cap=100)``."""
         return _spelled(self.name, self.get_params())
 
     def diagnose(self, tally: Tally) -> dict[str, float]:

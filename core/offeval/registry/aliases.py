@@ -17,7 +17,7 @@ from offeval.errors import ConfigurationError, RegistryError
 
 @dataclass(frozen=True)
 class Alias:
-    """The registration of an alias: ``register("switch-dr", Alias("switch_dr", ...))``.
+    """The registration of an alias: ``register("my-est", Alias("my_est", ...))``.
 
     ``original``: the registered name it stands for (not itself an alias); ``rename``: the
     alias's parameter name -> the original's (``{"lambda_": "tau"}``), the others keep theirs;
@@ -45,7 +45,7 @@ class Alias:
 
 def misnamed(kind: str, name: str, param: str, value: Any, aliases: Mapping[str, Alias]) -> str:
     """The message for ``name:param=value`` where ``param`` is the other name's spelling of
-    an alias pair (``switch_dr:lambda_=5``, ``switch-dr:tau=5``); empty if it is not."""
+    an alias pair (``my_est:cap=5``, ``my-est:clip=5``); empty if it is not."""
     for other, alias in aliases.items():
         for theirs, ours in alias.rename.items() if name in (other, alias.original) else ():
             if param == (ours if name == other else theirs):
