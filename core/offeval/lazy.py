@@ -30,6 +30,7 @@ class Deferred:
         self.attributes = attributes
         vars(self).update(attributes)
         self._required: tuple[str, ...] = ()
+        self._resolved: Any = None
 
     def __repr__(self) -> str:
         return f"Deferred({self.target!r})"
@@ -41,7 +42,10 @@ class Deferred:
         return copy
 
     def resolve(self) -> Any:
-        """Import the target and check it against what this reference declares."""
+        """Import the target and check it against what this reference declares (once: every
+        build of a component reads its factory)."""
+        if self._resolved is not None:
+            return self._resolved
         module, _, name = self.target.partition(":")
         try:
             value: Any = reduce(getattr, name.split("."), import_module(module))
@@ -57,6 +61,7 @@ class Deferred:
             raise RegistryError(
                 f"{self.target}: its {', '.join(differ)} differ from what its registration declares"
             )
+        self._resolved = value
         return value
 
 
