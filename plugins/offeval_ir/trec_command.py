@@ -1,8 +1,8 @@
 """``offeval trec_eval``: trec_eval's command line and output, computed by offeval.
 
-``offeval trec_eval [-q] [-c] [-n] [-l N] [-M N] [-m measure]... QRELS RUN`` takes
-trec_eval's arguments in trec_eval's order and prints what trec_eval 10.0 prints,
-byte for byte: one line ``measure<TAB>qid<TAB>value`` per measure, the name
+``offeval trec_eval [-q] [-c] [-n] [-J] [-l N] [-M N] [-N N] [-D N[.QID]] [-m measure]...
+QRELS RUN`` takes trec_eval's arguments in trec_eval's order and prints what trec_eval
+10.0 prints, byte for byte: one line ``measure<TAB>qid<TAB>value`` per measure, the name
 padded to 22 characters, the value as trec_eval formats it (``%6.4f``, whole
 numbers for the ``num_*`` counts, the run tag for ``runid``, a quoted string for
 ``relstring``), per-query lines (``-q``) in trec_eval's order (queries sorted as
@@ -20,19 +20,30 @@ What the options mean, as in trec_eval (trec_eval.c):
   missing from the run).
 - ``-n``: no summary lines (with ``-q``, only the per-query lines; without it,
   nothing).
-- ``-l N``: a grade of N or more is relevant (offeval's ``relevance_threshold``).
+- ``-l N``: a grade of N or more is relevant (offeval's ``relevance_threshold``;
+  trec_eval's ``-l 0``, every judged document relevant, is refused for now).
 - ``-M N``: only the first N documents of each query count, in trec_eval's
-  order (score descending, ties by document id descending).
+  order (score descending, ties by document id descending); ``-M 0`` keeps
+  none, and a query of the run still counts, with an empty list.
+- ``-J``: only the judged documents of each query's list count (grade 0 or
+  more), in their order, after ``-M``.
+- ``-N N``: the number of documents in the collection (used by
+  ``utility.a,b,c,d``'s last coefficient only).
+- ``-D N[.QID]``: trec_eval's debug level; with ``.QID``, only that query is
+  evaluated. offeval prints no debug lines (a level above 0 is said once on stderr).
+- ``-R qrels`` and ``-T trec_results`` name the formats read (the only ones);
+  ``-o`` is obsolete in trec_eval and changes nothing.
 - ``-m measure``: repeatable; trec_eval's names and groups (``official``, the
   default; ``all_trec``; ``set``), with parameters after a dot (``P.5,10``,
   ``ndcg_cut.10``, ``iprec_at_recall.0.1,0.5``, ``ndcg.1=3,2=9``); a measure's
   parameters come from its first ``-m``, as in trec_eval.
 
-Options may be glued to their values as getopt allows (``-M100``, ``-l2``,
-``-mndcg_cut.10``) and flags combined (``-qc``). trec_eval's other options
-(``-D -J -N -R -T -o -Z``) are refused, in one line naming the option. A measure
-offeval does not compute is an error when named, and is left out, with one
-warning line on stderr listing them, when a group (``all_trec``) brings it in.
+The run may be ``-``: read from standard input, as trec_eval reads it (the qrels
+may not). Options may be glued to their values as getopt allows (``-M100``,
+``-l2``, ``-mndcg_cut.10``) and flags combined (``-qc``). trec_eval's ``-Z`` is
+refused, in one line naming it. A measure offeval does not compute is an error
+when named, and is left out, with one warning line on stderr listing them, when
+a group (``all_trec``) brings it in.
 
 The per-query values are offeval's (:func:`~offeval_ir.runs.compute_measures`
 under the ``trec_eval`` preset); the summary is computed here, as trec_eval
@@ -41,10 +52,10 @@ sums), the sum for the ``num_*`` counts, the geometric mean for ``gm_map`` and
 ``gm_bpref`` (each value floored at 0.00001).
 
 This module declares the command and its arguments, importing nothing numerical, so an
-argument mistake is answered at once; trec_eval's measure catalogue and the checks of
-``-m``, ``-l`` and ``-M`` are :mod:`offeval_ir.trec_catalogue`'s (which imports nothing
-numerical either), and the work is :mod:`offeval_ir.trec_command_run`'s (imported by
-``run``).
+argument mistake is answered at once (:func:`checked`); trec_eval's measure catalogue
+and the checks of ``-m``, ``-l`` and ``-M`` are :mod:`offeval_ir.trec_catalogue`'s (which
+imports nothing numerical either), and the work is
+:mod:`offeval_ir.trec_command_run`'s (imported by ``run``).
 """
 
 from __future__ import annotations
@@ -84,16 +95,44 @@ class _Version(argparse.Action):
         raise SystemExit(0)
 
 
-#: trec_eval options offeval refuses: (short, long, takes a value).
-_REFUSED = (
-    ("-D", "--Debug_level", True),
-    ("-J", "--Judged_docs_only", False),
-    ("-N", "--Number_docs_in_coll", True),
-    ("-R", "--Rel_info_format", True),
-    ("-T", "--Results_format", True),
-    ("-o", "--Output_old_results_format", False),
-    ("-Z", "--Zscore", True),
-)
+#: trec_eval's rel_info formats (formats.c): offeval reads the first, the standard qrels.
+REL_INFO_FORMATS = ("qrels", "qrels_jg", "prefs", "qrels_prefs")
+#: trec_eval's results formats (formats.c).
+RESULTS_FORMATS = ("trec_results",)
+
+
+def checked(args: argparse.Namespace) -> argparse.Namespace:
+    """The arguments with the numbers of the options read: ``level`` (``-l``), ``depth``
+    (``-M``), ``collection`` (``-N``), ``debug_level`` and ``debug_query`` (``-D``), None
+    where not given; or the :class:`~offeval.OffevalError` of the first mistake:
+    trec_eval's own words for a format it does not know (``Illegal rel_format 'x'``),
+    a whole number where trec_eval reads one with ``atol``."""
+    if args.Rel_info_format not in REL_INFO_FORMATS:
+        raise OffevalError(f"-R: trec_eval: Illegal rel_format '{args.Rel_info_format}'")
+    if args.Rel_info_format != "qrels":
+        raise OffevalError(
+            f"-R {args.Rel_info_format}: offeval trec_eval reads the rel_info format qrels "
+            f"only (trec_eval's {args.Rel_info_format} feeds measures offeval does not compute)"
+        )
+    if args.Results_format not in RESULTS_FORMATS:
+        raise OffevalError(
+            f"-T: trec_eval: Illegal retrieval results format '{args.Results_format}'"
+        )
+    level = whole_option(args.level_for_rel, "-l", 0)
+    if level == 0:
+        raise OffevalError(
+            "-l 0: offeval does not read trec_eval's -l 0 (every judged document relevant) "
+            "yet; give -l 1 or more"
+        )
+    debug, _, query = (args.Debug_level or "0").partition(".")
+    return argparse.Namespace(
+        **vars(args),
+        level=level,
+        depth=whole_option(args.Max_retrieved_per_topic, "-M", 0),
+        collection=whole_option(args.Number_docs_in_coll, "-N", 0),
+        debug_level=whole_option(debug, "-D", 0),
+        debug_query=query or None,
+    )
 
 
 class TrecEvalCommand:
@@ -107,7 +146,9 @@ class TrecEvalCommand:
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         """Declare trec_eval's arguments (and refuse the ones offeval does not support)."""
         parser.add_argument("qrels", help="qrels: qid iter docno rel (trec_eval's rel_info_file)")
-        parser.add_argument("run", help="run: qid Q0 docno rank sim run_id (results_file)")
+        parser.add_argument(
+            "run", help="run: qid Q0 docno rank sim run_id (results_file; - for standard input)"
+        )
         parser.add_argument(
             "-q",
             "--query_eval_wanted",
@@ -144,24 +185,54 @@ class TrecEvalCommand:
             help="only the first N documents of each query count",
         )
         parser.add_argument(
+            "-J",
+            "--Judged_docs_only",
+            action="store_true",
+            help="only the judged documents of each list count",
+        )
+        parser.add_argument(
+            "-N",
+            "--Number_docs_in_coll",
+            metavar="N",
+            help="documents in the collection (utility's last coefficient)",
+        )
+        parser.add_argument(
+            "-D",
+            "--Debug_level",
+            metavar="N[.QID]",
+            help="trec_eval's debug level; .QID evaluates that query only (no debug lines)",
+        )
+        parser.add_argument(
+            "-R",
+            "--Rel_info_format",
+            default="qrels",
+            metavar="FORMAT",
+            help="the qrels' format: qrels (the only one read)",
+        )
+        parser.add_argument(
+            "-T",
+            "--Results_format",
+            default="trec_results",
+            metavar="FORMAT",
+            help="the run's format: trec_results (the only one)",
+        )
+        parser.add_argument(
+            "-o", action="store_true", help="obsolete in trec_eval: changes nothing"
+        )
+        parser.add_argument(  # trec_eval's long form takes a value (its getopt table)
+            "--Output_old_results_format", metavar="VALUE", help=argparse.SUPPRESS
+        )
+        parser.add_argument(
             "-v", "--version", action=_Version, nargs=0, help="which trec_eval this reproduces"
         )
-        for short, long, valued in _REFUSED:
-            parser.add_argument(
-                short,
-                long,
-                action=_Refused,
-                nargs="?" if valued else 0,
-                help=argparse.SUPPRESS,
-            )
+        parser.add_argument("-Z", "--Zscore", action=_Refused, nargs="?", help=argparse.SUPPRESS)
 
     def run(self, args: argparse.Namespace) -> int:
         """Print trec_eval's output for the arguments."""
         with command_line():
-            whole_option(args.level_for_rel, "-l", 1)  # the argument mistakes, before any numbers
-            whole_option(args.Max_retrieved_per_topic, "-M", 1)
+            read = checked(args)  # the argument mistakes, before any numbers
             marked_measures(args.measure or ["official"])
             from offeval_ir.trec_command_run import trec_eval_lines  # noqa: PLC0415 (pandas)
 
-            sys.stdout.write("".join(trec_eval_lines(args)))
+            sys.stdout.write("".join(trec_eval_lines(read)))
         return 0

@@ -12,8 +12,11 @@ import gzip
 import lzma
 import math
 import re
+import sys
+import tempfile
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,7 +42,6 @@ from offeval_ir.trec_catalogue import (
     TrecMeasure,
     marked_measures,
     parameter_number,
-    whole_option,
 )
 from offeval_ir.trec_measures import relstrings
 
@@ -49,6 +51,8 @@ WIDTH = 22
 CHUNK_ROWS = 2_000_000
 #: trec_eval's floor of a value before its logarithm in a geometric mean.
 MIN_GEO_MEAN = 0.00001
+#: utility's coefficients a, b, c, d when not given (m_utility.c).
+UTILITY_DEFAULT = "1,-1,0,0"
 #: trec_eval's aggregations under offeval's names (:attr:`Measure.aggregate`).
 _AGGREGATES = {"mean": "mean", "sum": "sum", "geometric": "gm"}
 
@@ -167,23 +171,32 @@ def relstring_length(given: str | None, option: str) -> int:
 
 
 def trec_eval_lines(args: argparse.Namespace) -> list[str]:
-    """The output lines (each ending in a newline) for parsed trec_eval arguments."""
-    level = whole_option(args.level_for_rel, "-l", 1)
-    depth = whole_option(args.Max_retrieved_per_topic, "-M", 1)
+    """The output lines (each ending in a newline) for trec_eval's arguments, their
+    numbers read (:func:`offeval_ir.trec_command.checked`)."""
     requested = expand(args.measure or ["official"])
     _refuse_named(requested)
-    for role, path in (("qrels", args.qrels), ("run", args.run)):
-        if path == "-":
-            raise OffevalError(f"{role} '-': reading stdin is not supported; give a file")
-        if not Path(path).is_file():
-            what = "is a directory" if Path(path).is_dir() else "no such file"
-            raise OffevalError(f"{role} file {path}: {what}")
-    qrels = read_qrels(args.qrels)
-    run = read_run(args.run)
+    if args.qrels == "-":
+        raise OffevalError("qrels '-': trec_eval reads only the run from standard input")
+    with _run_file(args.run) as run_path:
+        for role, path in (("qrels", args.qrels), ("run", run_path)):
+            if not Path(path).is_file():
+                what = "is a directory" if Path(path).is_dir() else "no such file"
+                raise OffevalError(f"{role} file {path}: {what}")
+        qrels = read_qrels(args.qrels)
+        run = read_run(run_path)
+        tag = _run_tag(run_path)
+    if args.debug_level > 0:
+        warnings.warn(
+            f"-D {args.debug_level}: offeval prints no debug lines",
+            OffevalWarning,
+            stacklevel=2,
+        )
     queries = sorted(pd.unique(qrels["user"]))  # trec_eval's order: qids compared as text
+    in_run = set(pd.unique(run["user"]))
     if not args.complete_rel_info_wanted:
-        in_run = set(pd.unique(run["user"]))
         queries = [q for q in queries if q in in_run]
+    if args.debug_query is not None:  # -D N.QID: that query only
+        queries = [q for q in queries if q == args.debug_query]
     if not queries:
         raise OffevalError(
             f"no query has both results ({args.run}) and relevance information ({args.qrels})"
@@ -193,22 +206,60 @@ def trec_eval_lines(args: argparse.Namespace) -> list[str]:
     kept = run["user"].isin(set(queries)).to_numpy()
     if not kept.all():  # run queries without qrels are ignored
         run = run[kept]
-    if depth is not None:
-        run = _ranked(run, depth)
-    overrides = {"no_predictions": "zero" if args.complete_rel_info_wanted else "nan"}
-    if level is not None:
-        overrides["relevance_threshold"] = float(level)
+    if args.depth is not None:
+        run = _ranked(run, args.depth)
+    if args.Judged_docs_only:
+        run = _judged_only(run, qrels)
+    emptied = args.depth == 0 or args.Judged_docs_only  # a list of the run may be empty
+    zero = args.complete_rel_info_wanted or emptied
+    overrides = {"no_predictions": "zero" if zero else "nan"}
+    if args.level is not None:
+        overrides["relevance_threshold"] = float(args.level)
     values = _values(run, qrels, queries, printed, PRESETS["trec_eval"](**overrides))
+    if args.collection:
+        _add_collection(values, printed, [q in in_run for q in queries], args.collection)
     out: list[str] = []
     if args.query_eval_wanted:  # query by query, each query's measures in order
         out.extend(_per_query_lines([r for r in printed if r.measure.per_query], queries, values))
     if not args.nosummary:
         for r in printed:
             if r.measure.name == "runid":
-                out.append(f"{'runid':<{WIDTH}}\tall\t{_run_tag(args.run)}\n")
+                out.append(f"{'runid':<{WIDTH}}\tall\t{tag}\n")
             elif r.measure.summary:
                 out.append(_line(r, "all", _aggregate(r, values[r.label], qrels, args)))
     return out
+
+
+@contextmanager
+def _run_file(path: str) -> Iterator[str]:
+    """The run's path; for ``-``, standard input written to a temporary file named
+    ``stdin`` (trec_eval reads a run of ``-`` from standard input)."""
+    if path != "-":
+        yield path
+        return
+    with tempfile.TemporaryDirectory() as folder:
+        written = Path(folder, "stdin")
+        written.write_bytes(sys.stdin.buffer.read())
+        yield str(written)
+
+
+def _judged_only(run: pd.DataFrame, qrels: pd.DataFrame) -> pd.DataFrame:
+    """``-J``: the run's documents judged for their query (a qrels grade of 0 or more;
+    form_res_rels.c), in the run's order."""
+    judged = qrels[qrels["relevance"].to_numpy(float) >= 0]
+    pairs = pd.MultiIndex.from_frame(judged[["user", "item"]])
+    return run[pd.MultiIndex.from_frame(run[["user", "item"]]).isin(pairs)]
+
+
+def _add_collection(values, printed: list[Requested], in_run: list[bool], size: int) -> None:
+    """``-N size``: utility's last coefficient d times the collection size, added to each
+    query of the run (m_utility.c: d (N + rel_ret - ret - rel); offeval's value has N =
+    0; a query missing from the run under ``-c`` stays 0, as trec_eval resets it)."""
+    for r in printed:
+        if r.measure.name == "utility":
+            coefficients = (r.params or UTILITY_DEFAULT).split(",")
+            last = parameter_number(coefficients[3], f"-m {r.label}")
+            values[r.label] = values[r.label] + np.where(in_run, last * size, 0.0)
 
 
 def _values(
