@@ -11,7 +11,10 @@ each also takes:
 - **ir-measures** inputs: iterables of ``ScoredDoc`` / ``Qrel`` named tuples
   (fields ``query_id``, ``doc_id``, ``score`` / ``relevance``, as
   ``ir_measures.read_trec_run`` yields them) and frames with those columns
-  (ranx's ``to_dataframe`` columns ``q_id``, ``doc_id``, ``score`` too);
+  (ranx's ``to_dataframe`` columns ``q_id``, ``doc_id``, ``score`` too, and the
+  recommender toolkits' ``user_id``, ``item_id``);
+- **held-out interactions** without a grade column (implicit feedback): qrels
+  whose every row is relevant, of grade 1 (said once, in a warning);
 - ir-measures **measure objects** (``ir_measures.nDCG@10``, ``P(rel=2)@5``),
   labelled as ir-measures prints them;
 - for :func:`compare_systems`, per-query values computed elsewhere: a frame
@@ -27,22 +30,26 @@ layout, and anything not recognised, pass through unchanged.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Iterator, Mapping
 
 import numpy as np
 import pandas as pd
 
-from offeval import ColumnError, ConfigurationError
+from offeval import ColumnError, ConfigurationError, OffevalWarning
+from offeval.plugin import hint
 from offeval_ir.conventions import Conventions
+from offeval_ir.judgements import ROLE_ALIASES, role_names
 from offeval_ir.metrics import MetricResult
 
 #: At most how many entries an error hands over (more than its message shows: it then
 #: ends in an ellipsis).
 _NAMED = 100
-#: Column names of the peers' long frames, by role.
+#: Column names of the peers' long frames, by role: ir-measures', ranx's and the
+#: recommender toolkits' (``user_id``, ``item_id``).
 PEER_COLUMNS = {
-    "user": ("query_id", "q_id"),
-    "item": ("doc_id",),
+    "user": ("query_id", "q_id", "user_id"),
+    "item": ("doc_id", "item_id"),
 }
 
 
@@ -135,8 +142,9 @@ def _tuples_frame(rows: Iterable, value: str, what: str) -> pd.DataFrame | None:
 
 
 def _peer_frame(frame: pd.DataFrame, value: str) -> pd.DataFrame:
-    """A frame with ir-measures' or ranx's column names, renamed to offeval's roles (only
-    when it has neither ``user`` nor ``item``)."""
+    """A frame with the peers' column names (:data:`PEER_COLUMNS`), renamed to offeval's
+    roles (only when it has neither ``user`` nor ``item``; a run's needs its ``value``,
+    qrels' may be held-out interactions without one)."""
     if "user" in frame or "item" in frame:
         return frame
     renamed = {}
@@ -144,9 +152,33 @@ def _peer_frame(frame: pd.DataFrame, value: str) -> pd.DataFrame:
         found = [n for n in names if n in frame]
         if found:
             renamed[found[0]] = role
-    if len(renamed) < 2 or value not in frame:
+    if len(renamed) < 2 or (value == "score" and value not in frame):
         return frame
     return frame.rename(columns=renamed)
+
+
+def implicit_grades(qrels: object, columns: Mapping | None, stacklevel: int = 2) -> object:
+    """Held-out interactions without a grade column (implicit feedback) as qrels of
+    relevance 1, said once in an :class:`~offeval.OffevalWarning`; any other input
+    unchanged (a frame with a rank or score column is a run: the checks say so)."""
+    names = role_names(columns)
+    named = {ROLE_ALIASES.get(key, key) for key in columns or {}}
+    if not hasattr(qrels, "columns") or "relevance" in named:
+        return qrels
+    held = set(qrels.columns)
+    ranked = {names["rank"], names["score"]} & held
+    if names["relevance"] in held or ranked or not {names["user"], names["item"]} <= held:
+        return qrels
+    how = hint("columns={'relevance': ...}", "--column relevance=NAME")
+    warnings.warn(
+        OffevalWarning(
+            f"the qrels have no {names['relevance']!r} column: each held-out interaction "
+            f"is relevant, of grade 1 (implicit feedback); if a column holds grades, name "
+            f"it with {how}"
+        ),
+        stacklevel=stacklevel + 1,
+    )
+    return qrels.assign(**{names["relevance"]: 1})
 
 
 def as_run(run: object, what: str = "the run", columns: Mapping | None = None) -> object:
@@ -156,10 +188,15 @@ def as_run(run: object, what: str = "the run", columns: Mapping | None = None) -
     return _as(run, "Run", "score", what, columns)
 
 
-def as_qrels(qrels: object, what: str = "the qrels", columns: Mapping | None = None) -> object:
+def as_qrels(
+    qrels: object, what: str = "the qrels", columns: Mapping | None = None, *, stacklevel: int = 2
+) -> object:
     """``qrels`` as offeval's labels frame (user, item, relevance): from ranx ``Qrels``, a
-    dict-of-dict ``{qid: {docid: grade}}``, ir-measures' ``Qrel`` tuples or their frames."""
-    return _as(qrels, "Qrels", "relevance", what, columns)
+    dict-of-dict ``{qid: {docid: grade}}``, ir-measures' ``Qrel`` tuples or their frames;
+    held-out interactions without grades are relevance 1 (:func:`implicit_grades`; its
+    warning names the line ``stacklevel`` frames up from the function calling this one)."""
+    frame = _as(qrels, "Qrels", "relevance", what, columns)
+    return implicit_grades(frame, columns, stacklevel + 1)
 
 
 def _as(data: object, kind: str, value: str, what: str, columns: Mapping | None) -> object:

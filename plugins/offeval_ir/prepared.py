@@ -580,6 +580,36 @@ def topn_matrix(topn) -> np.ndarray:
     return out
 
 
+def topn_rows(topn, users: Sequence | None = None) -> tuple[np.ndarray, Sequence | None]:
+    """A top-n input as its matrix (:func:`topn_matrix`) and the users of its rows: a
+    frame of item ids (row per user, column per rank) or a Series of lists is indexed by
+    its users, a dict maps users to their lists; ``users`` names the rows otherwise (None:
+    row r is user r). Users named both ways, and differently, are an error; so is a long
+    frame (user, item, rank), which :func:`~offeval_ir.runs.compute_measures` judges."""
+    own = None
+    if isinstance(topn, pd.DataFrame):
+        if {"user", "item"} <= set(topn.columns):
+            raise ConfigurationError(
+                "topn: a long frame of (user, item, rank or score) rows is a run: judge it "
+                "with compute_measures or evaluate_runs; topn is a wide frame, a row of item "
+                "ids per user (index: the users), best first"
+            )
+        own, topn = topn.index, topn.to_numpy()
+    elif isinstance(topn, pd.Series):
+        own, topn = topn.index, topn.tolist()
+    elif isinstance(topn, Mapping):
+        own, topn = pd.Index(list(topn)), list(topn.values())
+    matrix = topn_matrix(topn)
+    if own is None or (isinstance(own, pd.RangeIndex) and own.equals(pd.RangeIndex(len(own)))):
+        return matrix, users  # no ids of its own: its rows are positions
+    if users is not None and not pd.Index(list(users)).equals(own):
+        raise ConfigurationError(
+            "topn names its users (its index or keys) and users= names others: give them "
+            f"once (topn's first users {list(own[:5])}, users= {list(users)[:5]})"
+        )
+    return matrix, own
+
+
 #: What :func:`pandas.api.types.infer_dtype` calls cells that hold no collection.
 _SCALAR_KINDS = {"string", "integer", "floating", "mixed-integer-float", "decimal", "empty"}
 

@@ -42,12 +42,13 @@ from offeval_ir.conventions import PRESETS, Conventions
 from offeval_ir.judgements import role_names
 from offeval_ir.measures import Measure
 from offeval_ir.metrics import MetricResult
+from offeval_ir.peer_inputs import as_qrels
 from offeval_ir.prepared import (
     PreparedQrels,
     measure_groups,
     padding,
     prepare_qrels,
-    topn_matrix,
+    topn_rows,
 )
 from offeval_ir.run_statistics import RunEvaluation, evaluate_results
 
@@ -214,11 +215,12 @@ def _exclusion(exclude, shape: tuple[int, int], columns):
 
 
 def _prepared(qrels, conventions: Conventions, columns) -> PreparedQrels:
-    return (
-        qrels
-        if isinstance(qrels, PreparedQrels)
-        else prepare_qrels(qrels, conventions, columns=columns)
-    )
+    """The qrels prepared (peers' inputs and held-out interactions read as
+    :func:`~offeval_ir.peer_inputs.as_qrels` reads them; a matrix as it is)."""
+    if hasattr(qrels, "ndim") and not isinstance(qrels, pd.DataFrame):  # a matrix
+        return prepare_qrels(qrels, conventions, columns=columns)
+    qrels = as_qrels(qrels, columns=columns, stacklevel=3)
+    return prepare_qrels(qrels, conventions, columns=columns)
 
 
 def compute_topn(
@@ -235,7 +237,10 @@ def compute_topn(
     ``topn`` is (users x n), row r the items recommended to user ``users[r]``
     (default r) best first, -1 (or NaN, in a float matrix) padding a short
     list (see :func:`top_n`); a list of lists of different lengths is taken
-    as variable-length lists (row r: user r's items, best first).
+    as variable-length lists (row r: user r's items, best first). A frame
+    of item ids (a row per user), a Series of lists and a dict
+    ``{user: [item, ...]}`` name their own users (the index, the keys): the
+    result is indexed by them, and ``users`` is then not needed.
     ``qrels``: a long frame (user, item, relevance), a users x items
     relevance matrix (numpy or scipy.sparse; non-zero cells are labels, NaN
     cells are not), or
@@ -253,7 +258,7 @@ def compute_topn(
     """
     conv = conventions or PRESETS["trec_eval"]()
     prepared = _prepared(qrels, conv, columns)
-    topn = topn_matrix(topn)
+    topn, users = topn_rows(topn, users)
     _warn_beyond_lists(measures, conv, [topn])
     return prepared.measures(topn, measures, conv, users=users)
 
@@ -272,20 +277,32 @@ def evaluate_topn(
     ({model name: top-n matrix}), through the engine, as
     :func:`~offeval_ir.runs.evaluate_runs` (paired comparisons with
     :meth:`~offeval_ir.run_statistics.RunEvaluation.compare`). Arguments as
-    :func:`compute_topn`; the qrels are prepared once for all models.
+    :func:`compute_topn` (a dict of flat lists is one model's ``{user: [item,
+    ...]}``); the qrels are prepared once for all models.
     """
     conv = conventions or PRESETS["trec_eval"]()
-    runs = topn if isinstance(topn, Mapping) else {"run": topn}
+    runs = topn if isinstance(topn, Mapping) and not _user_lists(topn) else {"run": topn}
     if not runs:
         raise ConfigurationError("give at least one top-n matrix, as {name: matrix}")
     prepared = _prepared(qrels, conv, columns)
-    runs = {name: topn_matrix(matrix) for name, matrix in runs.items()}
-    _warn_beyond_lists(measures, conv, runs.values())
+    runs = {name: topn_rows(matrix, users) for name, matrix in runs.items()}
+    _warn_beyond_lists(measures, conv, [matrix for matrix, _ in runs.values()])
     results = {
-        name: prepared.measures(matrix, measures, conv, users=users)
-        for name, matrix in runs.items()
+        name: prepared.measures(matrix, measures, conv, users=rows)
+        for name, (matrix, rows) in runs.items()
     }
     return evaluate_results(results, level=level)
+
+
+def _user_lists(topn: Mapping) -> bool:
+    """Whether a mapping is one model's lists ({user: [item, ...]}), not {model: top-n}:
+    its first value a flat sequence of ids (the others are checked as rows)."""
+    first = next(iter(topn.values()), None)
+    return (
+        isinstance(first, list | tuple | np.ndarray)
+        and np.ndim(first) == 1
+        and not any(pd.api.types.is_list_like(item) for item in first)
+    )
 
 
 def _warn_beyond_lists(
