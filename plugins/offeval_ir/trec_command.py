@@ -51,6 +51,25 @@ computes it: the mean over the queries (summed in query order, as trec_eval
 sums), the sum for the ``num_*`` counts, the geometric mean for ``gm_map`` and
 ``gm_bpref`` (each value floored at 0.00001).
 
+Where trec_eval 10.0 is wrong, offeval differs on purpose (each checked against
+trec_eval's own output in tests/plugins/ir/test_trec_eval_reference.py):
+
+- a first query of the qrels judged only -1: trec_eval stops with "Can't
+  calculate measure 'num_ret'" (its table of grade counts has size 0); offeval
+  evaluates it, as trec_eval does the same query when another comes first;
+- gains less than 1 apart (``ndcg.1=0.5,2=0.3``): trec_eval sorts the gains by
+  their difference truncated to a whole number (gain_init.c), so they tie and
+  its ideal ranking is wrong; offeval sorts them by value (trec_eval's own
+  value with every gain times 10);
+- an empty list (``-M 0``, or ``-J`` with nothing judged): trec_eval divides 0
+  by 0 and prints ``-nan`` for iprec_at_recall and 11pt_avg at the recall levels
+  of 0 relevant documents; offeval prints 0, as for a query missing from the run
+  under ``-c``;
+- ``rbp`` with grades above 1: trec_eval rescales the gains by a minimum and
+  maximum it leaves uninitialised (m_rbp.c), so its value depends on memory;
+  offeval starts both at 0;
+- ``-M`` below 0 (trec_eval crashes) is refused.
+
 This module declares the command and its arguments, importing nothing numerical, so an
 argument mistake is answered at once (:func:`checked`); trec_eval's measure catalogue
 and the checks of ``-m``, ``-l`` and ``-M`` are :mod:`offeval_ir.trec_catalogue`'s (which
