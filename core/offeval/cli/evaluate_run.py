@@ -18,7 +18,7 @@ from offeval.data.log import InteractionLog, attach_candidates, stream_parquet
 from offeval.data.output import OutputFolder
 from offeval.data.policy import Policy
 from offeval.data.tables import write_csv
-from offeval.engine.evaluation import PROBE_ROWS, Evaluation, evaluate, probe
+from offeval.engine.evaluation import PROBE_ROWS, Accumulator, Evaluation, fold_log, probe
 from offeval.engine.summary import save_summaries
 from offeval.errors import OffevalError, OffevalWarning, RowError, SplitUnitError
 from offeval.registry.manager import Registry, allow_list_note, get_registry
@@ -196,17 +196,19 @@ def _evaluated(
 ) -> Evaluation:
     """The evaluation, as the request asks; a streamed file not grouped by trajectory is
     told how to sort it."""
+    acc = Accumulator(
+        policies,
+        estimators,
+        interval=inputs.interval_choice(request.interval, estimators),
+        reward_range=request.reward_range,
+    )
     try:
-        return evaluate(
+        folded = fold_log(
             log,
-            policies,
-            estimators,
-            level=request.level,
+            acc,
             chunk_rows=request.chunk_rows,
             progress=request.progress,
             workers=request.workers,
-            interval=inputs.interval_choice(request.interval, estimators),
-            reward_range=request.reward_range,
         )
     except SplitUnitError as exc:
         if not request.stream:
@@ -215,6 +217,7 @@ def _evaluated(
         raise SplitUnitError(
             exc.ids, exc.count, f"drop --stream, or sort the file by {key}"
         ) from None
+    return folded.result(request.level)
 
 
 def _outcome(

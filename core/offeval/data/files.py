@@ -21,7 +21,7 @@ from offeval.errors import (
     RowError,
     hint,
 )
-from offeval.validation import check_choice, check_whole
+from offeval.validation import check_choice
 
 #: File suffixes read as Parquet, and as delimited text with their default separator.
 PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -250,7 +250,8 @@ def _without_pandas_metadata(data):
 class ParquetBatches:
     """A Parquet file's rows as frames of ``batch_rows`` rows (labelled by their row in the file
     unless it stores an index), read again on each pass; the file checked first: it exists,
-    opens and holds the columns of ``trajectory``."""
+    opens and holds the columns of ``trajectory`` (``batch_rows``: a whole number >= 1, as
+    :func:`~offeval.data.log.stream_parquet` checked it)."""
 
     def __init__(self, path: str | Path, batch_rows: int, trajectory: Sequence[str]):
         import pyarrow.parquet as pq
@@ -258,7 +259,7 @@ class ParquetBatches:
         path = _checked_path(path)
         if path.suffix.lower() not in PARQUET_SUFFIXES:
             raise OffevalError(f"{path}: only Parquet files can be streamed")
-        self._batch_rows = check_whole(batch_rows, "batch_rows", low=1, error=OffevalError)
+        self._batch_rows = batch_rows
         try:
             # pre_buffer keeps every row group read until the file closes (apache/arrow#39808)
             self._source = pq.ParquetFile(path, pre_buffer=False)

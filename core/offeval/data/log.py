@@ -635,6 +635,7 @@ def stream_parquet(
     A trajectory's rows must be contiguous (:func:`offeval.evaluate` names one that comes
     back); ``candidates``: a Parquet candidate table (``candidates_mapping``) in the log's order.
     """
+    batch_rows = check_whole(batch_rows, "batch_rows", low=1, error=OffevalError)
     logs = ParquetStream(path, batch_rows, mapping)
     if candidates is None:
         return logs

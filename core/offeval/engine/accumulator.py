@@ -14,14 +14,14 @@ import numpy as np
 
 from offeval.data.log import InteractionLog
 from offeval.data.policy import Policy
-from offeval.engine.declaration import Declaration, check_reward_range, declaration_of
+from offeval.engine.declaration import Declaration, declaration_of
 from offeval.engine.estimator import Contribution, Estimator, PolicyView, Shared
 from offeval.engine.fold import BLOCK_CELLS, FIRST_CHUNK_ROWS, SPLIT_ADVICE, FoldState
 from offeval.engine.intervals import ChunkSums, checked_methods, chosen_methods
 from offeval.engine.result import Evaluation
-from offeval.errors import OffevalError, hint
+from offeval.errors import OffevalError
 from offeval.stats.moments import Moments, Tally
-from offeval.validation import check_choice, check_whole
+from offeval.validation import check_choice
 
 #: Which cross-products of columns are kept: those within each estimator's columns
 #: (every comparison between policies, the default) or all of them (estimates of
@@ -71,16 +71,15 @@ class Accumulator:
         *,
         covariances: str = "estimator",
         interval: str | Mapping[str, str] | None = None,
-        reward_range: Sequence[float] | str | None = None,
+        reward_range: tuple[float, float] | None = None,
     ):
         #: What each estimator declares (its label, for one).
         self.declarations = _check_components(policies, estimators)
         self.covariances = check_choice(covariances, "covariances", COVARIANCES, error=OffevalError)
         #: Each estimator's interval method, by name (see :func:`chosen_methods`).
         self.intervals = chosen_methods(self.declarations, interval)
-        if reward_range is not None:
-            reward_range = check_reward_range(reward_range, hint("reward_range", "--reward-range"))
-        #: The rewards' known bounds the user declared (None: each estimator's own, if any).
+        #: The rewards' known bounds the user declared, as (low, high) checked by the entry
+        #: point that took them (None: each estimator's own, if any).
         self.reward_range = reward_range
         #: The interval methods used (registered components of kind ``interval``), by name,
         #: each having checked the estimators that use it.
@@ -259,7 +258,8 @@ class Accumulator:
         return _Stats(moments, keys, covariance, owner)
 
     def result(self, level: float = 0.95) -> Evaluation:
-        """Values, standard errors and intervals of every (policy, estimator)."""
+        """Values, standard errors and intervals of every (policy, estimator), at a
+        confidence ``level`` in (0, 1) that the caller's entry point checked."""
         if self.moments is None:
             raise OffevalError("no data was added")
         return Evaluation(self, level)
@@ -350,9 +350,8 @@ def bounded_chunks(
 ) -> Iterator[InteractionLog]:
     """The log's chunks of at most ``chunk_rows`` rows whose unit-sum block stays within
     :data:`BLOCK_CELLS` for the columns ``acc`` has seen so far (the first chunk, of
-    :data:`FIRST_CHUNK_ROWS`, tells how many columns the estimators emit)."""
-    rule = "a whole number of rows >= 1"
-    chunk_rows = check_whole(chunk_rows, "chunk size", low=1, rule=rule, error=OffevalError)
+    :data:`FIRST_CHUNK_ROWS`, tells how many columns the estimators emit); ``chunk_rows``
+    is a whole number >= 1, as :func:`~offeval.engine.evaluation.evaluate` checked it."""
     rows_per_unit = log.n_rows / max(log.n_units, 1)
 
     def size() -> int:

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from offeval.data.log import InteractionLog
 from offeval.data.policy import Policy
 from offeval.engine.accumulator import COVARIANCES, Accumulator, bounded_chunks, fold
+from offeval.engine.declaration import check_reward_range
 from offeval.engine.estimator import Estimator, PolicyView
 from offeval.engine.fold import FoldState
 from offeval.engine.parallel import fold_in_workers, fork_available, one_blas_thread
@@ -18,7 +19,15 @@ from offeval.errors import OffevalError, OffevalWarning
 from offeval.progress import progress_bar
 from offeval.validation import check_level, check_whole
 
-__all__ = ["COVARIANCES", "PROBE_ROWS", "Accumulator", "Evaluation", "evaluate", "probe"]
+__all__ = [
+    "COVARIANCES",
+    "PROBE_ROWS",
+    "Accumulator",
+    "Evaluation",
+    "evaluate",
+    "fold_log",
+    "probe",
+]
 
 #: Rows of the chunk on which :func:`probe` tries estimators.
 PROBE_ROWS = 2_000
@@ -48,11 +57,31 @@ def evaluate(
     each its declared one); a method that needs the rewards' bounds known before the data
     reads ``reward_range=(low, high)``, else the estimator's declared one.
     """
-    check_level(level)
+    level = check_level(level)
     workers = check_whole(workers, "workers", low=1, error=OffevalError)
+    rule = "a whole number of rows >= 1"
+    chunk_rows = check_whole(chunk_rows, "chunk size", low=1, rule=rule, error=OffevalError)
+    if reward_range is not None:
+        reward_range = check_reward_range(reward_range, "reward_range")
     acc = Accumulator(
         policies, estimators, covariances=covariances, interval=interval, reward_range=reward_range
     )
+    return fold_log(log, acc, chunk_rows=chunk_rows, progress=progress, workers=workers).result(
+        level
+    )
+
+
+def fold_log(
+    log: InteractionLog | Iterable[InteractionLog],
+    acc: Accumulator,
+    *,
+    chunk_rows: int,
+    progress: bool | None,
+    workers: int,
+) -> Accumulator:
+    """:func:`evaluate`'s pass: ``acc`` having folded the log (in this process or in
+    workers), its options taken as checked, by :func:`evaluate` or by a command's request
+    (whole numbers >= 1)."""
     whole = isinstance(log, InteractionLog)
     if not whole and not isinstance(log, Iterable):
         raise OffevalError(f"log must be an InteractionLog or an iterable of them, got {log!r}")
@@ -66,7 +95,7 @@ def evaluate(
             "workers need processes forked from this one, which this platform does not "
             "offer: evaluating in one process",
             OffevalWarning,
-            stacklevel=2,
+            stacklevel=3,  # evaluate()'s caller
         )
         workers = 1
     chunks = bounded_chunks(log, acc, chunk_rows) if whole else log
@@ -87,10 +116,10 @@ def evaluate(
                 bar.update,
             )
             if state is not None:
-                return acc.with_state(state).result(level)
+                return acc.with_state(state)
             bar.reset()  # a worker failed: evaluate here, raising its error if there is one
         fold(acc, chunks, new_units=whole, on_rows=bar.update)
-    return acc.result(level)
+    return acc
 
 
 def probe(

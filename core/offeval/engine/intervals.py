@@ -15,7 +15,7 @@ from offeval.data.log import InteractionLog
 from offeval.data.units import hash_ids
 from offeval.errors import OffevalError, did_you_mean, hint
 from offeval.registry.manager import active_registry
-from offeval.stats.inference import interval
+from offeval.stats.inference import two_sided
 from offeval.validation import check_choice
 
 #: The interval method every estimator offers, and the first one listed.
@@ -90,7 +90,7 @@ class Normal(IntervalMethod):
 
     def bounds(self, case: IntervalCase, state: Any = None) -> tuple[float, float]:
         """``value +- z se``."""
-        return interval(case.value, case.se, case.level)
+        return two_sided(case.value, case.se, case.level, None)
 
     def unreadable(self, case: IntervalCase, low: float, high: float) -> str | None:
         """A zero width over two units or more, or a weights' effective sample size below

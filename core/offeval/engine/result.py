@@ -18,7 +18,6 @@ from offeval.specs import find_label
 from offeval.stats.compare import PairwiseComparison, pairwise_grid
 from offeval.stats.inference import Linearisation, quadratic_form, variance
 from offeval.stats.moments import Moments, Tally
-from offeval.validation import check_level
 
 
 class Folded(Protocol):
@@ -119,7 +118,7 @@ class Evaluation:
     """
 
     def __init__(self, acc: Folded, level: float):
-        self.level = check_level(level)
+        self.level = level
         self.policies = [p.name for p in acc.policies]
         self.estimators = [d.label for d in acc.declarations]
         self.components = list(acc.estimators)

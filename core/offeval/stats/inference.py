@@ -127,7 +127,11 @@ def interval(
     value: float, se: float, level: float = 0.95, df: float | None = None
 ) -> tuple[float, float]:
     """Two-sided normal (``df=None``) or Student-t confidence interval."""
-    check_level(level)
+    return two_sided(value, se, check_level(level), df)
+
+
+def two_sided(value: float, se: float, level: float, df: float | None) -> tuple[float, float]:
+    """:func:`interval` at a ``level`` already checked (by the entry point that took it)."""
     from scipy import special
 
     tail = (1 + level) / 2
