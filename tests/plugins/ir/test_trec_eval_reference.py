@@ -127,6 +127,31 @@ def test_what_trec_eval_cannot_read_offeval_refuses(
     assert printed.returncode == 2 and offeval_says in printed.stderr
 
 
+@pytest.mark.parametrize(
+    ("name", "trec_eval_prints", "offeval_says"),
+    [
+        ("ndcg_cut.1=3,2=9", "ndcg_cut_1 ", r"-m ndcg_cut\.1=3,2=9: '1=3' is not a number"),
+        ("ndcg.1=3,x=9", "ndcg_1=3,x=9 ", r"ndcg: bad parameter '1=3,x=9'"),
+        ("rbp_resid.0.8", None, r"parameters are written level=gain"),
+    ],
+)
+def test_parameters_trec_eval_misreads_are_refused(
+    name, trec_eval_prints, offeval_says, tmp_path, monkeypatch, capsys
+):
+    """trec_eval reads a cut-off with atol (``ndcg_cut.1=3,2=9`` is cut-offs 1 and 2: it
+    takes no gains) and ignores a gain whose level is no whole number; offeval refuses
+    both in one line, as trec_eval and offeval both refuse ``rbp_resid.0.8``."""
+    case = NAMED[name]
+    if trec_eval_prints is None:
+        assert case["returncode"] == 2 and "malformed pair parameters" in case["stderr"]
+    else:
+        assert case["returncode"] == 0 and case["stdout"].startswith(trec_eval_prints)
+    printed = offeval_prints(case, tmp_path, monkeypatch, capsys)
+    assert printed.returncode == 2 and printed.stdout == ""
+    assert len(printed.stderr.strip().splitlines()) == 1
+    assert re.search(offeval_says, printed.stderr)
+
+
 # -- where trec_eval is wrong ------------------------------------------------------------
 
 

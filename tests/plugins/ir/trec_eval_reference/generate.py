@@ -94,6 +94,11 @@ def named_cases() -> list[dict]:
         case("ndcg.1=3,2=9", ["-q", "-m", "ndcg.1=3,2=9", "qrels", "run"]),
         case("ndcg.0=1,3=0.5", ["-q", "-m", "ndcg.0=1,3=0.5", "qrels", "run"]),
         case("ndcg_cut.3,5", ["-q", "-m", "ndcg_cut.3,5", "qrels", "run"]),
+        # trec_eval reads these leniently: cut-offs with atol (1=3 is 1), a gain of a level
+        # that is no whole number ignored
+        case("ndcg_cut.1=3,2=9", ["-m", "ndcg_cut.1=3,2=9", "qrels", "run"]),
+        case("ndcg.1=3,x=9", ["-m", "ndcg.1=3,x=9", "qrels", "run"]),
+        case("rbp_resid.0.8", ["-m", "rbp_resid.0.8", "qrels", "run"]),
         case(
             "ndcg_cut.3,5-gains", ["-q", "-m", "ndcg_cut.3,5", "-m", "ndcg.1=3,2=9", "qrels", "run"]
         ),
