@@ -1,0 +1,439 @@
+"""Each recommender toolkit's own per-user numbers, reproduced by offeval's switches.
+
+LensKit, rectools, recpack, cornac and trectools pin numpy, pandas or torch
+versions offeval's environment does not share, so their values were computed
+by the toolkits themselves, each in its own virtual environment, with
+``tests/plugins/ir/toolkit_reference/generate.py``, and are pinned in
+``pinned.json`` with the library versions. ``toolkit_reference/README.md``
+says, per toolkit and measure, which convention each follows.
+
+For each toolkit, one test reproduces the measures today's switches express;
+one test per measure holds the toolkit's preset (not written yet) to all of
+them, and is an expected failure until the preset exists and reproduces the
+toolkit (strict: it fails the moment it passes, so the mark comes off).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from offeval_ir import PRESETS, Conventions, Judgements, compute
+
+HERE = Path(__file__).parent / "toolkit_reference"
+sys.path.insert(0, str(HERE))
+from toolkit_data import DATASETS, universe  # noqa: E402
+
+PINNED = json.loads((HERE / "pinned.json").read_text())
+
+
+def judgements(dataset: str, *, whole_catalogue=False, text_ids=False, files=False) -> Judgements:
+    """The dataset's scored lists and held-out grades for every user of the lists.
+
+    ``whole_catalogue``: every item scored, the lists on top (as cornac ranks);
+    ``text_ids``: item ids as text (as trectools reads them); ``files``: only the
+    users a run file or a qrels file has a line for.
+    """
+    scores, labels, items = DATASETS[dataset]
+    if whole_catalogue:
+        scores = {u: universe(s, items) for u, s in scores.items()}
+    name = str if text_ids else int
+    pred = pd.DataFrame(
+        [(u, name(i), s) for u, d in scores.items() for i, s in d.items()],
+        columns=["user", "item", "score"],
+    )
+    lab = pd.DataFrame(
+        [(u, name(i), g) for u, d in labels.items() for i, g in d.items()],
+        columns=["user", "item", "relevance"],
+    )
+    users = [u for u in scores if scores[u] or labels[u]] if files else list(scores)
+    return Judgements.from_frames(pred, lab, users=users)
+
+
+def pinned(toolkit: str, dataset: str, variant: str = "default", measures=None) -> dict:
+    """``{column: {user: value}}`` the toolkit gave (NaN where it gave NaN or inf)."""
+    values = PINNED[toolkit]["data"][dataset][variant]
+    return {
+        column: pd.Series(
+            {int(u): np.nan if v is None else v for u, v in per_user.items()}, dtype=float
+        )
+        for column, per_user in values.items()
+        if measures is None or column.split("@")[0] in measures
+    }
+
+
+def ours(judged: Judgements, columns, conventions, rename=None) -> pd.DataFrame:
+    """offeval's per-user values of ``columns`` (``measure@k``, or ``measure`` for no
+    cut-off); ``rename`` maps a toolkit's measure to the offeval measure computing it."""
+    rename = rename or {}
+    result = {}
+    for column in columns:
+        measure, _, k = column.partition("@")
+        cutoff = [int(k)] if k else [None]
+        got = compute(judged, [rename.get(measure, measure)], cutoff, conventions)
+        result[column] = got.per_user.iloc[:, 0]
+    return pd.DataFrame(result)
+
+
+def assert_same_users(got: pd.DataFrame, expected: dict, tol: float = 1e-12) -> None:
+    """Per user, the toolkit's value, and NaN for every user the toolkit leaves out."""
+    for column, theirs in expected.items():
+        mine = got[column]
+        np.testing.assert_allclose(mine.loc[theirs.index], theirs, rtol=0, atol=tol, err_msg=column)
+        assert mine.drop(index=theirs.index).isna().all(), f"{column}: a user it leaves out"
+
+
+def xfail(reason: str):
+    """An expected failure until the preset reproduces the toolkit (strict)."""
+    return pytest.mark.xfail(strict=True, reason=f"issue 30: {reason}")
+
+
+def preset(toolkit: str, **switches):
+    """The toolkit's preset (KeyError until it is written), with ``switches`` changed."""
+    return PRESETS[toolkit](**switches)
+
+
+# -- rectools ---------------------------------------------------------------------------------
+#: rectools 0.19 as today's switches say it: binary relevance, log2, AP over all held-out
+#: items, the users of the held-out interactions (a user without recommendations scores 0).
+RECTOOLS_TODAY = Conventions(
+    precision_denominator="k",
+    recall_denominator="labels",
+    ap_denominator="labels",
+    dcg_relevance="binary",
+    log_base=2.0,
+    ideal="labels",
+    empty_labels="nan",
+    no_predictions="zero",
+    ties="item_asc",
+    order_by="score",
+    name="rectools-today",
+)
+
+
+@pytest.mark.parametrize("dataset", DATASETS)
+def test_rectools_measures_today_switches_reproduce(dataset):
+    """Precision, Recall, MAP, MRR, HitRate; NDCG(divide_by_achievable=True), whose ideal
+    is the user's min(k, |held out|) relevant items; Precision(r_precision=True), hits
+    over min(k, |held out|): offeval's recall with recall_denominator='min_k_labels'."""
+    judged = judgements(dataset)
+    default = pinned("rectools", dataset, measures={"precision", "recall", "ap", "rr", "hit_rate"})
+    assert_same_users(ours(judged, default, RECTOOLS_TODAY), default)
+    achievable = pinned("rectools", dataset, "NDCG(divide_by_achievable=True)")
+    assert_same_users(ours(judged, achievable, RECTOOLS_TODAY), achievable)
+    r_precision = pinned("rectools", dataset, "Precision(r_precision=True)")
+    conventions = RECTOOLS_TODAY.with_(recall_denominator="min_k_labels")
+    got = ours(judged, r_precision, conventions, rename={"precision": "recall"})
+    assert_same_users(got, r_precision)
+
+
+RECTOOLS_MISSING = {
+    "ideal": "rectools' NDCG ideal is the DCG of k relevant items, sum over i <= k of "
+    "1/log2(i+1), the same for every user (no ideal='k')",
+    "divide_by_k": "rectools' MAP(divide_by_k=True) divides the sum of P@i over relevant "
+    "ranks i <= k by k, whatever the list's length (no ap_denominator='k')",
+    "r_precision": "rectools' Precision(r_precision=True) divides hits by min(k, |held out|) "
+    "(no precision_denominator='min_k_labels')",
+}
+
+
+@pytest.mark.parametrize(
+    ("variant", "measures", "switches"),
+    [
+        pytest.param(
+            "default",
+            {"precision", "recall", "ap", "rr", "hit_rate"},
+            {},
+            marks=xfail("no 'rectools' preset yet"),
+            id="default",
+        ),
+        pytest.param("default", {"ndcg"}, {}, marks=xfail(RECTOOLS_MISSING["ideal"]), id="NDCG"),
+        pytest.param(
+            "MAP(divide_by_k=True)",
+            {"ap"},
+            {"ap_denominator": "k"},
+            marks=xfail(RECTOOLS_MISSING["divide_by_k"]),
+            id="MAP(divide_by_k=True)",
+        ),
+        pytest.param(
+            "NDCG(divide_by_achievable=True)",
+            {"ndcg"},
+            {"ideal": "labels"},
+            marks=xfail("no 'rectools' preset yet"),
+            id="NDCG(divide_by_achievable=True)",
+        ),
+        pytest.param(
+            "Precision(r_precision=True)",
+            {"precision"},
+            {"precision_denominator": "min_k_labels"},
+            marks=xfail(RECTOOLS_MISSING["r_precision"]),
+            id="Precision(r_precision=True)",
+        ),
+    ],
+)
+def test_rectools_preset(variant, measures, switches):
+    for dataset in DATASETS:
+        expected = pinned("rectools", dataset, variant, measures)
+        got = ours(judgements(dataset), expected, preset("rectools", **switches))
+        assert_same_users(got, expected)
+
+
+# -- LensKit ----------------------------------------------------------------------------------
+#: LensKit 2026.4 as today's switches say it: precision over min(k, list length), recall
+#: over min(k, |held out|), binary relevance; a user without held-out items is left out
+#: (NaN) except by Precision, which scores it, and leaves out a user with an empty list.
+LENSKIT_TODAY = Conventions(
+    precision_denominator="min_k_list",
+    recall_denominator="min_k_labels",
+    ap_denominator="min_k_list",
+    dcg_relevance="binary",
+    log_base=2.0,
+    ideal="labels",
+    empty_labels="nan",
+    no_predictions="zero",
+    ties="item_asc",
+    order_by="score",
+    per_metric=(
+        ("precision", "empty_labels", "zero"),
+        ("precision", "no_predictions", "nan"),
+        ("ap", "no_predictions", "nan"),
+    ),
+    name="lenskit-today",
+)
+
+
+def _nothing_at_all(dataset: str) -> list:
+    """The users with neither a list nor a held-out item."""
+    scores, labels, _ = DATASETS[dataset]
+    return [u for u in scores if not scores[u] and not labels[u]]
+
+
+@pytest.mark.parametrize("dataset", DATASETS)
+def test_lenskit_measures_today_switches_reproduce(dataset):
+    """Recall, RecipRank, Hit; NDCG(weight=LogRankWeight(offset=1)), whose discount is
+    1/log2(rank+1); Precision, except for a user with neither a list nor a held-out
+    item (LensKit: NaN, for the empty list; here 0, for the missing labels)."""
+    judged = judgements(dataset)
+    default = pinned("lenskit", dataset, measures={"recall", "rr", "hit_rate"})
+    assert_same_users(ours(judged, default, LENSKIT_TODAY), default)
+    offset = pinned("lenskit", dataset, "NDCG(weight=LogRankWeight(offset=1))")
+    assert_same_users(ours(judged, offset, LENSKIT_TODAY), offset)
+    precision = pinned("lenskit", dataset, measures={"precision"})
+    got = ours(judged, precision, LENSKIT_TODAY).drop(index=_nothing_at_all(dataset))
+    assert_same_users(
+        got, {c: v.drop(index=_nothing_at_all(dataset)) for c, v in precision.items()}
+    )
+
+
+LENSKIT_MISSING = {
+    "discount": "LensKit's NDCG discounts rank i by 1/max(1, log2 i): ranks 1 and 2 weigh the "
+    "same, in the DCG and in its ideal (no discount='clipped'; today's is 'shifted', "
+    "1/log_b(i+1))",
+    "ap": "LensKit's AveragePrecision divides the sum of P@i over relevant ranks i <= k by "
+    "min(|held out|, k, list length) (no ap_denominator='min_k_labels_list')",
+    "precision": "LensKit's Precision leaves out a user with an empty list even when it has no "
+    "held-out item (no_predictions='nan' applies only to users with labels)",
+}
+
+
+def _lenskit_expected(dataset: str, variant: str, measures) -> dict:
+    """LensKit's values; a user on whom AveragePrecision raises ZeroDivisionError (no
+    held-out item) is left out, as LensKit leaves such a user out of every other measure."""
+    expected = pinned("lenskit", dataset, variant, measures)
+    errors = PINNED["lenskit"]["data"][dataset]["errors"]
+    for column, users in errors.items():
+        if column in expected:
+            expected[column] = pd.concat(
+                [expected[column], pd.Series(np.nan, index=[int(u) for u in users])]
+            )
+    return expected
+
+
+@pytest.mark.parametrize(
+    ("variant", "measures", "switches"),
+    [
+        pytest.param(
+            "default",
+            {"recall", "rr", "hit_rate"},
+            {},
+            marks=xfail("no 'lenskit' preset yet"),
+            id="default",
+        ),
+        pytest.param(
+            "default", {"precision"}, {}, marks=xfail(LENSKIT_MISSING["precision"]), id="Precision"
+        ),
+        pytest.param("default", {"ndcg"}, {}, marks=xfail(LENSKIT_MISSING["discount"]), id="NDCG"),
+        pytest.param(
+            "default", {"ap"}, {}, marks=xfail(LENSKIT_MISSING["ap"]), id="AveragePrecision"
+        ),
+        pytest.param(
+            "NDCG(gain='rating')",
+            {"ndcg"},
+            {"dcg_relevance": "graded", "gain": "linear"},
+            marks=xfail(LENSKIT_MISSING["discount"]),
+            id="NDCG(gain='rating')",
+        ),
+        pytest.param(
+            "NDCG(weight=LogRankWeight(offset=1))",
+            {"ndcg"},
+            {"discount": "shifted"},
+            marks=xfail("no 'lenskit' preset yet"),
+            id="NDCG(weight=LogRankWeight(offset=1))",
+        ),
+    ],
+)
+def test_lenskit_preset(variant, measures, switches):
+    for dataset in DATASETS:
+        expected = _lenskit_expected(dataset, variant, measures)
+        got = ours(judgements(dataset), expected, preset("lenskit", **switches))
+        assert_same_users(got, expected)
+
+
+def test_lenskit_average_precision_raises_on_a_user_without_held_out_items():
+    """What offeval does instead is above: such a user is left out (NaN)."""
+    errors = PINNED["lenskit"]["data"]["five_users"]["errors"]
+    assert errors["ap@10"] == {"4": "ZeroDivisionError: float division by zero"}
+
+
+# -- recpack ----------------------------------------------------------------------------------
+#: recpack 0.3.6 as today's switches say it: PrecisionK over K, RecallK over |held out|,
+#: CalibratedRecallK over min(K, |held out|), DCGK and NDCGK binary with log2 and the
+#: ideal of min(K, |held out|) items; users without held-out items are dropped. These are
+#: RecBole's conventions.
+RECPACK_TODAY = PRESETS["recbole"]()
+#: recpack takes each row's top K with numpy's argpartition, which leaves tied scores in no
+#: defined order: no tie switch reproduces it, so it is compared on tie-free scores.
+TIE_FREE = [name for name in DATASETS if name != "tied"]
+
+
+@pytest.mark.parametrize("dataset", TIE_FREE)
+def test_recpack_measures_today_switches_reproduce(dataset):
+    judged = judgements(dataset)
+    expected = pinned("recpack", dataset, measures={"precision", "recall", "dcg", "ndcg", "rr"})
+    assert_same_users(ours(judged, expected, RECPACK_TODAY), expected)
+    calibrated = pinned("recpack", dataset, measures={"calibrated_recall"})
+    conventions = RECPACK_TODAY.with_(recall_denominator="min_k_labels")
+    got = ours(judged, calibrated, conventions, rename={"calibrated_recall": "recall"})
+    assert_same_users(got, calibrated)
+
+
+@pytest.mark.parametrize(
+    ("measures", "switches"),
+    [
+        pytest.param(
+            {"precision", "recall", "dcg", "ndcg", "rr"},
+            {},
+            marks=xfail("no 'recpack' preset yet (RecBole's switches reproduce it)"),
+            id="default",
+        ),
+        pytest.param(
+            {"calibrated_recall"},
+            {"recall_denominator": "min_k_labels"},
+            marks=xfail("no 'recpack' preset yet, and no measure named calibrated_recall"),
+            id="CalibratedRecallK",
+        ),
+        pytest.param(
+            {"hits"},
+            {},
+            marks=xfail(
+                "recpack's HitK scores a user by the number of hits in the top K (HitK.value "
+                "is their mean, not the share of users with a hit): no measure 'hits'"
+            ),
+            id="HitK",
+        ),
+    ],
+)
+def test_recpack_preset(measures, switches):
+    for dataset in TIE_FREE:
+        expected = pinned("recpack", dataset, measures=measures)
+        got = ours(judgements(dataset), expected, preset("recpack", **switches))
+        assert_same_users(got, expected)
+
+
+# -- cornac -----------------------------------------------------------------------------------
+#: cornac 3.0 as today's switches say it, on the whole catalogue ranked (as ranking_eval
+#: ranks it): Precision over k, Recall over |held out|, NDCG binary with log2 and the ideal of
+#: min(k, |held out|) items, MRR and MAP over the whole ranking (no k), MAP over every held-out
+#: item; users without a positive test item are skipped.
+CORNAC_TODAY = RECTOOLS_TODAY.with_(name="cornac-today")
+CORNAC_AT_K = {"precision", "recall", "ndcg", "hit_rate"}
+
+
+@pytest.mark.parametrize("dataset", DATASETS)
+def test_cornac_measures_today_switches_reproduce(dataset):
+    """Every measure; MAP only on tie-free scores (cornac ranks tied items together)."""
+    judged = judgements(dataset, whole_catalogue=True)
+    measures = CORNAC_AT_K | {"rr"} | ({"ap"} if dataset in TIE_FREE else set())
+    expected = pinned("cornac", dataset, measures=measures)
+    assert_same_users(ours(judged, expected, CORNAC_TODAY), expected)
+
+
+@pytest.mark.parametrize(
+    ("measures", "reason"),
+    [
+        pytest.param(CORNAC_AT_K | {"rr"}, "no 'cornac' preset yet", id="default"),
+        pytest.param(
+            {"ap"},
+            "cornac's MAP ranks tied scores together: every item of a tie group takes the "
+            "group's last rank (scipy's rankdata(method='max')), in the list and among the "
+            "relevant items alike (no ties='last')",
+            id="MAP",
+        ),
+    ],
+)
+def test_cornac_preset(measures, reason, request):
+    request.applymarker(xfail(reason))
+    for dataset in DATASETS:
+        expected = pinned("cornac", dataset, measures=measures)
+        got = ours(judgements(dataset, whole_catalogue=True), expected, preset("cornac"))
+        assert_same_users(got, expected)
+
+
+# -- trectools --------------------------------------------------------------------------------
+#: trectools 0.0.50 as today's switches say it, on the files its users give it (TrecRun and
+#: TrecQrel read ids as text): trec_eval's measures and order (score descending, docid
+#: descending as text), except nDCG, which keeps the order read_run leaves (docid
+#: ascending); its means divide by the number of the run's users, so a user without a
+#: relevant label scores 0 and a user missing from the run is left out.
+TRECTOOLS_TODAY = PRESETS["trec_eval"](
+    empty_labels="zero", no_predictions="nan", per_metric=(("ndcg", "ties", "item_asc"),)
+)
+#: ``trec_eval=False``: the order read_run leaves for every measure, and nDCG's gain 2^rel - 1.
+TRECTOOLS_FILE_ORDER = TRECTOOLS_TODAY.with_(
+    ties="item_asc", per_metric=(("ndcg", "gain", "exponential"),)
+)
+
+
+def assert_trectools(got: pd.DataFrame, per_user: dict, means: dict) -> None:
+    """trectools' per-query frames: a value wherever trectools computes one (it gives NaN
+    for 0/0 and omits a query without a hit from recip_rank), and its means."""
+    for column, theirs in per_user.items():
+        known = theirs.dropna()
+        np.testing.assert_allclose(got[column].loc[known.index], known, rtol=0, atol=1e-12)
+        assert got[column].mean() == pytest.approx(means[column], abs=1e-12), column
+
+
+@pytest.mark.parametrize("dataset", DATASETS)
+@pytest.mark.parametrize(
+    ("variant", "conventions"),
+    [("default", TRECTOOLS_TODAY), ("trec_eval=False", TRECTOOLS_FILE_ORDER)],
+)
+def test_trectools_today_switches_reproduce(dataset, variant, conventions):
+    judged = judgements(dataset, text_ids=True, files=True)
+    per_user = pinned("trectools", dataset, variant)
+    means = PINNED["trectools"]["data"][dataset][f"{variant}:mean"]
+    assert_trectools(ours(judged, per_user, conventions), per_user, means)
+
+
+@xfail("no 'trectools' preset yet (trec_eval's with the switches of TRECTOOLS_TODAY)")
+@pytest.mark.parametrize("dataset", DATASETS)
+def test_trectools_preset(dataset):
+    judged = judgements(dataset, text_ids=True, files=True)
+    per_user = pinned("trectools", dataset)
+    means = PINNED["trectools"]["data"][dataset]["default:mean"]
+    assert_trectools(ours(judged, per_user, preset("trectools")), per_user, means)
