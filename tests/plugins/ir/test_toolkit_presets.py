@@ -304,22 +304,31 @@ def test_lenskit_average_precision_raises_on_a_user_without_held_out_items():
 #: recpack 0.3.6 as today's switches say it: PrecisionK over K, RecallK over |held out|,
 #: CalibratedRecallK over min(K, |held out|), DCGK and NDCGK binary with log2 and the
 #: ideal of min(K, |held out|) items; users without held-out items are dropped. These are
-#: RecBole's conventions.
-RECPACK_TODAY = PRESETS["recbole"]()
-#: recpack takes each row's top K with numpy's argpartition, which leaves tied scores in no
-#: defined order: no tie switch reproduces it, so it is compared on tie-free scores.
-TIE_FREE = [name for name in DATASETS if name != "tied"]
+#: RecBole's conventions. Tied scores by item id ascending, as the ``tie-free`` values
+#: were scored.
+RECPACK_TODAY = PRESETS["recbole"](ties="item_asc")
+#: The datasets whose lists have no tied scores.
+TIE_FREE = [
+    name
+    for name, (scores, _, _) in DATASETS.items()
+    if all(len(set(s.values())) == len(s) for s in scores.values())
+]
 
 
-@pytest.mark.parametrize("dataset", TIE_FREE)
+@pytest.mark.parametrize("dataset", DATASETS)
 def test_recpack_measures_today_switches_reproduce(dataset):
+    """On scores without ties (recpack leaves tied scores in the order numpy's
+    argpartition leaves them, which no tie switch reproduces): the datasets without
+    ties as they are, and every dataset scored by position (``tie-free``)."""
     judged = judgements(dataset)
-    expected = pinned("recpack", dataset, measures={"precision", "recall", "dcg", "ndcg", "rr"})
-    assert_same_users(ours(judged, expected, RECPACK_TODAY), expected)
-    calibrated = pinned("recpack", dataset, measures={"calibrated_recall"})
-    conventions = RECPACK_TODAY.with_(recall_denominator="min_k_labels")
-    got = ours(judged, calibrated, conventions, rename={"calibrated_recall": "recall"})
-    assert_same_users(got, calibrated)
+    variants = ["tie-free", "default"] if dataset in TIE_FREE else ["tie-free"]
+    for variant in variants:
+        expected = pinned("recpack", dataset, variant, {"precision", "recall", "dcg", "ndcg", "rr"})
+        assert_same_users(ours(judged, expected, RECPACK_TODAY), expected)
+        calibrated = pinned("recpack", dataset, variant, {"calibrated_recall"})
+        conventions = RECPACK_TODAY.with_(recall_denominator="min_k_labels")
+        got = ours(judged, calibrated, conventions, rename={"calibrated_recall": "recall"})
+        assert_same_users(got, calibrated)
 
 
 @pytest.mark.parametrize(
@@ -349,10 +358,10 @@ def test_recpack_measures_today_switches_reproduce(dataset):
     ],
 )
 def test_recpack_preset(measures, switches):
-    for dataset in TIE_FREE:
-        expected = pinned("recpack", dataset, measures=measures)
-        got = ours(judgements(dataset), expected, preset("recpack", **switches))
-        assert_same_users(got, expected)
+    for dataset in DATASETS:
+        expected = pinned("recpack", dataset, "tie-free", measures)
+        conventions = preset("recpack", ties="item_asc", **switches)
+        assert_same_users(ours(judgements(dataset), expected, conventions), expected)
 
 
 # -- cornac -----------------------------------------------------------------------------------

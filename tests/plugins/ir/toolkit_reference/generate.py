@@ -168,18 +168,17 @@ def recpack_values(scores, labels, items):
     """recpack.metrics' classes, ``metric.calculate(y_true, y_pred)`` then ``results``:
     ``y_true`` the binary users x items matrix of held-out items (as a scenario's
     ``test_data_out.binary_values``), ``y_pred`` the scores as a sparse matrix (an
-    item not recommended has no entry); recpack takes each row's top K itself and
-    drops the users without a held-out item. HitK is elementwise: a user's value is
-    the number of hits in the top K (what ``HitK.value`` averages)."""
+    item not recommended has no entry); recpack takes each row's top K itself
+    (numpy's argpartition: tied scores in no defined order) and drops the users
+    without a held-out item. HitK is elementwise: a user's value is the number of
+    hits in the top K (what ``HitK.value`` averages). ``tie-free``: the same lists
+    scored by their position (ties broken by item id ascending) before recpack
+    sees them."""
     from recpack import metrics as M
     from scipy.sparse import csr_matrix
 
     users = list(scores)
     shape = (len(users), max(items) + 1)
-    rows = [(n, i, s) for n, u in enumerate(users) for i, s in scores[u].items()]
-    y_pred = csr_matrix(
-        ([s for _, _, s in rows], ([n for n, _, _ in rows], [i for _, i, _ in rows])), shape
-    )
     held = [(n, i) for n, u in enumerate(users) for i in labels[u]]
     y_true = csr_matrix((np.ones(len(held)), ([n for n, _ in held], [i for _, i in held])), shape)
     listwise = {
@@ -190,21 +189,32 @@ def recpack_values(scores, labels, items):
         "ndcg": M.NDCGK,
         "rr": M.ReciprocalRankK,
     }
-    out = {"default": {}}
-    for k in KS:
-        for name, cls in listwise.items():
-            metric = cls(k)
-            metric.calculate(y_true, y_pred)
-            results = metric.results
-            out["default"][f"{name}@{k}"] = {
-                users[int(n)]: _value(v)
-                for n, v in zip(results["user_id"], results["score"], strict=True)
-            }
-        hit = M.HitK(k)
-        hit.calculate(y_true, y_pred)
-        per_user = hit.results.groupby("user_id")["score"].sum()
-        out["default"][f"hits@{k}"] = {users[int(n)]: _value(v) for n, v in per_user.items()}
-    return out
+
+    def measured(by_user):
+        rows = [(n, i, s) for n, u in enumerate(users) for i, s in by_user[u].items()]
+        y_pred = csr_matrix(
+            ([s for _, _, s in rows], ([n for n, _, _ in rows], [i for _, i, _ in rows])), shape
+        )
+        out = {}
+        for k in KS:
+            for name, cls in listwise.items():
+                metric = cls(k)
+                metric.calculate(y_true, y_pred)
+                results = metric.results
+                out[f"{name}@{k}"] = {
+                    users[int(n)]: _value(v)
+                    for n, v in zip(results["user_id"], results["score"], strict=True)
+                }
+            hit = M.HitK(k)
+            hit.calculate(y_true, y_pred)
+            per_user = hit.results.groupby("user_id")["score"].sum()
+            out[f"hits@{k}"] = {users[int(n)]: _value(v) for n, v in per_user.items()}
+        return out
+
+    by_position = {
+        u: {i: float(len(s) - r) for r, i in enumerate(ranked(s))} for u, s in scores.items()
+    }
+    return {"default": measured(scores), "tie-free": measured(by_position)}
 
 
 # -- cornac --------------------------------------------------------------------------------

@@ -3,14 +3,19 @@
 ``five_users`` and ``random`` are the ranked lists of ``ir_reference/data.py``
 (grades 1-3, users with no labels, empty lists, lists shorter than k);
 ``tied`` gives scores with many ties, for the toolkits that order a list
-themselves. Every dataset is ``(scores, labels, items)``: ``scores[u]`` maps
-each recommended item to its score (the lists of ``ir_reference`` as
+themselves; ``movielens`` is 60 MovieLens-100k users with a popularity
+model's top 20 (tied counts) and their held-out ratings of 4 and 5
+(``movielens_sample.json``, written by ``make_movielens_sample.py``).
+
+Every dataset is ``(scores, labels, items)``: ``scores[u]`` maps each
+recommended item to its score (the lists of ``ir_reference`` as
 ``length - position``, so tie-free), ``labels[u]`` maps held-out items to
 grades, ``items`` is the catalogue.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -44,9 +49,20 @@ def tied_data(seed: int = 3, users: int = 40, items: int = 20):
     return scores, labels, list(range(1, items + 1))
 
 
+def movielens_sample():
+    """The MovieLens-100k sample, ids as ints."""
+    sample = json.loads(Path(__file__).with_name("movielens_sample.json").read_text())
+
+    def ints(by_user):
+        return {int(u): {int(i): v for i, v in d.items()} for u, d in by_user.items()}
+
+    return ints(sample["scores"]), ints(sample["labels"]), sample["items"]
+
+
 DATASETS = {
     **{name: (_scored(p), labels, items) for name, (p, labels, items) in LIST_DATASETS.items()},
     "tied": tied_data(),
+    "movielens": movielens_sample(),
 }
 
 
