@@ -15,7 +15,7 @@ from offeval_ir.choices import DEFAULT_MEASURES, named_runs
 from offeval_ir.conventions import Conventions
 from offeval_ir.files import read_qrels, read_run
 from offeval_ir.judgements import role_names
-from offeval_ir.measures import parse_measures
+from offeval_ir.measures import Measure, parse_measures
 from offeval_ir.run_statistics import RunEvaluation, check_randomization
 from offeval_ir.runs import evaluate_runs
 from offeval_ir.tables import (
@@ -71,20 +71,20 @@ def _same_file(a: str, b: str) -> bool:
     return Path(a).resolve() == Path(b).resolve()
 
 
-def _setup(args: argparse.Namespace) -> tuple[Conventions, list[str], dict]:
-    """Conventions, measure names (checked) and column mapping from the arguments."""
+def _setup(args: argparse.Namespace) -> tuple[Conventions, list[Measure], dict]:
+    """Conventions, measures (parsed once, here) and column mapping from the arguments."""
     overrides = parse_pairs(args.set, what="--set")
     conventions = active_registry().create("conventions", args.preset, **overrides)
-    measures = [m.name for m in parse_measures(args.measure or DEFAULT_MEASURES)]
+    measures = parse_measures(args.measure or DEFAULT_MEASURES)
     return conventions, measures, parse_pairs(args.column, typed=False, what="--column")
 
 
-def _stated(conventions: Conventions, args: argparse.Namespace, measures: list[str]) -> str:
+def _stated(conventions: Conventions, args: argparse.Namespace, measures: list[Measure]) -> str:
     """The line every output starts with: preset, overrides, per-measure switches."""
     sets = ", ".join(args.set) if args.set else "none"
     own = [
         f"{m.name}: {', '.join(f'{k}={v}' for k, v in (*m.overrides, *m.params))}"
-        for m in parse_measures(measures)
+        for m in measures
         if m.overrides or m.params
     ]
     line = f"conventions: preset {args.preset}, overrides {sets}"
@@ -116,7 +116,7 @@ def _named(frame: pd.DataFrame, columns: dict) -> pd.DataFrame:
 
 def _evaluated(
     args: argparse.Namespace,
-) -> tuple[Conventions, list[str], dict[str, OutputFile], RunEvaluation]:
+) -> tuple[Conventions, list[Measure], dict[str, OutputFile], RunEvaluation]:
     """Options checked, outputs checked, files read, runs evaluated: in that order."""
     conventions, measures, columns = _setup(args)
     outputs = _outputs(args)

@@ -74,126 +74,74 @@ from dataclasses import dataclass
 
 from offeval import ConfigurationError
 from offeval.plugin import check_choice, check_number, hint
-from offeval_ir.trec_params import check_trec_metric
+from offeval_ir.measure.declaration import Param
+from offeval_ir.measure.registry import DECLARATIONS, checked_param
+from offeval_ir.trec_catalogue import CATALOGUE, GROUPS, SUPPORTED
 
-#: Per offeval metric: whether it takes a cut-off, the parameters it accepts
-#: besides ``cutoff`` (as ir-measures names them), and its name in hints.
-_METRICS: dict[str, tuple[bool, tuple[str, ...], str]] = {
-    "precision": (True, ("rel",), "P"),
-    "recall": (True, ("rel",), "R"),
-    "f1": (True, ("rel",), "f1"),
-    "hit_rate": (True, ("rel",), "hit_rate"),
-    "ap": (True, ("rel",), "AP"),
-    "rr": (True, ("rel",), "RR"),
-    "dcg": (True, ("dcg",), "dcg"),
-    "ndcg": (True, ("dcg",), "nDCG"),
-    "idcg": (True, ("dcg",), "iDCG"),
-    "rprec": (False, ("rel",), "Rprec"),
-    "bpref": (False, ("rel",), "Bpref"),
-    "err": (True, (), "ERR"),
-    "rbp": (True, ("p", "rel"), "RBP"),
-    "success": (True, ("rel",), "Success"),
-    "judged": (True, (), "Judged"),
+#: Per offeval metric: whether it takes a cut-off, the parameters it accepts besides
+#: ``cutoff`` (as ir-measures names them), and its name in hints.
+_METRICS: dict[str, tuple[bool, dict[str, Param], str]] = {
+    d.name: (d.cutoff != "none", {p.name: p for p in d.params}, d.hint)
+    for d in DECLARATIONS.values()
+    if d.cutoff is not None
 }
+
+
+def _spelled(table: str, forms: tuple[str, ...] = ()) -> dict[str, tuple[str, str]]:
+    """{spelling: (metric, cut-off rule)} of the declarations' ``table`` spellings (trec_eval's
+    of the given forms)."""
+    return {
+        s.text: (d.name, s.cutoff)
+        for d in DECLARATIONS.values()
+        for s in getattr(d, table)
+        if not forms or s.form in forms
+    }
+
+
+def _trec(form: str) -> dict[str, tuple[str, tuple]]:
+    """{trec_eval spelling: (metric, its default parameters)} of one form."""
+    return {
+        s.text: (d.name, s.defaults)
+        for d in DECLARATIONS.values()
+        for s in d.trec_eval
+        if s.form == form
+    }
+
 
 # Cut-off rules of a spelling: "optional" (no cut-off: the whole list), "required", "none".
 _OWN = {m: (m, "optional" if cut else "none") for m, (cut, _, _) in _METRICS.items()}
-_IR_MEASURES = {
-    "P": ("precision", "required"),
-    "R": ("recall", "required"),
-    "AP": ("ap", "optional"),
-    "MAP": ("ap", "optional"),
-    "RR": ("rr", "optional"),
-    "MRR": ("rr", "optional"),
-    "nDCG": ("ndcg", "optional"),
-    "NDCG": ("ndcg", "optional"),
-    "Rprec": ("rprec", "none"),
-    "RPrec": ("rprec", "none"),
-    "Bpref": ("bpref", "none"),
-    "BPref": ("bpref", "none"),
-    "ERR": ("err", "optional"),
-    "RBP": ("rbp", "optional"),
-    "Success": ("success", "required"),
-    "Judged": ("judged", "optional"),
-    "SetP": ("precision", "none"),
-    "SetR": ("recall", "none"),
-    "SetF": ("f1", "none"),
-}
-_TREC_EVAL = {
-    "map": ("ap", "optional"),
-    "ndcg": ("ndcg", "optional"),
-    "recip_rank": ("rr", "optional"),
-    "Rprec": ("rprec", "none"),
-    "bpref": ("bpref", "none"),
-    "set_P": ("precision", "none"),
-    "set_recall": ("recall", "none"),
-    "set_F": ("f1", "none"),
-    "map_cut": ("ap", "required"),
-    "ndcg_cut": ("ndcg", "required"),
-}
+_IR_MEASURES = _spelled("ir_measures")
+_TREC_EVAL = _spelled("trec_eval", ("name",))
 #: trec_eval measures whose cut-offs follow the name: ``P_5``, ``ndcg_cut.10,20``.
-_TREC_CUTS = {
-    "P": "precision",
-    "recall": "recall",
-    "success": "success",
-    "map_cut": "ap",
-    "ndcg_cut": "ndcg",
-    "relative_P": "relative_P",
-    "unj": "unj",
-}
+_TREC_CUTS = {name: metric for name, (metric, _) in _trec("cut").items()}
 #: trec_eval's default cut-offs (m_P.c and the others; success and unj their own).
 _TREC_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
-_TREC_DEFAULT_CUTS = {"success": (1, 5, 10), "unj": (5, 10, 20)}
+_TREC_DEFAULT_CUTS = {name: cuts for name, (_, cuts) in _trec("cut").items() if cuts}
 #: trec_eval measures at levels written as decimals: ``iprec_at_recall_0.10``.
-_TREC_LEVELS = {"iprec_at_recall": "iprec_at_recall", "Rprec_mult": "Rprec_mult"}
-_TREC_DEFAULT_LEVELS = {
-    "iprec_at_recall": tuple(round(0.1 * i, 1) for i in range(11)),
-    "Rprec_mult": tuple(round(0.2 * i, 1) for i in range(1, 11)),
-}
+_TREC_LEVELS = {name: metric for name, (metric, _) in _trec("level").items()}
+_TREC_DEFAULT_LEVELS = {name: levels for name, (_, levels) in _trec("level").items()}
 #: trec_eval measures with one free parameter string, labelled ``name_<string>``.
-_TREC_FREE = {
-    "utility": "utility",
-    "11pt_avg": "11pt_avg",
-    "ndcg": "trec_ndcg",
-    "G": "G",
-    "ndcg_rel": "ndcg_rel",
-    "Rndcg": "Rndcg",
-    "rbp": "trec_rbp",
-}
+_TREC_FREE = {name: metric for name, (metric, _) in _trec("free").items()}
 _TREC_PARAMETERISED = {**_TREC_CUTS, **_TREC_LEVELS, **_TREC_FREE}
-#: trec_eval's names of measures without parameters that are not offeval metrics, with
-#: how their per-user values aggregate (its counts are summed, gm_* geometric means).
-#: ``rbp`` alone is trec_eval's RBP (graded gains, p = 0.9); ``RBP``, ``rbp@k`` and
-#: ``RBP(p=...)`` are offeval's (binary relevance at the threshold, p = 0.8 unless given).
+#: trec_eval's names of measures without parameters, with how their per-user values
+#: aggregate (its counts are summed, gm_* geometric means). ``rbp`` alone is trec_eval's
+#: RBP (graded gains, p = 0.9); ``RBP``, ``rbp@k`` and ``RBP(p=...)`` are offeval's
+#: (binary relevance at the threshold, p = 0.8 unless given).
 _TREC_PLAIN = {
-    "num_q": ("num_q", "sum"),
-    "num_ret": ("num_ret", "sum"),
-    "num_rel": ("num_rel", "sum"),
-    "num_rel_ret": ("num_rel_ret", "sum"),
-    "num_nonrel_judged_ret": ("num_nonrel_judged_ret", "sum"),
-    "gm_map": ("ap", "geometric"),
-    "gm_bpref": ("bpref", "geometric"),
-    "infAP": ("infAP", "mean"),
-    "binG": ("binG", "mean"),
-    "G": ("G", "mean"),
-    "ndcg_rel": ("ndcg_rel", "mean"),
-    "Rndcg": ("Rndcg", "mean"),
-    "set_relative_P": ("set_relative_P", "mean"),
-    "set_map": ("set_map", "mean"),
-    "utility": ("utility", "mean"),
-    "11pt_avg": ("11pt_avg", "mean"),
-    "rbp": ("trec_rbp", "mean"),
-    "rbp_resid": ("rbp_resid", "mean"),
-    "dcg": ("dcg", "mean"),
-    "ideal_dcg": ("idcg", "mean"),
+    s.text: (d.name, s.aggregate)
+    for d in DECLARATIONS.values()
+    for s in d.trec_eval
+    if s.form == "plain"
 }
-#: offeval's names for measures no peer spells: the ideal DCG and post-normalised nDCG.
-_EXTRA = {
-    "iDCG": ("idcg", "optional"),
-    "pnDCG": ("ndcg", "optional"),
-}
+#: offeval's other names: the ideal DCG and post-normalised nDCG.
+_EXTRA = {s.text: (d.name, s.cutoff) for d in DECLARATIONS.values() for s in d.aliases}
 #: Spellings (lower case) whose per-user values aggregate otherwise than by their mean.
-_AGGREGATES = {"pndcg": "ratio"}
+_AGGREGATES = {
+    s.text.lower(): s.aggregate
+    for d in DECLARATIONS.values()
+    for s in (*d.aliases, *d.ir_measures)
+    if s.aggregate != "mean"
+}
 _SPELLINGS = {**_TREC_EVAL, **_IR_MEASURES, **_EXTRA, **_OWN}
 _ANY_CASE: dict[str, tuple[str, str]] = {}
 for _table in (_OWN, _IR_MEASURES, _EXTRA, _TREC_EVAL):  # offeval's own spelling wins a case clash
@@ -202,25 +150,25 @@ for _table in (_OWN, _IR_MEASURES, _EXTRA, _TREC_EVAL):  # offeval's own spellin
             _ANY_CASE.setdefault(_name.lower(), _entry)
 del _table, _name, _entry
 
-#: ir-measures' DCG formulations as offeval conventions.
-_DCG = {
-    "log2": (("gain", "linear"), ("log_base", 2.0)),
-    "exp-log2": (("gain", "exponential"), ("log_base", 2.0)),
-}
-_RBP_P = 0.8
 
-KNOWN = (
-    "ir-measures: P@k, R@k, AP[@k] (MAP), RR[@k] (MRR), nDCG[@k], Rprec, Bpref, ERR[@k], "
-    "RBP[@k], Success@k, Judged[@k], SetP, SetR, SetF, with parameters as in P(rel=2)@5; "
-    "trec_eval: P_k, recall_k, success_k, map, map_cut_k, ndcg, ndcg_cut_k, recip_rank, "
-    "Rprec, bpref, set_P, set_recall, set_F (k may be a list: ndcg_cut.10,20), num_ret, "
-    "num_rel, num_rel_ret, num_nonrel_judged_ret, num_q, gm_map, gm_bpref, "
-    "iprec_at_recall_x, Rprec_mult_x, relative_P_k, unj_k, 11pt_avg, utility, "
-    "set_relative_P, set_map, binG, G, ndcg_rel, Rndcg, infAP, ideal_dcg, rbp, rbp_resid; "
-    "offeval: "
-    "precision, recall, f1, hit_rate, ap, rr, dcg, ndcg, idcg (iDCG), pnDCG, err, rbp, "
-    "success, judged, each [@k], rprec, bpref"
-)
+def _known() -> str:
+    """The accepted names, by toolkit."""
+
+    def cut(text: str, rule: str) -> str:
+        return {"optional": f"{text}[@k]", "required": f"{text}@k", "none": text}[rule]
+
+    ir_names = ", ".join(cut(n, rule) for n, (_, rule) in _IR_MEASURES.items())
+    trec_names = [f"{n}_k" for n in _TREC_CUTS] + [f"{n}_x" for n in _TREC_LEVELS]
+    trec_names += [n for n in {**_TREC_EVAL, **_TREC_PLAIN} if n not in _TREC_CUTS]
+    own = [cut(n, rule) for n, (_, rule) in {**_OWN, **_EXTRA}.items()]
+    return (
+        f"ir-measures: {ir_names}, with parameters as in P(rel=2)@5; trec_eval: "
+        f"{', '.join(dict.fromkeys(trec_names))} (k may be a list: ndcg_cut.10,20); "
+        f"offeval: {', '.join(own)}"
+    )
+
+
+KNOWN = _known()
 """The accepted names, as error messages list them."""
 
 _IR_FORM = re.compile(r"(?P<name>[^\W\d]\w*)\s*(?:\((?P<params>.*)\))?\s*(?:@(?P<cut>.*))?", re.S)
@@ -266,23 +214,16 @@ class Measure:
         return self.name
 
 
-#: offeval metrics whose per-user value lies in [0, 1] under every convention: the normal
-#: intervals of their means (and of pnDCG's ratio) are clipped to [0, 1].
-UNIT_INTERVAL = frozenset(
-    {"precision", "recall", "f1", "hit_rate", "ap", "rr", "ndcg", "rprec", "bpref", "err"}
-    | {"rbp", "success", "judged"}
-)
-
-
 def value_range(label: str) -> tuple[float, float] | None:
-    """(0, 1) where the measure ``label`` names is a mean or ratio of values in [0, 1]
-    (:data:`UNIT_INTERVAL`); None for the others, and for a label that names no measure."""
+    """The range of the measure ``label`` names where it is a mean or ratio of per-user
+    values its declaration bounds (``value_range``); None for the others, and for a label
+    that names no measure."""
     try:
         measure = parse_measure(label)
     except ConfigurationError:
         return None
-    bounded = measure.metric in UNIT_INTERVAL and measure.aggregate in ("mean", "ratio")
-    return (0.0, 1.0) if bounded else None
+    bounds = DECLARATIONS[measure.metric.partition(":")[0]].value_range
+    return bounds if measure.aggregate in ("mean", "ratio") else None
 
 
 def parse_measure(text: str) -> Measure:
@@ -383,8 +324,8 @@ def _parse(text: str, *, suggest: bool = True) -> list[Measure]:
     metric, rule = entry
     spelling = form["name"]
     raw = _split_params(form["params"], label) if form["params"] is not None else {}
-    _, accepted, _ = _METRICS[metric]
-    accepted = accepted + (("cutoff",) if rule != "none" else ())
+    declared = _METRICS[metric][1]
+    accepted = (*declared, *(("cutoff",) if rule != "none" else ()))
     for param in raw:
         if param not in accepted:
             allowed = ", ".join(sorted(accepted)) or "none"
@@ -406,17 +347,10 @@ def _parse(text: str, *, suggest: bool = True) -> list[Measure]:
             f"{label!r} needs a cut-off: write {spelling}{joint}k (as in {spelling}{joint}10)"
         )
     overrides: dict[str, object] = {}
-    params: dict[str, object] = {"p": _RBP_P} if metric == "rbp" else {}
-    if "rel" in raw:
-        overrides["relevance_threshold"] = _number(raw["rel"], "rel", label)
-    if "dcg" in raw:
-        value = check_choice(_unquote(raw["dcg"]), f"{label!r}: dcg", sorted(_DCG))
-        overrides.update(_DCG[value])
-    if "p" in raw:
-        persistence = f"{label!r}: RBP's persistence p"
-        params["p"] = check_number(
-            _number(raw["p"], "p", label), persistence, high=1, high_open=True, rule="in (0, 1)"
-        )
+    params = {p.name: p.default for p in declared.values() if p.recorded}
+    for name, text in raw.items():
+        if name != "cutoff":
+            _stated(declared[name], text, label, overrides, params)
     aggregate = _AGGREGATES.get(spelling.lower(), "mean")
     return [
         Measure(
@@ -431,7 +365,31 @@ def _parse(text: str, *, suggest: bool = True) -> list[Measure]:
 
 
 #: trec_eval's cut-off measures that no other table spells: ``unj@3`` is ``unj_3``.
-_TREC_ONLY_CUTS = ("relative_P", "unj")
+_TREC_ONLY_CUTS = tuple(
+    name for name, metric in _TREC_CUTS.items() if DECLARATIONS[metric].provider == "trec_eval"
+)
+
+
+def _stated(param: Param, text: str, label: str, overrides: dict, params: dict) -> None:
+    """A parameter's value as the string states it, into the convention ``overrides`` or the
+    measure's ``params`` (see :class:`~offeval_ir.measure.declaration.Param`)."""
+    if param.choices is not None:
+        value = check_choice(_unquote(text), f"{label!r}: {param.name}", sorted(param.choices))
+        overrides.update(param.choices[value])
+        return
+    value = _number(text, param.name, label)
+    if param.high is not None:
+        value = check_number(
+            value,
+            f"{label!r}: {param.doc} {param.name}",
+            high=param.high,
+            high_open=True,
+            rule=f"in (0, {param.high:g})",
+        )
+    if param.recorded:
+        params[param.name] = value
+    else:
+        overrides[param.switch] = value
 
 
 def _trec_at(form: re.Match, label: str) -> list[Measure]:
@@ -449,7 +407,7 @@ def _trec_cuts(label: str) -> list[Measure] | None:
     ``utility.2,-1,0,0``) and its names of measures only it has (``num_ret``, ``binG``,
     bare ``rbp``, ...): their measures, labelled as trec_eval prints them; None when
     ``label`` is not of this form."""
-    if label in ("relative_P", "unj", *_TREC_LEVELS):
+    if label in (*_TREC_ONLY_CUTS, *_TREC_LEVELS):
         example = {"relative_P": "5", "unj": "5"}.get(label, "0.10")
         raise ConfigurationError(
             f"{label!r} needs a {'cut-off' if label in _TREC_CUTS else 'level'}: write "
@@ -510,17 +468,15 @@ def _trec_parameterised(
     # trec_eval's measures with one parameter string, printed as given
     if rest is None or rest == "":
         return [Measure(metric, None, (), typed)]
-    if base == "ndcg":
-        metric = "trec_ndcg"
     full = f"{metric}:{_trec_param_text(base, rest, label)}"
     _check_trec(full, base, label)
     return [Measure(full, None, (), f"{typed}_{rest}")]
 
 
 def _check_trec(metric: str, base: str, label: str) -> None:
-    """trec_measures' check of ``metric`` with its parameter, its error naming ``label``."""
+    """The registry's check of ``metric`` with its parameter, its error naming ``label``."""
     try:
-        check_trec_metric(metric, None, base)
+        checked_param(metric, None, base)
     except ConfigurationError as error:
         raise ConfigurationError(f"{label!r}: {error}") from None
 
@@ -563,38 +519,14 @@ def _atof(text: str, label: str) -> float:
     return float(value)
 
 
-#: trec_eval's measures in the order it computes and prints them (measures.c), with
-#: the ones offeval has not (runid, relstring: not numbers; the prefs and jg measures).
-TREC_EVAL_ORDER = (
-    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec",
-    "bpref", "recip_rank", "iprec_at_recall", "P", "relstring", "recall", "infAP",
-    "gm_bpref", "Rprec_mult", "utility", "11pt_avg", "binG", "G", "dcg", "ideal_dcg",
-    "ndcg", "ndcg_rel", "Rndcg", "ndcg_cut", "map_cut", "relative_P", "success", "set_P",
-    "set_relative_P", "set_recall", "set_map", "set_F", "num_nonrel_judged_ret", "rbp",
-    "rbp_resid", "unj",
-)  # fmt: skip
-#: trec_eval's measure groups (its nicknames, measures.c), in its order.
-TREC_EVAL_GROUPS = {
-    "official": (
-        "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec",
-        "bpref", "recip_rank", "iprec_at_recall", "P",
-    ),
-    "set": (
-        "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P",
-        "set_recall", "set_relative_P", "set_map", "set_F",
-    ),
-    "all_trec": (
-        "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec",
-        "bpref", "recip_rank", "iprec_at_recall", "P", "relstring", "recall", "unj", "rbp",
-        "rbp_resid", "infAP", "gm_bpref", "utility", "11pt_avg", "ndcg", "relative_P",
-        "Rprec_mult", "success", "map_cut", "ndcg_cut", "ndcg_rel", "Rndcg", "binG", "G",
-        "set_P", "set_recall", "set_relative_P", "set_map", "set_F", "num_nonrel_judged_ret",
-    ),
-}  # fmt: skip
+#: trec_eval's measures offeval has, in the order trec_eval computes and prints them.
+TREC_EVAL_ORDER = SUPPORTED
+#: trec_eval's measure groups (its nicknames, measures.c) offeval computes.
+TREC_EVAL_GROUPS = {g: members for g, members in GROUPS.items() if set(members) <= set(SUPPORTED)}
 #: trec_eval's measures and groups offeval does not have (other qrels formats).
-_TREC_EVAL_ELSEWHERE = (
-    "all_prefs", "prefs", "qrels_jg", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg", "yaap",
-)  # fmt: skip
+_TREC_EVAL_ELSEWHERE = tuple(
+    n for n in (*CATALOGUE, *GROUPS) if n not in (*SUPPORTED, *TREC_EVAL_GROUPS)
+)
 #: trec_eval's values that are not measures: the caller prints them (runid, relstring).
 TREC_EVAL_TEXT = ("runid", "relstring")
 

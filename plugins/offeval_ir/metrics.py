@@ -1,8 +1,9 @@
 """Top-n metrics for all users at once, at many cut-offs, under explicit conventions.
 
-:func:`compute` also takes trec_eval's own measures (``num_ret``, ``infAP``,
-``iprec_at_recall:0.1``, ...), defined in :mod:`offeval_ir.trec_measures`;
-:class:`MetricResult` says how each column aggregates (:data:`AGGREGATIONS`).
+:func:`compute` hands each metric to the provider its declaration names
+(:mod:`offeval_ir.measure.registry`): offeval's kernels, or trec_eval's own measures
+(``num_ret``, ``infAP``, ``iprec_at_recall:0.1``, ...); :class:`MetricResult` says how
+each column aggregates (:data:`AGGREGATIONS`).
 """
 
 from __future__ import annotations
@@ -18,31 +19,15 @@ from offeval.plugin import check_whole
 from offeval_ir.conventions import Conventions
 from offeval_ir.hints import switch
 from offeval_ir.judgements import Judgements, in_tie_order
-from offeval_ir.trec_measures import TREC_METRICS, is_trec_metric, trec_columns
+from offeval_ir.measure.registry import PROVIDERS, declaration, names
 
 #: The metrics computed when none are named.
 DEFAULT_METRICS = ("precision", "recall", "f1", "hit_rate", "ap", "rr", "dcg", "ndcg")
-#: Every metric: the defaults, R-precision, bpref (trec_eval's), Success@k (a relevant
-#: item in the top k; hit_rate under its IR name), Judged@k (share of the top k judged),
-#: ERR@k (Chapelle et al. 2009), RBP (Moffat and Zobel 2008: binary relevance at the
-#: threshold, ir-measures' RBP; trec_eval's graded rbp is trec_measures' ``trec_rbp``)
-#: and RBP's residual (the weight of unjudged ranks and of the ranks past the list: the
-#: most RBP could rise; trec_eval's rbp_resid, 0 without unjudged ranks, is ``rbp_resid``),
-#: and ``idcg``, the ideal DCG that ``ndcg`` divides by (under the same conventions, at
-#: the same cut-off; post-normalised nDCG is mean dcg over mean idcg).
-METRICS = (
-    *DEFAULT_METRICS,
-    "idcg",
-    "rprec",
-    "bpref",
-    "success",
-    "judged",
-    "err",
-    "rbp",
-    "rbp_residual",
-)
-#: Metrics whose expected value under random tie order is the average of per-rank values.
-TIE_LINEAR = ("precision", "recall", "dcg", "ndcg", "judged", "idcg")
+#: offeval's metrics: the defaults, then every other measure its kernels compute
+#: (:mod:`offeval_ir.measure`); trec_eval's own are :data:`TREC_METRICS`.
+METRICS = (*DEFAULT_METRICS, *(m for m in names("offeval") if m not in DEFAULT_METRICS))
+#: trec_eval's measures only its provider computes (a parameter after ``:``).
+TREC_METRICS = names("trec_eval")
 
 
 #: Why a user has no value (codes of :attr:`MetricResult.reasons`; 0: the user is
@@ -140,59 +125,6 @@ class MetricResult:
         return f"MetricResult({self.conventions.name}: {means})"
 
 
-def _discounts(n: int, base: float) -> np.ndarray:
-    return np.log(base) / np.log(np.arange(2, n + 2))
-
-
-def _upto(matrix: np.ndarray, k: int, weights: np.ndarray | None = None) -> np.ndarray:
-    """Per user, the (weighted) sum of the first k columns (all of them when k is larger)."""
-    head = matrix[:, :k]
-    if weights is None:
-        return head.sum(axis=1)
-    return head @ weights[: head.shape[1]]
-
-
-def _running(cumulative: np.ndarray, k: int) -> np.ndarray:
-    """Per user, the sum of the first k columns read from their running sums
-    (``np.cumsum(terms, axis=1)``: added left to right, as trec_eval adds a query's
-    terms rank by rank); 0 for no columns."""
-    if cumulative.shape[1] == 0:
-        return np.zeros(len(cumulative))
-    return cumulative[:, min(k, cumulative.shape[1]) - 1]
-
-
-def _precision_terms(rel: np.ndarray):
-    """k -> per user, sum over ranks i <= k of rel_i * hits_i / i (the numerator of AP@k).
-
-    Only the relevant cells are visited: hits_i is the running sum of rel
-    over each user's relevant cells.
-    """
-    users, cols = np.nonzero(rel)
-    values = rel[users, cols]
-    running = np.cumsum(values)
-    first = np.flatnonzero(np.r_[True, users[1:] != users[:-1]]) if users.size else users
-    lengths = np.diff(np.r_[first, users.size])
-    hits = running - np.repeat(running[first] - values[first], lengths)
-    terms = values * hits / (cols + 1)
-
-    def upto(k: int) -> np.ndarray:
-        inside = cols < k
-        return np.bincount(users[inside], weights=terms[inside], minlength=rel.shape[0])
-
-    return upto
-
-
-def _tie_mean(values: np.ndarray, groups: np.ndarray) -> np.ndarray:
-    """Replace each per-rank value by the mean of its tie group (expected value)."""
-    valid = groups >= 0
-    g = groups[valid]
-    sums = np.bincount(g, weights=values[valid])
-    counts = np.bincount(g)
-    out = np.zeros_like(values)
-    out[valid] = (sums / counts)[g]
-    return out
-
-
 def compute(
     judgements: Judgements,
     metrics: Sequence[str] = DEFAULT_METRICS,
@@ -210,10 +142,9 @@ def compute(
     are ordered by ``conventions.ties``; negative label grades are read as
     ``conventions.negative_grades`` says.
 
-    ``metrics`` may also name trec_eval's own measures
-    (:data:`offeval_ir.trec_measures.TREC_METRICS`, a parameter after ``:``,
-    as ``iprec_at_recall:0.1`` or ``utility:2,-1,0,0``): each is computed on
-    the lists cut at k (trec_eval's ``-M k``), and ``relative_P`` and ``unj``,
+    ``metrics`` may also name trec_eval's own measures (:data:`TREC_METRICS`, a
+    parameter after ``:``, as ``iprec_at_recall:0.1`` or ``utility:2,-1,0,0``): each is
+    computed on the lists cut at k (trec_eval's ``-M k``), and ``relative_P`` and ``unj``,
     whose k is part of their definition, are NaN without a cut-off.
     """
     conv = conventions or Conventions()
@@ -226,148 +157,37 @@ def compute(
             base_conv = replace(conv, per_metric=())
             parts.insert(0, compute(judgements, base, _ks_of(ks, base), base_conv))
         return _merge(parts, conv, _column_names(metrics, _cutoffs(metrics, ks)))
-    trec = [m for m in metrics if is_trec_metric(m)]
-    unknown = set(metrics) - set(METRICS) - set(trec)
+    declared = {m: declaration(m) for m in metrics}
+    unknown = [m for m, d in declared.items() if d is None]
     if unknown:
         raise ConfigurationError(
             f"unknown metrics {sorted(unknown)}; known: {list(METRICS)} and trec_eval's "
-            f"{list(TREC_METRICS)} (see offeval_ir.trec_measures)"
+            f"{list(TREC_METRICS)} (see offeval_ir.measure.trec_eval)"
         )
     cutoffs = _cutoffs(metrics, ks)  # metric -> its cut-offs
-    ks = list(dict.fromkeys(k for m in metrics for k in cutoffs[m]))
-    negative = _negative_grades(judgements, conv)
+    _negative_grades(judgements, conv)
     tied = judgements.tie_group is not None and conv.ties == "expected"
-    if tied and set(metrics) - set(TIE_LINEAR):
+    untied = sorted(m for m, d in declared.items() if not d.tie_linear)
+    if tied and untied:
         raise ConfigurationError(
             "ties='expected' is defined here for precision, recall, dcg and ndcg; for "
-            f"{sorted(set(metrics) - set(TIE_LINEAR))} choose a deterministic tie policy "
+            f"{untied} choose a deterministic tie policy "
             f"({switch('ties', 'item_desc')}, item_asc or input_order)"
         )
-    j = in_tie_order(judgements, conv)
-    # ranks past the largest cut-off never matter (tie groups are averaged first, in full)
-    n_ranks = j.max_length if None in ks else min(j.max_length, int(max(ks)))
-    width = j.max_length if tied else n_ranks
-    grades = np.maximum(j.grades[:, :width], 0) if negative else j.grades[:, :width]
-    rel = (grades >= conv.relevance_threshold).astype(float)
-    if conv.nonpositive_scores == "irrelevant" and j.positive is not None:
-        rel *= j.positive[:, :width]
-    gains_of = (lambda g: g) if conv.gain == "linear" else (lambda g: np.expm1(g * np.log(2)))
-    graded = grades if conv.dcg_relevance == "graded" else rel
-    trec_values = (
-        trec_columns(j, trec, {m: cutoffs[m] for m in trec}, conv.relevance_threshold)
-        if trec
-        else {}
-    )
-    wanted = set(metrics) - set(trec)
-    gain = gains_of(graded) if wanted & {"dcg", "ndcg", "idcg"} else None
-    judged = (
-        j.judged[:, :width].astype(float) if wanted & {"judged", "bpref", "rbp_residual"} else None
-    )
-    if tied:
-        if judged is not None:
-            judged = _tie_mean(judged, j.tie_group)[:, :n_ranks]
-        rel = _tie_mean(rel, j.tie_group)[:, :n_ranks]
-        gain = _tie_mean(gain, j.tie_group)[:, :n_ranks] if gain is not None else None
-        graded = graded[:, :n_ranks]
-    discounts = _discounts(n_ranks, conv.log_base)
-    precision_terms = _precision_terms(rel) if "ap" in wanted else None
-    first_hit = np.full(j.n_users, np.inf)
-    if n_ranks and "rr" in wanted:
-        found = rel.any(axis=1)
-        first_hit[found] = np.argmax(rel[found] > 0, axis=1) + 1
-    n_rel = j.n_relevant(conv.relevance_threshold).astype(float)
-    err_terms = _err_terms(grades[:, :n_ranks], conv.err_max_grade) if "err" in wanted else None
-    rbp_weights = (1 - conv.rbp_persistence) * conv.rbp_persistence ** np.arange(n_ranks)
-    hits_before = np.cumsum(rel, axis=1) if "rprec" in wanted else None
-    bpref_terms = None
-    if "bpref" in wanted:  # trec_eval's bpref: a negative grade is not a judgement
-        n_judged = j.n_judged - (j.label_grades < 0).sum(axis=1) if negative else j.n_judged
-        scored = judged * (j.grades[:, :n_ranks] >= 0) if negative else judged
-        # added rank by rank, as trec_eval adds them: its terms are fractions with small
-        # denominators, so a value often lies on a tie of the fourth decimal, and numpy's
-        # pairwise sum would round some of those the other way
-        bpref_terms = np.cumsum(_bpref_terms(rel, scored, n_rel, n_judged), axis=1)
     if tied and conv.ideal == "list":
         raise ConfigurationError(
             "ideal='list' needs a definite top k: use a deterministic tie policy "
             f"({switch('ties', 'item_desc')}), or {switch('ideal', 'labels')}"
         )
-    ideal = (
-        _ideal_labels(j, conv, gains_of)
-        if conv.ideal == "labels" and wanted & {"ndcg", "idcg"}
-        else None
-    )
-    ideal_discounts = _discounts(ideal.shape[1], conv.log_base) if ideal is not None else None
-
-    columns = {}
-    for k in ks:
-        kk = n_ranks if k is None else int(k)  # columns read
-        cut = j.lengths.astype(float) if k is None else float(kk)  # no cut-off: the user's list
-        suffix = "" if k is None else f"@{k}"
-        in_list = np.minimum(cut, j.lengths)
-        at_k = [m for m in metrics if k in cutoffs[m]]  # the columns computed at k
-        here = wanted.intersection(at_k)
-        h = (
-            _upto(rel, kk)
-            if here & {"precision", "recall", "f1", "hit_rate", "ap", "success"}
-            else None
-        )
-        values = {}
-        with np.errstate(divide="ignore", invalid="ignore"):
-            if h is not None:
-                p = h / (cut if conv.precision_denominator == "k" else in_list)
-                r = h / (n_rel if conv.recall_denominator == "labels" else np.minimum(cut, n_rel))
-                values.update(
-                    precision=p,
-                    recall=r,
-                    hit_rate=(h > 0).astype(float),
-                    f1=np.where(p + r > 0, 2 * p * r / (p + r), 0.0),
-                    success=(h > 0).astype(float),
-                )
-            if "judged" in here:
-                den = cut if conv.precision_denominator == "k" else in_list
-                values["judged"] = _upto(judged, kk) / den
-            if "rprec" in here:
-                values["rprec"] = _r_precision(hits_before, n_rel, kk)
-            if "bpref" in here:
-                values["bpref"] = _running(bpref_terms, kk) / n_rel
-            if "err" in here:
-                values["err"] = _upto(err_terms, kk)
-            if "rbp" in here:
-                values["rbp"] = _upto(rel, kk, rbp_weights)
-            if "rbp_residual" in here:
-                # unjudged ranks of the list, then every rank past its end (or past k)
-                p_rbp, depth = conv.rbp_persistence, np.minimum(cut, j.lengths)
-                padding = p_rbp**depth - p_rbp ** min(kk, n_ranks)
-                unjudged = _upto(1 - judged, kk, rbp_weights) - padding
-                values["rbp_residual"] = unjudged + p_rbp**depth
-            if "ap" in here:
-                ap_den = {
-                    "hits": h,
-                    "min_k_list": in_list,
-                    "labels": n_rel,
-                    "min_k_labels": np.minimum(cut, n_rel),
-                }[conv.ap_denominator]
-                values["ap"] = np.where(ap_den > 0, precision_terms(kk) / ap_den, 0.0)
-            if "rr" in here:
-                values["rr"] = np.where(first_hit <= kk, 1 / first_hit, 0.0)
-            if here & {"dcg", "ndcg", "idcg"}:
-                if ideal is not None:
-                    idcg = _upto(ideal, ideal.shape[1] if k is None else kk, ideal_discounts)
-                else:
-                    idcg = _ideal_of_top_k(graded, kk, conv, gains_of)
-                values["dcg"] = _upto(gain, kk, discounts)
-                values["idcg"] = idcg
-                values["ndcg"] = np.where(idcg > 0, values["dcg"] / idcg, 0.0)
-        for name in at_k:
-            column = f"{name}{suffix}"
-            columns[column] = (
-                trec_values[column]
-                if name in trec
-                else np.nan_to_num(values[name], nan=0.0, posinf=0.0)
-            )
-    per_user = pd.DataFrame(columns, index=j.users)
+    j = in_tie_order(judgements, conv)
+    values: dict[str, np.ndarray] = {}
+    for provider in dict.fromkeys(d.provider for d in declared.values()):
+        own = {m: cutoffs[m] for m, d in declared.items() if d.provider == provider}
+        values.update(PROVIDERS[provider].resolve()(j, conv, own))
+    order = _column_names(metrics, cutoffs)
+    per_user = pd.DataFrame({column: values[column] for column in order}, index=j.users)
     per_user.index.name = "user"
+    n_rel = j.n_relevant(conv.relevance_threshold).astype(float)
     return _apply_edge_cases(per_user, j, conv, n_rel)
 
 
@@ -428,59 +248,12 @@ def _negative_grades(j: Judgements, conv: Conventions) -> bool:
     return negative
 
 
-def _err_terms(grades: np.ndarray, max_grade: float) -> np.ndarray:
-    """ERR's summands: P(stop at rank r) / r, stopping at grade g with (2^g - 1) / 2^max."""
-    stop = np.expm1(np.minimum(grades, max_grade) * np.log(2)) / 2.0**max_grade
-    reach = np.cumprod(1 - stop, axis=1)
-    reach = np.concatenate([np.ones((len(stop), 1)), reach[:, :-1]], axis=1)
-    return stop * reach / np.arange(1, stop.shape[1] + 1)
-
-
-def _r_precision(hits_before: np.ndarray, n_rel: np.ndarray, k: int) -> np.ndarray:
-    """Relevant items in the top R (the user's number of relevant labels), over R;
-    the list is cut at k."""
-    read = np.minimum(np.minimum(n_rel, k), hits_before.shape[1]).astype(np.int64)
-    rows = np.flatnonzero(read > 0)
-    hits = np.zeros(len(n_rel))
-    hits[rows] = hits_before[rows, read[rows] - 1]
-    return hits / n_rel
-
-
-def _bpref_terms(
-    rel: np.ndarray, judged: np.ndarray, n_rel: np.ndarray, n_judged: np.ndarray
-) -> np.ndarray:
-    """trec_eval's bpref summands: at each relevant rank, 1 - min(n, R) / min(R, N), where
-    n counts the judged non-relevant items ranked above, R the relevant labels and N the
-    judged non-relevant labels (1 when n = 0). Unjudged items are skipped."""
-    nonrel = judged * (1 - rel)
-    above = np.cumsum(nonrel, axis=1) - nonrel
-    r = n_rel[:, None]
-    scale = np.minimum(r, (n_judged - n_rel)[:, None])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        penalty = np.where(above > 0, np.minimum(above, r) / scale, 0.0)
-    return rel * (1 - penalty)
-
-
 def _merge(parts: list[MetricResult], conv: Conventions, order: list[str]) -> MetricResult:
     """Join results computed under per-metric conventions, in the requested column order."""
     per_user = pd.concat([p.per_user for p in parts], axis=1)[order]
     counts = pd.concat([p.counts for p in parts]).loc[order]
     reasons = pd.concat([p.reasons for p in parts], axis=1)[order]
     return MetricResult(per_user, conv, counts, reasons)
-
-
-def _ideal_of_top_k(graded: np.ndarray, k: int, conv: Conventions, gains_of) -> np.ndarray:
-    """IDCG@k from the list itself: its top-k grades sorted in decreasing order."""
-    best = -np.sort(-graded[:, :k], axis=1)
-    return (gains_of(best) * _discounts(best.shape[1], conv.log_base)).sum(axis=1)
-
-
-def _ideal_labels(j: Judgements, conv: Conventions, gains_of) -> np.ndarray:
-    """Per user, the gains of the best labels in decreasing order (the ideal ranking)."""
-    labels = np.maximum(j.label_grades, 0)
-    if conv.dcg_relevance == "binary":
-        labels = (labels >= conv.relevance_threshold).astype(float)
-    return gains_of(labels)
 
 
 def _apply_edge_cases(

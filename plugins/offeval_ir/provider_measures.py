@@ -1,7 +1,8 @@
 """The ir-measures measures the offeval provider supports, and their offeval measure strings.
 
 :data:`SUPPORTED` declares them (and their parameter values) as ir-measures
-declares a provider's measures; :func:`offeval_measure` turns an ir-measures
+declares a provider's measures, read from offeval's measure registry
+(:mod:`offeval_ir.measure.registry`); :func:`offeval_measure` turns an ir-measures
 measure object into the string offeval parses, or says why it is not supported.
 The provider (:mod:`offeval_ir.provider`) declares these, and
 :func:`offeval_ir.peer_inputs.measure_names` reads ir-measures' objects given to
@@ -12,9 +13,10 @@ is an optional dependency: this module is imported only where its objects are.
 from __future__ import annotations
 
 from ir_measures import measures as irm
-from ir_measures.providers.base import NOT_PROVIDED, Any, Choices
+from ir_measures.providers.base import Any, Choices
 
 from offeval import ConfigurationError
+from offeval_ir.measure.registry import DECLARATIONS
 
 
 class _AtLeastOne:
@@ -28,27 +30,38 @@ class _AtLeastOne:
 
 
 _REL = _AtLeastOne()
-_NO = Choices(False)
+
+
+def _supported() -> list:
+    """ir-measures' measures the registry's declarations spell, with the parameter values
+    offeval computes: the cut-off as the spelling takes it, the declared parameters (``rel``
+    at least 1, ``dcg``'s choices, RBP's ``p``), every other ir-measures parameter at its
+    default only (``judged_only=False``, no custom ``gains``, ``beta=1``)."""
+    out, seen = [], set()
+    for declared in DECLARATIONS.values():
+        ours = {p.name: p for p in declared.params}
+        for spelling in declared.ir_measures:
+            kind = type(irm.registry[spelling.text])
+            if kind in seen:
+                continue  # an alias (MAP is AP)
+            seen.add(kind)
+            specs = {}
+            for name, info in kind.SUPPORTED_PARAMS.items():
+                if name == "cutoff":
+                    specs[name] = Any(required=spelling.cutoff == "required")
+                elif name == "rel":
+                    specs[name] = _REL
+                elif name in ours:
+                    choices = ours[name].choices
+                    specs[name] = Any() if choices is None else Choices(*choices)
+                else:
+                    specs[name] = Choices(info.default)
+            out.append(kind(**specs))
+    return out
+
 
 #: The measures (and parameter values) the provider computes, as ir-measures declares them.
-SUPPORTED = [
-    irm._P(cutoff=Any(required=True), rel=_REL, judged_only=_NO),
-    irm._R(cutoff=Any(required=True), rel=_REL, judged_only=_NO),
-    irm._AP(cutoff=Any(), rel=_REL, judged_only=_NO),
-    irm._RR(cutoff=Any(), rel=_REL, judged_only=_NO),
-    irm._nDCG(
-        cutoff=Any(), dcg=Choices("log2", "exp-log2"), gains=Choices(NOT_PROVIDED), judged_only=_NO
-    ),
-    irm._Rprec(rel=_REL, judged_only=_NO),
-    irm._Bpref(rel=_REL),
-    irm._Success(cutoff=Any(required=True), rel=_REL, judged_only=_NO),
-    irm._Judged(cutoff=Any()),
-    irm._ERR(cutoff=Any()),
-    irm._RBP(cutoff=Any(), p=Any(), rel=_REL),
-    irm._SetP(rel=_REL, relative=_NO, judged_only=_NO),
-    irm._SetR(rel=_REL),
-    irm._SetF(rel=_REL, beta=Choices(1.0, 1), judged_only=_NO),
-]
+SUPPORTED = _supported()
 
 #: Why a measure the provider knows by name is not supported with these parameters.
 _WHY = {

@@ -1,10 +1,8 @@
-"""trec_eval's measure names and parameters, checked without any numerical library.
+"""Readers of trec_eval's measure parameters (the text after ``:``), importing nothing numerical.
 
-:mod:`offeval_ir.trec_measures` computes trec_eval's own measures; what a
-parameter after ``:`` may be, and the check of a metric name with its
-parameter, live here so that :mod:`offeval_ir.measures` (and through it a
-command's argument checks) parses measure names without importing numpy or
-pandas. :mod:`offeval_ir.trec_measures` re-exports these names.
+Each trec_eval measure of :mod:`offeval_ir.measure.trec_eval` declares how its
+parameter reads (its declaration's ``read``) with these; the parser and the trec_eval
+provider check a metric through :func:`offeval_ir.measure.registry.checked_param`.
 
 trec_eval itself checks none of the values below: it reads ``rbp.p=2``,
 ``iprec_at_recall.1.5`` or ``Rprec_mult.-1`` and prints a meaningless number
@@ -15,82 +13,92 @@ offeval refuses them, saying so.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from offeval import ConfigurationError
 
-#: trec_eval's measures that need a cut-off k (their k is part of the definition).
-NEEDS_CUTOFF = ("relative_P", "unj")
-#: trec_eval's measures that take a parameter after ``:`` (the rest take none).
-PARAMETERS = {
-    "iprec_at_recall": "a recall level",
-    "11pt_avg": "recall levels",
-    "Rprec_mult": "a multiple of R",
-    "utility": "four coefficients",
-    "G": "gains as grade=gain,...",
-    "trec_ndcg": "gains as grade=gain,...",
-    "ndcg_rel": "gains as grade=gain,...",
-    "Rndcg": "gains as grade=gain,...",
-    "trec_rbp": "p=persistence and gains as grade=gain,...",
-}
 #: What trec_eval does with a value these checks refuse (said in the messages).
 _TREC_ACCEPTS = "trec_eval accepts it and prints a meaningless value"
 
 
-def check_trec_metric(metric: str, k: int | None, name: str | None = None):
-    """The metric's parameter (:func:`parsed_param`); an error for a cut-off measure
-    without a cut-off or a parameter it does not take (``name``: the measure's name in
-    the message, default the metric's)."""
-    base, colon, param = metric.partition(":")
-    if base in NEEDS_CUTOFF and k is None:
-        raise ConfigurationError(f"{base} needs a cut-off k")
-    if colon and base not in PARAMETERS:
-        raise ConfigurationError(f"{base} takes no parameter, got {param!r}")
-    if base in ("iprec_at_recall", "Rprec_mult") and not colon:
-        raise ConfigurationError(f"{base} needs {PARAMETERS[base]} after ':'")
-    return parsed_param(base, param, name)
+def reader(
+    expected: str, parse: Callable[[str, str], object], *, required: bool = False
+) -> Callable[[str, str], object]:
+    """A declaration's ``read(text, label)``: ``parse(text, label)``, None for no text
+    (an error when ``required``), and an error saying ``expected`` when ``parse`` raises
+    ValueError."""
+
+    def read(text: str, label: str) -> object:
+        if not text:
+            if required:
+                raise ConfigurationError(f"{label} needs {expected} after ':'")
+            return None
+        try:
+            return parse(text, label)
+        except ConfigurationError:  # a value out of range, said by ``parse``
+            raise
+        except ValueError:
+            raise ConfigurationError(
+                f"{label}: bad parameter {text!r} (expected {expected})"
+            ) from None
+
+    return read
 
 
-def parsed_param(base: str, param: str, name: str | None = None):
-    """A metric's parameter from its text (None when absent): a recall level in [0, 1]
-    (``iprec_at_recall``; each of ``11pt_avg``'s), a multiple of R > 0 (``Rprec_mult``),
-    four coefficients (``utility``), or {grade: gain} with ``p`` in (0, 1) for
-    ``trec_rbp``."""
-    if not param:
-        return None
-    label = name or base
-    try:
-        if base in ("iprec_at_recall", "Rprec_mult"):
-            value = _finite(param)
-        elif base == "11pt_avg":
-            value = tuple(_finite(x) for x in param.split(","))
-        elif base == "utility":
-            value = tuple(_finite(x) for x in param.split(","))
-            if len(value) != 4:
-                raise ValueError
-        else:
-            value = gain_pairs(param)
-            allowed = ("p",) if base == "trec_rbp" else ()
-            if any(not (n.lstrip("+-").isdigit() or n in allowed) for n in value):
-                raise ValueError
-    except ValueError:
+def recall_level(text: str, label: str) -> float:
+    """A recall level in [0, 1]."""
+    return _level(finite(text), label)
+
+
+def recall_levels(text: str, label: str) -> tuple[float, ...]:
+    """Recall levels in [0, 1], comma-separated."""
+    return tuple(_level(v, label) for v in [finite(x) for x in text.split(",")])
+
+
+def _level(level: float, label: str) -> float:
+    if not 0 <= level <= 1:
         raise ConfigurationError(
-            f"{label}: bad parameter {param!r} (expected {PARAMETERS.get(base, 'none')})"
-        ) from None
-    if base in ("iprec_at_recall", "11pt_avg"):
-        for level in value if isinstance(value, tuple) else (value,):
-            if not 0 <= level <= 1:
-                raise ConfigurationError(
-                    f"{label}: a recall level must be in [0, 1], got {level!r} ({_TREC_ACCEPTS})"
-                )
-    if base == "Rprec_mult" and not value > 0:
+            f"{label}: a recall level must be in [0, 1], got {level!r} ({_TREC_ACCEPTS})"
+        )
+    return level
+
+
+def multiple(text: str, label: str) -> float:
+    """A multiple of R, > 0."""
+    value = finite(text)
+    if not value > 0:
         raise ConfigurationError(
             f"{label}: the multiple of R must be > 0, got {value!r} ({_TREC_ACCEPTS})"
         )
-    if base == "trec_rbp" and "p" in value and not 0 < value["p"] < 1:
-        raise ConfigurationError(
-            f"{label}: RBP's persistence p must be in (0, 1), got {value['p']!r} ({_TREC_ACCEPTS})"
-        )
     return value
+
+
+def coefficients(text: str, label: str) -> tuple[float, ...]:
+    """Four numbers, comma-separated."""
+    value = tuple(finite(x) for x in text.split(","))
+    if len(value) != 4:
+        raise ValueError
+    return value
+
+
+def gains(text: str, label: str) -> dict[str, float]:
+    """``1=3,2=9``: the gain of each grade."""
+    pairs = gain_pairs(text)
+    if any(not n.lstrip("+-").isdigit() for n in pairs):
+        raise ValueError
+    return pairs
+
+
+def persistence_and_gains(text: str, label: str) -> dict[str, float]:
+    """``p=0.8,1=3``: RBP's persistence p in (0, 1) and the gain of each grade."""
+    pairs = gain_pairs(text)
+    if any(not (n.lstrip("+-").isdigit() or n == "p") for n in pairs):
+        raise ValueError
+    if "p" in pairs and not 0 < pairs["p"] < 1:
+        raise ConfigurationError(
+            f"{label}: RBP's persistence p must be in (0, 1), got {pairs['p']!r} ({_TREC_ACCEPTS})"
+        )
+    return pairs
 
 
 def gain_pairs(param: str) -> dict[str, float]:
@@ -100,11 +108,11 @@ def gain_pairs(param: str) -> dict[str, float]:
         name, equals, value = part.partition("=")
         if not equals or not name.strip():
             raise ValueError
-        pairs[name.strip()] = _finite(value)
+        pairs[name.strip()] = finite(value)
     return pairs
 
 
-def _finite(text: str) -> float:
+def finite(text: str) -> float:
     """A number as float() reads it, refusing NaN and infinities (ValueError)."""
     value = float(text)
     if not math.isfinite(value):
