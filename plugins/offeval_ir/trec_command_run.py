@@ -192,8 +192,8 @@ def trec_eval_lines(args: argparse.Namespace) -> list[str]:
             stacklevel=2,
         )
     queries = sorted(pd.unique(qrels["user"]))  # trec_eval's order: qids compared as text
-    in_run = set(pd.unique(run["user"]))
     if not args.complete_rel_info_wanted:
+        in_run = set(pd.unique(run["user"]))
         queries = [q for q in queries if q in in_run]
     if args.debug_query is not None:  # -D N.QID: that query only
         queries = [q for q in queries if q == args.debug_query]
@@ -217,7 +217,7 @@ def trec_eval_lines(args: argparse.Namespace) -> list[str]:
         overrides["relevance_threshold"] = float(args.level)
     values = _values(run, qrels, queries, printed, PRESETS["trec_eval"](**overrides))
     if args.collection:
-        _add_collection(values, printed, [q in in_run for q in queries], args.collection)
+        _add_collection(values, printed, args.collection)
     out: list[str] = []
     if args.query_eval_wanted:  # query by query, each query's measures in order
         out.extend(_per_query_lines([r for r in printed if r.measure.per_query], queries, values))
@@ -251,15 +251,15 @@ def _judged_only(run: pd.DataFrame, qrels: pd.DataFrame) -> pd.DataFrame:
     return run[pd.MultiIndex.from_frame(run[["user", "item"]]).isin(pairs)]
 
 
-def _add_collection(values, printed: list[Requested], in_run: list[bool], size: int) -> None:
+def _add_collection(values, printed: list[Requested], size: int) -> None:
     """``-N size``: utility's last coefficient d times the collection size, added to each
-    query of the run (m_utility.c: d (N + rel_ret - ret - rel); offeval's value has N =
-    0; a query missing from the run under ``-c`` stays 0, as trec_eval resets it)."""
+    query (m_utility.c: d (N + rel_ret - ret - rel), where offeval's value has N = 0)."""
     for r in printed:
         if r.measure.name == "utility":
             coefficients = (r.params or UTILITY_DEFAULT).split(",")
-            last = parameter_number(coefficients[3], f"-m {r.label}")
-            values[r.label] = values[r.label] + np.where(in_run, last * size, 0.0)
+            values[r.label] = (
+                values[r.label] + parameter_number(coefficients[3], f"-m {r.label}") * size
+            )
 
 
 def _values(

@@ -35,6 +35,7 @@ OPTIONS = [
     "-J-M",
     "-N",
     "-N-default",
+    "-c utility",
     "-o",
     "-D 0",
     "-D 0.302",
@@ -209,6 +210,16 @@ def test_an_empty_list_has_interpolated_precision_0(tmp_path, monkeypatch, capsy
         assert {k: v for k, v in ours.items() if k not in nan} == {
             k: v for k, v in theirs.items() if k not in nan
         }
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 30: utility of an empty list (m_utility.c: c rel + d (N - rel)) not yet",
+)
+def test_utility_of_an_empty_list_is_trec_eval_s(tmp_path, monkeypatch, capsys):
+    case = NAMED["-M 0 utility"]
+    printed = offeval_prints(case, tmp_path, monkeypatch, capsys)
+    assert printed.stdout == case["stdout"]
 
 
 def test_a_negative_max_retrieved_is_refused(tmp_path, monkeypatch, capsys):

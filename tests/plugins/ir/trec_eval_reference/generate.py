@@ -83,6 +83,8 @@ def named_cases() -> list[dict]:
     unjudged = {"qrels": ONLY_UNJUDGED_QRELS, "run": ONLY_UNJUDGED_RUN}
     second = {"qrels": SECOND_UNJUDGED_QRELS, "run": SECOND_UNJUDGED_RUN}
     measures = ["-m", "official", "-m", "ndcg", "-m", "set_F", "-m", "utility"]
+    utility = ["-N", "50", "-m", "utility.1,-1,2,1", "-m", "utility"]
+    missing = {"qrels": QRELS + "305 0 d1 1\n305 0 d2 0\n", "run": RUN}
     return [
         case("set_F", ["-q", "-m", "set_F", "qrels", "run"]),
         case("set_F.0.5", ["-q", "-m", "set_F.0.5", "qrels", "run"]),
@@ -122,6 +124,8 @@ def named_cases() -> list[dict]:
         case("-J-M", ["-q", "-J", "-M", "3", "-m", "official", "qrels", "run"]),
         case("-N", ["-q", "-N", "100", "-m", "utility.1,-1,0,1", "qrels", "run"]),
         case("-N-default", ["-q", "-N", "100", *measures, "qrels", "run"]),
+        case("-c utility", ["-q", "-c", *utility, "qrels", "run"], missing),
+        case("-M 0 utility", ["-q", "-M", "0", *utility, "qrels", "run"]),
         case("-o", ["-q", "-o", "qrels", "run"]),
         case("-D 0", ["-q", "-D", "0", "qrels", "run"]),
         case("-D 0.302", ["-q", "-D", "0.302", "qrels", "run"]),
