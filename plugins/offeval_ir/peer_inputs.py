@@ -13,8 +13,9 @@ each also takes:
   ``ir_measures.read_trec_run`` yields them) and frames with those columns
   (ranx's ``to_dataframe`` columns ``q_id``, ``doc_id``, ``score`` too, and the
   recommender toolkits' ``user_id``, ``item_id``);
-- **held-out interactions** without a grade column (implicit feedback): qrels
-  whose every row is relevant, of grade 1 (said once, in a warning);
+- **held-out interactions** without grades (implicit feedback), a frame
+  without a grade column or ``{user: [item, ...]}``: qrels whose every row is
+  relevant, of grade 1 (said once, in a warning);
 - ir-measures **measure objects** (``ir_measures.nDCG@10``, ``P(rel=2)@5``),
   labelled as ir-measures prints them;
 - for :func:`compare_systems`, per-query values computed elsewhere: a frame
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterable, Iterator, Mapping
+from itertools import chain
 
 import numpy as np
 import pandas as pd
@@ -97,6 +99,15 @@ def dict_frame(data: Mapping, value: str, what: str) -> pd.DataFrame:
     if value == "relevance" and np.all(values == np.round(values)):
         values = values.astype(np.int64)
     return pd.DataFrame({"user": users, "item": np.array(items, dtype=object), value: values})
+
+
+def _held_out_frame(data: Mapping) -> pd.DataFrame:
+    """Held-out items by user, ``{user: [item, ...]}`` (lists, tuples or sets), as a long
+    frame (user, item) without grades (:func:`implicit_grades` reads them)."""
+    items = [list(held) for held in data.values()]
+    sizes = np.fromiter(map(len, items), np.int64, len(items))
+    users = np.repeat(np.array(list(data), dtype=object), sizes)
+    return pd.DataFrame({"user": users, "item": list(chain.from_iterable(items))})
 
 
 def _check_values(values: np.ndarray, value: str, users, items: list, what: str) -> None:
@@ -193,8 +204,9 @@ def as_qrels(
 ) -> object:
     """``qrels`` as offeval's labels frame (user, item, relevance): from ranx ``Qrels``, a
     dict-of-dict ``{qid: {docid: grade}}``, ir-measures' ``Qrel`` tuples or their frames;
-    held-out interactions without grades are relevance 1 (:func:`implicit_grades`; its
-    warning names the line ``stacklevel`` frames up from the function calling this one)."""
+    held-out interactions without grades (also ``{user: [item, ...]}``) are relevance 1
+    (:func:`implicit_grades`; its warning names the line ``stacklevel`` frames up from the
+    function calling this one)."""
     frame = _as(qrels, "Qrels", "relevance", what, columns)
     return implicit_grades(frame, columns, stacklevel + 1)
 
@@ -213,6 +225,8 @@ def _as(data: object, kind: str, value: str, what: str, columns: Mapping | None)
     if isinstance(data, Mapping):
         if not data:
             raise ConfigurationError(f"{what} is an empty dict")
+        if kind == "Qrels" and isinstance(next(iter(data.values())), list | tuple | set):
+            return _held_out_frame(data)
         return dict_frame(data, value, what)
     if isinstance(data, Iterator) and not _is_dask(data):
         data = list(data)  # read once: a generator of tuples, as ir_measures.read_trec_run

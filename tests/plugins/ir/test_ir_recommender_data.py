@@ -78,6 +78,20 @@ def test_implicit_feedback_agrees_with_pytrec_eval_on_grade_one_qrels():
         )
 
 
+@pytest.mark.parametrize(
+    "held", [dict, lambda h: {u: set(i) for u, i in h.items()}], ids=["lists", "sets"]
+)
+def test_held_out_items_by_user_are_implicit_qrels(held):
+    with pytest.warns(OffevalWarning, match="implicit feedback") as caught:
+        got = compute_topn(LISTS, held(HELD_OUT), ["P@2", "R@2", "nDCG@2"]).per_user
+    assert len(implicit_warnings(caught.list)) == 1
+    expected = oracle(2).loc[list(LISTS)]
+    pd.testing.assert_frame_equal(got, expected, check_names=False, rtol=1e-12, atol=0)
+    with pytest.warns(OffevalWarning, match="implicit feedback"):
+        frames = compute_measures(run_frame(), held(HELD_OUT), ["P@2", "R@2", "nDCG@2"])
+    pd.testing.assert_frame_equal(frames.per_user.loc[list(LISTS)], got)
+
+
 def test_many_runs_and_many_models_say_it_once_per_call():
     runs = {"a": run_frame(), "b": run_frame().iloc[::-1]}
     topn = {name: dict(LISTS) for name in ("a", "b", "c")}
@@ -152,3 +166,19 @@ def test_a_dict_of_lists_is_one_model_and_users_named_twice_must_agree():
         compute_topn(frame, qrels, ["P@3"], users=["u2", "u7", "u9"])
     with pytest.raises(ConfigurationError, match="a long frame .* is a run"):
         compute_topn(run_frame().rename(columns=lambda c: c[:4]), qrels, ["P@3"])
+
+
+def test_offeval_metrics_reads_held_out_interactions_and_says_so_once(tmp_path):
+    from offeval.cli.shell import main
+
+    run, held, out = tmp_path / "run.csv", tmp_path / "held.csv", tmp_path / "t.csv"
+    run_frame().to_csv(run, index=False)
+    held_out_frame().to_csv(held, index=False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert main(["metrics", str(run), str(held), "-m", "nDCG@2", "--out", str(out)]) == 0
+    said = implicit_warnings(caught)
+    assert len(said) == 1 and "--column relevance=NAME" in str(said[0].message)
+    table = pd.read_csv(out)
+    assert table.loc[0, "mean"] == pytest.approx(oracle(2)["nDCG@2"].mean(), rel=1e-12)
+    assert table.loc[0, "users"] == 3
