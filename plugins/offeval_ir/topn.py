@@ -4,9 +4,11 @@ Recommender toolkits hand over a (users x items) score matrix, or the top-n
 lists already cut from it, and evaluate them against held-out interactions.
 :func:`top_n` cuts the lists from scores with the training items excluded
 and ties broken by a stated rule; :func:`compute_topn` and
-:func:`evaluate_topn` judge one top-n matrix, or a dict of them (many
-models), against qrels given as a long frame or a users x items relevance
-matrix, with measure strings, and give the same
+:func:`evaluate_topn` judge one top-n matrix (or the lists of users named
+by their own ids: a frame indexed by user, a Series of lists, a dict), or a
+dict of them (many models), against qrels given as a long frame (held-out
+interactions without grades are relevance 1), ``{user: [held-out item, ...]}``
+or a users x items relevance matrix, with measure strings, and give the same
 :class:`~offeval_ir.metrics.MetricResult` and
 :class:`~offeval_ir.run_statistics.RunEvaluation` (intervals, paired comparisons) as
 :func:`~offeval_ir.runs.evaluate_runs` gives for run frames. The qrels are
