@@ -26,7 +26,7 @@ import math
 import platform
 import sys
 import warnings
-from importlib.metadata import version
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import numpy as np
@@ -302,6 +302,13 @@ TOOLKITS = {
 }
 
 
+def _installed(package: str) -> str | None:
+    try:
+        return version(package)
+    except PackageNotFoundError:
+        return None
+
+
 def main(toolkit: str) -> None:
     package, func = TOOLKITS[toolkit]
     pinned = json.loads(PINNED.read_text()) if PINNED.exists() else {}
@@ -309,6 +316,7 @@ def main(toolkit: str) -> None:
         "library": package,
         "version": version(package),
         "python": platform.python_version(),
+        "environment": {name: _installed(name) for name in ("numpy", "pandas", "scipy", "torch")},
         "data": {name: func(*data) for name, data in DATASETS.items()},
     }
     PINNED.write_text(json.dumps(pinned, indent=1, sort_keys=True) + "\n")
