@@ -53,6 +53,7 @@ _WHERE = {
     "offeval.registry.manager": ("Registry", "active_registry", "get_registry"),
     "offeval.engine.result": ("Estimate",),
     "offeval.data.trajectories": ("per_trajectory", "trajectory_flags"),
+    "offeval.data.units": ("UnitTable",),
 }
 
 __all__ = sorted(name for names in _WHERE.values() for name in names)

@@ -3,7 +3,8 @@
 :func:`evaluate_results` takes each run's per-user values (one
 :class:`~offeval_ir.metrics.MetricResult` per run, as
 :func:`~offeval_ir.runs.compute_measures` gives them) to the engine, as the
-off-policy estimators are: users are the units, each run is a policy
+off-policy estimators are, with no log: the users are the units of a
+:class:`~offeval.UnitTable`, each run a system the engine folds
 (:class:`RunValues`) and each measure an estimator (:class:`MeasureMean`)
 whose value is the aggregate over the users it averages. So every mean gets a
 standard error and interval, and runs are compared pairwise
@@ -27,8 +28,8 @@ from offeval import (
     ConfigurationError,
     Contribution,
     Evaluation,
-    InteractionLog,
     OffevalError,
+    UnitTable,
     evaluate,
 )
 from offeval.plugin import check_choice, check_number, check_whole, describe_rows, hint
@@ -102,7 +103,8 @@ def randomization_p(diff: np.ndarray, resamples: int, rng: np.random.Generator) 
 
 
 class RunValues:
-    """A run as the engine sees it: a policy whose answers are its users' measure values.
+    """A run as the engine folds it: a system (the engine's policy role, by name) whose
+    estimators read its users' measure values.
 
     ``values[u, j]`` is user u's value of measure j (NaN when left out) and
     ``reasons[u, j]`` the code of why (see :data:`EXCLUSION_REASONS`);
@@ -152,28 +154,20 @@ class RunValues:
         ratio = num.sum() / den.sum()
         return ratio + (num - ratio * den) / mean_den
 
-    def probabilities(self, rows: pd.DataFrame) -> np.ndarray:
-        """A run ranks items; it has no probabilities (only IR measures evaluate it)."""
-        raise ConfigurationError(
-            f"run {self.name!r} is a ranking, not a stochastic policy: evaluate it with IR "
-            "measures (offeval_ir.evaluate_runs)"
-        )
-
     def measure(self, users: np.ndarray, measure: str) -> tuple[np.ndarray, np.ndarray]:
         """Values and exclusion codes of one measure for the given user codes."""
         j = self.columns[measure]
         return self.values[users, j], self.reasons[users, j]
 
     def answers(self, view, measure: str) -> tuple[np.ndarray, np.ndarray]:
-        """Values and exclusion codes of one measure for the users of an engine view
-        (its trajectories are user codes)."""
-        return self.measure(view.log.frame["trajectory"].to_numpy(), measure)
+        """Values and exclusion codes of one measure for the users of an engine view (a
+        chunk of the :class:`~offeval.UnitTable` of users)."""
+        return self.measure(view.log.positions, measure)
 
     def ratio_parts(self, view, measure: str) -> tuple[np.ndarray, np.ndarray]:
         """A ratio measure's numerator and denominator for the users of an engine view."""
-        users = view.log.frame["trajectory"].to_numpy()
         num, den = self.parts[measure]
-        return num[users], den[users]
+        return num[view.log.positions], den[view.log.positions]
 
 
 class MeasureMean(BaseEstimator):
@@ -442,11 +436,8 @@ def evaluate_results(
     users, names, aggregation, policies = run_values(results)
     not_averaged = count_not_averaged(policies, names)  # before the restriction marks users
     left_out = _restrict_to_common(policies, names) if common else None
-    log = InteractionLog.from_frame(
-        pd.DataFrame({"trajectory": np.arange(len(users)), "item": 0, "reward": 0.0})
-    )
     estimators = [MeasureMean(m, aggregation.get(m, "mean")) for m in names]
-    evaluation = evaluate(log, policies, estimators, level=level, progress=False)
+    evaluation = evaluate(UnitTable(len(users)), policies, estimators, level=level, progress=False)
     values = {p.name: p for p in policies}
     first = next(iter(results.values()))
     return RunEvaluation(

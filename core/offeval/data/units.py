@@ -1,10 +1,13 @@
-"""A ledger of the units (trajectories) folded so far, so none is counted twice (a trajectory
-split over two chunks is an error naming it). Ids compare as the log compares them (4, 4.0
-and numpy's 4 are one id, "4" another): integers kept, others hashed to 64 bits, in sorted
-runs of geometrically decreasing length (a log-structured merge) of intervals of consecutive
-keys (ids 0, 1, 2, ... cost a few bytes). A chunk of m units is checked in O(m log n) time."""
+"""The units the engine folds. A ledger of the units (trajectories) folded so far, so none is
+counted twice (a trajectory split over two chunks is an error naming it). Ids compare as the log
+compares them (4, 4.0 and numpy's 4 are one id, "4" another): integers kept, others hashed to 64
+bits, in sorted runs of geometrically decreasing length (a log-structured merge) of intervals of
+consecutive keys (ids 0, 1, 2, ... cost a few bytes). A chunk of m units is checked in O(m log n)
+time. And :class:`UnitTable`: units measured without rows."""
 
 from __future__ import annotations
+
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import pandas as pd
@@ -142,3 +145,27 @@ def _coalesced(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.nda
 def hash_ids(ids: np.ndarray) -> np.ndarray:
     """The ledger's hash keys of non-integer ids (to look up ids a merge could not name)."""
     return pd.util.hash_array(np.asarray(ids).astype(object), categorize=False)
+
+
+class UnitTable:
+    """Units measured without rows (users' measure values, say), which :func:`offeval.evaluate`
+    folds as a log's trajectories, each unit one row: estimators read their system's values at
+    ``view.log.positions``, the units' places in the whole table."""
+
+    def __init__(self, n_units: int | np.ndarray):
+        #: The units' places in the whole table (a chunk holds a run of them).
+        self.positions = np.arange(n_units) if np.ndim(n_units) == 0 else np.asarray(n_units)
+        self.unit_ids = self.positions
+        self.unit_starts = np.arange(self.positions.size)
+        self.n_units = self.n_rows = self.positions.size
+
+    def chunks(
+        self, max_rows: int | Callable[[], int], rows: tuple[int, int] | None = None
+    ) -> Iterator[UnitTable]:
+        """Consecutive tables of about ``max_rows`` units (asked before each chunk when
+        callable), within the units ``rows`` = (lo, hi)."""
+        lo, stop = rows or (0, self.n_units)
+        while lo < stop:
+            hi = min(lo + (max_rows() if callable(max_rows) else max_rows), stop)
+            yield UnitTable(self.positions[lo:hi])
+            lo = hi

@@ -14,6 +14,7 @@ import numpy as np
 
 from offeval.data.log import InteractionLog
 from offeval.data.policy import Policy
+from offeval.data.units import UnitTable
 from offeval.engine.declaration import Declaration, declaration_of
 from offeval.engine.estimator import Contribution, Estimator, PolicyView, Shared
 from offeval.engine.fold import BLOCK_CELLS, FIRST_CHUNK_ROWS, SPLIT_ADVICE, FoldState
@@ -365,7 +366,7 @@ def bounded_chunks(
 
 def fold(
     acc: Accumulator,
-    logs: Iterable[InteractionLog],
+    logs: Iterable[InteractionLog | UnitTable],
     *,
     new_units: bool = False,
     on_rows: Callable[[int], None] | None = None,
@@ -377,7 +378,7 @@ def fold(
     ``on_rows(n)`` is told of the rows of every chunk folded.
     """
     for chunk in logs:
-        if not isinstance(chunk, InteractionLog):
+        if not isinstance(chunk, (InteractionLog, UnitTable)):
             raise OffevalError(f"expected InteractionLog chunks, got {type(chunk).__name__}")
         acc.fold(chunk, new_units=new_units, keep=False)
         if on_rows is not None:

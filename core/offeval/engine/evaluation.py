@@ -9,7 +9,8 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from offeval.data.log import InteractionLog
 from offeval.data.policy import Policy
-from offeval.engine.accumulator import COVARIANCES, Accumulator, bounded_chunks, fold
+from offeval.data.units import UnitTable
+from offeval.engine.accumulator import Accumulator, bounded_chunks, fold
 from offeval.engine.declaration import check_reward_range
 from offeval.engine.estimator import Estimator, PolicyView
 from offeval.engine.fold import FoldState
@@ -19,22 +20,14 @@ from offeval.errors import OffevalError, OffevalWarning
 from offeval.progress import progress_bar
 from offeval.validation import check_level, check_whole
 
-__all__ = [
-    "COVARIANCES",
-    "PROBE_ROWS",
-    "Accumulator",
-    "Evaluation",
-    "evaluate",
-    "fold_log",
-    "probe",
-]
+__all__ = ["PROBE_ROWS", "Accumulator", "Evaluation", "evaluate", "fold_log", "probe"]
 
 #: Rows of the chunk on which :func:`probe` tries estimators.
 PROBE_ROWS = 2_000
 
 
 def evaluate(
-    log: InteractionLog | Iterable[InteractionLog],
+    log: InteractionLog | UnitTable | Iterable[InteractionLog],
     policies: Sequence[Policy],
     estimators: Sequence[Estimator],
     *,
@@ -48,14 +41,15 @@ def evaluate(
 ) -> Evaluation:
     """Evaluate every policy with every estimator in one pass over the log.
 
-    ``log`` is an :class:`InteractionLog` (in chunks of about ``chunk_rows`` rows) or any
-    iterable of logs (:func:`offeval.data.log.stream_parquet`). ``covariances="all"`` also
-    keeps the covariances between estimators. ``progress`` shows a bar of rows (by default
-    in a notebook or a terminal). ``workers > 1`` splits an InteractionLog's trajectories
-    among forked processes (:mod:`offeval.engine.parallel`). ``interval`` names a
-    registered interval method for all, or a dict one by estimator label or name (None:
-    each its declared one); a method that needs the rewards' bounds known before the data
-    reads ``reward_range=(low, high)``, else the estimator's declared one.
+    ``log`` is an :class:`InteractionLog` (in chunks of about ``chunk_rows`` rows), any
+    iterable of logs (:func:`offeval.data.log.stream_parquet`) or a :class:`UnitTable`.
+    ``covariances="all"`` also keeps the covariances between estimators. ``progress`` shows
+    a bar of rows (by default in a notebook or a terminal). ``workers > 1`` splits an
+    InteractionLog's trajectories among forked processes (:mod:`offeval.engine.parallel`).
+    ``interval`` names a registered interval method for all, or a dict one by estimator
+    label or name (None: each its declared one); a method that needs the rewards' bounds
+    known before the data reads ``reward_range=(low, high)``, else the estimator's declared
+    one.
     """
     level = check_level(level)
     workers = check_whole(workers, "workers", low=1, error=OffevalError)
@@ -72,7 +66,7 @@ def evaluate(
 
 
 def fold_log(
-    log: InteractionLog | Iterable[InteractionLog],
+    log: InteractionLog | UnitTable | Iterable[InteractionLog],
     acc: Accumulator,
     *,
     chunk_rows: int,
@@ -82,7 +76,7 @@ def fold_log(
     """:func:`evaluate`'s pass: ``acc`` having folded the log (in this process or in
     workers), its options taken as checked, by :func:`evaluate` or by a command's request
     (whole numbers >= 1)."""
-    whole = isinstance(log, InteractionLog)
+    whole = isinstance(log, (InteractionLog, UnitTable))
     if not whole and not isinstance(log, Iterable):
         raise OffevalError(f"log must be an InteractionLog or an iterable of them, got {log!r}")
     if workers > 1 and not whole:

@@ -103,7 +103,7 @@ def usable_workers(requested: int, n_units: int) -> int:
             else f"one per {UNITS_PER_WORKER:,} of the log's {n_units:,} trajectories"
         )
         warnings.warn(
-            f"workers={requested} capped at {workers}: {why}", OffevalWarning, stacklevel=4
+            f"workers={requested} capped at {workers}: {why}", OffevalWarning, stacklevel=5
         )
     return workers
 
@@ -159,7 +159,7 @@ def fold_in_workers(
                         f"a worker stopped responding for {STALL_SECONDS:g} s: the workers "
                         "were stopped and the evaluation runs in this process",
                         OffevalWarning,
-                        stacklevel=3,
+                        stacklevel=4,  # evaluate()'s caller
                     )
                     return None
         except BaseException:  # Ctrl-C, or a notebook's interrupt (which reaches this
