@@ -10,13 +10,16 @@ says, per toolkit and measure, which convention each follows.
 For each toolkit, one test reproduces the measures today's switches express;
 one test per measure holds the toolkit's preset (not written yet) to all of
 them, and is an expected failure until the preset exists and reproduces the
-toolkit (strict: it fails the moment it passes, so the mark comes off).
+toolkit (strict: it fails the moment it passes, so the mark comes off). The
+conventions offeval lacks are written out as brute-force formulas at the end,
+checked against the toolkits' numbers.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +30,7 @@ from offeval_ir import PRESETS, Conventions, Judgements, compute
 
 HERE = Path(__file__).parent / "toolkit_reference"
 sys.path.insert(0, str(HERE))
-from toolkit_data import DATASETS, universe  # noqa: E402
+from toolkit_data import DATASETS, ranked, universe  # noqa: E402
 
 PINNED = json.loads((HERE / "pinned.json").read_text())
 
@@ -446,3 +449,80 @@ def test_trectools_preset(dataset):
     per_user = pinned("trectools", dataset)
     means = PINNED["trectools"]["data"][dataset]["default:mean"]
     assert_trectools(ours(judged, per_user, preset("trectools")), per_user, means)
+
+
+# -- the missing conventions, as formulas -----------------------------------------------------
+# Brute force on the dataset itself, no offeval: the formulas README.md states reproduce the
+# toolkits' pinned numbers, so a switch implementing them reproduces the toolkit.
+
+
+def _hits(scores: dict, labels: dict, k: int) -> np.ndarray:
+    return np.array([item in labels for item in ranked(scores)[:k]], dtype=float)
+
+
+def _precision_sum(hits: np.ndarray) -> float:
+    """Sum of P@i over the relevant ranks i."""
+    return float((np.cumsum(hits) / np.arange(1, hits.size + 1) * hits).sum())
+
+
+def _clipped(n: int) -> np.ndarray:
+    """LensKit's rank weights 1 / max(1, log2 i), i = 1..n."""
+    return 1 / np.log2(np.maximum(np.arange(1, n + 1), 2))
+
+
+def rectools_ndcg(scores, labels, items, k):
+    shifted = 1 / np.log2(np.arange(2, k + 2))
+    hits = _hits(scores, labels, k)
+    return float(hits @ shifted[: hits.size] / shifted.sum())
+
+
+def rectools_map_over_k(scores, labels, items, k):
+    return _precision_sum(_hits(scores, labels, k)) / k
+
+
+def lenskit_ndcg(scores, labels, items, k, graded=False):
+    if not labels:
+        return np.nan
+    top = ranked(scores)[:k]
+    gains = np.array([labels.get(i, 0) if graded else float(i in labels) for i in top])
+    best = np.sort(np.array(list(labels.values()) if graded else [1.0] * len(labels)))[::-1][:k]
+    ideal = float(best @ _clipped(best.size))
+    return float(gains @ _clipped(gains.size)) / ideal if ideal else 0.0
+
+
+def lenskit_ap(scores, labels, items, k):
+    hits = _hits(scores, labels, k)
+    return _precision_sum(hits) / min(len(labels), k, hits.size) if hits.size else np.nan
+
+
+def cornac_ap(scores, labels, items, k=None):
+    full = universe(scores, items)
+    values = np.array([full[i] for i in items])
+    relevant = values[[i in labels for i in items]]
+    above = (values[None, :] >= relevant[:, None]).sum(axis=1)  # rank: the group's last
+    relevant_above = (relevant[None, :] >= relevant[:, None]).sum(axis=1)
+    return float((relevant_above / above).mean())
+
+
+def recpack_hits(scores, labels, items, k):
+    return float(_hits(scores, labels, k).sum())
+
+
+@pytest.mark.parametrize(
+    ("toolkit", "variant", "measure", "formula"),
+    [
+        ("rectools", "default", "ndcg", rectools_ndcg),
+        ("rectools", "MAP(divide_by_k=True)", "ap", rectools_map_over_k),
+        ("lenskit", "default", "ndcg", lenskit_ndcg),
+        ("lenskit", "NDCG(gain='rating')", "ndcg", partial(lenskit_ndcg, graded=True)),
+        ("lenskit", "default", "ap", lenskit_ap),
+        ("cornac", "default", "ap", cornac_ap),
+        ("recpack", "tie-free", "hits", recpack_hits),
+    ],
+)
+def test_the_missing_conventions_are_these_formulas(toolkit, variant, measure, formula):
+    for dataset, (scores, labels, items) in DATASETS.items():
+        for column, theirs in pinned(toolkit, dataset, variant, {measure}).items():
+            k = int(column.partition("@")[2]) if "@" in column else None
+            mine = [formula(scores[u], labels[u], items, k=k) for u in theirs.index]
+            np.testing.assert_allclose(mine, theirs, rtol=0, atol=1e-12, err_msg=column)
