@@ -39,7 +39,8 @@ What the options mean, as in trec_eval (trec_eval.c):
   parameters come from its first ``-m``, as in trec_eval.
 
 The run may be ``-``: read from standard input, as trec_eval reads it (the qrels
-may not). Options may be glued to their values as getopt allows (``-M100``,
+may not). A grade is read as trec_eval reads it, by C's ``atol`` (0.5 is 0, 2.7 is
+2). Options may be glued to their values as getopt allows (``-M100``,
 ``-l2``, ``-mndcg_cut.10``) and flags combined (``-qc``). trec_eval's ``-Z`` is
 refused, in one line naming it. A measure offeval does not compute is an error
 when named, and is left out, with one warning line on stderr listing them, when

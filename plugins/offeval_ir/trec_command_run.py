@@ -182,7 +182,7 @@ def trec_eval_lines(args: argparse.Namespace) -> list[str]:
             if not Path(path).is_file():
                 what = "is a directory" if Path(path).is_dir() else "no such file"
                 raise OffevalError(f"{role} file {path}: {what}")
-        qrels = read_qrels(args.qrels)
+        qrels = _whole_grades(read_qrels(args.qrels))
         run = read_run(run_path)
         tag = _run_tag(run_path)
     if args.debug_level > 0:
@@ -228,6 +228,14 @@ def trec_eval_lines(args: argparse.Namespace) -> list[str]:
             elif r.measure.summary:
                 out.append(_line(r, "all", _aggregate(r, values[r.label], qrels, args)))
     return out
+
+
+def _whole_grades(qrels: pd.DataFrame) -> pd.DataFrame:
+    """The qrels with each grade read as trec_eval reads it, by C's ``atol``: truncated
+    toward 0 (get_qrels.c; 0.5 is 0, 2.7 is 2)."""
+    grades = qrels["relevance"].to_numpy(float)
+    whole = np.trunc(grades)
+    return qrels if (whole == grades).all() else qrels.assign(relevance=whole)
 
 
 @contextmanager

@@ -5,12 +5,12 @@ The oracle is what trec_eval printed, pinned by trec_eval_reference/generate.py
 case the files, the arguments, and trec_eval's stdout, stderr and exit code.
 
 - The options trec_eval takes (a run on standard input, ``-R qrels``, ``-T
-  trec_results``, ``-J``, ``-N``, ``-o``, ``-D``, ``-M 0``): offeval prints
-  trec_eval's stdout byte for byte.
+  trec_results``, ``-J``, ``-N``, ``-o``, ``-D``, ``-M 0``) and fractional
+  grades (read by C's atol): offeval prints trec_eval's stdout byte for byte.
 - The parameters and readings offeval does not take yet (``set_F.0.5``,
-  ``rbp_resid.p=0.8``, ``dcg``/``ideal_dcg`` with gains, fractional grades,
-  ``-l 0``): the same comparison, marked xfail (strict, so it fails the day
-  they pass).
+  ``rbp_resid.p=0.8``, ``dcg``/``ideal_dcg`` with gains, ``-l 0``, utility of
+  an emptied list): the same comparison, marked xfail (strict, so it fails the
+  day they pass).
 - Where trec_eval is wrong, offeval differs on purpose: a test that offeval's
   value is right (against trec_eval itself on an equivalent input it gets
   right) and that trec_eval's pinned output is what it is.
@@ -43,6 +43,8 @@ OPTIONS = [
 #: Measures with parameters offeval reads as trec_eval does.
 PARAMETERS = ["set_F", "rbp.p=0.8", "ndcg.1=3,2=9", "ndcg_cut.3,5", "ndcg_cut.3,5-gains"]
 PARAMETERS += ["gains under 1 apart x10", "gains 0.2 apart x10", "ndcg.0=1,3=0.5 x10"]
+#: Grades read by C's atol, as trec_eval reads them (0.5 is 0).
+PARAMETERS += ["fractional"]
 
 
 def _not_yet(reason: str):
@@ -57,9 +59,6 @@ NOT_YET = [
     pytest.param("dcg.1=3,2=9", marks=_not_yet("trec_eval parameter dcg gains not yet read")),
     pytest.param(
         "ideal_dcg.1=3,2=9", marks=_not_yet("trec_eval parameter ideal_dcg gains not yet read")
-    ),
-    pytest.param(
-        "fractional", marks=_not_yet("trec_eval parameter atol grades (0.5 is 0) not yet read")
     ),
     pytest.param("-l 0", marks=_not_yet("trec_eval's -l 0 (judged = relevant) not yet read")),
     pytest.param("-l0-c", marks=_not_yet("trec_eval's -l 0 (judged = relevant) not yet read")),
@@ -234,9 +233,7 @@ def test_a_negative_max_retrieved_is_refused(tmp_path, monkeypatch, capsys):
 
 #: Sweep cases where trec_eval's rbp reads m_rbp.c's uninitialised min and max (the
 #: gains rescaled or not by what the stack holds): their rbp lines are not compared.
-RBP_UNDEFINED = {"sweep-103", "sweep-120", "sweep-164"}
-#: Sweep cases with fractional grades whose measures read the grade's value (nDCG).
-FRACTIONAL = {"sweep-003", "sweep-065", "sweep-167"}
+RBP_UNDEFINED = {"sweep-120", "sweep-164"}
 #: Measures with parameters offeval does not read yet.
 _PARAMETERS = re.compile(r"^(set_F|rbp_resid|dcg|ideal_dcg)\.")
 
@@ -248,8 +245,6 @@ def _sweep_marks(case: dict) -> list:
         return [_not_yet("trec_eval's -l 0 (judged = relevant) not yet read")]
     if any(_PARAMETERS.match(arg) for arg in argv):
         return [_not_yet("trec_eval parameters of set_F, rbp_resid, dcg, ideal_dcg not yet read")]
-    if case["id"] in FRACTIONAL:
-        return [_not_yet("trec_eval parameter atol grades (0.5 is 0) not yet read")]
     return []
 
 
