@@ -45,13 +45,13 @@ def judgements(dataset: str, *, whole_catalogue=False, text_ids=False, files=Fal
     scores, labels, items = DATASETS[dataset]
     if whole_catalogue:
         scores = {u: universe(s, items) for u, s in scores.items()}
-    name = str if text_ids else int
+    item_id = str if text_ids else int
     pred = pd.DataFrame(
-        [(u, name(i), s) for u, d in scores.items() for i, s in d.items()],
+        [(u, item_id(i), s) for u, d in scores.items() for i, s in d.items()],
         columns=["user", "item", "score"],
     )
     lab = pd.DataFrame(
-        [(u, name(i), g) for u, d in labels.items() for i, g in d.items()],
+        [(u, item_id(i), g) for u, d in labels.items() for i, g in d.items()],
         columns=["user", "item", "relevance"],
     )
     users = [u for u in scores if scores[u] or labels[u]] if files else list(scores)
@@ -59,7 +59,8 @@ def judgements(dataset: str, *, whole_catalogue=False, text_ids=False, files=Fal
 
 
 def pinned(toolkit: str, dataset: str, variant: str = "default", measures=None) -> dict:
-    """``{column: {user: value}}`` the toolkit gave (NaN where it gave NaN or inf)."""
+    """``{column: values by user}`` the toolkit gave (NaN where it gave NaN or inf); only
+    the columns of ``measures`` when given."""
     values = PINNED[toolkit]["data"][dataset][variant]
     return {
         column: pd.Series(
