@@ -49,7 +49,7 @@ from offeval.plugin import (
     text_records,
 )
 from offeval_ir.choices import FORMATS
-from offeval_ir.judgements import role_names, swap_hint
+from offeval_ir.judgements import PEER_COLUMNS, role_names, swap_hint
 
 KINDS = ("run", "qrels")
 
@@ -113,8 +113,11 @@ def read_run(
     :func:`detect_format`), unless ``format`` (one of :data:`FORMATS`) is given.
     ``columns`` names the columns of the roles in CSV/TSV and Parquet files
     (as in :func:`~offeval_ir.compute_measures`): the user and item columns
-    are read as text. A CSV file's separator is read off its header as for a
-    log (:func:`offeval.data.files.header_separator`), unless ``sep`` is given (one
+    are read as text, and so are the peers' id columns (``query_id``,
+    ``doc_id``, ``user_id``, ``item_id``, ...:
+    :data:`~offeval_ir.judgements.PEER_COLUMNS`). A CSV file's separator is
+    read off its header as for a log
+    (:func:`offeval.data.files.header_separator`), unless ``sep`` is given (one
     character, or ``tab``, ``\\t``, ``comma``, ``semicolon``, ``pipe``); a TSV
     file's is a tab.
     """
@@ -195,15 +198,16 @@ def _read(
         check_choice(format, "format", FORMATS)
     sep = separator_named(sep)
     names = role_names(columns)
+    ids = tuple(dict.fromkeys((names["user"], names["item"], *chain(*PEER_COLUMNS.values()))))
     name = _check_file(path)
     try:
         format = format or detect_format(path, kind)
-        frame = _READERS[format](path, name, kind, (names["user"], names["item"]), sep)
+        frame = _READERS[format](path, name, kind, ids, sep)
     except (OSError, EOFError, lzma.LZMAError) as error:
         raise OffevalError(f"{name}: cannot read the file: {error}") from None
     if frame.empty:
         raise OffevalError(f"{name}: the file holds no {kind} rows")
-    for column in (names["user"], names["item"]):
+    for column in ids:
         if column in frame:
             frame[column] = _as_text(frame[column])
     if frame.index.name == LINE:
@@ -345,7 +349,7 @@ class _BadValue(Exception):
         self.row, self.problem = row, problem
 
 
-def _read_trec(path, name: str, kind: str, ids: tuple[str, str], sep: str | None) -> pd.DataFrame:
+def _read_trec(path, name: str, kind: str, ids: tuple[str, ...], sep: str | None) -> pd.DataFrame:
     """A TREC run or qrels file: parsed by pyarrow as it is when every field is separated
     by one space or tab, no line is blank or a comment and no run line goes on after its
     tag, else once comments are blanked, whitespace normalised and run lines cut after
@@ -548,7 +552,7 @@ _CONVERTERS = {"rank": _integers, "score": _floats, "rel": _grades}
 
 
 def _read_delimited(
-    path: str | os.PathLike, name: str, separator: str | None, ids: tuple[str, str]
+    path: str | os.PathLike, name: str, separator: str | None, ids: tuple[str, ...]
 ) -> pd.DataFrame:
     """A delimited file with a header row; blank lines skipped; ids read as text, and only
     an empty cell is missing."""
@@ -576,7 +580,7 @@ def _read_delimited(
     return frame
 
 
-def _parse_delimited(raw: bytes, separator: str, ids: tuple[str, str]) -> pd.DataFrame | None:
+def _parse_delimited(raw: bytes, separator: str, ids: tuple[str, ...]) -> pd.DataFrame | None:
     """pyarrow's parse of a delimited file (ids as text, only an empty cell missing) when
     it reads as pandas would: distinct, non-empty column names, each column numbers or text;
     None otherwise, and for any file pyarrow refuses (pandas then reads it, or names what
@@ -632,16 +636,16 @@ def _record_lines(raw: bytes, rows: int) -> pd.Index:
     return pd.Index(numbers[1:], name=LINE)
 
 
-def _read_csv(path, name: str, kind: str, ids: tuple[str, str], sep: str | None) -> pd.DataFrame:
+def _read_csv(path, name: str, kind: str, ids: tuple[str, ...], sep: str | None) -> pd.DataFrame:
     return _read_delimited(path, name, sep, ids)
 
 
-def _read_tsv(path, name: str, kind: str, ids: tuple[str, str], sep: str | None) -> pd.DataFrame:
+def _read_tsv(path, name: str, kind: str, ids: tuple[str, ...], sep: str | None) -> pd.DataFrame:
     return _read_delimited(path, name, sep or "\t", ids)
 
 
 def _read_parquet(
-    path, name: str, kind: str, ids: tuple[str, str], sep: str | None
+    path, name: str, kind: str, ids: tuple[str, ...], sep: str | None
 ) -> pd.DataFrame:
     try:
         return pd.read_parquet(path)
@@ -649,7 +653,7 @@ def _read_parquet(
         raise OffevalError(f"{name}: not a readable Parquet file: {error}") from None
 
 
-def _read_json(path, name: str, kind: str, ids: tuple[str, str], sep: str | None) -> pd.DataFrame:
+def _read_json(path, name: str, kind: str, ids: tuple[str, ...], sep: str | None) -> pd.DataFrame:
     """ranx's ``{qid: {docid: value}}``; a query mapping to ``{}`` has no rows."""
     value = "score" if kind == "run" else "relevance"
     with _open(path) as handle:

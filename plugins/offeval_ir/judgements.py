@@ -365,6 +365,12 @@ def judge_ranked(
 ROLES = ("user", "item", "rank", "score", "relevance")
 #: Other names of roles, as TREC and ir-measures users call them.
 ROLE_ALIASES = {"query": "user", "qid": "user", "doc": "item", "docid": "item", "rel": "relevance"}
+#: Column names of the peers' long frames, by role: ir-measures', ranx's and the
+#: recommender toolkits' (``user_id``, ``item_id``); the file readers read them as ids.
+PEER_COLUMNS = {
+    "user": ("query_id", "q_id", "user_id"),
+    "item": ("doc_id", "item_id"),
+}
 
 
 def role_names(columns: Mapping[str, str] | None) -> dict[str, str]:

@@ -41,18 +41,12 @@ import pandas as pd
 from offeval import ColumnError, ConfigurationError, OffevalWarning
 from offeval.plugin import hint
 from offeval_ir.conventions import Conventions
-from offeval_ir.judgements import ROLE_ALIASES, role_names
+from offeval_ir.judgements import PEER_COLUMNS, ROLE_ALIASES, role_names
 from offeval_ir.metrics import MetricResult
 
 #: At most how many entries an error hands over (more than its message shows: it then
 #: ends in an ellipsis).
 _NAMED = 100
-#: Column names of the peers' long frames, by role: ir-measures', ranx's and the
-#: recommender toolkits' (``user_id``, ``item_id``).
-PEER_COLUMNS = {
-    "user": ("query_id", "q_id", "user_id"),
-    "item": ("doc_id", "item_id"),
-}
 
 
 def _is_ranx(obj: object, kind: str) -> bool:
@@ -168,17 +162,23 @@ def _peer_frame(frame: pd.DataFrame, value: str) -> pd.DataFrame:
     return frame.rename(columns=renamed)
 
 
+#: Columns that hold grades under another name (ranx's ``rel``, PyTerrier's ``label``,
+#: MovieLens' ``rating``): qrels with one are never read as implicit feedback.
+GRADE_NAMES = ("rel", "label", "grade", "rating")
+
+
 def implicit_grades(qrels: object, columns: Mapping | None, stacklevel: int = 2) -> object:
     """Held-out interactions without a grade column (implicit feedback) as qrels of
     relevance 1, said once in an :class:`~offeval.OffevalWarning`; any other input
-    unchanged (a frame with a rank or score column is a run: the checks say so)."""
+    unchanged (a frame with a rank or score column is a run, one with a column named
+    like grades, :data:`GRADE_NAMES`, has them: the checks then ask to name it)."""
     names = role_names(columns)
     named = {ROLE_ALIASES.get(key, key) for key in columns or {}}
     if not hasattr(qrels, "columns") or "relevance" in named:
         return qrels
     held = set(qrels.columns)
-    ranked = {names["rank"], names["score"]} & held
-    if names["relevance"] in held or ranked or not {names["user"], names["item"]} <= held:
+    other = {names["rank"], names["score"], names["relevance"], *GRADE_NAMES} & held
+    if other or not {names["user"], names["item"]} <= held:
         return qrels
     how = hint("columns={'relevance': ...}", "--column relevance=NAME")
     warnings.warn(

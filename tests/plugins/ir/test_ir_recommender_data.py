@@ -116,6 +116,10 @@ def test_a_grade_column_or_a_run_given_as_qrels_is_never_read_as_implicit():
     # a run where the qrels belong has a score: still refused, not taken as interactions
     with pytest.raises(ColumnError, match="relevance"):
         compute_measures(run_frame(), run_frame(), ["P@3"])
+    # a column named like grades (PyTerrier's label, MovieLens' rating): asked to name it
+    for grades in ("label", "rating"):
+        with pytest.raises(ColumnError, match=r"relevance.*columns=\{'relevance': \.\.\.\}"):
+            compute_measures(run_frame(), graded.rename(columns={"relevance": grades}), ["P@3"])
     # a grade column named, and missing: refused, not taken as implicit
     with pytest.raises(ColumnError, match="grade"):
         compute_measures(
@@ -182,3 +186,17 @@ def test_offeval_metrics_reads_held_out_interactions_and_says_so_once(tmp_path):
     table = pd.read_csv(out)
     assert table.loc[0, "mean"] == pytest.approx(oracle(2)["nDCG@2"].mean(), rel=1e-12)
     assert table.loc[0, "users"] == 3
+
+
+def test_files_read_the_peers_id_columns_as_text_as_trec_files_do(tmp_path):
+    from offeval_ir.files import read_qrels, read_run
+
+    run = tmp_path / "run.csv"
+    run.write_text("user_id,item_id,score\n301,0012,0.9\n301,12,0.5\n302,7,0.4\n")
+    qrels = tmp_path / "qrels.trec"
+    qrels.write_text("301 0 0012 1\n302 0 7 1\n")
+    frame = read_run(run)
+    assert frame["user_id"].tolist() == ["301", "301", "302"]
+    assert frame["item_id"].tolist() == ["0012", "12", "7"]  # zeros kept: 0012 is not 12
+    got = compute_measures(frame, read_qrels(qrels), ["P@1", "P@2"]).per_user
+    assert got.loc["301"].tolist() == [1.0, 0.5] and got.loc["302"].tolist() == [1.0, 0.5]
