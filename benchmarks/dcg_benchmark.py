@@ -47,7 +47,7 @@ def synthetic(trajectories: int, ranks: int, seed: int = 0) -> pd.DataFrame:
 def run_offeval(trajectories: int, ranks: int, workers: int = 1) -> dict:
     """Build the log, then time one evaluation pass (``workers`` processes); seconds, memory."""
     from offeval import InteractionLog, evaluate
-    from offeval_dcg import DCG, NDCG, RerankPolicy
+    from offeval_ranking import DCG, NDCG, RerankPolicy
 
     frame = synthetic(trajectories, ranks)
     start = time.perf_counter()

@@ -61,8 +61,8 @@ def banner_log(banners: int, n: int, seed: int = 0):
 
 def run_cd(banners: int, n: int) -> dict:
     from offeval import evaluate
-    from offeval_dcg import RerankPolicy
     from offeval_disagreement import CounterfactualDisagreement
+    from offeval_ranking import RerankPolicy
 
     start = time.perf_counter()
     log, _, _, _ = banner_log(banners, n)

@@ -59,7 +59,7 @@ def offeval_log(rows: int):
 def run_offeval(rows: int, chunk_rows: int, workers: int = 1) -> dict:
     """One pass with intervals and grids; ``workers`` forked processes share it."""
     from offeval import evaluate
-    from offeval_ncis import CIS, IS, NCIS
+    from offeval_importance import CIS, IS, NCIS
 
     log, policies, build = offeval_log(rows)
     base = reset_peak()
@@ -84,7 +84,7 @@ def run_offeval(rows: int, chunk_rows: int, workers: int = 1) -> dict:
 def run_offeval_one(rows: int, chunk_rows: int) -> dict:
     """One policy, IS alone, with its interval: the engine's fixed costs per row."""
     from offeval import evaluate
-    from offeval_ncis import IS
+    from offeval_importance import IS
 
     log, policies, build = offeval_log(rows)
     base = reset_peak()
@@ -95,7 +95,7 @@ def run_offeval_one(rows: int, chunk_rows: int) -> dict:
 
 
 def run_offeval_bootstrap(rows: int, replicates: int, chunk_rows: int) -> dict:
-    from offeval_ncis import IS, NCIS, bootstrap
+    from offeval_importance import IS, NCIS, bootstrap
 
     log, policies, build = offeval_log(rows)
     base = reset_peak()

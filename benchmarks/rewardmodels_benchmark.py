@@ -182,7 +182,7 @@ class LazyLog:
 
 
 def _estimators(which: str) -> list:
-    from offeval_ncis import IS
+    from offeval_importance import IS
     from offeval_rewardmodels import DM, DR, SNDR
 
     return {"is": [IS()], "dr": [DR()], "is+dm+dr+sndr": [IS(), DM(), DR(), SNDR()]}[which]

@@ -98,7 +98,7 @@ def run(rows: int, batch_rows: int, seed: int = 0) -> dict:
     from measure import reset_peak
 
     from offeval import ColumnPolicy, evaluate, stream_parquet
-    from offeval_ncis import CIS, IS, NCIS
+    from offeval_importance import CIS, IS, NCIS
 
     after_imports = reset_peak()
     load_start = os.getloadavg()[0]

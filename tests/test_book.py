@@ -119,7 +119,7 @@ def test_user_facing_text_cites_papers_by_authors_and_year():
     # the paths still hold what is read: the core's layers, a plugin, the book, the guides
     for name in ("core/offeval/plugin.py", "core/offeval/engine/estimator.py", "README.md"):
         assert name in texts, f"{name} was not read: did it move?"
-    assert "plugins/offeval_ncis/estimators.py" in texts and "CONTRIBUTING.md" in texts
+    assert "plugins/offeval_importance/estimators.py" in texts and "CONTRIBUTING.md" in texts
     assert "writing-a-plugin.ipynb" in texts and "intro.md" in texts
     found = {name: INTERNAL_CITATION.findall(text) for name, text in texts.items()}
     assert not {name: hits for name, hits in found.items() if hits}

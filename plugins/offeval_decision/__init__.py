@@ -11,7 +11,7 @@ from offeval.plugin import Deferred, lazy_names
 
 #: The plugins this one builds on, by registry name: its studies and sweeps run the
 #: importance-sampling family's estimators (is, cis, ncis) in the simulator's world.
-REQUIRES = ("ncis", "simulation")
+REQUIRES = ("importance", "simulation")
 
 
 @hookimpl

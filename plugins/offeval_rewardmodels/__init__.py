@@ -17,7 +17,7 @@ from offeval import hookimpl
 from offeval.plugin import Alias, lazy_names
 
 #: The plugins this one builds on: the importance-sampling family's weights and tuning.
-REQUIRES = ("ncis",)
+REQUIRES = ("importance",)
 
 #: obp's names for this plugin's estimators, with obp's parameter names and defaults
 #: (``dm``, ``dr`` and ``sndr`` are obp's names already).

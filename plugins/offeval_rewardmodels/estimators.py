@@ -12,7 +12,7 @@ Definitions follow obp (``obp.ope.estimators``, zr-obp 0.5), per log row i
 - SG-DR:     q̂(x_i, pi) + w_i / (1 - lambda + lambda w_i) (r_i - q̂(x_i, a_i))
 
 each averaged over rows: the reward per impression. The unit of independence
-is the trajectory (row terms are summed per trajectory, as in the ``ncis``
+is the trajectory (row terms are summed per trajectory, as in the ``importance``
 plugin), so standard errors are cluster-robust. Unlike obp, q̂(x_i, pi) is not
 divided by the target's mass over the candidates (obp's ``np.average``): the
 two agree when the target's probabilities at a slot sum to 1 over its
@@ -30,7 +30,7 @@ import numpy as np
 from offeval import BaseEstimator, Contribution, InteractionLog, PolicyView, Shared
 from offeval.plugin import check_number
 from offeval.stats import Linearisation, Tally, ratio_of_means
-from offeval_ncis import ROWS, capped_weight_column, weight_diagnostics, weight_tally
+from offeval_importance import ROWS, capped_weight_column, weight_diagnostics, weight_tally
 from offeval_rewardmodels import rewardmodel
 from offeval_rewardmodels.columns import (
     correction_column,

@@ -9,8 +9,8 @@ import numpy as np
 
 from offeval import Contribution, PolicyView, Shared
 from offeval.stats import Linearisation
-from offeval_ncis import ROWS, GridTuned, weight_tally
-from offeval_ncis import tuning_rules as tuning
+from offeval_importance import ROWS, GridTuned, weight_tally
+from offeval_importance import tuning_rules as tuning
 from offeval_rewardmodels import rewardmodel
 from offeval_rewardmodels.columns import (
     correction_column,

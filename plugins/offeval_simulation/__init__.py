@@ -3,8 +3,8 @@
 from offeval import hookimpl
 from offeval.plugin import lazy_names
 
-#: The simulated users examine positions through the dcg plugin's examination models.
-REQUIRES = ("dcg",)
+#: The simulated users examine positions through the ranking plugin's examination models.
+REQUIRES = ("ranking",)
 
 
 @hookimpl

@@ -77,8 +77,8 @@ class Environment:
         registry = active_registry()
         if "examination" not in registry.kinds:
             raise ConfigurationError(
-                "the simulator's users need the examination models of the dcg plugin, "
-                "which is not loaded (add dcg to OFFEVAL_PLUGINS)"
+                "the simulator's users need the examination models of the ranking plugin, "
+                "which is not loaded (add ranking to OFFEVAL_PLUGINS)"
             )
         self.examination = (
             registry.create("examination", examination, **examination_params)

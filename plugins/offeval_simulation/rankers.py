@@ -19,7 +19,7 @@ import pandas as pd
 
 from offeval import ColumnError, ConfigurationError
 from offeval.plugin import check_number
-from offeval_dcg import ranking
+from offeval_ranking import ranking
 
 MAX_PREFIXES = 50_000
 #: Contexts processed at once when enumerating prefixes (bounds memory).

@@ -14,7 +14,7 @@ from offeval.plugin import lazy_names
 #: model-based family's reward-model columns (Cascade-DR), the simulator, in which rips,
 #: pi and cascade_dr take the conformance kit (their ``kit_environment``), and the betting
 #: interval, rips's own.
-REQUIRES = ("betting", "dcg", "rewardmodels", "simulation")
+REQUIRES = ("betting", "ranking", "rewardmodels", "simulation")
 
 
 def _estimators() -> tuple:

@@ -7,7 +7,7 @@ import numpy as np
 from offeval import BaseEstimator, ConfigurationError, Contribution, PolicyView
 from offeval.plugin import check_choice, check_flag
 from offeval.stats import Linearisation, Tally, ratio_of_means
-from offeval_dcg import exposure
+from offeval_ranking import exposure
 from offeval_slates.combine import by_position
 from offeval_slates.layout import layout
 from offeval_slates.support import support_diagnostics

@@ -17,7 +17,7 @@ they put on r_k:
   as control variate, unbiased where RIPS is, whatever the model.
 
 Each targets the reward per impression (log row; ``per="impression"``, as
-the ncis family) or per trajectory (``per="trajectory"``); the unit is the
+the importance-sampling family) or per trajectory (``per="trajectory"``); the unit is the
 trajectory. ``self_normalized=True`` divides by the weights' own means,
 position by position (obp's SNIIPS, SNRIPS): consistent, not unbiased.
 

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from offeval import ColumnError, InteractionLog
-from offeval_dcg import ranking
+from offeval_ranking import ranking
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ import pandas as pd
 
 from offeval import ColumnError, InteractionLog, per_trajectory, trajectory_flags
 from offeval.plugin import hint
-from offeval_dcg import ranking
+from offeval_ranking import ranking
 from offeval_slates.layout import Layout, layout
 
 #: What the logging prefix probabilities are read from by default.

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from offeval import ColumnError, ConfigurationError, PolicyView, per_trajectory
-from offeval_dcg import RerankPolicy, ranking
+from offeval_ranking import RerankPolicy, ranking
 from offeval_slates.candidates import candidate_rows, first_shown
 from offeval_slates.layout import Layout, candidate_index, context_index, layout
 from offeval_slates.support import logger_zero

@@ -22,7 +22,7 @@ import numpy as np
 from scipy import sparse
 
 from offeval import ColumnError, ConfigurationError, InteractionLog, per_trajectory
-from offeval_dcg import ranking
+from offeval_ranking import ranking
 from offeval_slates.layout import candidate_index, context_index, layout
 
 #: Largest number of ordered prefixes enumerated per context.

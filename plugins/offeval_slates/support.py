@@ -30,7 +30,7 @@ import numpy as np
 
 from offeval import PolicyView
 from offeval.stats import Tally
-from offeval_dcg import exposure
+from offeval_ranking import exposure
 
 
 @dataclass(frozen=True)

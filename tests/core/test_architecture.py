@@ -110,7 +110,7 @@ def _public(package: str) -> set[str]:
 
 def test_a_plugin_imports_another_only_as_it_declares():
     """A built-in imports another plugin only when it declares it builds on it (REQUIRES), and
-    then only that plugin's public names (``from offeval_ncis import capped_weights``) and
+    then only that plugin's public names (``from offeval_importance import capped_weights``) and
     public modules (``from offeval_ir.agreement_statistics import agreement``): the rest of
     its modules are its own."""
     plugins = _built_in_plugins()

@@ -189,13 +189,13 @@ def test_report_without_a_writer_names_the_allow_list_that_left_it_out(
     user_log, tmp_path, capsys, monkeypatch
 ):
     argv = [*EVALUATE[:1], str(user_log), *EVALUATE[1:], "--report", tmp_path / "report"]
-    monkeypatch.setenv("OFFEVAL_PLUGINS", "ncis")
+    monkeypatch.setenv("OFFEVAL_PLUGINS", "importance")
     registry_module.reset_registry()
     one_line_error(
         capsys,
         argv,
         "--report .*: no report writer is loaded "
-        r"\(OFFEVAL_PLUGINS='ncis' loads only the plugins it names; offeval plugins lists",
+        r"\(OFFEVAL_PLUGINS='importance' loads only the plugins it names; offeval plugins lists",
     )
     monkeypatch.delenv("OFFEVAL_PLUGINS")
     monkeypatch.setattr(registry_module, "_default", Registry(entry_points=False))
@@ -209,12 +209,12 @@ def test_report_without_a_writer_names_the_allow_list_that_left_it_out(
 
 
 def test_an_unknown_command_names_the_allow_list_that_may_leave_its_plugin_out(capsys, monkeypatch):
-    monkeypatch.setenv("OFFEVAL_PLUGINS", "ncis,simulation")
+    monkeypatch.setenv("OFFEVAL_PLUGINS", "importance,simulation")
     registry_module.reset_registry()
     one_line_error(
         capsys,
         ["demo"],
-        r"invalid choice: 'demo' \(choose from .*\); OFFEVAL_PLUGINS='ncis,simulation' loads "
+        r"invalid choice: 'demo' \(choose from .*\); OFFEVAL_PLUGINS='importance,simulation' loads "
         r"only the plugins it names \(see offeval --help\)$",
     )
     monkeypatch.delenv("OFFEVAL_PLUGINS")

@@ -83,4 +83,4 @@ def test_a_requires_that_is_not_a_tuple_of_names_is_an_error(installed):
 def test_the_core_alone_has_no_plugin_installed_to_declare(monkeypatch):
     monkeypatch.setattr(testing, "entry_points", lambda group: [])
     with pytest.raises(RegistryError, match=r"\(installed: none\)"):
-        declared_plugins("ncis")
+        declared_plugins("importance")

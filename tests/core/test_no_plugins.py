@@ -11,7 +11,7 @@ import pytest
 from offeval import RegistryError, get_registry
 
 
-@pytest.mark.parametrize("name", ["offeval_ncis", "offeval_simulation.environment"])
+@pytest.mark.parametrize("name", ["offeval_importance", "offeval_simulation.environment"])
 def test_importing_a_plugin_fails_loudly(name):
     with pytest.raises(ModuleNotFoundError, match="core tests run without plugins"):
         importlib.import_module(name)

@@ -235,8 +235,8 @@ def test_a_name_the_plugin_api_does_not_declare_is_an_attribute_error():
 
 
 def test_lazy_names_refuse_a_module_of_another_package():
-    with pytest.raises(RegistryError, match=r"\['offeval_dcg.estimators'\] are not modules"):
-        lazy_names("offeval_ncis", {"offeval_dcg.estimators": ("DCG",)})
+    with pytest.raises(RegistryError, match=r"\['offeval_ranking.estimators'\] are not modules"):
+        lazy_names("offeval_importance", {"offeval_ranking.estimators": ("DCG",)})
 
 
 # -- intervals and p-values without scipy.stats ------------------------------------------------

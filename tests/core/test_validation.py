@@ -386,25 +386,28 @@ SITES = {
         ConfigurationError,
         "lift must be a finite number, got nan",
     ),
-    # offeval_dcg/estimators.py _check_cap: f"cap m must be a number >= 1 or inf, got {cap!r}"
+    # offeval_ranking/estimators.py _check_cap: f"cap m must be a number >= 1 or inf, got {cap!r}"
     "dcg cap": (
         lambda: validation.check_number(0.5, "cap m", low=1, finite=False),
         ConfigurationError,
         "cap m must be a number >= 1 or inf, got 0.5",
     ),
-    # offeval_dcg/examination.py CutOff: f"cut-off n must be a whole number >= 1, got {plain(n)!r}"
+    # offeval_ranking/examination.py CutOff:
+    # f"cut-off n must be a whole number >= 1, got {plain(n)!r}"
     "dcg cut-off n": (
         lambda: validation.check_whole(np.int64(0), "cut-off n", low=1),
         ConfigurationError,
         "cut-off n must be a whole number >= 1, got 0",
     ),
-    # offeval_ncis/weights.py check_cap: f"cap must be a positive number or inf, got {plain(cap)!r}"
+    # offeval_importance/weights.py check_cap:
+    # f"cap must be a positive number or inf, got {plain(cap)!r}"
     "ncis cap": (
         lambda: validation.check_number(np.int64(-1), "cap", low=0, low_open=True, finite=False),
         ConfigurationError,
         "cap must be a positive number or inf, got -1",
     ),
-    # offeval_ncis/estimators.py BetaIPS: f"beta must be a finite number or None, got {beta!r}"
+    # offeval_importance/estimators.py BetaIPS:
+    # f"beta must be a finite number or None, got {beta!r}"
     "ncis beta": (
         lambda: validation.check_number(math.inf, "beta", optional=True),
         ConfigurationError,

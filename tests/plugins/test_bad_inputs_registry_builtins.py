@@ -10,7 +10,7 @@ from __future__ import annotations
 from bad_input_logs import fails
 
 from offeval import RegistryError, get_registry
-from offeval_ncis import IS
+from offeval_importance import IS
 
 
 # -- the registry --------------------------------------------------------------------------

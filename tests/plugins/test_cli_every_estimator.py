@@ -19,7 +19,7 @@ from offeval.cli.shell import main
 from offeval.engine.declaration import declaration_of
 from offeval.registry.manager import get_registry
 from offeval.testing import kit_setup
-from offeval_dcg import RerankPolicy
+from offeval_ranking import RerankPolicy
 
 #: Estimators that cannot run from files, with the reason. The goal is none.
 CANNOT_RUN_FROM_FILES: dict[str, str] = {}

@@ -12,7 +12,7 @@ from offeval import BaseEstimator, Contribution, get_registry
 from offeval.engine.declaration import declaration_of
 from offeval.stats import Linearisation, ratio_of_means
 from offeval.testing import check_estimator, checks_for, kit_setup, parametrize_with_checks
-from offeval_ncis import IS, NCIS
+from offeval_importance import IS, NCIS
 
 REGISTERED = [get_registry().create("estimator", n) for n in get_registry().names("estimator")]
 

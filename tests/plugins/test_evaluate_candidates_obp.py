@@ -17,7 +17,7 @@ from offeval.cli.shell import main
 
 HERE = Path(__file__).parent
 MODEL = json.loads((HERE / "cli_obp_reference" / "pinned.json").read_text())
-OBD = json.loads((HERE / "ncis" / "obp_reference" / "pinned.json").read_text())["obd"]
+OBD = json.loads((HERE / "importance" / "obp_reference" / "pinned.json").read_text())["obd"]
 #: obp's estimator names, and the offeval specs of the same estimators.
 SPECS = {
     "dm": "dm",

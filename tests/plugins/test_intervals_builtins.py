@@ -11,7 +11,7 @@ import pytest
 
 from offeval import OffevalError, evaluate, get_registry
 from offeval.testing import check_chunking_invariance, check_unbiased, kit_setup, known_failures
-from offeval_ncis import IS, SNIPS
+from offeval_importance import IS, SNIPS
 from offeval_slates import IIPS, RIPS
 
 

@@ -20,7 +20,8 @@ from offeval.errors import ConfigurationError
 from offeval.testing import kit_setup
 from offeval_obp import from_obp
 
-PINNED = json.loads((Path(__file__).parent / "ncis" / "obp_reference" / "pinned.json").read_text())
+PINNED_FILE = Path(__file__).parent / "importance" / "obp_reference" / "pinned.json"
+PINNED = json.loads(PINNED_FILE.read_text())
 #: obp's class -> the registered name an obp user types (``dm``, ``dr``, ``sndr``: offeval's too).
 OBP_CLASSES = {
     "InverseProbabilityWeighting": "ipw",

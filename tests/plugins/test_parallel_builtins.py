@@ -11,8 +11,8 @@ import pytest
 from parallel_checks import workers_give_the_one_process_estimates
 
 from offeval.engine.parallel import fork_available
-from offeval_dcg import DCG
-from offeval_ncis import IS, NCIS, BetaIPS, PiecewiseNCIS, PointwiseNCIS
+from offeval_importance import IS, NCIS, BetaIPS, PiecewiseNCIS, PointwiseNCIS
+from offeval_ranking import DCG
 
 pytestmark = pytest.mark.skipif(not fork_available(), reason="workers are forked processes")
 

@@ -8,7 +8,6 @@ import pytest
 
 from offeval import ConfigurationError
 from offeval.engine.summary import EstimatorSummary
-from offeval_dcg.examination import CutOff
 from offeval_decision import ab_sample_size, plan_ab_test, rank_distribution
 from offeval_decision.choices import select
 from offeval_disagreement import (
@@ -19,6 +18,7 @@ from offeval_disagreement import (
 from offeval_disagreement.streams import states
 from offeval_ir.metrics import _checked_cutoffs
 from offeval_ir.run_statistics import check_randomization
+from offeval_ranking.examination import CutOff
 
 VALUES = np.array([0.1, 0.2])
 SPREAD = {"names": ["a", "b"], "covariance": 0.01 * np.eye(2)}

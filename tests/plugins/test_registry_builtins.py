@@ -13,19 +13,20 @@ from offeval import OffevalError, RegistryError, hookimpl, hookspec
 from offeval.cli.shell import main
 from offeval.registry.manager import Registry
 from offeval.specs import parse_spec
-from offeval_dcg import DCG
-from offeval_ncis import NCIS
+from offeval_importance import NCIS
+from offeval_ranking import DCG
 
 
 def test_builtin_plugins_come_through_entry_points():
     reg = Registry()
     assert reg.plugins[:1] == ["offeval"]  # the core is a plugin of itself
-    assert {"ncis", "simulation", "dcg", "decision", "disagreement", "ir"} <= set(reg.plugins)
+    builtins = {"importance", "simulation", "ranking", "decision", "disagreement", "ir"}
+    assert builtins <= set(reg.plugins)
     assert all(reg.is_builtin(p) for p in reg.plugins)
     assert {"is", "cis", "ncis", "piecewise_ncis", "pointwise_ncis", "beta_ips"} <= set(
         reg.names("estimator")
     )
-    assert reg.get("estimator", "ncis").plugin == "ncis"
+    assert reg.get("estimator", "ncis").plugin == "importance"
     assert reg.get("environment", "default").plugin == "simulation"
     assert reg.failures == []
     reg.check_pending()
@@ -42,7 +43,7 @@ def test_kinds_are_declared_by_the_plugins_that_bring_them():
         "reward_model": "offeval",
         "interval": "offeval",
         "policy": "offeval",
-        "examination": "dcg",
+        "examination": "ranking",
         "conventions": "ir",
     }
     assert {"logarithmic", "exponential", "cutoff", "pbm"} <= set(reg.names("examination"))
@@ -115,17 +116,17 @@ def test_plugins_added_in_tests_and_removed():
     reg.remove_plugin("good")
     assert "my_ncis" not in reg.names("estimator")
     with pytest.raises(RegistryError, match="already registered"):
-        reg.add_plugin(GoodPlugin(), "ncis")
+        reg.add_plugin(GoodPlugin(), "importance")
 
 
 def test_a_third_party_cannot_take_a_builtin_name():
     reg = Registry()
     reg.add_plugin(ClashingPlugin(), "clashing")
-    assert reg.get("estimator", "ncis").plugin == "ncis"
+    assert reg.get("estimator", "ncis").plugin == "importance"
     assert reg.get("estimator", "other_ncis").plugin == "clashing"
     (failure,) = reg.failures
     assert failure.plugin == "clashing"
-    assert "clashes with the one from plugin 'ncis' (built-in), which keeps the name" in (
+    assert "clashes with the one from plugin 'importance' (built-in), which keeps the name" in (
         failure.reason
     )
     with pytest.raises(RegistryError, match="clashes"):
@@ -151,7 +152,7 @@ def test_a_third_party_found_first_still_cannot_take_a_builtin_name(third_party)
     third_party(
         tp_aaa="""
         from offeval import hookimpl
-        from offeval_ncis import IS
+        from offeval_importance import IS
 
         @hookimpl
         def register_estimators(register):
@@ -161,25 +162,25 @@ def test_a_third_party_found_first_still_cannot_take_a_builtin_name(third_party)
     )
     reg = Registry()
     assert reg.plugins[-1] == "aaa"  # loaded after the built-ins despite sorting first
-    assert reg.get("estimator", "ncis").plugin == "ncis"
+    assert reg.get("estimator", "ncis").plugin == "importance"
     assert reg.get("estimator", "aaa_is").plugin == "aaa"
     (failure,) = reg.failures
     assert failure.plugin == "aaa" and "'ncis'" in failure.reason
 
 
 def test_a_third_party_plugin_named_like_a_builtin_is_reported(third_party):
-    third_party(tp_ncis="x = 1\n")
+    third_party(tp_importance="x = 1\n")
     reg = Registry()
-    assert reg.get("estimator", "ncis").plugin == "ncis"
+    assert reg.get("estimator", "ncis").plugin == "importance"
     (failure,) = reg.failures
-    assert failure.plugin == "ncis" and "taken by the built-in plugin" in failure.reason
+    assert failure.plugin == "importance" and "taken by the built-in plugin" in failure.reason
 
 
 def test_a_misspelled_hook_is_reported_at_load_and_by_offeval_plugins(third_party, capsys):
     third_party(
         tp_typo="""
         from offeval import hookimpl
-        from offeval_ncis import IS
+        from offeval_importance import IS
 
         @hookimpl
         def register_estimator(register):  # singular: no such hook
@@ -292,8 +293,8 @@ def test_demo_configurations_come_from_the_plugins_and_failures_are_isolated():
     reg.add_plugin(Broken(), "broken")
     configured = reg.call("register_demo_estimators", environment=None)
     plugins = {plugin for plugin, _ in configured}
-    assert {"ncis", "dcg", "disagreement"} <= plugins and "broken" not in plugins
-    assert ("ncis", NCIS(cap=10)) not in configured  # objects, compared by label below
+    assert {"importance", "ranking", "disagreement"} <= plugins and "broken" not in plugins
+    assert ("importance", NCIS(cap=10)) not in configured  # objects, compared by label below
     assert "ncis(cap=10)" in {getattr(e, "label", e) for _, e in configured}
     (failure,) = reg.failures
     assert failure.plugin == "broken" and "demo boom" in failure.reason
@@ -311,9 +312,9 @@ def test_broken_plugin_import_is_reported_and_others_load(monkeypatch):
 
 
 def test_allow_list_environment_variable(monkeypatch):
-    monkeypatch.setenv("OFFEVAL_PLUGINS", "ncis, nosuch")
+    monkeypatch.setenv("OFFEVAL_PLUGINS", "importance, nosuch")
     reg = Registry()
-    assert reg.plugins == ["offeval", "ncis"] and reg.names("environment") == []
+    assert reg.plugins == ["offeval", "importance"] and reg.names("environment") == []
     (failure,) = reg.failures
     assert (failure.plugin, failure.stage) == ("nosuch", "allow-list")
     assert "no plugin is installed under that name" in failure.reason

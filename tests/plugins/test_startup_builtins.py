@@ -155,7 +155,7 @@ def test_no_public_name_of_a_plugin_is_also_one_of_its_modules(package):
     plugin = import_module(package)
     modules = {module.name for module in pkgutil.iter_modules(plugin.__path__)}
     both = set(plugin.__all__) & modules
-    # a public module (offeval_ncis.tuning_rules, for the plugins that build on it) is one
+    # a public module (offeval_importance.tuning_rules, for the plugins that build on it) is one
     assert all(getattr(plugin, name) is import_module(f"{package}.{name}") for name in both)
 
 

@@ -2,7 +2,7 @@
 line's test (tests/plugins/test_evaluate_candidates_obp.py), outside the test suite.
 
 The inputs are the 2,000 Open Bandit Dataset rows of
-tests/plugins/ncis/obp_reference/pinned.json (rows 0, 5, 10, ... of the sample bundled
+tests/plugins/importance/obp_reference/pinned.json (rows 0, 5, 10, ... of the sample bundled
 with obp; behaviour policy ``random``, campaign ``all``: 80 actions, 3 positions) and its
 two target policies. This adds their contexts and the items' features (``action_context``),
 fits obp's ``RegressionModel`` (logistic regression, one per position, cross-fitted on 3
@@ -13,7 +13,7 @@ position's coefficients (a prediction is ``expit(intercept + context @ w_context
 action_context[a] @ w_action)``), a few of obp's predictions to check that, and the policy
 values of obp's DM, DR, SNDR, Switch-DR and DR-OS.
 
-Run with obp 0.5.7's environment (see tests/plugins/ncis/obp_reference/generate.py):
+Run with obp 0.5.7's environment (see tests/plugins/importance/obp_reference/generate.py):
 
     /tmp/obp57-env/bin/python tests/plugins/cli_obp_reference/generate.py
 
@@ -34,7 +34,7 @@ warnings.filterwarnings("ignore")
 
 HERE = Path(__file__).parent
 PATH = HERE / "pinned.json"
-INPUTS = HERE.parent / "ncis" / "obp_reference" / "pinned.json"
+INPUTS = HERE.parent / "importance" / "obp_reference" / "pinned.json"
 FOLDS = 3
 SEED = 12345
 C = 100.0
@@ -137,7 +137,7 @@ def main() -> None:
             "obp 0.5.7's RegressionModel (LogisticRegression(C=100, max_iter=10000, "
             "random_state=12345), one per position, action_context = the items' features) "
             "fitted on the 2,000 Open Bandit Dataset rows of "
-            "tests/plugins/ncis/obp_reference/pinned.json (context: each round's 20 0/1 "
+            "tests/plugins/importance/obp_reference/pinned.json (context: each round's 20 0/1 "
             "features as digits) with fit_predict(n_folds=3, "
             "random_state=kfold_random_state: the first from 12345 whose training folds hold a "
             "click at every position); q_hat[i, a, k] = expit(intercepts[fold[i]][k] + "
@@ -149,7 +149,7 @@ def main() -> None:
             **{p: version(p) for p in ("obp", "numpy", "scikit-learn", "pandas", "scipy")},
         },
         "generator": "tests/plugins/cli_obp_reference/generate.py",
-        "inputs": "tests/plugins/ncis/obp_reference/pinned.json (obd)",
+        "inputs": "tests/plugins/importance/obp_reference/pinned.json (obd)",
         "context": ["".join(map(str, row)) for row in bf["context"][rows]],
         "action_context": action_context.tolist(),
         "kfold_random_state": seed,

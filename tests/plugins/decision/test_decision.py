@@ -492,7 +492,7 @@ def test_the_study_takes_the_lowest_point_estimates_of_a_lower_is_better_estimat
     from offeval.registry.manager import Registry
     from offeval.stats import Linearisation
     from offeval_decision.studies import decision_study
-    from offeval_ncis import IS
+    from offeval_importance import IS
 
     class NegatedIS(IS):
         """Minus the IS estimate: the same ranking, lower is better."""

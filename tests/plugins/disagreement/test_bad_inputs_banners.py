@@ -16,8 +16,8 @@ import pandas as pd
 import pytest
 
 from offeval import ColumnError, ConfigurationError, InteractionLog, OffevalWarning, evaluate
-from offeval_dcg import RerankPolicy
 from offeval_disagreement import CounterfactualDisagreement, PairwiseDisagreement
+from offeval_ranking import RerankPolicy
 
 
 def banner_frame(count: int = 60, n: int = 4, seed: int = 0, **columns) -> pd.DataFrame:

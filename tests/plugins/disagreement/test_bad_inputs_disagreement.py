@@ -10,7 +10,7 @@ import pytest
 from bad_input_logs import cases, fails
 
 from offeval import ColumnError, InteractionLog, evaluate
-from offeval_dcg import RerankPolicy
+from offeval_ranking import RerankPolicy
 
 
 # -- banners (the disagreement plugin) ----------------------------------------------------

@@ -8,7 +8,6 @@ import pytest
 from oracles import rank_probabilities_by_enumeration
 
 from offeval import ColumnError, ConfigurationError, InteractionLog, OffevalWarning, evaluate
-from offeval_dcg import RerankPolicy
 from offeval_disagreement import (
     MAX_EXACT,
     CounterfactualDisagreement,
@@ -22,6 +21,7 @@ from offeval_disagreement import (
     rank_rows,
     subset_dp,
 )
+from offeval_ranking import RerankPolicy
 
 
 def random_logits(n: int, banners: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -84,7 +84,7 @@ def test_one_row_in_one_pass_equals_the_full_computation(n):
 
 
 def test_without_a_rest_mass_it_is_plackett_luce_over_the_displayed_set():
-    from offeval_dcg import ranking
+    from offeval_ranking import ranking
 
     logits, _ = random_logits(6, 4, seed=3)
     marginals = ranking.plackett_luce(logits, 6, method="exact").values  # [b, product, rank]

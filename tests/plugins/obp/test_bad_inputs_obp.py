@@ -26,7 +26,7 @@ from offeval import (
     TablePolicy,
     evaluate,
 )
-from offeval_ncis import IS
+from offeval_importance import IS
 from offeval_obp import ActionDistPolicy, from_obp
 
 

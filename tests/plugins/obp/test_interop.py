@@ -17,8 +17,8 @@ from offeval import (
     evaluate,
     stream_parquet,
 )
-from offeval_ncis import IS
-from offeval_ncis import SNIPS as SNIS
+from offeval_importance import IS
+from offeval_importance import SNIPS as SNIS
 from offeval_obp import from_obp, from_obp_rewards
 
 

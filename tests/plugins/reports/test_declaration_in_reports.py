@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from offeval.engine.evaluation import evaluate
-from offeval_ncis import IS, NCIS
+from offeval_importance import IS, NCIS
 from offeval_reports.evaluation_report import estimator_legend, lower_is_better, weight_table
 
 

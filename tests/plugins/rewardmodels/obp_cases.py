@@ -1,6 +1,6 @@
 """obp's logs as offeval logs, for the tests against obp 0.5.7's pinned numbers.
 
-The inputs are those of ``tests/plugins/ncis/obp_reference/pinned.json`` (obp's
+The inputs are those of ``tests/plugins/importance/obp_reference/pinned.json`` (obp's
 synthetic bandit with obp's fitted model, 2,000 rows of the Open Bandit
 Dataset sample), the OBD rows' reward model that of
 ``tests/plugins/rewardmodels/obp_reference/pinned.json``.
@@ -17,7 +17,7 @@ import numpy as np
 from offeval_obp import from_obp
 
 HERE = Path(__file__).parent
-INPUTS = HERE.parent / "ncis" / "obp_reference" / "pinned.json"
+INPUTS = HERE.parent / "importance" / "obp_reference" / "pinned.json"
 PINNED = HERE / "obp_reference" / "pinned.json"
 
 

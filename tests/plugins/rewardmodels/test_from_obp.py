@@ -14,7 +14,7 @@ from offeval import evaluate, get_registry
 from offeval_obp import from_obp
 
 PINNED = json.loads(
-    (Path(__file__).parents[1] / "ncis" / "obp_reference" / "pinned.json").read_text()
+    (Path(__file__).parents[1] / "importance" / "obp_reference" / "pinned.json").read_text()
 )
 OBD = PINNED["obd"]
 N, ACTIONS, SLOTS = OBD["n_rounds"], OBD["n_actions"], OBD["len_list"]

@@ -19,7 +19,7 @@ from offeval import (
     evaluate,
 )
 from offeval.testing import check_estimator
-from offeval_ncis import IS, NCIS
+from offeval_importance import IS, NCIS
 from offeval_obp import from_obp, from_obp_rewards
 from offeval_rewardmodels import DM, DR, DROS, SNDR, SwitchDR, fit_reward_model, item_position_means
 from offeval_simulation import Environment

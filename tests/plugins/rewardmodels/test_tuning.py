@@ -18,7 +18,7 @@ from scipy import stats as scipy_stats
 
 from offeval import ColumnPolicy, InteractionLog, evaluate, get_registry
 from offeval.cli.shell import main
-from offeval_ncis import tuning_rules as tuning
+from offeval_importance import tuning_rules as tuning
 from offeval_rewardmodels.estimators import DR, SubGaussianDR
 from offeval_rewardmodels.tuning import DROSTuning, DRTuning, SubGaussianDRTuning, SwitchDRTuning
 

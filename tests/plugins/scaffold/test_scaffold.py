@@ -203,7 +203,8 @@ def test_its_values_worked_out_by_hand_pass_without_any_plugin(written):
         ("", "lower-case Python identifier"),
         ("class", "a Python keyword"),
         ("offeval", "a plugin of that name is installed already"),
-        ("ncis", "a plugin of that name is installed already"),  # installed, even if not loaded
+        # installed, even if not loaded
+        ("importance", "a plugin of that name is installed already"),
     ],
 )
 def test_names_refused(tmp_path, name, why):
@@ -215,7 +216,7 @@ def test_names_refused(tmp_path, name, why):
 
 def test_an_estimators_name_is_refused():
     registry = get_registry()
-    with pytest.raises(OffevalError, match="plugin 'ncis' registers an estimator"):
+    with pytest.raises(OffevalError, match="plugin 'importance' registers an estimator"):
         scaffold.check_name("balanced_ips", registry)
     assert scaffold.check_name("my_balanced_ips", registry) == "my_balanced_ips"
 

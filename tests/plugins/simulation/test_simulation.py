@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from offeval import ConfigurationError
-from offeval_dcg.examination import MODELS
+from offeval_ranking.examination import MODELS
 from offeval_simulation import Environment
 from offeval_simulation.rankers import RankingPolicy
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from offeval_dcg import ranking
+from offeval_ranking import ranking
 
 
 def test_policies_over_one_candidate_array_share_one_table(env):

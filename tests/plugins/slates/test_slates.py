@@ -26,8 +26,8 @@ from offeval import (
     evaluate,
 )
 from offeval.testing import kit_setup, parametrize_with_checks
-from offeval_dcg import RerankPolicy
-from offeval_ncis import IS
+from offeval_importance import IS
+from offeval_ranking import RerankPolicy
 from offeval_rewardmodels import item_position_means
 from offeval_simulation import Environment, RankingPolicy
 from offeval_slates import IIPS, RIPS, CascadeDR, PseudoInverse

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from offeval import ConfigurationError
-from offeval_dcg import ranking
+from offeval_ranking import ranking
 
 
 def pl_orders(logits, items, size):

@@ -1,12 +1,12 @@
 """obp 0.5.7's clipped DR, sub-Gaussian DR and ``*Tuning`` estimators, pinned for the tests.
 
 Run with the obp 0.5.7 environment described in the docstring of
-``tests/plugins/ncis/obp_reference/generate.py`` (obp is never needed by the
+``tests/plugins/importance/obp_reference/generate.py`` (obp is never needed by the
 test suite):
 
     /tmp/obp57-env/bin/python tests/plugins/rewardmodels/obp_reference/generate.py
 
-It reads the inputs pinned in ``tests/plugins/ncis/obp_reference/pinned.json``
+It reads the inputs pinned in ``tests/plugins/importance/obp_reference/pinned.json``
 (obp's synthetic bandit with obp's fitted reward model, and 2,000 rows of the
 Open Bandit Dataset sample bundled with obp) and writes ``pinned.json`` here:
 
@@ -41,7 +41,7 @@ warnings.filterwarnings("ignore")
 
 HERE = Path(__file__).parent
 PATH = HERE / "pinned.json"
-INPUTS = HERE.parents[1] / "ncis" / "obp_reference" / "pinned.json"
+INPUTS = HERE.parents[1] / "importance" / "obp_reference" / "pinned.json"
 SEED = 12345
 INF = float("inf")
 
@@ -216,7 +216,7 @@ def main() -> None:
     inputs = json.loads(INPUTS.read_text())
     result = {
         "generator": "tests/plugins/rewardmodels/obp_reference/generate.py",
-        "inputs": "tests/plugins/ncis/obp_reference/pinned.json",
+        "inputs": "tests/plugins/importance/obp_reference/pinned.json",
         "environment": environment(),
     }
     for name, build in (("synthetic", synthetic), ("obd", obd)):

@@ -2,7 +2,7 @@
 
 obp is too heavy for the test suite (it needs torch and old pins). Run this
 outside it, in the obp 0.5.7 environment described in
-``tests/plugins/ncis/obp_reference/generate.py``:
+``tests/plugins/importance/obp_reference/generate.py``:
 
     /tmp/obp57-env/bin/python tests/plugins/slates/obp_reference/generate.py
 
