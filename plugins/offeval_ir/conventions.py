@@ -10,12 +10,13 @@ from offeval import ConfigurationError
 from offeval.plugin import check_choice, check_number
 
 CHOICES = {
-    "precision_denominator": ("k", "min_k_list"),
+    "precision_denominator": ("k", "min_k_list", "min_k_labels"),
     "recall_denominator": ("labels", "min_k_labels"),
-    "ap_denominator": ("hits", "min_k_list", "labels", "min_k_labels"),
+    "ap_denominator": ("hits", "min_k_list", "labels", "min_k_labels", "min_k_labels_list", "k"),
     "gain": ("linear", "exponential"),
     "dcg_relevance": ("graded", "binary"),
-    "ideal": ("list", "labels"),
+    "ideal": ("list", "labels", "k"),
+    "discount": ("shifted", "clipped"),
     "empty_labels": ("nan", "zero", "judged"),
     "no_predictions": ("zero", "nan"),
     "ties": ("expected", "item_desc", "item_asc", "input_order"),
@@ -29,19 +30,26 @@ CHOICES = {
 class Conventions:
     """The switches behind every metric at k (P, R, F1, hit rate, AP, RR, DCG, nDCG, ...).
 
-    - ``precision_denominator``: ``k`` (hits / k), or ``min_k_list`` (hits /
-      min(k, list length)).
+    - ``precision_denominator``: ``k`` (hits / k), ``min_k_list`` (hits /
+      min(k, list length)) or ``min_k_labels`` (hits / min(k, relevant labels):
+      rectools' ``r_precision``).
     - ``recall_denominator``: ``labels`` (hits / number of relevant labels) or
       ``min_k_labels`` (hits / min(k, number of relevant labels)).
     - ``ap_denominator``: sum over relevant ranks j <= k of P@j, divided by
       ``hits`` (relevant items in the top k), ``min_k_list``, ``labels`` (all
-      relevant labels) or ``min_k_labels``.
+      relevant labels), ``min_k_labels``, ``min_k_labels_list`` (min(relevant
+      labels, k, list length): LensKit's) or ``k`` (k whatever the list's
+      length: rectools' ``divide_by_k``).
     - ``gain``: ``linear`` (grade) or ``exponential`` (2^grade - 1).
-    - ``log_base``: of the discount 1 / log_b(rank + 1).
+    - ``log_base``: of the discount.
+    - ``discount``: 1 / log_b(rank + 1) (``shifted``), or 1 / max(1, log_b rank)
+      (``clipped``: LensKit's, ranks 1 and 2 weigh the same), in DCG and its ideal.
     - ``dcg_relevance``: DCG on the label grades (``graded``) or on binary
       relevance at the threshold (``binary``).
-    - ``ideal``: IDCG from the recommended list's own grades sorted (``list``)
-      or from the user's best labels (``labels``).
+    - ``ideal``: IDCG from the recommended list's own grades sorted (``list``),
+      from the user's best labels (``labels``), or the DCG of k items of the
+      user's best gain (``k``: under binary relevance the same for every user
+      with a relevant label, rectools' default).
     - ``empty_labels``: users with no relevant label get NaN and are left out
       of the mean (``nan``, counted), score 0 (``zero``), or score 0 when they
       have a judgement of any grade and are left out when they have none
@@ -83,6 +91,7 @@ class Conventions:
     log_base: float = math.e
     dcg_relevance: str = "graded"
     ideal: str = "list"
+    discount: str = "shifted"
     empty_labels: str = "nan"
     no_predictions: str = "zero"
     relevance_threshold: float = 1.0
@@ -234,6 +243,78 @@ PRESETS = {
         "labels), binary relevance, ideal from the labels; users without positives are "
         "left out (RecBole filters them before evaluating).",
         BINARY,
+    ),
+    "rectools": _preset(
+        "rectools",
+        "rectools 0.19 (Precision, Recall, MAP, NDCG, MRR, HitRate by calc_per_user): "
+        "binary relevance, log2, nDCG's ideal the DCG of k relevant items for every user "
+        "(NDCG(divide_by_achievable=True): ideal='labels'), AP over all held-out items "
+        "(MAP(divide_by_k=True): ap_denominator='k'), Precision(r_precision=True): "
+        "precision_denominator='min_k_labels'; users of the held-out interactions, one "
+        "without recommendations scoring 0; ties by item id ascending.",
+        ap_denominator="labels",
+        dcg_relevance="binary",
+        log_base=2.0,
+        ideal="k",
+        ties="item_asc",
+        order_by="score",
+    ),
+    "lenskit": _preset(
+        "lenskit",
+        "LensKit 2026.4 (Precision, Recall, AveragePrecision, NDCG, RecipRank, Hit by "
+        "measure_run): precision over min(k, list length), recall over min(k, held out), "
+        "AP over min(held out, k, list length), binary nDCG with LensKit's discount "
+        "1/max(1, log2 rank) in the DCG and its ideal (NDCG(weight=LogRankWeight(offset=1)):"
+        " discount='shifted'); a user without held-out items is left out (LensKit's "
+        "AveragePrecision divides by zero on one), Precision scores it 0.",
+        precision_denominator="min_k_list",
+        recall_denominator="min_k_labels",
+        ap_denominator="min_k_labels_list",
+        dcg_relevance="binary",
+        log_base=2.0,
+        discount="clipped",
+        ideal="labels",
+        ties="item_asc",
+        order_by="score",
+        per_metric=(
+            ("precision", "empty_labels", "zero"),
+            ("precision", "no_predictions", "nan"),
+            ("ap", "no_predictions", "nan"),
+        ),
+    ),
+    "recpack": _preset(
+        "recpack",
+        "recpack 0.3.6 (PrecisionK, RecallK, DCGK, NDCGK, RRK, HitK as hits@K; "
+        "CalibratedRecallK: recall_denominator='min_k_labels'): RecBole's conventions. "
+        "recpack leaves tied scores in the order numpy's argpartition leaves them, which no "
+        "switch reproduces: compare on tie-free scores.",
+        BINARY,
+        ties="item_asc",
+    ),
+    "cornac": _preset(
+        "cornac",
+        "cornac 3.0 (Precision, Recall, NDCG, HitRatio at k; MRR, MAP without k) on the "
+        "whole catalogue ranked: binary relevance, log2, nDCG's ideal of min(k, held out) "
+        "items, AP over every held-out item. cornac's MAP puts every item of a tie group at "
+        "the group's last rank, which no switch reproduces yet: compare MAP on tie-free scores.",
+        ap_denominator="labels",
+        dcg_relevance="binary",
+        log_base=2.0,
+        ideal="labels",
+        ties="item_asc",
+        order_by="score",
+    ),
+    "trectools": _preset(
+        "trectools",
+        "trectools 0.0.50 (TrecEval on TrecRun and TrecQrel files, ids read as text): "
+        "trec_eval's measures and order, nDCG in the order read_run leaves (document id "
+        "ascending); means over the run's queries, so a query without a relevant label "
+        "scores 0 and one missing from the run is left out.",
+        TREC,
+        empty_labels="zero",
+        no_predictions="nan",
+        negative_grades="zero",
+        per_metric=(("ndcg", "ties", "item_asc"),),
     ),
     "recommenders": _preset(
         "recommenders",

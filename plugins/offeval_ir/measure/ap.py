@@ -29,13 +29,18 @@ def precision_terms(lists):
 def ap(lists, k):
     """AP@k = sum over relevant ranks i <= k of P@i, over ``ap_denominator``: the hits in
     the top k (``hits``), min(k, list length) (``min_k_list``), the relevant labels R
-    (``labels``) or min(k, R) (``min_k_labels``); 0 when that is 0."""
+    (``labels``), min(k, R) (``min_k_labels``), min(R, k, list length)
+    (``min_k_labels_list``) or k (``k``); 0 when that is 0."""
     xp, conv = lists.xp, lists.conv
     how = conv.ap_denominator
     if how == "hits":
         den = lists.hits(k)
     elif how == "min_k_list":
         den = lists.in_list(k)
+    elif how == "min_k_labels_list":
+        den = xp.minimum(lists.in_list(k), lists.n_rel)
+    elif how == "k":
+        den = lists.cut(k)
     else:
         den = lists.n_rel if how == "labels" else xp.minimum(lists.cut(k), lists.n_rel)
     terms = lists.memo("precision_terms", lambda: precision_terms(lists))

@@ -33,14 +33,25 @@ def _ideal_gains(lists):
 
 def idcg(lists, k):
     """iDCG@k: the DCG@k of the ideal ranking, the user's best labels (``ideal='labels'``;
-    all of them without a cut-off) or the list's own top-k grades sorted (``list``)."""
+    all of them without a cut-off), the list's own top-k grades sorted (``list``), or k
+    items of the user's best gain (``k``: under binary relevance the sum over i <= k of
+    the discount, the same for every user with a relevant label, as rectools' NDCG;
+    without a cut-off k is the user's list length)."""
     return lists.memo(("idcg", k), lambda: _idcg(lists, k))
 
 
 def _idcg(lists, k):
     xp = lists.xp
-    if lists.conv.ideal == "labels":
+    if lists.conv.ideal in ("labels", "k"):
         ideal = lists.memo("ideal", lambda: _ideal_gains(lists))
+    if lists.conv.ideal == "k":
+        best = ideal[:, 0] if ideal.shape[1] else xp.zeros(ideal.shape[0])
+        if k is not None:
+            return best * lists.discounts_of(int(k)).sum()
+        lengths = lists.j.lengths  # without a cut-off, k is each user's list length
+        summed = xp.r_[0.0, xp.cumsum(lists.discounts_of(int(lengths.max(initial=0))))]
+        return best * summed[lengths]
+    if lists.conv.ideal == "labels":
         discounts = lists.memo("ideal_discounts", lambda: lists.discounts_of(ideal.shape[1]))
         head = ideal[:, : ideal.shape[1] if k is None else lists.read(k)]
         return head @ discounts[: head.shape[1]]

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from offeval_ir.measure.declaration import Declaration, Spelling
-from offeval_ir.measure.precision import precision_denominator
 
 
 def judged(lists, k):
-    """Judged@k = judged items in the top k / k (or min(k, list length), as precision)."""
-    return lists.upto(lists.judged, k) / precision_denominator(lists, k)
+    """Judged@k = judged items in the top k / min(k, list length) (``precision_denominator
+    ='min_k_list'``), else / k: a share of the list, never of the relevant labels."""
+    den = lists.in_list(k) if lists.conv.precision_denominator == "min_k_list" else lists.cut(k)
+    return lists.upto(lists.judged, k) / den
 
 
 MEASURES = (

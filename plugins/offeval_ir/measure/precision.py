@@ -6,8 +6,12 @@ from offeval_ir.measure.declaration import REL, Declaration, Spelling, TrecSpell
 
 
 def precision_denominator(lists, k):
-    """k (``precision_denominator='k'``) or min(k, the list's length) (``min_k_list``)."""
-    return lists.cut(k) if lists.conv.precision_denominator == "k" else lists.in_list(k)
+    """k (``precision_denominator='k'``), min(k, the list's length) (``min_k_list``) or
+    min(k, R), R the relevant labels (``min_k_labels``)."""
+    how = lists.conv.precision_denominator
+    if how == "min_k_labels":
+        return lists.xp.minimum(lists.cut(k), lists.n_rel)
+    return lists.cut(k) if how == "k" else lists.in_list(k)
 
 
 def precision(lists, k):

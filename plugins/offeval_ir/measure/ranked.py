@@ -17,7 +17,10 @@ from offeval_ir.judgements import Judgements
 from offeval_ir.measure.registry import DECLARATIONS
 
 
-def _discounts(n: int, base: float) -> np.ndarray:
+def _discounts(n: int, base: float, discount: str) -> np.ndarray:
+    """1 / log_b(rank + 1) of ranks 1..n (``shifted``), or 1 / max(1, log_b rank) (``clipped``)."""
+    if discount == "clipped":
+        return np.log(base) / np.maximum(np.log(base), np.log(np.arange(1, n + 1)))
     return np.log(base) / np.log(np.arange(2, n + 2))
 
 
@@ -74,12 +77,12 @@ class Ranked:
 
     @cached_property
     def discounts(self) -> np.ndarray:
-        """DCG's discount of each rank read, 1 / log_b(rank + 1)."""
-        return _discounts(self.n_ranks, self.conv.log_base)
+        """DCG's discount of each rank read (the conventions' ``discount``)."""
+        return _discounts(self.n_ranks, self.conv.log_base, self.conv.discount)
 
     def discounts_of(self, n: int) -> np.ndarray:
         """The discounts of ``n`` ranks."""
-        return _discounts(n, self.conv.log_base)
+        return _discounts(n, self.conv.log_base, self.conv.discount)
 
     def gains_of(self, grades: np.ndarray) -> np.ndarray:
         """The DCG gains of ``grades`` under the conventions."""

@@ -98,7 +98,7 @@ def xfail(reason: str):
 
 
 def preset(toolkit: str, **switches):
-    """The toolkit's preset (KeyError until it is written), with ``switches`` changed."""
+    """The toolkit's preset, with ``switches`` changed."""
     return PRESETS[toolkit](**switches)
 
 
@@ -153,29 +153,25 @@ RECTOOLS_MISSING = {
             "default",
             {"precision", "recall", "ap", "rr", "hit_rate"},
             {},
-            marks=xfail("no 'rectools' preset yet"),
             id="default",
         ),
-        pytest.param("default", {"ndcg"}, {}, marks=xfail(RECTOOLS_MISSING["ideal"]), id="NDCG"),
+        pytest.param("default", {"ndcg"}, {}, id="NDCG"),
         pytest.param(
             "MAP(divide_by_k=True)",
             {"ap"},
             {"ap_denominator": "k"},
-            marks=xfail(RECTOOLS_MISSING["divide_by_k"]),
             id="MAP(divide_by_k=True)",
         ),
         pytest.param(
             "NDCG(divide_by_achievable=True)",
             {"ndcg"},
             {"ideal": "labels"},
-            marks=xfail("no 'rectools' preset yet"),
             id="NDCG(divide_by_achievable=True)",
         ),
         pytest.param(
             "Precision(r_precision=True)",
             {"precision"},
             {"precision_denominator": "min_k_labels"},
-            marks=xfail(RECTOOLS_MISSING["r_precision"]),
             id="Precision(r_precision=True)",
         ),
     ],
@@ -265,28 +261,23 @@ def _lenskit_expected(dataset: str, variant: str, measures) -> dict:
             "default",
             {"recall", "rr", "hit_rate"},
             {},
-            marks=xfail("no 'lenskit' preset yet"),
             id="default",
         ),
         pytest.param(
             "default", {"precision"}, {}, marks=xfail(LENSKIT_MISSING["precision"]), id="Precision"
         ),
-        pytest.param("default", {"ndcg"}, {}, marks=xfail(LENSKIT_MISSING["discount"]), id="NDCG"),
-        pytest.param(
-            "default", {"ap"}, {}, marks=xfail(LENSKIT_MISSING["ap"]), id="AveragePrecision"
-        ),
+        pytest.param("default", {"ndcg"}, {}, id="NDCG"),
+        pytest.param("default", {"ap"}, {}, id="AveragePrecision"),
         pytest.param(
             "NDCG(gain='rating')",
             {"ndcg"},
             {"dcg_relevance": "graded", "gain": "linear"},
-            marks=xfail(LENSKIT_MISSING["discount"]),
             id="NDCG(gain='rating')",
         ),
         pytest.param(
             "NDCG(weight=LogRankWeight(offset=1))",
             {"ndcg"},
             {"discount": "shifted"},
-            marks=xfail("no 'lenskit' preset yet"),
             id="NDCG(weight=LogRankWeight(offset=1))",
         ),
     ],
@@ -341,22 +332,17 @@ def test_recpack_measures_today_switches_reproduce(dataset):
         pytest.param(
             {"precision", "recall", "dcg", "ndcg", "rr"},
             {},
-            marks=xfail("no 'recpack' preset yet (RecBole's switches reproduce it)"),
             id="default",
         ),
         pytest.param(
             {"calibrated_recall"},
             {"recall_denominator": "min_k_labels"},
-            marks=xfail("no 'recpack' preset yet, and no measure named calibrated_recall"),
+            marks=xfail("no measure named calibrated_recall (recall_denominator='min_k_labels')"),
             id="CalibratedRecallK",
         ),
         pytest.param(
             {"hits"},
             {},
-            marks=xfail(
-                "recpack's HitK scores a user by the number of hits in the top K (HitK.value "
-                "is their mean, not the share of users with a hit): no measure 'hits'"
-            ),
             id="HitK",
         ),
     ],
@@ -389,7 +375,7 @@ def test_cornac_measures_today_switches_reproduce(dataset):
 @pytest.mark.parametrize(
     ("measures", "reason"),
     [
-        pytest.param(CORNAC_AT_K | {"rr"}, "no 'cornac' preset yet", id="default"),
+        pytest.param(CORNAC_AT_K | {"rr"}, None, id="default"),
         pytest.param(
             {"ap"},
             "cornac's MAP ranks tied scores together: every item of a tie group takes the "
@@ -400,7 +386,8 @@ def test_cornac_measures_today_switches_reproduce(dataset):
     ],
 )
 def test_cornac_preset(measures, reason, request):
-    request.applymarker(xfail(reason))
+    if reason is not None:
+        request.applymarker(xfail(reason))
     for dataset in DATASETS:
         expected = pinned("cornac", dataset, measures=measures)
         got = ours(judgements(dataset, whole_catalogue=True), expected, preset("cornac"))
@@ -443,7 +430,6 @@ def test_trectools_today_switches_reproduce(dataset, variant, conventions):
     assert_trectools(ours(judged, per_user, conventions), per_user, means)
 
 
-@xfail("no 'trectools' preset yet (trec_eval's with the switches of TRECTOOLS_TODAY)")
 @pytest.mark.parametrize("dataset", DATASETS)
 def test_trectools_preset(dataset):
     judged = judgements(dataset, text_ids=True, files=True)
