@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from offeval_ir import PRESETS, Conventions, Judgements, compute
+from offeval_ir import PRESETS, Judgements, compute
 
 HERE = Path(__file__).parent / "toolkit_reference"
 sys.path.insert(0, str(HERE))
@@ -105,19 +105,7 @@ def preset(toolkit: str, **switches):
 # -- rectools ---------------------------------------------------------------------------------
 #: rectools 0.19 as today's switches say it: binary relevance, log2, AP over all held-out
 #: items, the users of the held-out interactions (a user without recommendations scores 0).
-RECTOOLS_TODAY = Conventions(
-    precision_denominator="k",
-    recall_denominator="labels",
-    ap_denominator="labels",
-    dcg_relevance="binary",
-    log_base=2.0,
-    ideal="labels",
-    empty_labels="nan",
-    no_predictions="zero",
-    ties="item_asc",
-    order_by="score",
-    name="rectools-today",
-)
+RECTOOLS_TODAY = PRESETS["rectools"](ideal="labels", name="rectools-today")
 
 
 @pytest.mark.parametrize("dataset", DATASETS)
@@ -187,23 +175,8 @@ def test_rectools_preset(variant, measures, switches):
 #: LensKit 2026.4 as today's switches say it: precision over min(k, list length), recall
 #: over min(k, |held out|), binary relevance; a user without held-out items is left out
 #: (NaN) except by Precision, which scores it, and leaves out a user with an empty list.
-LENSKIT_TODAY = Conventions(
-    precision_denominator="min_k_list",
-    recall_denominator="min_k_labels",
-    ap_denominator="min_k_list",
-    dcg_relevance="binary",
-    log_base=2.0,
-    ideal="labels",
-    empty_labels="nan",
-    no_predictions="zero",
-    ties="item_asc",
-    order_by="score",
-    per_metric=(
-        ("precision", "empty_labels", "zero"),
-        ("precision", "no_predictions", "nan"),
-        ("ap", "no_predictions", "nan"),
-    ),
-    name="lenskit-today",
+LENSKIT_TODAY = PRESETS["lenskit"](
+    discount="shifted", ap_denominator="min_k_list", name="lenskit-today"
 )
 
 
