@@ -18,15 +18,15 @@ numbers up to floating-point rounding:
    partition judged against them, giving one row per user with each run's
    value of each measure, the reason a user is left out, and a ratio
    measure's numerator and denominator (``map_partitions``);
-3. those rows are folded by the engine where they live and the fold states
-   merged (:func:`offeval.plugin.evaluate_dask`): means, standard errors and
-   their covariances, as for off-policy estimators on Dask. A run none of
-   whose users is in the qrels is then the error ``evaluate_runs`` raises.
+3. those rows come to the client (one row per user, a few numbers per run and
+   measure) and are folded by the engine as users, as in memory
+   (:func:`~offeval_ir.run_statistics.evaluate_results`): means, standard
+   errors, their covariances and the paired comparisons on common queries. A
+   run none of whose users is in the qrels is the error ``evaluate_runs``
+   raises.
 
-The runs and the qrels never come to the client; the per-user values do (one
-row per user, a few numbers per run and measure), for the result's per-user
-tables and the paired comparisons on common queries
-(:meth:`~offeval_ir.run_statistics.RunEvaluation.compare`).
+The runs and the qrels never come to the client: the judging, the costly part,
+happens where the partitions live.
 """
 
 from __future__ import annotations
@@ -37,16 +37,15 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from offeval import ConfigurationError, OffevalError, evaluate_dask
+from offeval import ConfigurationError, OffevalError
 from offeval.plugin import hash_ids
 from offeval_ir.conventions import PRESETS, Conventions
 from offeval_ir.judgements import role_names
 from offeval_ir.metrics import EXCLUSION_REASONS, MetricResult
 from offeval_ir.prepared import measure_groups, prepare_qrels
 from offeval_ir.run_statistics import (
-    MeasureMean,
     RunEvaluation,
-    count_not_averaged,
+    evaluate_results,
     no_common_queries,
     run_values,
 )
@@ -57,32 +56,6 @@ PART = "_offeval_partition"
 
 def _is_dask(frame) -> bool:
     return hasattr(frame, "to_delayed") and hasattr(frame, "npartitions")
-
-
-class ColumnRun:
-    """A run whose per-user answers are columns of the log the engine folds (run ``j``
-    of the per-user frame: ``v{j}_{k}`` values, ``r{j}_{k}`` reasons, ``n``/``d`` a
-    ratio measure's numerator and denominator, ``k`` the measure's position)."""
-
-    def __init__(self, name: str, j: int, measures: list[str]):
-        self.name = name
-        self.j = j
-        self.columns = {m: k for k, m in enumerate(measures)}
-
-    def probabilities(self, rows: pd.DataFrame) -> np.ndarray:
-        """A run ranks items; it has no probabilities (only IR measures evaluate it)."""
-        raise ConfigurationError(f"run {self.name!r} is a ranking, not a stochastic policy")
-
-    def _column(self, view, kind: str, measure: str) -> np.ndarray:
-        return view.log.frame[f"{kind}{self.j}_{self.columns[measure]}"].to_numpy()
-
-    def answers(self, view, measure: str) -> tuple[np.ndarray, np.ndarray]:
-        """Values and exclusion codes of one measure for the users of an engine view."""
-        return self._column(view, "v", measure), self._column(view, "r", measure).astype(np.int8)
-
-    def ratio_parts(self, view, measure: str) -> tuple[np.ndarray, np.ndarray]:
-        """A ratio measure's numerator and denominator for the users of an engine view."""
-        return self._column(view, "n", measure), self._column(view, "d", measure)
 
 
 def evaluate_runs_dask(
@@ -147,27 +120,10 @@ def evaluate_runs_dask(
         columns=columns,
         meta=meta,
         align_dataframes=False,
-    ).persist()
-    policies = [ColumnRun(name, j, names) for j, name in enumerate(layout)]
-    estimators = [MeasureMean(m, aggregation.get(m, "mean")) for m in names]
-    evaluation = evaluate_dask(
-        per_user, policies, estimators, mapping={"trajectory": user}, level=level
     )
     local = per_user.compute()
     _check_common_queries(local, user, layout)
-    results = _results(local, user, layout, names, aggregation, conv)
-    _, _, _, values = run_values(results)
-    not_averaged = count_not_averaged(values, names)
-    return RunEvaluation(
-        evaluation,
-        results,
-        names,
-        conv,
-        {p.name: p for p in values},
-        False,
-        None,
-        not_averaged,
-    )
+    return evaluate_results(_results(local, user, layout, names, aggregation, conv), level=level)
 
 
 def _by_user(frame, user: str, count: int, dd):
@@ -256,14 +212,9 @@ def _check_common_queries(local: pd.DataFrame, user: str, layout) -> None:
 
 
 def _meta(labels_meta: pd.DataFrame, user: str, layout, names, aggregation) -> pd.DataFrame:
-    """The empty per-user frame: the user, the log's item and reward, then per run j and
+    """The empty per-user frame: the user, whether the qrels have it, then per run j and
     measure k its value, reason (and a ratio's numerator and denominator)."""
-    data = {
-        user: labels_meta[user].iloc[:0],
-        "item": pd.Series([], dtype=np.int64),
-        "reward": pd.Series([], dtype=float),
-        "l": pd.Series([], dtype=bool),
-    }
+    data = {user: labels_meta[user].iloc[:0], "l": pd.Series([], dtype=bool)}
     for j in range(len(layout)):
         data[f"u{j}"] = pd.Series([], dtype=bool)
         data[f"i{j}"] = pd.Series([], dtype=bool)
@@ -300,7 +251,7 @@ def _rows(users, user, layout, names, aggregation, results) -> pd.DataFrame:
     (``i{j}``), then per measure the value and reason (``no_labels`` for a user of
     another run only, as in memory) and a ratio's numerator and denominator."""
     no_labels = EXCLUSION_REASONS.index("no_labels")
-    data = {user: users, "item": np.zeros(len(users), np.int64), "reward": 0.0, "l": False}
+    data = {user: users, "l": False}
     for j, name in enumerate(layout):
         result = results[name]
         data[f"u{j}"] = users.isin(result.per_user.index)
