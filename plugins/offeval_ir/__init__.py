@@ -7,14 +7,15 @@ from offeval_ir import hookspecs
 
 @hookimpl
 def register_hookspecs(register):
-    """Bring the ``register_metric_conventions`` hook."""
+    """Bring the ``register_metric_conventions`` and ``register_measures`` hooks."""
     register(hookspecs)
 
 
 @hookimpl
 def register_component_kinds(register):
-    """Bring the ``conventions`` component kind (IR metric convention presets)."""
+    """Bring the ``conventions`` (IR metric convention presets) and ``measure`` kinds."""
     register("conventions", "register_metric_conventions", description="IR metric conventions")
+    register("measure", "register_measures", ("kernel", "provider"), description="IR measures")
 
 
 @hookimpl
@@ -24,6 +25,15 @@ def register_metric_conventions(register):
 
     for name, factory in PRESETS.items():
         register(name, factory)
+
+
+@hookimpl
+def register_measures(register):
+    """Register every measure of :mod:`offeval_ir.measure`, its declaration as the component."""
+    from offeval_ir.measure.registry import DECLARATIONS, component_name
+
+    for name, declared in DECLARATIONS.items():
+        register(component_name(name), declared)
 
 
 @hookimpl

@@ -1,4 +1,5 @@
-"""The hook this plugin brings: other plugins register convention presets through it."""
+"""The hooks this plugin brings: other plugins register convention presets and measures
+through them."""
 
 from __future__ import annotations
 
@@ -14,3 +15,12 @@ def register_metric_conventions(register: Register) -> None:
     :class:`offeval_ir.Conventions` that fixes every switch at once,
     documented with the source it follows.
     """
+
+
+@hookspec
+def register_measures(register: Register) -> None:
+    """Register IR measures: ``register(name, declaration)``, ``declaration`` an
+    :class:`offeval_ir.measure.declaration.Declaration` named ``name`` whose kernel
+    ``kernel(lists, k)`` computes it with offeval's conventions (provider ``offeval``);
+    :func:`offeval_ir.metrics.compute` then takes ``name``. A name is unique across
+    plugins (a built-in measure's cannot be taken)."""

@@ -74,7 +74,7 @@ from dataclasses import dataclass
 
 from offeval import ConfigurationError
 from offeval.plugin import check_choice, check_number, hint
-from offeval_ir.measure.declaration import Param
+from offeval_ir.measure.declaration import Declaration, Param
 from offeval_ir.measure.registry import DECLARATIONS, checked_param
 from offeval_ir.trec_catalogue import CATALOGUE, GROUPS, SUPPORTED
 
@@ -390,6 +390,28 @@ def _stated(param: Param, text: str, label: str, overrides: dict, params: dict) 
         params[param.name] = value
     else:
         overrides[param.switch] = value
+
+
+def stated(declared: Declaration, k: int | None, given: dict[str, object]) -> Measure:
+    """The measure ``declared`` at cut-off ``k`` with the parameters ``given`` stated, as
+    its own name with them would (``ndcg(dcg=exp-log2)@10``; trec_eval's text ``param``
+    after a colon: ``utility:2,-1,0,0``)."""
+    at = "" if k is None else f"@{k}"
+    if declared.read is not None:
+        metric = declared.name + ("" if given.get("param") is None else f":{given['param']}")
+        _check_trec(metric, declared.name, metric + at)
+        return Measure(metric, None if k is None else _cutoff(str(k), metric + at), (), metric + at)
+    written = ",".join(f"{name}={value}" for name, value in given.items())
+    label = (f"{declared.name}({written})" if written else declared.name) + at
+    k = None if k is None else _cutoff(str(k), label)
+    overrides: dict[str, object] = {}
+    params = {p.name: p.default for p in declared.params if p.recorded}
+    for param in declared.params:
+        if param.name in given:
+            _stated(param, str(given[param.name]), label, overrides, params)
+    return Measure(
+        declared.name, k, tuple(sorted(overrides.items())), label, tuple(sorted(params.items()))
+    )
 
 
 def _trec_at(form: re.Match, label: str) -> list[Measure]:

@@ -14,6 +14,7 @@ passed), so a measure module imports nothing numerical and the registry
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -97,6 +98,11 @@ class Declaration:
       and read from its text (``read(text, label)``; None: the measure takes none).
     - ``needs_cutoff``: its k is part of its definition (trec_eval's ``unj``): NaN
       without one.
+
+    A declaration is the component ``offeval plugins`` lists under the kind ``measure``
+    (hook ``register_measures``): its first docstring line says what it is and how the
+    toolkits spell it, its signature gives what a measure string may state, and calling
+    it builds that :class:`~offeval_ir.measures.Measure` (``k=10, dcg="exp-log2"``).
     """
 
     name: str
@@ -114,6 +120,59 @@ class Declaration:
     param_doc: str | None = None
     read: Callable[[str, str], object] | None = None
     needs_cutoff: bool = False
+
+    def __post_init__(self) -> None:
+        """Its own docstring and signature (what a component's listing reads)."""
+        object.__setattr__(self, "__doc__", self.described)
+        object.__setattr__(self, "__signature__", self.signature)
+
+    def __call__(self, k: int | None = None, **params: object):
+        """The :class:`~offeval_ir.measures.Measure` at cut-off ``k`` with ``params``
+        stated, as a measure string states them (``ndcg(dcg=exp-log2)@10``)."""
+        from offeval_ir.measures import stated
+
+        return stated(self, k, params)
+
+    @property
+    def described(self) -> str:
+        """One line: its summary, then its spellings by toolkit (``average precision at k;
+        ir-measures AP, MAP; trec_eval map, map_cut_k, gm_map; ranx map``)."""
+        words = [self.summary + (f" (parameter: {self.param_doc})" if self.param_doc else "")]
+        for toolkit, texts in self.spellings.items():
+            words += [f"{toolkit} {', '.join(texts)}"] if texts else []
+        return "; ".join(words)
+
+    @property
+    def spellings(self) -> dict[str, tuple[str, ...]]:
+        """How offeval (its aliases), ir-measures, trec_eval (``P_k``: a cut-off after
+        ``_``, ``iprec_at_recall_x`` a level, ``utility[.params]`` a parameter string
+        after ``.``) and ranx write it."""
+        trec = {"cut": "_k", "level": "_x", "free": ".params"}
+        written = [
+            s.text + trec.get(s.form, "_k" if s.cutoff == "required" else "")
+            for s in self.trec_eval
+        ]
+        trec_eval = [
+            f"{t}[.params]" if f"{t}.params" in written else t
+            for t in written
+            if not (t.endswith(".params") and t.removesuffix(".params") in written)
+        ]
+        return {
+            "offeval": tuple(a.text for a in self.aliases),
+            "ir-measures": tuple(s.text for s in self.ir_measures),
+            "trec_eval": tuple(dict.fromkeys(trec_eval)),
+            "ranx": (self.ranx,) if self.ranx else (),
+        }
+
+    @property
+    def signature(self) -> inspect.Signature:
+        """What a measure string may state: its cut-off ``k`` (unless it takes none), its
+        parameters at their defaults, or trec_eval's parameter text ``param``."""
+        named = [] if self.cutoff == "none" else [("k", None)]
+        named += [(p.name, p.default) for p in self.params]
+        named += [("param", None)] if self.read is not None else []
+        keyword = inspect.Parameter.KEYWORD_ONLY
+        return inspect.Signature([inspect.Parameter(n, keyword, default=d) for n, d in named])
 
     @property
     def hint(self) -> str:

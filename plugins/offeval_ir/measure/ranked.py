@@ -14,7 +14,7 @@ import numpy as np
 
 from offeval_ir.conventions import Conventions
 from offeval_ir.judgements import Judgements
-from offeval_ir.measure.registry import DECLARATIONS
+from offeval_ir.measure.registry import declaration
 
 
 def _discounts(n: int, base: float, discount: str) -> np.ndarray:
@@ -132,7 +132,7 @@ def columns(
     out = {}
     with np.errstate(divide="ignore", invalid="ignore"):
         for metric, cuts in cutoffs.items():
-            kernel = DECLARATIONS[metric].kernel
+            kernel = declaration(metric).kernel
             for k in cuts:
                 value = kernel(lists, k)
                 out[metric if k is None else f"{metric}@{k}"] = np.nan_to_num(

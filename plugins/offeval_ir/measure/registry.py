@@ -4,8 +4,10 @@ The modules of :mod:`offeval_ir.measure` and of its subpackage
 :mod:`~offeval_ir.measure.trec_eval` each declare their measures in a tuple ``MEASURES``
 (:class:`~offeval_ir.measure.declaration.Declaration`); this module finds them by listing
 the package, so a new measure is a new module and nothing else. Reading them imports
-nothing numerical. A provider computes the measures it owns: ``columns(judgements,
-conventions, cutoffs)`` (:data:`PROVIDERS`).
+nothing numerical. Every declaration is also a component of the kind ``measure``
+(``offeval plugins measure``), and a measure another plugin registers through the hook
+``register_measures`` is computed by name too (:func:`declaration`). A provider computes
+the measures it owns: ``columns(judgements, conventions, cutoffs)`` (:data:`PROVIDERS`).
 """
 
 from __future__ import annotations
@@ -52,14 +54,43 @@ def names(provider: str) -> tuple[str, ...]:
     return tuple(n for n, d in DECLARATIONS.items() if d.provider == provider)
 
 
+def component_name(name: str) -> str:
+    """The name a measure is listed under as a component: its metric name, ``trec_`` before
+    one that is no identifier (``trec_11pt_avg``)."""
+    return name if name.isidentifier() else f"trec_{name}"
+
+
 def declaration(metric: str) -> Declaration | None:
     """The declaration of ``metric`` (``name``, or ``name:param`` for a measure that takes
-    one); None when unknown."""
+    one), this package's or one another plugin registers (``register_measures``); None
+    when unknown."""
     if not isinstance(metric, str):
         return None
     base, colon, _ = metric.partition(":")
-    declared = DECLARATIONS.get(base)
+    declared = DECLARATIONS.get(base) or _plugged(base)
     return None if declared is None or (colon and declared.provider == "offeval") else declared
+
+
+def _plugged(name: str) -> Declaration | None:
+    """The measure ``name`` another plugin registers, checked: a :class:`Declaration` of that
+    name, computed by offeval's kernels (``kernel(lists, k)``)."""
+    from offeval import active_registry
+
+    registry = active_registry()
+    if not name.isidentifier() or "measure" not in registry.kinds:
+        return None
+    found = {c.name: c for c in registry.components("measure")}.get(name)
+    if found is None:
+        return None
+    declared, who = found.factory, f"measure {name!r} of plugin {found.plugin!r}"
+    if not isinstance(declared, Declaration) or declared.name != name:
+        raise ConfigurationError(f"{who} must be a Declaration named {name!r}, got {declared!r}")
+    if declared.provider != "offeval":
+        raise ConfigurationError(
+            f"{who} has provider {declared.provider!r}: a plugin's measure is computed by "
+            "offeval's kernels (provider 'offeval', kernel(lists, k))"
+        )
+    return declared
 
 
 def checked_param(metric: str, k: int | None, name: str | None = None) -> object:
