@@ -144,7 +144,7 @@ class Declaration:
 
     @property
     def spellings(self) -> dict[str, tuple[str, ...]]:
-        """How offeval (its aliases), ir-measures, trec_eval (``P_k``: a cut-off after
+        """How offeval (its other names), ir-measures, trec_eval (``P_k``: a cut-off after
         ``_``, ``iprec_at_recall_x`` a level, ``utility[.params]`` a parameter string
         after ``.``) and ranx write it."""
         trec = {"cut": "_k", "level": "_x", "free": ".params"}
@@ -158,7 +158,7 @@ class Declaration:
             if not (t.endswith(".params") and t.removesuffix(".params") in written)
         ]
         return {
-            "offeval": tuple(a.text for a in self.aliases),
+            "offeval alias": tuple(a.text for a in self.aliases),
             "ir-measures": tuple(s.text for s in self.ir_measures),
             "trec_eval": tuple(dict.fromkeys(trec_eval)),
             "ranx": (self.ranx,) if self.ranx else (),
