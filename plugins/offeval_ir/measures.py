@@ -1,23 +1,17 @@
 """Measure strings as IR users type them, parsed to offeval metrics, cut-offs and conventions.
 
-Three spellings are understood, and may be mixed in one list:
+Three spellings are understood, and may be mixed in one list; each measure's
+declaration (:mod:`offeval_ir.measure`) gives its spellings, and ``offeval plugins
+measure`` lists them:
 
-- **ir-measures** (https://ir-measur.es): ``Name[(param=value, ...)][@k]`` with the
-  names ``P``, ``R``, ``AP`` (``MAP``), ``RR`` (``MRR``), ``nDCG`` (``NDCG``),
-  ``Rprec`` (``RPrec``), ``Bpref`` (``BPref``), ``ERR``, ``RBP``, ``Success``,
-  ``Judged``, ``SetP``, ``SetR`` and ``SetF``: ``nDCG@10``, ``P(rel=2)@5``,
-  ``RBP(rel=2,p=0.9)``, ``nDCG(dcg='exp-log2')@10`` (the value may be left
-  unquoted, ``nDCG(dcg=exp-log2)@10``, which ir-measures itself rejects), or
-  the cut-off as a parameter, ``P(cutoff=5)``.
-- **trec_eval**: ``P_5``, ``recall_1000``, ``success_10``, ``map``,
-  ``map_cut_100``, ``ndcg``, ``ndcg_cut_10``, ``recip_rank``, ``Rprec``,
-  ``bpref``, ``set_P``, ``set_recall``, ``set_F``, and trec_eval's own measures
-  (:mod:`offeval_ir.trec_measures`): ``num_q``, ``num_ret``, ``num_rel``,
-  ``num_rel_ret``, ``num_nonrel_judged_ret`` (summed, not averaged),
-  ``gm_map``, ``gm_bpref`` (geometric means), ``iprec_at_recall_0.10``,
-  ``Rprec_mult_0.20``, ``relative_P_5``, ``unj_5``, ``11pt_avg``,
-  ``utility``, ``set_relative_P``, ``set_map``, ``binG``, ``G``, ``ndcg_rel``,
-  ``Rndcg``, ``infAP``, ``dcg``, ``ideal_dcg``, ``rbp`` and ``rbp_resid``.
+- **ir-measures** (https://ir-measur.es): ``Name[(param=value, ...)][@k]``:
+  ``nDCG@10``, ``P(rel=2)@5``, ``RBP(rel=2,p=0.9)``, ``nDCG(dcg='exp-log2')@10``
+  (the value may be left unquoted, ``nDCG(dcg=exp-log2)@10``, which ir-measures
+  itself rejects), or the cut-off as a parameter, ``P(cutoff=5)``.
+- **trec_eval**: ``P_5``, ``map``, ``ndcg_cut_10``, ``recip_rank``, and trec_eval's
+  own measures (:mod:`offeval_ir.measure.trec_eval`): ``num_ret`` (its counts
+  summed, not averaged), ``gm_map`` (geometric means), ``iprec_at_recall_0.10``,
+  ``utility`` and more.
   Parameters may follow a dot, as trec_eval's ``-m`` takes them: a list of
   cut-offs or levels names one measure per value, labelled as trec_eval
   prints it (``ndcg_cut.10,20`` is ``ndcg_cut_10`` and ``ndcg_cut_20``,
@@ -342,26 +336,13 @@ def _parse(text: str, *, suggest: bool = True) -> list[Measure]:
             raise ConfigurationError(f"{label!r} gives the cut-off twice (cutoff= and @)")
         k = _cutoff(raw["cutoff"], label)
     if k is None and rule == "required":
-        joint = "_" if spelling.lower() in ("map_cut", "ndcg_cut") else "@"
+        joint = "_" if spelling.lower() in map(str.lower, _TREC_EVAL) else "@"
         raise ConfigurationError(
             f"{label!r} needs a cut-off: write {spelling}{joint}k (as in {spelling}{joint}10)"
         )
-    overrides: dict[str, object] = {}
-    params = {p.name: p.default for p in declared.values() if p.recorded}
-    for name, text in raw.items():
-        if name != "cutoff":
-            _stated(declared[name], text, label, overrides, params)
+    texts = {name: text for name, text in raw.items() if name != "cutoff"}
     aggregate = _AGGREGATES.get(spelling.lower(), "mean")
-    return [
-        Measure(
-            metric,
-            k,
-            tuple(sorted(overrides.items())),
-            label,
-            tuple(sorted(params.items())),
-            aggregate,
-        )
-    ]
+    return [_with_params(metric, k, declared, texts, label, aggregate)]
 
 
 #: trec_eval's cut-off measures that no other table spells: ``unj@3`` is ``unj_3``.
@@ -396,22 +377,30 @@ def stated(declared: Declaration, k: int | None, given: dict[str, object]) -> Me
     """The measure ``declared`` at cut-off ``k`` with the parameters ``given`` stated, as
     its own name with them would (``ndcg(dcg=exp-log2)@10``; trec_eval's text ``param``
     after a colon: ``utility:2,-1,0,0``)."""
-    at = "" if k is None else f"@{k}"
+    name = declared.name
     if declared.read is not None:
-        metric = declared.name + ("" if given.get("param") is None else f":{given['param']}")
-        _check_trec(metric, declared.name, metric + at)
-        return Measure(metric, None if k is None else _cutoff(str(k), metric + at), (), metric + at)
-    written = ",".join(f"{name}={value}" for name, value in given.items())
-    label = (f"{declared.name}({written})" if written else declared.name) + at
-    k = None if k is None else _cutoff(str(k), label)
+        metric = name if given.get("param") is None else f"{name}:{given['param']}"
+        label, given = metric, {}
+        _check_trec(metric, name, metric)
+    else:
+        written = ",".join(f"{param}={value}" for param, value in given.items())
+        metric, label = name, f"{name}({written})" if written else name
+    label += "" if k is None else f"@{k}"
+    cut = None if k is None else _cutoff(str(k), label)
+    texts = {param: str(value) for param, value in given.items()}
+    return _with_params(metric, cut, {p.name: p for p in declared.params}, texts, label)
+
+
+def _with_params(
+    metric: str, k: int | None, declared: dict[str, Param], texts: dict, label: str, how="mean"
+) -> Measure:
+    """The measure with the parameters ``texts`` states (name -> text), aggregated ``how``."""
     overrides: dict[str, object] = {}
-    params = {p.name: p.default for p in declared.params if p.recorded}
-    for param in declared.params:
-        if param.name in given:
-            _stated(param, str(given[param.name]), label, overrides, params)
-    return Measure(
-        declared.name, k, tuple(sorted(overrides.items())), label, tuple(sorted(params.items()))
-    )
+    params = {p.name: p.default for p in declared.values() if p.recorded}
+    for name, text in texts.items():
+        _stated(declared[name], text, label, overrides, params)
+    overrides_, params_ = tuple(sorted(overrides.items())), tuple(sorted(params.items()))
+    return Measure(metric, k, overrides_, label, params_, how)
 
 
 def _trec_at(form: re.Match, label: str) -> list[Measure]:
@@ -430,7 +419,7 @@ def _trec_cuts(label: str) -> list[Measure] | None:
     bare ``rbp``, ...): their measures, labelled as trec_eval prints them; None when
     ``label`` is not of this form."""
     if label in (*_TREC_ONLY_CUTS, *_TREC_LEVELS):
-        example = {"relative_P": "5", "unj": "5"}.get(label, "0.10")
+        example = "5" if label in _TREC_CUTS else "0.10"
         raise ConfigurationError(
             f"{label!r} needs a {'cut-off' if label in _TREC_CUTS else 'level'}: write "
             f"{label}_{example} (or a list, {label}.{example},...); trec_eval's bare "
