@@ -39,14 +39,13 @@ The single letters ``P`` and ``R`` are case-sensitive, as in ir-measures:
 ``p`` is RBP's persistence parameter, and ``r@5`` is too easily read as
 R-precision.
 
-A measure string only sets the conventions it states: ``rel=N`` sets
-``relevance_threshold``; ``dcg=log2`` sets linear gain with a log2 discount,
-``dcg=exp-log2`` sets the gain 2^rel - 1 with a log2 discount (ir-measures'
-two DCG formulations). Everything else (``nDCG@10``'s default formulation,
-the ideal ranking, AP's denominator, ...) comes from the Conventions preset
-the measures are computed under: the ``trec_eval`` preset reproduces what
-ir-measures and trec_eval do by default. Metric parameters that are not
-conventions go in ``params``: RBP's persistence ``p`` (0.8 unless given).
+A measure string only sets the conventions it states, as its declaration's
+parameters say (``rel=N`` the relevance threshold, ``dcg=exp-log2`` the gain
+2^rel - 1 with a log2 discount; RBP's persistence ``p``, not a convention, goes
+in ``params``). Everything else (``nDCG@10``'s default formulation, the ideal
+ranking, AP's denominator, ...) comes from the Conventions preset the measures
+are computed under: the ``trec_eval`` preset reproduces what ir-measures and
+trec_eval do by default.
 
 ``P``, ``R`` and ``Success`` without a cut-off are errors (ir-measures requires
 one, and trec_eval's bare ``P`` means nine cut-offs at once); the same goes for
