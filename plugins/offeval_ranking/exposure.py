@@ -99,10 +99,26 @@ def _candidate_exposure(view: PolicyView, model) -> np.ndarray:
     return view.ask("exposure", model, rows=rows, labels=labels, table="candidate rows")
 
 
+def candidate_items(log: InteractionLog) -> tuple[np.ndarray, np.ndarray]:
+    """Codes of the candidate table's distinct (trajectory, item) pairs; each's first row
+    (computed once per log: :meth:`~offeval.InteractionLog.memo`)."""
+    return log.memo(_candidate_items)
+
+
+def _candidate_items(log: InteractionLog) -> tuple[np.ndarray, np.ndarray]:
+    cands = log.require_candidates()
+    unit = log.unit_index[cands["slot"].to_numpy()]
+    items, uniques = pd.factorize(cands["item"].to_numpy())
+    codes = pd.factorize(unit.astype(np.int64) * max(len(uniques), 1) + items)[0]
+    running = np.maximum.accumulate(codes)
+    first = np.flatnonzero(np.r_[True, running[1:] > running[:-1]])
+    return codes, first
+
+
 def _candidate_rows(log: InteractionLog) -> tuple[pd.DataFrame, np.ndarray]:
     """The distinct (trajectory, item) candidates as rows a policy can score, and their labels."""
     cands = log.require_candidates()
-    first = log.candidate_items[1]
+    first = candidate_items(log)[1]
     rows = cands.iloc[first][["trajectory", "item", "position"]]
     slots = cands["slot"].to_numpy()[first]
     rows = rows.assign(context=log.frame["context"].to_numpy()[slots])
@@ -187,7 +203,7 @@ def candidate_support(view: PolicyView, target_model, logging_model) -> tuple[np
 def _candidate_logging_exposure(log: InteractionLog, model) -> tuple[np.ndarray, np.ndarray]:
     """eps0 of each distinct (trajectory, item) candidate, and its trajectory index."""
     cands = log.candidates
-    codes, first = log.candidate_items
+    codes, first = candidate_items(log)
     weights = at_ranks(model, cands["position"].to_numpy()) * cands["propensity"].to_numpy()
     eps0 = np.bincount(codes, weights=weights, minlength=first.size)
     return eps0, log.unit_index[cands["slot"].to_numpy()[first]]

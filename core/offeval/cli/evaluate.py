@@ -79,20 +79,13 @@ class EvaluateCommand:
             "logistic:features=[age],categorical=[item],folds=5 (offeval plugins lists "
             "the fitters; needs offeval[sklearn] and the log read whole)",
         )
-        parser.add_argument(
-            "--policy",
-            action="append",
-            default=[],
-            metavar="NAME=COLUMN",
-            help="target policy given by its probability column",
-        )
-        parser.add_argument(
-            "--rerank",
-            action="append",
-            default=[],
-            metavar="NAME=COLUMN",
-            help="ranking policy re-ranking each trajectory's items by a score column",
-        )
+        for flag, policy in (
+            ("--policy", "target policy given by its probability column"),
+            ("--rerank", "ranking policy re-ranking each trajectory's items by a score column"),
+        ):
+            parser.add_argument(
+                flag, action="append", default=[], metavar="NAME=COLUMN", help=policy
+            )
         parser.add_argument(
             "--estimator",
             action="append",

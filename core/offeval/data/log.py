@@ -353,17 +353,6 @@ class InteractionLog:
         return self.frame["trajectory"].to_numpy()[self.unit_starts]
 
     @cached_property
-    def candidate_items(self) -> tuple[np.ndarray, np.ndarray]:
-        """Codes of the candidate table's distinct (trajectory, item) pairs; each's first row."""
-        cands = self.require_candidates()
-        unit = self.unit_index[cands["slot"].to_numpy()]
-        items, uniques = pd.factorize(cands["item"].to_numpy())
-        codes = pd.factorize(unit.astype(np.int64) * max(len(uniques), 1) + items)[0]
-        running = np.maximum.accumulate(codes)
-        first = np.flatnonzero(np.r_[True, running[1:] > running[:-1]])
-        return codes, first
-
-    @cached_property
     def regular_slots(self) -> int | None:
         """k when every slot has exactly k candidate rows (candidate row j is slot j // k), else
         None (the table is sorted by slot: each block's first and last row tell)."""

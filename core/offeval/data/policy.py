@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -71,29 +70,6 @@ class LoggingPolicy:
 
     def __repr__(self) -> str:
         return "LoggingPolicy()"
-
-
-@runtime_checkable
-class ExposurePolicy(Protocol):
-    """A ranking policy that also gives expected exposures (used by exposure-based estimators)."""
-
-    name: str
-
-    def exposure(self, rows: pd.DataFrame, examination: Callable) -> np.ndarray:
-        """Expected examination of each row's (context, item): sum_i e(i) P(item at rank i |
-        context), where ``examination`` maps 1-based ranks to e(i)."""
-        ...
-
-
-@runtime_checkable
-class ScoringPolicy(Protocol):
-    """A test model that scores items (used by estimators that compare scores)."""
-
-    name: str
-
-    def scores(self, rows: pd.DataFrame) -> np.ndarray:
-        """The model's score of each row's (context, item)."""
-        ...
 
 
 #: The key columns a probability table may have, in lookup order.
