@@ -26,9 +26,10 @@ build on it (``REQUIRES``). The names here, by job:
   :func:`check_flag`, :func:`check_level`; a command's :func:`at_least`,
   :func:`force_option`, :func:`progress_of`, :func:`progress_bar`; the spec grammar
   (:func:`parse_pairs`, :func:`find_label`).
-- **Text files**: :data:`TEXT_SUFFIXES`, :func:`separator`, :func:`separator_named`,
-  :func:`header_separator`, and the lines records start on (:func:`text_records`,
-  :func:`filled_records`).
+- **Data files** (read by :func:`offeval.read_table`): the suffix naming a format
+  (:func:`data_suffix`), a file :func:`opened` decompressed, :func:`separator_named`,
+  :func:`header_separator`, the lines records start on (:func:`record_lines`) and an
+  error naming one (:func:`line_error`).
 - **Output**: :class:`OutputFolder`, :class:`OutputFile` (written whole or not at
   all), :func:`write_csv`, :func:`markdown_table`, :func:`markdown_escape`; report
   sections (:class:`ReportSection`, :class:`ReportContext`, gathered by
@@ -47,12 +48,12 @@ from offeval.lazy import lazy_names
 _WHERE = {
     "offeval.cli.options": ("at_least", "force_option", "progress_of"),
     "offeval.data.files": (
-        "TEXT_SUFFIXES",
-        "filled_records",
+        "data_suffix",
         "header_separator",
-        "separator",
+        "line_error",
+        "opened",
+        "record_lines",
         "separator_named",
-        "text_records",
     ),
     "offeval.data.output": ("OutputFile", "OutputFolder"),
     "offeval.data.policy": ("PROBABILITY_TOLERANCE",),

@@ -10,24 +10,17 @@ from pathlib import Path
 import pandas as pd
 
 from offeval import OffevalError, load_summaries, read_table
-from offeval.plugin import TEXT_SUFFIXES, OutputFolder, find_label, separator, write_csv
+from offeval.plugin import OutputFolder, find_label, write_csv
 from offeval_decision.choices import check_attributes, component_probabilities, select
 from offeval_decision.ranks import not_finite, rank_distribution
 
 
 def read_attributes(path: str) -> pd.DataFrame:
     """Attributes indexed by policy name, the names read as text (``007`` stays ``007``)."""
-    frame = read_table(path)
+    frame = read_table(path, text=("policy",))
     if "policy" not in frame:
         raise OffevalError(f"{path}: needs a 'policy' column")
-    suffix = Path(path).suffix.lower()
-    if suffix in TEXT_SUFFIXES:  # read again, the names only, as typed
-        names = pd.read_csv(
-            path, sep=separator(path), usecols=["policy"], dtype=str, keep_default_na=False
-        )["policy"]
-    else:
-        names = frame["policy"].astype(str)
-    return frame.assign(policy=names.to_numpy()).set_index("policy")
+    return frame.assign(policy=frame["policy"].astype(str).to_numpy()).set_index("policy")
 
 
 def run_decide(args: argparse.Namespace) -> int:

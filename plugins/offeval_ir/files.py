@@ -22,8 +22,6 @@ negative grade) is kept, trec_eval's "in the pool, not judged" (see
 
 from __future__ import annotations
 
-import bz2
-import gzip
 import io
 import json
 import lzma
@@ -31,7 +29,6 @@ import os
 import re
 from collections.abc import Callable, Iterable, Mapping
 from itertools import chain
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -39,14 +36,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from offeval import OffevalError
+from offeval import OffevalError, read_table
 from offeval.plugin import (
     check_choice,
-    filled_records,
+    data_suffix,
     header_separator,
     hint,
+    line_error,
+    opened,
+    record_lines,
     separator_named,
-    text_records,
 )
 from offeval_ir.choices import FORMATS
 from offeval_ir.judgements import PEER_COLUMNS, role_names, swap_hint
@@ -60,7 +59,6 @@ _EXTENSIONS = {
     ".tsv": "tsv",
     ".json": "json",
 }
-_COMPRESSIONS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
 
 #: TREC layouts by kind: the fields of a line, in order (a run line may have more: the
 #: rest of the line after its tag is ignored, as trec_eval ignores it).
@@ -89,13 +87,8 @@ _PAST_TAG = re.compile(rb"(?m)^((?:[^ \n]++ ){5}[^ \n]++) [^\n]*+")
 _ROLES = {"qid": "user", "docid": "item", "rank": "rank", "score": "score", "rel": "relevance"}
 #: Tabs, vertical tabs and form feeds separate fields as spaces do.
 _SPACES = bytes.maketrans(b"\t\x0b\x0c", b"   ")
-#: Bytes of a blank line of a delimited file.
-#: Characters of a line that an error message shows.
-_SHOWN = 80
 #: Types of the numeric TREC fields (values are checked by their converters).
 _TYPES = {"rank": pa.int64(), "score": pa.float64(), "rel": pa.float64()}
-#: pandas' error for a record with too many fields.
-_FIELDS_ERROR = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
 #: Name of the index of line numbers.
 LINE = "line"
 
@@ -149,10 +142,10 @@ def detect_format(path: str | os.PathLike, kind: str) -> str:
     """
     check_choice(kind, "kind", KINDS)
     name = _check_file(path)
-    extension = _extension(path)
+    extension = data_suffix(path)
     if extension in _EXTENSIONS:
         return _EXTENSIONS[extension]
-    with _open(path) as handle:
+    with opened(path) as handle:
         lines = _lines(handle)
         number, line = _first_line(lines, name)
         data = (number, line)
@@ -170,7 +163,7 @@ def detect_format(path: str | os.PathLike, kind: str) -> str:
         raise _swapped(name, *data, kind, other)
     formats = "|".join(FORMATS)
     how = hint(f"pass format= ({formats})", f"pass --{kind}-format ({formats})")
-    raise _line_error(
+    raise line_error(
         name,
         data[0],
         f"cannot tell the format: expected a TREC {kind} line of {_expected(_LAYOUTS[kind])}"
@@ -221,7 +214,7 @@ def _swapped(name: str, number: int, line: bytes, kind: str, found: str) -> Offe
     expected = "a run is" if kind == "run" else "qrels are"
     how = swap_hint(f"read it with read_{found}()")
     problem = f"a TREC {found} line ({layout}) where {expected} expected: {how}"
-    return _line_error(name, number, problem, line)
+    return line_error(name, number, problem, line)
 
 
 def _as_text(ids: pd.Series) -> pd.Series:
@@ -248,19 +241,6 @@ def _check_file(path: str | os.PathLike) -> str:
     if not os.path.exists(path):
         raise OffevalError(f"{name}: no such file")
     return name
-
-
-def _extension(path: str | os.PathLike) -> str:
-    """The lower-case extension naming the format, under any compression extension."""
-    path = Path(path)
-    if path.suffix.lower() in _COMPRESSIONS:
-        path = path.with_suffix("")
-    return path.suffix.lower()
-
-
-def _open(path: str | os.PathLike) -> io.BufferedIOBase:
-    """The file opened for reading bytes, decompressed by its extension."""
-    return _COMPRESSIONS.get(Path(path).suffix.lower(), open)(path, "rb")
 
 
 def _lines(handle: Iterable[bytes]) -> Iterable[tuple[int, bytes]]:
@@ -325,14 +305,6 @@ def _expected(layouts: tuple[tuple[str, ...], ...]) -> str:
     return " or ".join(f"{len(layout)} fields ({' '.join(layout)})" for layout in layouts)
 
 
-def _line_error(name: str, number: int, problem: str, line: bytes) -> OffevalError:
-    """An error naming the file, the line and its text (shortened)."""
-    text = line.decode(errors="replace").rstrip("\r")
-    if len(text) > _SHOWN:
-        text = text[: _SHOWN - 3] + "..."
-    return OffevalError(f"{name}, line {number}: {problem}: {text!r}")
-
-
 def _line(raw: bytes, number: int) -> bytes:
     """Line ``number`` (1-based) of ``raw``."""
     return raw.split(b"\n", number)[number - 1]
@@ -354,7 +326,7 @@ def _read_trec(path, name: str, kind: str, ids: tuple[str, ...], sep: str | None
     by one space or tab, no line is blank or a comment and no run line goes on after its
     tag, else once comments are blanked, whitespace normalised and run lines cut after
     their tag."""
-    with _open(path) as handle:
+    with opened(path) as handle:
         raw = handle.read()
     text = _blank_comments(raw, kind)
     number, line = _first_line(io.BytesIO(text), name)
@@ -365,7 +337,7 @@ def _read_trec(path, name: str, kind: str, ids: tuple[str, ...], sep: str | None
         other = _trec_kind(line.decode(errors="replace").split())
         if other is not None and other != kind:
             raise _swapped(name, number, line, kind, other)
-        raise _line_error(name, number, f"expected {_expected(layouts)}, found {count}", line)
+        raise line_error(name, number, f"expected {_expected(layouts)}, found {count}", line)
     if any(c in text for c in (b"\t", b"\x0b", b"\x0c")):
         text = text.translate(_SPACES)
     table = _parse_plain(text, layout)
@@ -388,7 +360,7 @@ def _blank_comments(raw: bytes, kind: str) -> bytes:
     """``raw`` with each comment line of a TREC ``kind`` file emptied (its line end kept,
     so lines keep their numbers); ``raw`` itself when it has none (found by a search that
     starts at line ends, so a ``#`` inside every docid costs little)."""
-    if not (_is_comment(raw[:_SHOWN], kind) or _COMMENT_AFTER_BREAK[kind].search(raw)):
+    if not (_is_comment(raw.partition(b"\n")[0], kind) or _COMMENT_AFTER_BREAK[kind].search(raw)):
         return raw
     return _COMMENTS[kind].sub(b"", raw)
 
@@ -466,11 +438,11 @@ def _structure_error(
         raw.decode()
     except UnicodeDecodeError as bad:
         number = raw.count(b"\n", 0, bad.start) + 1
-        return _line_error(name, number, "is not UTF-8 text", _line(raw, number))
+        return line_error(name, number, "is not UTF-8 text", _line(raw, number))
     for number, line in enumerate(raw.split(b"\n"), start=1):
         count = len(line.split())
         if count and not _is_comment(line, kind) and not _fits(count, layout, kind):
-            return _line_error(
+            return line_error(
                 name, number, f"expected {_expected((layout,))}, found {count}", line
             )
     return OffevalError(f"{name}: cannot read the file as TREC: {error}")
@@ -487,7 +459,7 @@ def _trec_frame(table: pa.Table, numbers: pd.Index, raw: bytes, name: str) -> pd
                 number = int(numbers[bad.row])
                 line = _line(raw, number)
                 value = line.split()[table.column_names.index(field)].decode(errors="replace")
-                raise _line_error(name, number, f"{field} {value!r} {bad.problem}", line) from None
+                raise line_error(name, number, f"{field} {value!r} {bad.problem}", line) from None
         elif field in _ROLES:
             columns[_ROLES[field]] = table[field]
     frame = pa.table(columns).to_pandas(split_blocks=True)
@@ -552,111 +524,34 @@ _CONVERTERS = {"rank": _integers, "score": _floats, "rel": _grades}
 
 
 def _read_delimited(
-    path: str | os.PathLike, name: str, separator: str | None, ids: tuple[str, ...]
+    path: str | os.PathLike, separator: str | None, ids: tuple[str, ...], parquet: bool = False
 ) -> pd.DataFrame:
-    """A delimited file with a header row; blank lines skipped; ids read as text, and only
-    an empty cell is missing."""
-    with _open(path) as handle:
-        raw = handle.read()
-    _, header = _first_line(io.BytesIO(raw), name)
-    separator = separator or _separator(header.decode(errors="replace")) or ","
-    frame = _parse_delimited(raw, separator, ids)
-    if frame is not None:
-        frame.index = _record_lines(raw, len(frame))
-        return frame
-    try:
-        frame = pd.read_csv(
-            io.BytesIO(raw),
-            sep=separator,
-            dtype=dict.fromkeys(ids, str),
-            keep_default_na=False,
-            na_values=[""],
-        )
-    except UnicodeDecodeError:
-        raise OffevalError(f"{name}: is not UTF-8 text") from None
-    except ValueError as error:
-        raise _delimited_error(raw, name, error) from None
-    frame.index = _record_lines(raw, len(frame))
+    """A delimited file with a header row (blank lines skipped), its rows labelled by the
+    lines they start on, or a Parquet file; ids read as text (:func:`offeval.read_table`)."""
+    frame = read_table(path, sep=separator, text=ids, parquet=parquet)
+    if not parquet:
+        frame.index = pd.Index(record_lines(path, len(frame)), name=LINE)
     return frame
 
 
-def _parse_delimited(raw: bytes, separator: str, ids: tuple[str, ...]) -> pd.DataFrame | None:
-    """pyarrow's parse of a delimited file (ids as text, only an empty cell missing) when
-    it reads as pandas would: distinct, non-empty column names, each column numbers or text;
-    None otherwise, and for any file pyarrow refuses (pandas then reads it, or names what
-    is wrong with it)."""
-    try:
-        table = pacsv.read_csv(
-            pa.BufferReader(raw),
-            parse_options=pacsv.ParseOptions(
-                delimiter=separator, newlines_in_values=b'"' in raw, ignore_empty_lines=True
-            ),
-            convert_options=pacsv.ConvertOptions(
-                column_types=dict.fromkeys(ids, pa.string()),
-                null_values=[""],
-                strings_can_be_null=True,
-            ),
-        )
-    except pa.ArrowInvalid:
-        return None
-    names = table.column_names
-    plain = (pa.types.is_integer, pa.types.is_floating, pa.types.is_string)
-    if len(set(names)) != len(names) or not all(names) or not table.num_rows:
-        return None
-    if not all(any(kind(t) for kind in plain) for t in table.schema.types):
-        return None
-    return table.to_pandas(split_blocks=True)
-
-
-def _delimited_error(raw: bytes, name: str, error: ValueError) -> OffevalError:
-    """pandas' error, its record number turned into the line an editor shows."""
-    found = _FIELDS_ERROR.search(str(error))
-    if found is None:
-        return OffevalError(f"{name}: {str(error).strip()}")
-    expected, record, count = map(int, found.groups())
-    _, lines = text_records(np.frombuffer(raw, np.uint8))
-    number = int(lines[record - 1]) if record <= len(lines) else record
-    problem = f"expected {expected} fields (as the header has), found {count}"
-    return _line_error(name, number, problem, _line(raw, number))
-
-
-def _record_lines(raw: bytes, rows: int) -> pd.Index:
-    """Line numbers of the ``rows`` records of a delimited file: the line each non-blank
-    record after the header starts on (a newline inside double quotes does not end a record).
-    """
-    if rows == raw.count(b"\n") + (not raw.endswith(b"\n")) - 1 and b'"' not in raw:
-        return pd.RangeIndex(2, rows + 2, name=LINE)
-    data = np.frombuffer(raw, np.uint8)
-    numbers = filled_records(data, *text_records(data))
-    if len(numbers) != rows + 1:  # quotes that pandas read as text: a record per line
-        starts = np.r_[0, np.flatnonzero(data == ord("\n")) + 1]
-        numbers = filled_records(data, starts, np.arange(1, len(starts) + 1))
-    if len(numbers) != rows + 1:
-        return pd.RangeIndex(2, rows + 2, name=LINE)
-    return pd.Index(numbers[1:], name=LINE)
-
-
 def _read_csv(path, name: str, kind: str, ids: tuple[str, ...], sep: str | None) -> pd.DataFrame:
-    return _read_delimited(path, name, sep, ids)
+    return _read_delimited(path, sep, ids)
 
 
 def _read_tsv(path, name: str, kind: str, ids: tuple[str, ...], sep: str | None) -> pd.DataFrame:
-    return _read_delimited(path, name, sep or "\t", ids)
+    return _read_delimited(path, sep or "\t", ids)
 
 
 def _read_parquet(
     path, name: str, kind: str, ids: tuple[str, ...], sep: str | None
 ) -> pd.DataFrame:
-    try:
-        return pd.read_parquet(path)
-    except (pa.ArrowException, ValueError) as error:
-        raise OffevalError(f"{name}: not a readable Parquet file: {error}") from None
+    return _read_delimited(path, None, ids, parquet=True)
 
 
 def _read_json(path, name: str, kind: str, ids: tuple[str, ...], sep: str | None) -> pd.DataFrame:
     """ranx's ``{qid: {docid: value}}``; a query mapping to ``{}`` has no rows."""
     value = "score" if kind == "run" else "relevance"
-    with _open(path) as handle:
+    with opened(path) as handle:
         try:
             data = json.load(handle)
         except json.JSONDecodeError as error:

@@ -33,13 +33,13 @@ ONE_USER = {
     "worthwhile_workers": "workers worth a process",
     "parse_pairs": "the spec grammar",
     "find_label": "the spec grammar",
-    # the core's text-file reading, until one reader serves the project (issue 30)
-    "TEXT_SUFFIXES": "text file suffixes",
-    "separator": "a text file's separator",
+    # reading a family's own file formats beside the core's tables (IR's TREC and JSON)
+    "data_suffix": "the suffix naming a file's format",
+    "opened": "a file opened decompressed",
     "separator_named": "a named separator",
     "header_separator": "a header's separator",
-    "text_records": "the lines records start on",
-    "filled_records": "the lines records start on",
+    "record_lines": "the lines records start on",
+    "line_error": "an error naming a file's line",
 }
 
 

@@ -95,19 +95,7 @@ def read_candidates(
     try:
         return candidate_frame(frame, mapping)
     except RowError as exc:
-        raise candidates_in_lines(exc, path) from None
-
-
-def candidates_in_lines(exc: RowError, path: str | Path) -> RowError:
-    """An error about candidate rows naming them as ``cands.csv, lines [...]`` (a text
-    file), or as ``cands.parquet, candidate rows [...]``; others unchanged."""
-    if exc.table != TABLE or not exc.rows:
-        return exc
-    exc.table = "rows"  # in_lines relabels a table's "rows": this one's, read from ``path``
-    named = in_lines(exc, path)
-    if named.table == "rows":
-        named.in_table(f"{Path(path).name}, {TABLE}")
-    return named
+        raise in_lines(exc, path, TABLE) from None
 
 
 def in_users_words(
@@ -123,5 +111,5 @@ def in_users_words(
     if isinstance(exc, ColumnError):
         exc = exc.named((mapping if candidates else log_mapping) or {})
     if candidates:
-        return exc if path is None else candidates_in_lines(exc, path)
+        return exc if path is None else in_lines(exc, path, TABLE)
     return in_lines(exc, log_path)

@@ -3,29 +3,27 @@ the lines its rows start on), whole into a frame or a Parquet file in batches.""
 
 from __future__ import annotations
 
+import bz2
 import gzip
+import lzma
 import re
 import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 import pandas as pd
 
 from offeval.data.choices import DECIMALS
-from offeval.errors import (
-    DECIMAL_COMMA,
-    ColumnError,
-    OffevalError,
-    OffevalWarning,
-    RowError,
-    hint,
-)
+from offeval.errors import DECIMAL_COMMA, ColumnError, OffevalError, OffevalWarning, RowError, hint
 from offeval.validation import check_choice
 
 #: File suffixes read as Parquet, and as delimited text with their default separator.
 PARQUET_SUFFIXES = (".parquet", ".pq")
 TEXT_SUFFIXES = {".csv": ",", ".gz": ",", ".txt": ",", ".tsv": "\t"}
+#: Compression suffixes and their openers: the suffix under one names the format.
+COMPRESSIONS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
 #: Separators a delimited text file is sniffed for.
 SEPARATORS = ",;\t|"
 #: Separators by name, as a command line may write them (``--sep tab``).
@@ -35,14 +33,27 @@ SNIFF_BYTES, SNIFF_LINES = 64 * 1024, 50
 _QUOTED = re.compile(r'"[^"]*"')
 
 
-def _checked_path(path: str | Path) -> Path:
-    """The path of a readable data file; an OffevalError naming it otherwise."""
+def data_suffix(path: str | Path) -> str:
+    """The lower-case suffix naming a file's format, under any of :data:`COMPRESSIONS`
+    (``a.csv.gz``: ``.csv``; a bare ``a.gz``: ``.gz``, CSV)."""
+    path = Path(path)
+    inner = Path(path.stem).suffix.lower() if path.suffix.lower() in COMPRESSIONS else ""
+    return inner or path.suffix.lower()
+
+
+def opened(path: str | Path) -> BinaryIO:
+    """The file opened for reading bytes, decompressed by its suffix."""
+    return COMPRESSIONS.get(Path(path).suffix.lower(), open)(path, "rb")
+
+
+def _checked_path(path: str | Path, any_suffix: bool = False) -> Path:
+    """A readable data file's path (of a known suffix unless ``any_suffix``), or an OffevalError."""
     path = Path(path)
     if not path.exists():
         raise OffevalError(f"{path}: no such file")
     if path.is_dir():
         raise OffevalError(f"{path}: is a directory, not a data file")
-    if path.suffix.lower() not in (*PARQUET_SUFFIXES, *TEXT_SUFFIXES):
+    if not any_suffix and data_suffix(path) not in (*PARQUET_SUFFIXES, *TEXT_SUFFIXES):
         raise OffevalError(
             f"{path}: unsupported file type {path.suffix!r}: use .parquet, .csv or .tsv"
         )
@@ -57,17 +68,14 @@ def _first_line(exc: BaseException) -> str:
 def separator(path: str | Path) -> str:
     """The separator of a delimited text file, read off its header (:func:`header_separator`;
     the suffix's default when it holds none). ``csv.Sniffer`` misread ``|``, ``;`` and quotes."""
-    path = Path(path)
-    default = TEXT_SUFFIXES[path.suffix.lower()]
-    opener = gzip.open if path.suffix.lower() == ".gz" else open
+    default = TEXT_SUFFIXES.get(data_suffix(path), ",")
     try:
-        with opener(path, "rt", encoding="utf-8", newline="") as file:
-            lines = [line for line in file.read(SNIFF_BYTES).splitlines() if line.strip()]
-    except (OSError, UnicodeDecodeError, EOFError):
+        with opened(path) as file:
+            text = file.read(SNIFF_BYTES).decode(errors="ignore")  # a cut last character
+            lines = [line for line in text.splitlines() if line.strip()]
+    except (OSError, EOFError, lzma.LZMAError):
         return default  # the reader then reports what is wrong with the file
-    if not lines:
-        return default
-    return header_separator(lines[0], lines[1:SNIFF_LINES], default) or default
+    return (lines and header_separator(lines[0], lines[1:SNIFF_LINES], default)) or default
 
 
 def header_separator(header: str, rows: Sequence[str] = (), default: str = ",") -> str | None:
@@ -101,7 +109,7 @@ def columns_of(path: str | Path, sep: str | None = None) -> list:
     """The column names of a data file, from its header or schema (no row is read)."""
     path = _checked_path(path)
     try:
-        if path.suffix.lower() in PARQUET_SUFFIXES:
+        if data_suffix(path) in PARQUET_SUFFIXES:
             import pyarrow.parquet as pq
 
             return list(pq.read_schema(path).names)
@@ -112,22 +120,39 @@ def columns_of(path: str | Path, sep: str | None = None) -> list:
         raise OffevalError(f"{path}: cannot read its columns ({_first_line(exc)})") from None
 
 
-def in_lines(exc: RowError, path: str | Path) -> RowError:
-    """The error naming a text file's rows (labelled by :func:`read_table`) by the lines they
-    start on, ``log.csv, lines [...]`` (the file read again: an error's cost, not every read's)."""
+def in_lines(exc: RowError, path: str | Path, table: str = "rows") -> RowError:
+    """The error about rows of ``table`` read from ``path`` naming a text file's by the lines they
+    start on, ``log.csv, lines [...]`` (the file read again: an error's cost, not every read's),
+    a Parquet file's other tables as ``cands.parquet, candidate rows [...]``."""
     path, labels = Path(path), exc.rows
-    if path.suffix.lower() in PARQUET_SUFFIXES or exc.table != "rows" or not labels:
+    if exc.table != table or not labels:
         return exc
+    exc.table = "rows"  # the table :meth:`RowError.in_table` names anew
+    if data_suffix(path) in PARQUET_SUFFIXES:
+        return exc if table == "rows" else exc.in_table(f"{path.name}, {table}")
     if all(isinstance(x, int) and x >= 2 for x in labels):
-        opener = gzip.open if path.suffix.lower() == ".gz" else open
         try:
-            with opener(path, "rb") as file:
-                data = np.frombuffer(file.read(), np.uint8)
-        except (OSError, EOFError):  # the file changed or reads otherwise: the labels as read
+            starts = record_lines(path)
+        except (OSError, EOFError, lzma.LZMAError):  # the file changed: the labels as read
             return exc.in_table(f"{path.name}, lines", labels)
-        starts = filled_records(data, *text_records(data))[1:]  # the header is no row
         labels = [int(starts[x - 2]) if x - 2 < len(starts) else x for x in labels]
     return exc.in_table(f"{path.name}, lines", labels)
+
+
+def record_lines(path: str | Path, rows: int | None = None) -> np.ndarray:
+    """The line each record after a text file's header starts on, blank ones skipped (a line
+    break inside double quotes ends none); with ``rows``, the lines of the ``rows`` records
+    read (a record per line where quotes were read as text; 2, 3, ... if neither count)."""
+    with opened(path) as file:
+        raw = file.read()
+    if rows == raw.count(b"\n") + (not raw.endswith(b"\n")) - 1 and b'"' not in raw:
+        return np.arange(2, rows + 2)
+    data = np.frombuffer(raw, np.uint8)
+    lines = filled_records(data, *text_records(data))[1:]
+    if rows is not None and len(lines) != rows:
+        starts = np.r_[0, np.flatnonzero(data == ord("\n")) + 1]
+        lines = filled_records(data, starts, np.arange(1, len(starts) + 1))[1:]
+    return lines if rows is None or len(lines) == rows else np.arange(2, rows + 2)
 
 
 #: The bytes of a blank line.
@@ -150,23 +175,27 @@ def filled_records(data: np.ndarray, starts: np.ndarray, lines: np.ndarray) -> n
 
 
 def read_table(
-    path: str | Path, *, sep: str | None = None, decimal: str | None = None
+    path: str | Path,
+    *,
+    sep: str | None = None,
+    decimal: str | None = None,
+    text: Sequence[str] = (),
+    parquet: bool | None = None,
 ) -> pd.DataFrame:
-    """Read a Parquet, CSV or TSV file into a DataFrame; unreadable files are OffevalErrors.
+    """Read a Parquet, CSV or TSV file (or one compressed) into a DataFrame; an unreadable one is
+    an OffevalError. Parquet by its suffix (:func:`data_suffix`), or ``parquet`` (any suffix).
 
     A text file's separator is ``sep``, else sniffed (:func:`separator`); its decimal mark
-    ``decimal`` (``","`` or ``"."``), else found by :func:`decimal_commas`; its rows are
-    labelled 2, 3, ... (:func:`in_lines`). Broken pandas metadata is ignored, with a warning.
-    """
-    path = _checked_path(path)
-    suffix = path.suffix.lower()
-    parquet = suffix in PARQUET_SUFFIXES
+    ``decimal`` (``","`` or ``"."``), else found by :func:`decimal_commas`; its rows are labelled
+    2, 3, ... (:func:`in_lines`); its ``text`` columns are read as typed (``007``), and then only
+    an empty cell is missing (``NA`` too is text). Broken pandas metadata is ignored, warned."""
+    path = _checked_path(path, any_suffix=parquet is not None)
+    parquet = data_suffix(path) in PARQUET_SUFFIXES if parquet is None else parquet
     option = hint("decimal", "--decimal")
     if parquet and decimal is not None:
         raise OffevalError(f"{path}: {option} is for CSV and TSV files, not Parquet")
-    if not parquet:
-        sep = separator_named(sep) or separator(path)
-    if not parquet and decimal is not None:
+    sep = None if parquet else separator_named(sep) or separator(path)
+    if decimal is not None:
         decimal = check_choice(decimal, option, DECIMALS, rule="',' or '.'", error=OffevalError)
         if decimal == sep:
             raise OffevalError(
@@ -182,37 +211,75 @@ def read_table(
             else:
                 frame = pd.read_parquet(path)
         else:
-            frame = pd.read_csv(path, sep=sep, decimal=decimal or ".")
+            frame = _read_text(path, {"sep": sep, "decimal": decimal or "."}, text)
             frame.index = pd.RangeIndex(2, len(frame) + 2)
             if decimal is None and sep == ";":
-                frame = decimal_commas(frame)
+                frame = decimal_commas(frame, keep=text)
     except pd.errors.EmptyDataError:
         raise OffevalError(f"{path}: the file is empty") from None
     except pd.errors.ParserError as exc:
-        detail = str(exc).strip().splitlines()[-1]
-        raise OffevalError(f"{path}: not a well-formed delimited file ({detail})") from None
+        raise _fields_error(path, exc) from None
     except UnicodeDecodeError:
         raise OffevalError(f"{path}: not a text file (cannot decode it as UTF-8)") from None
-    except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
-        raise OffevalError(f"{path}: cannot read it as {suffix[1:]} ({_first_line(exc)})") from None
+    except (OSError, EOFError, lzma.LZMAError, ValueError) as exc:  # ArrowInvalid: ValueError
+        kind = "parquet" if parquet else "text"
+        raise OffevalError(f"{path}: cannot read it as {kind} ({_first_line(exc)})") from None
     if len(frame) == 0:
         raise OffevalError(f"{path}: the file has no rows")
     return frame
 
 
-def decimal_commas(frame: pd.DataFrame) -> pd.DataFrame:
+def _read_text(path: Path, options: dict, text: Sequence[str]) -> pd.DataFrame:
+    """A delimited file read by pandas; with ``text`` columns by pyarrow's parser (3x pandas' C
+    parser on text, slower on numbers alone), and the C parser where it fails (it names lines)."""
+    if text:
+        options |= {"dtype": dict.fromkeys(text, str), "keep_default_na": False, "na_values": [""]}
+        try:
+            return pd.read_csv(path, engine="pyarrow", **options)
+        except (pd.errors.ParserError, ValueError):
+            pass
+    return pd.read_csv(path, **options)
+
+
+#: pandas' error for a record with too many fields, and the characters of a line an error shows.
+_FIELDS_ERROR, SHOWN = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)"), 80
+
+
+def _fields_error(path: Path, exc: pd.errors.ParserError) -> OffevalError:
+    """pandas' parser error naming the line an editor shows, and its text."""
+    found = _FIELDS_ERROR.search(str(exc))
+    if found is None:
+        detail = str(exc).strip().splitlines()[-1]
+        return OffevalError(f"{path}: not a well-formed delimited file ({detail})")
+    expected, record, count = map(int, found.groups())
+    with opened(path) as file:
+        raw = file.read()
+    _, lines = text_records(np.frombuffer(raw, np.uint8))
+    number = int(lines[record - 1]) if record <= len(lines) else record
+    problem = f"expected {expected} fields (as the header has), found {count}"
+    return line_error(path, number, problem, raw.split(b"\n", number)[number - 1])
+
+
+def line_error(name: str | Path, number: int, problem: str, line: bytes) -> OffevalError:
+    """An error naming a file's line, the problem and the line's first :data:`SHOWN` characters."""
+    shown = line.decode(errors="replace").rstrip("\r")
+    shown = shown if len(shown) <= SHOWN else shown[: SHOWN - 3] + "..."
+    return OffevalError(f"{name}, line {number}: {problem}: {shown!r}")
+
+
+def decimal_commas(frame: pd.DataFrame, keep: Sequence[str] = ()) -> pd.DataFrame:
     """The frame of a semicolon-separated file, its numbers with decimal commas read as numbers.
 
     Unless a column holds fractional numbers read with a decimal point, each text column of
     whole numbers and numbers with a decimal comma (``0,5``, ``3,2e-05``; one at least) is read
-    as numbers, ids like ``12,3`` too (``decimal="."`` keeps them as text).
+    as numbers, ids like ``12,3`` too (``decimal="."`` keeps them as text), but those of ``keep``.
     """
     floats = [c for c in frame if frame[c].dtype.kind == "f"]
     if any((frame[c].dropna() % 1 != 0).any() for c in floats):
         return frame
     converted = {}
     for column in frame.columns:
-        if not pd.api.types.is_string_dtype(frame[column].dtype):
+        if column in keep or not pd.api.types.is_string_dtype(frame[column].dtype):
             continue
         text = frame[column].dropna().astype(str)
         whole = text.str.fullmatch(r"\s*[-+]?\d+(?:[eE][-+]?\d+)?\s*")

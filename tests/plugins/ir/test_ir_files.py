@@ -286,7 +286,7 @@ def test_delimited_errors_name_the_file(tmp_path):
     with pytest.raises(OffevalError, match=re.escape(f"{path}, line 3: expected 2 fields")):
         read_run(path)
     path = write(tmp_path, "h.csv", "user,item\n")
-    with pytest.raises(OffevalError, match=re.escape(f"{path}: the file holds no qrels rows")):
+    with pytest.raises(OffevalError, match=re.escape(f"{path}: the file has no rows")):
         read_qrels(path)
 
 
@@ -295,7 +295,7 @@ def test_parquet(tmp_path):
     stored.to_parquet(tmp_path / "q.parquet")
     pd.testing.assert_frame_equal(read_qrels(tmp_path / "q.parquet"), stored)
     path = write(tmp_path, "bad.pq", "not parquet")
-    with pytest.raises(OffevalError, match=re.escape(f"{path}: not a readable Parquet file")):
+    with pytest.raises(OffevalError, match=re.escape(f"{path}: cannot read it as parquet")):
         read_qrels(path)
 
 
