@@ -45,9 +45,11 @@ def test_kinds_are_declared_by_the_plugins_that_bring_them():
         "policy": "offeval",
         "examination": "ranking",
         "conventions": "ir",
+        "measure": "ir",
     }
     assert {"logarithmic", "exponential", "cutoff", "pbm"} <= set(reg.names("examination"))
     assert {"blog", "trec_eval", "ranx", "sklearn"} <= set(reg.names("conventions"))
+    assert {"ndcg", "ap", "rr", "bpref"} <= set(reg.names("measure"))
     assert reg.get("command", "metrics").plugin == "ir"
     with pytest.raises(RegistryError, match="unknown component kind 'metric'"):
         reg.names("metric")
