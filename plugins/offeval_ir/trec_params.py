@@ -73,6 +73,18 @@ def multiple(text: str, label: str) -> float:
     return value
 
 
+def weight(text: str, label: str) -> float:
+    """set_F's x, the weight of recall against precision: one number >= 0 (trec_eval's
+    beta squared: x = 0 is precision, a large x tends to recall)."""
+    value = finite(text)
+    if value < 0:
+        raise ConfigurationError(
+            f"{label}: the weight x of (x + 1) P R / (x P + R) must be >= 0, got {value!r} "
+            f"({_TREC_ACCEPTS})"
+        )
+    return value
+
+
 def coefficients(text: str, label: str) -> tuple[float, ...]:
     """Four numbers, comma-separated."""
     value = tuple(finite(x) for x in text.split(","))

@@ -362,6 +362,8 @@ def _oracle(ranked, qrels, pairs):
     unjudged = [i for i, r in enumerate(rels) if r < 0]
     resid = 0.9 ** len(rels) + 0.1 * sum(0.9**i for i in unjudged) if unjudged else 0.0
     return {
+        "dcg": dcg,
+        "ideal_dcg": idcg,
         "ndcg": ndcg,
         "ndcg_rel": ndcg_rel,
         "Rndcg": rndcg,
@@ -374,15 +376,15 @@ def _oracle(ranked, qrels, pairs):
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("pairs", [{}, {0: 1.0, 2: 5.0}, {1: 3.0, 3: -2.0}])
 def test_gain_measures_against_trec_eval_s_loops(seed, pairs):
-    """trec_eval's ndcg, ndcg_rel, G (custom gains as trec_eval's 'grade=gain' parameters,
-    whole-number apart: trec_eval orders gains closer than 1 by a truncated difference),
-    rbp and rbp_resid against plain-Python transcriptions of their C loops."""
+    """trec_eval's dcg, ideal_dcg, ndcg, ndcg_rel, G (custom gains as trec_eval's
+    'grade=gain' parameters, whole-number apart: trec_eval orders gains closer than 1 by a
+    truncated difference), rbp and rbp_resid against plain-Python transcriptions of their
+    C loops."""
     qrels, run = _random_collection(seed)
     text = ",".join(f"{level}={gain:g}" for level, gain in pairs.items())
-    names = {
-        name: f"{name}.{text}" if text else name for name in ("ndcg", "ndcg_rel", "Rndcg", "G")
-    }
-    names.update(rbp=f"rbp.{text}" if text else "rbp", rbp_resid="rbp_resid")
+    gain_measures = ("dcg", "ideal_dcg", "ndcg", "ndcg_rel", "Rndcg", "G")
+    names = {name: f"{name}.{text}" if text else name for name in gain_measures}
+    names.update({name: f"{name}.{text}" if text else name for name in ("rbp", "rbp_resid")})
     measures = trec_eval_measures(list(names.values()))
     base_of = {text.replace(".", "_", 1): base for base, text in names.items()}
     assert sorted(m.name for m in measures) == sorted(base_of)
@@ -393,7 +395,7 @@ def test_gain_measures_against_trec_eval_s_loops(seed, pairs):
         want = {**_oracle(ranked, qrels[query], pairs), **{
             name: value
             for name, value in _oracle(ranked, qrels[query], {}).items()
-            if name == "rbp_resid"  # trec_eval's rbp_resid takes no gains
+            if name == "rbp_resid"  # trec_eval's rbp_resid reads gains and ignores them
         }}  # fmt: skip
         for measure in measures:
             base = base_of[measure.name]

@@ -1,4 +1,5 @@
-"""trec_eval's gain measures: its ndcg with gain parameters, ndcg_rel, Rndcg, G and binG."""
+"""trec_eval's gain measures: its ndcg, dcg and ideal_dcg with gain parameters, ndcg_rel, Rndcg,
+G and binG."""
 
 from __future__ import annotations
 
@@ -23,6 +24,19 @@ def trec_ndcg(x, pairs, k):
     dcg = ranked @ _log2_discounts(xp, ranked.shape[1])
     idcg = ideal @ _log2_discounts(xp, ideal.shape[1])
     return xp.where(idcg > 0, dcg / idcg, 0.0)
+
+
+def trec_dcg(x, pairs, k):
+    """m_ndcg.c's dcg: the gains of the whole list, each over log2(rank + 1)."""
+    ranked, _ = x.gains(pairs)
+    return ranked @ _log2_discounts(x.xp, ranked.shape[1])
+
+
+def trec_ideal_dcg(x, pairs, k):
+    """m_ndcg.c's ideal_dcg: the positive label gains in decreasing order, each over
+    log2(rank + 1)."""
+    _, ideal = x.gains(pairs)
+    return ideal @ _log2_discounts(x.xp, ideal.shape[1])
 
 
 def ndcg_rel(x, pairs, k):
@@ -114,6 +128,15 @@ def _gain_measure(name, kernel, summary, *spellings) -> Declaration:
 MEASURES = (
     _gain_measure(
         "trec_ndcg", trec_ndcg, "trec_eval's ndcg with its gains", TrecSpelling("ndcg", "free")
+    ),
+    _gain_measure(
+        "trec_dcg", trec_dcg, "trec_eval's dcg with its gains", TrecSpelling("dcg", "free")
+    ),
+    _gain_measure(
+        "trec_ideal_dcg",
+        trec_ideal_dcg,
+        "trec_eval's ideal_dcg with its gains",
+        TrecSpelling("ideal_dcg", "free"),
     ),
     _gain_measure(
         "ndcg_rel",

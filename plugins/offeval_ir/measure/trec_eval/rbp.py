@@ -46,10 +46,11 @@ def trec_rbp(x, pairs, k):
     return (1 - p) * (scaled @ weights)
 
 
-def rbp_resid(x, param, k):
-    """m_rbp_resid.c: p^n + (1 - p) sum over unjudged ranks of p^(rank - 1), p = 0.9,
-    n the list's length; 0 when no rank of the list is unjudged (as trec_eval)."""
-    p = 0.9
+def rbp_resid(x, pairs, k):
+    """m_rbp_resid.c: p^n + (1 - p) sum over unjudged ranks of p^(rank - 1), p = 0.9 unless
+    given (``p=0.8``; gains, which it reads too, change nothing), n the list's length; 0
+    when no rank of the list is unjudged (as trec_eval)."""
+    p = (pairs or {}).get("p", 0.9)
     unjudged = x.inside & ~x.judged
     weights = p ** x.xp.arange(unjudged.shape[1])
     value = p**x.lengths + (1 - p) * (unjudged @ weights)
@@ -74,7 +75,9 @@ MEASURES = (
         "trec_eval's RBP residual",
         provider="trec_eval",
         cutoff=None,
-        trec_eval=(TrecSpelling("rbp_resid", "plain"),),
+        trec_eval=(TrecSpelling("rbp_resid", "plain"), TrecSpelling("rbp_resid", "free")),
         value_range=None,
+        param_doc="p=persistence (gains as grade=gain,... change nothing)",
+        read=reader("p=persistence and gains as grade=gain,...", persistence_and_gains),
     ),
 )

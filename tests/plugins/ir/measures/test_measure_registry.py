@@ -59,7 +59,12 @@ def test_every_spelling_parses_to_its_measure(name):
         assert parse_measure(text).aggregate == spelling.aggregate
     if declared.cutoff is not None:  # bare rbp is trec_eval's: offeval's takes a cut-off
         assert parse_measure(name + ("@5" if declared.cutoff != "none" else "")).metric == name
-    free = {"utility": "1,-1,0,0", "11pt_avg": "0.5", "trec_rbp": "p=0.5"}.get(name, "1=2")
+    free = {
+        "utility": "1,-1,0,0",
+        "11pt_avg": "0.5",
+        "trec_rbp": "p=0.5",
+        "trec_set_F": "0.5",
+    }.get(name, "1=2")
     for spelling in declared.trec_eval:
         text = {
             "cut": f"{spelling.text}_5",
