@@ -20,15 +20,16 @@ What the options mean, as in trec_eval (trec_eval.c):
   missing from the run).
 - ``-n``: no summary lines (with ``-q``, only the per-query lines; without it,
   nothing).
-- ``-l N``: a grade of N or more is relevant (offeval's ``relevance_threshold``;
-  trec_eval's ``-l 0``, every judged document relevant, is refused for now).
+- ``-l N``: a grade of N or more is relevant (offeval's ``relevance_threshold``);
+  ``-l 0`` makes every judged document relevant (grade 0 or more; -1 is in the pool,
+  not judged), as trec_eval's form_res_rels.c reads ``rel >= 0``.
 - ``-M N``: only the first N documents of each query count, in trec_eval's
   order (score descending, ties by document id descending); ``-M 0`` keeps
   none, and a query of the run still counts, with an empty list.
 - ``-J``: only the judged documents of each query's list count (grade 0 or
   more), in their order, after ``-M``.
 - ``-N N``: the number of documents in the collection (used by
-  ``utility.a,b,c,d``'s last coefficient only).
+  ``utility.a,b,c,d``'s last coefficient only: d (N + rel_ret - ret - rel)).
 - ``-D N[.QID]``: trec_eval's debug level; with ``.QID``, only that query is
   evaluated. offeval prints no debug lines (a level above 0 is said once on stderr).
 - ``-R qrels`` and ``-T trec_results`` name the formats read (the only ones);
@@ -69,6 +70,9 @@ trec_eval's own output in tests/plugins/ir/test_trec_eval_reference.py):
 - ``rbp`` with grades above 1: trec_eval rescales the gains by a minimum and
   maximum it leaves uninitialised (m_rbp.c), so its value depends on memory;
   offeval starts both at 0;
+- a query judged only -1 after another: trec_eval's gain measures read the grade
+  counts the query before left (form_res_rels.c resets neither them nor their number),
+  so its ideal_dcg is that query's; offeval's is 0 (no judged grade);
 - ``-M`` below 0 (trec_eval crashes) is refused.
 
 This module declares the command and its arguments, importing nothing numerical, so an
@@ -139,11 +143,6 @@ def checked(args: argparse.Namespace) -> argparse.Namespace:
             f"-T: trec_eval: Illegal retrieval results format '{args.Results_format}'"
         )
     level = whole_option(args.level_for_rel, "-l", 0)
-    if level == 0:
-        raise OffevalError(
-            "-l 0: offeval does not read trec_eval's -l 0 (every judged document relevant) "
-            "yet; give -l 1 or more"
-        )
     debug, _, query = (args.Debug_level or "0").partition(".")
     return argparse.Namespace(
         **vars(args),

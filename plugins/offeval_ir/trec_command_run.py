@@ -51,8 +51,6 @@ WIDTH = 22
 CHUNK_ROWS = 2_000_000
 #: trec_eval's floor of a value before its logarithm in a geometric mean.
 MIN_GEO_MEAN = 0.00001
-#: utility's coefficients a, b, c, d when not given (m_utility.c).
-UTILITY_DEFAULT = "1,-1,0,0"
 #: trec_eval's aggregations under offeval's names (:attr:`Measure.aggregate`).
 _AGGREGATES = {"mean": "mean", "sum": "sum", "geometric": "gm"}
 
@@ -213,11 +211,15 @@ def trec_eval_lines(args: argparse.Namespace) -> list[str]:
     emptied = args.depth == 0 or args.Judged_docs_only  # a list of the run may be empty
     zero = args.complete_rel_info_wanted or emptied
     overrides = {"no_predictions": "zero" if zero else "nan"}
-    if args.level is not None:
+    if args.level:  # -l 0 is -l 1 on raised grades (_level_0_values)
         overrides["relevance_threshold"] = float(args.level)
-    values = _values(run, qrels, queries, printed, PRESETS["trec_eval"](**overrides))
-    if args.collection:
-        _add_collection(values, printed, args.collection)
+    conventions = PRESETS["trec_eval"](**overrides)
+    if args.level == 0:
+        values = _level_0_values(run, qrels, queries, printed, conventions)
+    else:
+        values = _values(run, qrels, queries, printed, conventions)
+    empty = ~pd.Index(queries).isin(pd.unique(run["user"])) if emptied else None
+    _utility(values, printed, args.collection or 0, empty)
     out: list[str] = []
     if args.query_eval_wanted:  # query by query, each query's measures in order
         out.extend(_per_query_lines([r for r in printed if r.measure.per_query], queries, values))
@@ -259,15 +261,48 @@ def _judged_only(run: pd.DataFrame, qrels: pd.DataFrame) -> pd.DataFrame:
     return run[pd.MultiIndex.from_frame(run[["user", "item"]]).isin(pairs)]
 
 
-def _add_collection(values, printed: list[Requested], size: int) -> None:
-    """``-N size``: utility's last coefficient d times the collection size, added to each
-    query (m_utility.c: d (N + rel_ret - ret - rel), where offeval's value has N = 0)."""
+def _utility(values, printed: list[Requested], size: int, empty: np.ndarray | None) -> None:
+    """utility.a,b,c,d's per-query values as m_utility.c computes them, a rel_ret + b
+    (ret - rel_ret) + c (rel - rel_ret) + d (N + rel_ret - ret - rel), from offeval's,
+    which have N = 0 and score an empty list as a query missing from the run under -c
+    (trec_eval's one-document list of an unjudged document: b + c R - d (1 + R)):
+    ``-N size`` adds d N to each query, and a list emptied by ``-M 0`` or ``-J``
+    (``empty``, per query; trec_eval's list is empty too, a missing query's one document
+    cut or unjudged) is c R - d R, b - d less. Bare utility is 0 on an empty list either
+    way (trec_eval zeroes the value named utility of a missing query)."""
     for r in printed:
-        if r.measure.name == "utility":
-            coefficients = (r.params or UTILITY_DEFAULT).split(",")
-            values[r.label] = (
-                values[r.label] + parameter_number(coefficients[3], f"-m {r.label}") * size
-            )
+        if r.measure.name == "utility" and r.params is not None:  # bare: d = 0
+            _, b, _, d = (parameter_number(x, f"-m {r.label}") for x in r.params.split(","))
+            value = values[r.label] + d * size if size else values[r.label]
+            values[r.label] = value if empty is None else np.where(empty, value - b + d, value)
+
+
+#: trec_eval's measures that read the grades as gains and no relevance level (gain_init.c,
+#: m_rbp_resid.c and m_relstring.c read none either).
+_GAIN_MEASURES = (
+    "relstring", "G", "dcg", "ideal_dcg", "ndcg", "ndcg_rel", "Rndcg", "ndcg_cut", "rbp",
+    "rbp_resid",
+)  # fmt: skip
+
+
+def _level_0_values(
+    run: pd.DataFrame, qrels: pd.DataFrame, queries: list, printed: list[Requested], conventions
+) -> dict[str, np.ndarray | list[str]]:
+    """:func:`_values` under trec_eval's ``-l 0``: every judged document relevant (grade 0
+    or more; form_res_rels.c counts rel >= the level, where a -1 grade is in the pool
+    but not judged). The measures reading relevance are computed at ``-l 1`` on the
+    grades of 0 or more raised by 1, which makes the same documents relevant, judged
+    and in the pool; the gain measures, which read the grades and no level, on the
+    grades as given (but Rndcg is 0 where trec_eval, finding a relevant document, divides 0
+    by 0: a query judged only 0 at its default gains)."""
+    gains = [r for r in printed if r.measure.name in _GAIN_MEASURES]
+    rest = [r for r in printed if r.measure.name not in _GAIN_MEASURES]
+    grades = qrels["relevance"].to_numpy(float)
+    raised = qrels.assign(relevance=np.where(grades >= 0, grades + 1, grades))
+    values = _values(run, raised, queries, rest, conventions) if rest else {}
+    if gains:
+        values.update(_values(run, qrels, queries, gains, conventions))
+    return values
 
 
 def _values(

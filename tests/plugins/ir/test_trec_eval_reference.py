@@ -5,12 +5,10 @@ The oracle is what trec_eval printed, pinned by trec_eval_reference/generate.py
 case the files, the arguments, and trec_eval's stdout, stderr and exit code.
 
 - The options trec_eval takes (a run on standard input, ``-R qrels``, ``-T
-  trec_results``, ``-J``, ``-N``, ``-o``, ``-D``, ``-M 0``) and fractional
-  grades (read by C's atol): offeval prints trec_eval's stdout byte for byte.
-- The parameters and readings offeval does not take yet (``set_F.0.5``,
-  ``rbp_resid.p=0.8``, ``dcg``/``ideal_dcg`` with gains, ``-l 0``, utility of
-  an emptied list): the same comparison, marked xfail (strict, so it fails the
-  day they pass).
+  trec_results``, ``-J``, ``-N``, ``-o``, ``-D``, ``-M 0``, ``-l 0``), fractional
+  grades (read by C's atol) and the measures' parameters (``set_F.0.5``,
+  ``rbp_resid.p=0.8``, ``dcg``/``ideal_dcg`` with gains): offeval prints trec_eval's
+  stdout byte for byte.
 - Where trec_eval is wrong, offeval differs on purpose: a test that offeval's
   value is right (against trec_eval itself on an equivalent input it gets
   right) and that trec_eval's pinned output is what it is.
@@ -18,7 +16,6 @@ case the files, the arguments, and trec_eval's stdout, stderr and exit code.
 
 from __future__ import annotations
 
-import itertools
 import re
 
 import pytest
@@ -39,43 +36,22 @@ OPTIONS = [
     "-o",
     "-D 0",
     "-D 0.302",
+    "-l 0",
+    "-l0-c",
 ]
 #: Measures with parameters offeval reads as trec_eval does.
-PARAMETERS = ["set_F", "rbp.p=0.8", "ndcg.1=3,2=9", "ndcg_cut.3,5", "ndcg_cut.3,5-gains"]
+PARAMETERS = ["set_F", "set_F.0.5", "set_F.2", "rbp.p=0.8", "rbp_resid.p=0.8"]
+PARAMETERS += ["dcg.1=3,2=9", "ideal_dcg.1=3,2=9", "ndcg.1=3,2=9"]
+PARAMETERS += ["ndcg_cut.3,5", "ndcg_cut.3,5-gains"]
 PARAMETERS += ["gains under 1 apart x10", "gains 0.2 apart x10", "ndcg.0=1,3=0.5 x10"]
 #: Grades read by C's atol, as trec_eval reads them (0.5 is 0).
 PARAMETERS += ["fractional"]
-
-
-def _not_yet(reason: str):
-    return pytest.mark.xfail(strict=True, reason=f"issue 30: {reason}")
-
-
-#: Parameters and readings trec_eval takes that offeval does not yet (other files' work).
-NOT_YET = [
-    pytest.param("set_F.0.5", marks=_not_yet("trec_eval parameter set_F beta not yet read")),
-    pytest.param("set_F.2", marks=_not_yet("trec_eval parameter set_F beta not yet read")),
-    pytest.param("rbp_resid.p=0.8", marks=_not_yet("trec_eval parameter rbp_resid.p not yet read")),
-    pytest.param("dcg.1=3,2=9", marks=_not_yet("trec_eval parameter dcg gains not yet read")),
-    pytest.param(
-        "ideal_dcg.1=3,2=9", marks=_not_yet("trec_eval parameter ideal_dcg gains not yet read")
-    ),
-    pytest.param("-l 0", marks=_not_yet("trec_eval's -l 0 (judged = relevant) not yet read")),
-    pytest.param("-l0-c", marks=_not_yet("trec_eval's -l 0 (judged = relevant) not yet read")),
-]
 
 
 @pytest.mark.parametrize("name", OPTIONS + PARAMETERS)
 def test_offeval_prints_what_trec_eval_printed(name, tmp_path, monkeypatch, capsys):
     case = NAMED[name]
     assert pinned(case).returncode == 0
-    printed = offeval_prints(case, tmp_path, monkeypatch, capsys)
-    assert (printed.stdout, printed.returncode) == (case["stdout"], 0)
-
-
-@pytest.mark.parametrize("name", NOT_YET)
-def test_offeval_will_print_what_trec_eval_printed(name, tmp_path, monkeypatch, capsys):
-    case = NAMED[name]
     printed = offeval_prints(case, tmp_path, monkeypatch, capsys)
     assert (printed.stdout, printed.returncode) == (case["stdout"], 0)
 
@@ -211,11 +187,9 @@ def test_an_empty_list_has_interpolated_precision_0(tmp_path, monkeypatch, capsy
         }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 30: utility of an empty list (m_utility.c: c rel + d (N - rel)) not yet",
-)
 def test_utility_of_an_empty_list_is_trec_eval_s(tmp_path, monkeypatch, capsys):
+    """m_utility.c on a list emptied by -M 0: c rel + d (N - rel), not the value of a query
+    missing from the run under -c (trec_eval's one-document list: b + c rel - d (1 + rel))."""
     case = NAMED["-M 0 utility"]
     printed = offeval_prints(case, tmp_path, monkeypatch, capsys)
     assert printed.stdout == case["stdout"]
@@ -234,27 +208,27 @@ def test_a_negative_max_retrieved_is_refused(tmp_path, monkeypatch, capsys):
 #: Sweep cases where trec_eval's rbp reads m_rbp.c's uninitialised min and max (the
 #: gains rescaled or not by what the stack holds): their rbp lines are not compared.
 RBP_UNDEFINED = {"sweep-120", "sweep-164"}
-#: Measures with parameters offeval does not read yet.
-_PARAMETERS = re.compile(r"^(set_F|rbp_resid|dcg|ideal_dcg)\.")
+#: Sweep cases with a query judged only -1 after another query: trec_eval's gain
+#: measures read the grade counts of the query before it (form_res_rels.c leaves
+#: num_rel_levels and rel_levels as that query left them), so the ideal DCG of the
+#: query is that query's; their lines of this label are not compared (see below).
+STALE_LEVELS = {"sweep-095": "ideal_dcg", "sweep-159": "ideal_dcg_2=5"}
 
 
-def _sweep_marks(case: dict) -> list:
-    """xfail for what offeval does not read yet (strict: it fails the day it passes)."""
-    argv = case["argv"]
-    if "-l0" in argv or any(b == "-l" and a == "0" for b, a in itertools.pairwise(argv)):
-        return [_not_yet("trec_eval's -l 0 (judged = relevant) not yet read")]
-    if any(_PARAMETERS.match(arg) for arg in argv):
-        return [_not_yet("trec_eval parameters of set_F, rbp_resid, dcg, ideal_dcg not yet read")]
-    return []
+def _only_minus_1(qrels: str) -> list[str]:
+    """The queries of a qrels text whose every grade is negative."""
+    rows = [line.split() for line in qrels.splitlines() if line.strip() and line[0] != "#"]
+    grades: dict[str, list[float]] = {}
+    for query, _, _, grade in rows:
+        grades.setdefault(query, []).append(float(grade))
+    return [query for query, found in grades.items() if max(found) < 0]
 
 
-@pytest.mark.parametrize(
-    "case", [pytest.param(c, id=c["id"], marks=_sweep_marks(c)) for c in SWEEP]
-)
+@pytest.mark.parametrize("case", [pytest.param(c, id=c["id"]) for c in SWEEP])
 def test_generated_cases_print_what_trec_eval_printed(case, tmp_path, monkeypatch, capsys):
     """Byte for byte, except where trec_eval is wrong: it crashes or stops (offeval
-    evaluates), prints -nan for an empty list (offeval 0), or reads uninitialised memory
-    (rbp)."""
+    evaluates), prints -nan for an empty list (offeval 0), reads uninitialised memory
+    (rbp) or the grade counts of the query before (ideal_dcg)."""
     printed = offeval_prints(case, tmp_path, monkeypatch, capsys)
     assert printed.returncode == 0
     if case["returncode"] != 0:  # signal 11 or 6, or "Can't calculate measure"
@@ -264,6 +238,8 @@ def test_generated_cases_print_what_trec_eval_printed(case, tmp_path, monkeypatc
     nan = {key for key, value in theirs.items() if value.strip() == "-nan"}
     if case["id"] in RBP_UNDEFINED:
         nan |= {key for key in theirs if key[0] == "rbp"}
+    if case["id"] in STALE_LEVELS:
+        nan |= {key for key in theirs if key[0] == STALE_LEVELS[case["id"]]}
     if not nan:
         assert printed.stdout == case["stdout"]
         return
@@ -280,8 +256,25 @@ def test_the_sweep_is_what_the_issue_asks_for():
         c
         for c in SWEEP
         if c["returncode"] == 0
-        and not _sweep_marks(c)
         and c["id"] not in RBP_UNDEFINED
+        and c["id"] not in STALE_LEVELS
         and "-nan" not in c["stdout"]
     ]
-    assert len(whole) >= 160
+    assert len(whole) >= 180
+
+
+@pytest.mark.parametrize(("name", "label"), STALE_LEVELS.items())
+def test_a_query_judged_only_minus_1_has_no_ideal_gain(name, label, tmp_path, monkeypatch, capsys):
+    """offeval's ideal DCG of a query judged only -1 is 0 (it has no judged grade); trec_eval's
+    is the query's before it: with that one value changed, offeval's mean is trec_eval's."""
+    case = next(c for c in SWEEP if c["id"] == name)
+    printed = offeval_prints(dict(case, argv=["-q", *case["argv"]]), tmp_path, monkeypatch, capsys)
+    ours = {q: float(v) for (lab, q), v in values(printed.stdout).items() if lab == label}
+    mean = ours.pop("all")
+    queries = list(ours)  # trec_eval's order
+    stale = [q for q in _only_minus_1(case["files"]["qrels"]) if queries.index(q) > 0]
+    assert stale and all(ours[q] == 0 for q in stale)
+    read = {**ours, **{q: ours[queries[queries.index(q) - 1]] for q in stale}}
+    theirs = float(values(case["stdout"])[(label, "all")])
+    assert theirs != mean
+    assert theirs == pytest.approx(sum(read.values()) / len(read), abs=1e-4)

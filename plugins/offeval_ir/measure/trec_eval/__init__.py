@@ -13,7 +13,10 @@ Where trec_eval's own output is not a function of the per-query values, the call
 reproduces it: under ``-c`` its ``all`` line of ``num_rel`` counts the qrels lines of
 grade > 0 whatever ``-l`` says (m_num_rel.c), where offeval sums the per-query values
 (the same at ``-l1``); ``-N`` (collection size) adds d N to ``utility.a,b,c,d``'s
-per-query value, and ``-J`` drops the unjudged documents from the run before ranking.
+per-query value and scores a list emptied by ``-M 0`` or ``-J`` as trec_eval does (not as
+a query missing from the run),
+``-J`` drops the unjudged documents from the run before ranking, and ``-l 0`` is ``-l 1``
+on grades raised by 1 for the measures reading relevance.
 Every other value, per query and in the ``all`` line, matched trec_eval 10.0's on its
 test collection and on random collections (ties, text docnos, -1 grades, -l1 to -l3,
 -c), except where trec_eval itself is undefined (see
