@@ -284,8 +284,8 @@ PRESETS = {
     ),
     "recpack": _preset(
         "recpack",
-        "recpack 0.3.6 (PrecisionK, RecallK, DCGK, NDCGK, RRK, HitK as hits@K; "
-        "CalibratedRecallK: recall_denominator='min_k_labels'): RecBole's conventions. "
+        "recpack 0.3.6 (PrecisionK, RecallK, DCGK, NDCGK, RRK, HitK as hits@K, "
+        "CalibratedRecallK as calibrated_recall@K): RecBole's conventions. "
         "recpack leaves tied scores in the order numpy's argpartition leaves them, which no "
         "switch reproduces: compare on tie-free scores.",
         BINARY,
