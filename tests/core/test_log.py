@@ -311,3 +311,28 @@ def test_a_decimal_comma_column_that_fails_says_to_give_the_decimal_mark(tmp_pat
         InteractionLog.from_file(path)
     log = InteractionLog.from_file(path, decimal=",")
     assert log.frame["reward"].tolist() == [0.5, 1.0] and log.frame["p"].tolist()[0] == "0.5"
+
+
+# -- text columns and compressed files: what read_table gives every family -------------------
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".csv.gz", ".csv.bz2", ".csv.xz"])
+def test_text_columns_are_read_as_typed_whatever_the_compression(tmp_path, suffix):
+    import bz2
+    import gzip
+    import lzma
+
+    from offeval import read_table
+
+    content = b"policy;n;p\n007;1;0,5\nNA;;0,25\n1,5;3;1\n"
+    path = tmp_path / f"a{suffix}"
+    opener = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}.get(path.suffix, open)
+    with opener(path, "wb") as file:
+        file.write(content)
+    frame = read_table(path, text=("policy",))
+    assert frame["policy"].tolist() == ["007", "NA", "1,5"]  # as typed: not 7, NaN nor 1.5
+    assert frame["p"].tolist() == [0.5, 0.25, 1.0]  # the decimal commas of the other columns
+    assert frame["n"].tolist()[::2] == [1, 3] and pd.isna(frame["n"].iloc[1])
+    assert frame.index.tolist() == [2, 3, 4]
+    typed = read_table(path)  # without text columns, pandas' own reading
+    assert typed["policy"].tolist()[0] == 7 and pd.isna(typed["policy"].iloc[1])

@@ -34,8 +34,7 @@ _QUOTED = re.compile(r'"[^"]*"')
 
 
 def data_suffix(path: str | Path) -> str:
-    """The lower-case suffix naming a file's format, under any of :data:`COMPRESSIONS`
-    (``a.csv.gz``: ``.csv``; a bare ``a.gz``: ``.gz``, CSV)."""
+    """The lower-case suffix naming a file's format, under a compression's (``a.csv.gz``: .csv)."""
     path = Path(path)
     inner = Path(path.stem).suffix.lower() if path.suffix.lower() in COMPRESSIONS else ""
     return inner or path.suffix.lower()
@@ -121,9 +120,8 @@ def columns_of(path: str | Path, sep: str | None = None) -> list:
 
 
 def in_lines(exc: RowError, path: str | Path, table: str = "rows") -> RowError:
-    """The error about rows of ``table`` read from ``path`` naming a text file's by the lines they
-    start on, ``log.csv, lines [...]`` (the file read again: an error's cost, not every read's),
-    a Parquet file's other tables as ``cands.parquet, candidate rows [...]``."""
+    """The error about rows of ``table`` read from ``path``, a text file's named by the lines they
+    start on (``log.csv, lines [...]``, the file read again: an error's cost, not every read's)."""
     path, labels = Path(path), exc.rows
     if exc.table != table or not labels:
         return exc
@@ -140,14 +138,17 @@ def in_lines(exc: RowError, path: str | Path, table: str = "rows") -> RowError:
 
 
 def record_lines(path: str | Path, rows: int | None = None) -> np.ndarray:
-    """The line each record after a text file's header starts on, blank ones skipped (a line
-    break inside double quotes ends none); with ``rows``, the lines of the ``rows`` records
-    read (a record per line where quotes were read as text; 2, 3, ... if neither count)."""
+    """The line each record after a text file's header starts on (blank ones skipped, a quoted
+    line break ends none); with ``rows``, of the ``rows`` records read: 2, 3, ... if the file
+    has as many lines and no quote (a block in memory), else by record, or by line."""
+    count, quoted, end = 0, False, b"\n"
     with opened(path) as file:
-        raw = file.read()
-    if rows == raw.count(b"\n") + (not raw.endswith(b"\n")) - 1 and b'"' not in raw:
+        while block := file.read(1 << 24):
+            count, quoted, end = count + block.count(b"\n"), quoted or b'"' in block, block[-1:]
+    if rows == count + (end != b"\n") - 1 and not quoted:
         return np.arange(2, rows + 2)
-    data = np.frombuffer(raw, np.uint8)
+    with opened(path) as file:
+        data = np.frombuffer(file.read(), np.uint8)
     lines = filled_records(data, *text_records(data))[1:]
     if rows is not None and len(lines) != rows:
         starts = np.r_[0, np.flatnonzero(data == ord("\n")) + 1]
@@ -230,8 +231,8 @@ def read_table(
 
 
 def _read_text(path: Path, options: dict, text: Sequence[str]) -> pd.DataFrame:
-    """A delimited file read by pandas; with ``text`` columns by pyarrow's parser (3x pandas' C
-    parser on text, slower on numbers alone), and the C parser where it fails (it names lines)."""
+    """A delimited file read by pandas' C parser; with ``text`` columns, by pyarrow's first
+    (3x faster on text, slower on numbers alone; the C parser names the line of an error)."""
     if text:
         options |= {"dtype": dict.fromkeys(text, str), "keep_default_na": False, "na_values": [""]}
         try:

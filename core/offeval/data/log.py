@@ -13,12 +13,7 @@ import numpy as np
 import pandas as pd
 
 from offeval.data.candidates import TABLE, candidate_frame, in_users_words, read_candidates
-from offeval.data.files import (
-    PARQUET_SUFFIXES,
-    ParquetBatches,
-    in_lines,
-    read_table,
-)
+from offeval.data.files import PARQUET_SUFFIXES, ParquetBatches, in_lines, read_table
 from offeval.data.keys import COMPOSITE_ROLES, composite_column, composite_key, refuse
 from offeval.errors import (
     ColumnError,
