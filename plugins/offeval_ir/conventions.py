@@ -19,7 +19,7 @@ CHOICES = {
     "discount": ("shifted", "clipped"),
     "empty_labels": ("nan", "zero", "judged"),
     "no_predictions": ("zero", "nan"),
-    "ties": ("expected", "item_desc", "item_asc", "input_order"),
+    "ties": ("expected", "item_desc", "item_asc", "input_order", "last"),
     "nonpositive_scores": ("count", "irrelevant"),
     "order_by": ("rank", "score"),
     "negative_grades": ("error", "zero"),
@@ -61,9 +61,15 @@ class Conventions:
       metrics when its grade is at least this.
     - ``ties``: how tied predictions (equal scores, or equal ranks) are
       ordered: by item id descending or ascending (ids compared as the input
-      holds them: text as text), in input order, or ``expected``, the
-      expected value over a uniformly random order of the tied items. This
-      is the only place tie order is decided.
+      holds them: text as text), in input order, ``expected``, the
+      expected value over a uniformly random order of the tied items, or
+      ``last``: every item of a tie group at the group's last rank (scipy's
+      ``rankdata(method="max")``, as cornac's MAP ranks), so a group crossing
+      k is wholly outside the top k and each relevant item of a group reads
+      AP's P@i at the group's end; defined for the measures that read only
+      the ranks' relevance, gain and judged marks
+      (:data:`offeval_ir.measure.ranked.AT_LAST_RANK`), an error for the
+      others. This is the only place tie order is decided.
     - ``err_max_grade``: ERR's stopping probability at grade g is
       (2^g - 1) / 2^max (gdeval, which ir-measures runs, uses 4).
     - ``rbp_persistence``: RBP's p, the chance of looking at the next rank.
@@ -295,14 +301,15 @@ PRESETS = {
         "cornac",
         "cornac 3.0 (Precision, Recall, NDCG, HitRatio at k; MRR, MAP without k) on the "
         "whole catalogue ranked: binary relevance, log2, nDCG's ideal of min(k, held out) "
-        "items, AP over every held-out item. cornac's MAP puts every item of a tie group at "
-        "the group's last rank, which no switch reproduces yet: compare MAP on tie-free scores.",
+        "items, AP over every held-out item; ties by item id ascending, except MAP's, which "
+        "puts every item of a tie group at the group's last rank (ties='last').",
         ap_denominator="labels",
         dcg_relevance="binary",
         log_base=2.0,
         ideal="labels",
         ties="item_asc",
         order_by="score",
+        per_metric=(("ap", "ties", "last"),),
     ),
     "trectools": _preset(
         "trectools",

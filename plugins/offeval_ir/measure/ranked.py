@@ -7,14 +7,36 @@ the ones it owns): one :class:`Ranked` for all of them, each measure's kernel
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cached_property
 
 import numpy as np
 
+from offeval import ConfigurationError
 from offeval_ir.conventions import Conventions
 from offeval_ir.judgements import Judgements
 from offeval_ir.measure.registry import declaration
+
+#: The measures ``ties='last'`` is defined for: those reading only the ranks' relevance,
+#: gain and judged marks, summed with a weight of the rank or cumulated, so that a tie
+#: group's sum of each at its last rank is every item of the group at that rank.
+AT_LAST_RANK = (
+    "precision",
+    "recall",
+    "f1",
+    "hit_rate",
+    "success",
+    "hits",
+    "calibrated_recall",
+    "ap",
+    "rr",
+    "rprec",
+    "dcg",
+    "ndcg",
+    "idcg",
+    "rbp",
+    "judged",
+)
 
 
 def _discounts(n: int, base: float, discount: str) -> np.ndarray:
@@ -35,13 +57,27 @@ def _tie_mean(values: np.ndarray, groups: np.ndarray) -> np.ndarray:
     return out
 
 
+def _at_last(values: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """Each tie group's sum of ``values`` at the group's last rank, 0 at its other ranks
+    (``ties='last'``: every item of the group at that rank)."""
+    rows, cols = np.nonzero(groups >= 0)
+    g = groups[rows, cols]
+    last = np.zeros(int(groups.max()) + 1, dtype=np.int64)
+    np.maximum.at(last, g, cols)
+    flat = rows * values.shape[1] + last[g]
+    summed = np.bincount(flat, weights=values[rows, cols], minlength=values.size)
+    return summed.reshape(values.shape)
+
+
 class Ranked:
     """Every user's list in the conventions' order, read up to ``n_ranks`` ranks.
 
     ``rel`` is 1 where a rank is relevant (at ``relevance_threshold``), ``judged`` 1
     where it is judged, ``gain`` its DCG gain, each the mean over its tie group under
-    ``ties='expected'`` (``tied``); ``grades`` are the ranks' grades (negative grades
-    read as 0 when ``negative``), ``graded`` what DCG's ideal of the list sorts.
+    ``ties='expected'`` (``tied``), or under ``ties='last'`` (``last``) the tie group's
+    sum at its last rank and 0 at its other ranks; ``grades`` are the ranks' grades
+    (negative grades read as 0 when ``negative``), ``graded`` what DCG's ideal of the list
+    sorts (both in stored order).
     Kernels share what they build through :meth:`memo`.
     """
 
@@ -50,7 +86,8 @@ class Ranked:
     def __init__(self, j: Judgements, conv: Conventions, n_ranks: int, tied: bool):
         self.j, self.conv, self.n_ranks, self.tied = j, conv, n_ranks, tied
         self.negative = bool((j.label_grades < 0).any() or (j.grades < 0).any())
-        width = j.max_length if tied else n_ranks
+        self.last = conv.ties == "last" and j.tie_group is not None
+        width = j.max_length if tied or self.last else n_ranks
         self.width = width
         grades = np.maximum(j.grades[:, :width], 0) if self.negative else j.grades[:, :width]
         rel = (grades >= conv.relevance_threshold).astype(float)
@@ -58,22 +95,29 @@ class Ranked:
             rel *= j.positive[:, :width]
         self.grades = grades
         self._graded = grades if conv.dcg_relevance == "graded" else rel
-        self.rel = _tie_mean(rel, j.tie_group)[:, :n_ranks] if tied else rel
+        self.rel = self._grouped(rel)
         self.graded = self._graded[:, :n_ranks]
         self.n_rel = j.n_relevant(conv.relevance_threshold).astype(float)
         self._memo: dict = {}
 
+    def _grouped(self, values: np.ndarray) -> np.ndarray:
+        """Per-rank ``values`` of the ranks read, over each tie group as the conventions'
+        ``ties`` says (the group's mean, or its sum at its last rank), else as stored."""
+        if self.tied:
+            return _tie_mean(values, self.j.tie_group)[:, : self.n_ranks]
+        if self.last:
+            return _at_last(values, self.j.tie_group)[:, : self.n_ranks]
+        return values
+
     @cached_property
     def gain(self) -> np.ndarray:
         """Each rank's DCG gain: its grade (``gain='linear'``) or 2^grade - 1."""
-        gain = self.gains_of(self._graded)
-        return _tie_mean(gain, self.j.tie_group)[:, : self.n_ranks] if self.tied else gain
+        return self._grouped(self.gains_of(self._graded))
 
     @cached_property
     def judged(self) -> np.ndarray:
         """1 where a rank is judged (a label of any grade), 0 elsewhere."""
-        judged = self.j.judged[:, : self.width].astype(float)
-        return _tie_mean(judged, self.j.tie_group)[:, : self.n_ranks] if self.tied else judged
+        return self._grouped(self.j.judged[:, : self.width].astype(float))
 
     @cached_property
     def discounts(self) -> np.ndarray:
@@ -128,6 +172,8 @@ def columns(
     ks = [k for cuts in cutoffs.values() for k in cuts]
     n_ranks = j.max_length if None in ks else min(j.max_length, int(max(ks)))
     tied = j.tie_group is not None and conv.ties == "expected"
+    if j.tie_group is not None and conv.ties == "last":
+        check_last(cutoffs, conv)
     lists = Ranked(j, conv, n_ranks, tied)
     out = {}
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -139,3 +185,18 @@ def columns(
                     value, nan=0.0, posinf=0.0
                 )
     return out
+
+
+def check_last(metrics: Iterable[str], conv: Conventions) -> None:
+    """``ties='last'`` on tied lists: a ConfigurationError for a metric it is not defined
+    for (not in :data:`AT_LAST_RANK`, or DCG's ideal of the list's own grades)."""
+    metrics = list(metrics)
+    undefined = sorted(m for m in metrics if m not in AT_LAST_RANK)
+    if conv.ideal == "list":
+        undefined += sorted(m for m in metrics if m in ("ndcg", "idcg"))
+    if undefined:
+        raise ConfigurationError(
+            f"ties='last' is defined here for {', '.join(AT_LAST_RANK)} (ndcg and idcg with "
+            f"ideal='labels' or 'k'); for {undefined} choose another tie policy (ties: "
+            "item_desc, item_asc, input_order)"
+        )
