@@ -14,7 +14,10 @@ What the options mean, as in trec_eval (trec_eval.c):
 
 - ``-q``: per-query lines before the summary.
 - ``-c``: average over every query of the qrels; a query missing from the run
-  scores 0 (offeval's ``no_predictions='zero'``). Without ``-c``, the queries
+  scores 0 (offeval's ``no_predictions='zero'``), except where trec_eval's list of
+  one document not in the pool scores otherwise: ``utility.a,b,c,d`` (b + c R - d
+  (1 + R)), ``rbp_resid`` with parameters (1), ``relstring`` with a length (``-``),
+  and ideal_dcg (the query's own). Without ``-c``, the queries
   of both the qrels and the run are averaged (trec_eval's help text; trec_eval
   10.0 itself stops with "result qid ... not found" when a judged query is
   missing from the run).

@@ -218,8 +218,8 @@ def trec_eval_lines(args: argparse.Namespace) -> list[str]:
         values = _level_0_values(run, qrels, queries, printed, conventions)
     else:
         values = _values(run, qrels, queries, printed, conventions)
-    empty = ~pd.Index(queries).isin(pd.unique(run["user"])) if emptied else None
-    _utility(values, printed, args.collection or 0, empty)
+    listless = ~pd.Index(queries).isin(pd.unique(run["user"]))  # missing (-c) or emptied
+    _without_a_list(values, printed, args.collection or 0, listless, emptied)
     out: list[str] = []
     if args.query_eval_wanted:  # query by query, each query's measures in order
         out.extend(_per_query_lines([r for r in printed if r.measure.per_query], queries, values))
@@ -261,20 +261,38 @@ def _judged_only(run: pd.DataFrame, qrels: pd.DataFrame) -> pd.DataFrame:
     return run[pd.MultiIndex.from_frame(run[["user", "item"]]).isin(pairs)]
 
 
-def _utility(values, printed: list[Requested], size: int, empty: np.ndarray | None) -> None:
-    """utility.a,b,c,d's per-query values as m_utility.c computes them, a rel_ret + b
-    (ret - rel_ret) + c (rel - rel_ret) + d (N + rel_ret - ret - rel), from offeval's,
-    which have N = 0 and score an empty list as a query missing from the run under -c
-    (trec_eval's one-document list of an unjudged document: b + c R - d (1 + R)):
-    ``-N size`` adds d N to each query, and a list emptied by ``-M 0`` or ``-J``
-    (``empty``, per query; trec_eval's list is empty too, a missing query's one document
-    cut or unjudged) is c R - d R, b - d less. Bare utility is 0 on an empty list either
-    way (trec_eval zeroes the value named utility of a missing query)."""
+def _without_a_list(
+    values, printed: list[Requested], size: int, listless: np.ndarray, emptied: bool
+) -> None:
+    """The values of ``utility.a,b,c,d``, ``rbp_resid.params`` and ``relstring.length`` as
+    trec_eval computes them, from offeval's, which have N = 0 and see an empty list for a
+    query without one (``listless``, per query) whether the run misses it (under -c) or
+    ``-M 0`` or ``-J`` emptied it (``emptied``).
+
+    trec_eval evaluates a query missing from the run on a list of one document not in
+    the pool (trec_eval.c's bogus ranking; ``-M 0`` cuts it and ``-J`` drops it, so that
+    its list is empty too), then zeroes the values labelled num_ret, utility, unj_* and
+    rbp_resid and empties the one labelled relstring, and no other: rbp_resid with
+    parameters is p + (1 - p) = 1 there (m_rbp_resid.c), relstring with a length ``-``
+    (one document not in the pool), utility with coefficients b + c R - d (1 + R),
+    offeval's value.
+    On an empty list utility.a,b,c,d is c R - d R (m_utility.c: a rel_ret + b (ret -
+    rel_ret) + c (rel - rel_ret) + d (N + rel_ret - ret - rel)), b - d less; ``-N size``
+    adds d N to every query. Bare utility has d = 0 and is 0 on both."""
     for r in printed:
-        if r.measure.name == "utility" and r.params is not None:  # bare: d = 0
+        if r.params is None:
+            continue
+        if r.measure.name == "utility":
             _, b, _, d = (parameter_number(x, f"-m {r.label}") for x in r.params.split(","))
             value = values[r.label] + d * size if size else values[r.label]
-            values[r.label] = value if empty is None else np.where(empty, value - b + d, value)
+            values[r.label] = np.where(listless, value - b + d, value) if emptied else value
+        elif r.measure.name == "rbp_resid" and not emptied:
+            values[r.label] = np.where(listless, 1.0, values[r.label])
+        elif r.measure.name == "relstring" and not emptied:
+            bogus = "-"[: relstring_length(r.params, f"-m {r.label}")]
+            values[r.label] = [
+                bogus if no else text for no, text in zip(listless, values[r.label], strict=True)
+            ]
 
 
 #: trec_eval's measures that read the grades as gains and no relevance level (gain_init.c,

@@ -39,9 +39,14 @@ OPTIONS = [
     "-l 0",
     "-l0-c",
 ]
+#: A query missing from the run under -c: trec_eval's one-document list (cut by -M 0,
+#: dropped by -J) and the values its clean-up zeroes (utility, rbp_resid, unj, relstring) or
+#: not (the same with parameters).
+OPTIONS += ["-c -M 0 utility", "-c -J utility"]
+OPTIONS += ["-c rbp_resid.p=0.8", "-c -M 0 rbp_resid.p=0.8", "-c relstring.5"]
 #: Measures with parameters offeval reads as trec_eval does.
 PARAMETERS = ["set_F", "set_F.0.5", "set_F.2", "rbp.p=0.8", "rbp_resid.p=0.8"]
-PARAMETERS += ["dcg.1=3,2=9", "ideal_dcg.1=3,2=9", "ndcg.1=3,2=9"]
+PARAMETERS += ["dcg.1=3,2=9", "ideal_dcg.1=3,2=9", "ndcg.1=3,2=9", "ndcg ideal_dcg"]
 PARAMETERS += ["ndcg_cut.3,5", "ndcg_cut.3,5-gains"]
 PARAMETERS += ["gains under 1 apart x10", "gains 0.2 apart x10", "ndcg.0=1,3=0.5 x10"]
 #: Grades read by C's atol, as trec_eval reads them (0.5 is 0).
@@ -193,6 +198,20 @@ def test_utility_of_an_empty_list_is_trec_eval_s(tmp_path, monkeypatch, capsys):
     case = NAMED["-M 0 utility"]
     printed = offeval_prints(case, tmp_path, monkeypatch, capsys)
     assert printed.stdout == case["stdout"]
+
+
+def test_gains_given_to_dcg_are_not_ndcg_s(tmp_path, monkeypatch, capsys):
+    """dcg, ideal_dcg and ndcg share one parameter list in trec_eval (m_ndcg.c's
+    default_ndcg_gains): ``-m dcg.1=3,2=9 -m ndcg`` frees it twice and aborts (signal 6,
+    nothing printed). offeval prints dcg with its gains and ndcg with its own defaults,
+    each as trec_eval prints it alone."""
+    case = NAMED["dcg.1=3,2=9 ndcg"]
+    assert case["returncode"] == -6 and case["stdout"] == ""
+    printed = offeval_prints(case, tmp_path, monkeypatch, capsys)
+    alone = {**values(NAMED["dcg.1=3,2=9"]["stdout"]), **values(NAMED["ndcg ideal_dcg"]["stdout"])}
+    ours = values(printed.stdout)
+    assert printed.returncode == 0 and {label for label, _ in ours} == {"dcg_1=3,2=9", "ndcg"}
+    assert ours == {key: alone[key] for key in ours}
 
 
 def test_a_negative_max_retrieved_is_refused(tmp_path, monkeypatch, capsys):

@@ -85,6 +85,7 @@ def named_cases() -> list[dict]:
     measures = ["-m", "official", "-m", "ndcg", "-m", "set_F", "-m", "utility"]
     utility = ["-N", "50", "-m", "utility.1,-1,2,1", "-m", "utility"]
     missing = {"qrels": QRELS + "305 0 d1 1\n305 0 d2 0\n", "run": RUN}
+    resid = ["-m", "rbp_resid.p=0.8", "-m", "unj.5"]
     return [
         case("set_F", ["-q", "-m", "set_F", "qrels", "run"]),
         case("set_F.0.5", ["-q", "-m", "set_F.0.5", "qrels", "run"]),
@@ -148,6 +149,16 @@ def named_cases() -> list[dict]:
         case("gains under 1 apart x10", ["-q", "-m", "ndcg.1=5,2=3,3=30", "qrels", "run"]),
         case("gains 0.2 apart x10", ["-q", "-m", "ndcg.1=2,2=4,3=6", "qrels", "run"]),
         case("ndcg.0=1,3=0.5 x10", ["-q", "-m", "ndcg.0=10,1=10,2=20,3=5", "qrels", "run"]),
+        # a query missing from the run (-c) on trec_eval's one-document list, and the
+        # list emptied (-M 0, -J): the values trec_eval's clean-up leaves
+        case("-c -M 0 utility", ["-q", "-c", "-M", "0", *utility, "qrels", "run"], missing),
+        case("-c -J utility", ["-q", "-c", "-J", *utility, "qrels", "run"], missing),
+        case("-c rbp_resid.p=0.8", ["-q", "-c", *resid, "qrels", "run"], missing),
+        case("-c -M 0 rbp_resid.p=0.8", ["-q", "-c", "-M", "0", *resid, "qrels", "run"], missing),
+        case("-c relstring.5", ["-q", "-c", "-m", "relstring.5", "qrels", "run"], missing),
+        # dcg, ideal_dcg and ndcg share their parameters in trec_eval (m_ndcg.c)
+        case("dcg.1=3,2=9 ndcg", ["-q", "-m", "dcg.1=3,2=9", "-m", "ndcg", "qrels", "run"]),
+        case("ndcg ideal_dcg", ["-q", "-m", "ndcg", "-m", "ideal_dcg", "qrels", "run"]),
     ]
 
 
