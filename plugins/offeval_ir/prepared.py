@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import functools
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -49,7 +49,7 @@ from offeval_ir.judgements import (
     table_name,
 )
 from offeval_ir.measures import Measure, parse_measures
-from offeval_ir.metrics import MetricResult, compute
+from offeval_ir.metrics import EXCLUSION_REASONS, MetricResult, compute
 
 #: Measure parameters that are convention switches.
 PARAM_SWITCHES = {"p": "rbp_persistence"}
@@ -198,7 +198,9 @@ class _Items:
         if self.index is None:
             if ids.dtype.kind not in "iu":
                 return self._codes_of_objects(ids)
-            codes = ids.astype(np.int64) - self.low
+            codes = ids.astype(np.int64)
+            if self.low:
+                codes -= self.low
             if codes.size and (codes.min() < 0 or codes.max() >= self.count):
                 codes[(codes < 0) | (codes >= self.count)] = -1
             return codes
@@ -272,12 +274,8 @@ class PreparedQrels:
     def _lookup(self, qu: np.ndarray, qi: np.ndarray) -> np.ndarray:
         """Shifted grade of each (qrels user code, item code); 0 when not labelled or
         either code is -1 (arrays broadcast)."""
-        if self._dense is not None:  # one flat gather; -1 codes land on the zero margin
-            width = self.items.count + 1
-            rows = np.where(qu < 0, self.n_users, qu) * width
-            if np.size(qi) and np.min(qi) < 0:
-                qi = np.where(qi < 0, self.items.count, qi)
-            return self._dense.take(rows + qi)
+        if self._dense is not None:
+            return self._dense_lookup(self._row_offsets(qu), qi)
         known = (qu >= 0) & (qi >= 0)
         if not self._keys.size:
             return np.zeros(len(qu))
@@ -285,6 +283,18 @@ class PreparedQrels:
         at = np.minimum(np.searchsorted(self._keys, query), len(self._keys) - 1)
         found = known & (self._keys[at] == query)
         return np.where(found, self._shifted[at], 0.0)
+
+    def _row_offsets(self, qu: np.ndarray) -> np.ndarray:
+        """Where the rows of qrels user codes ``qu`` start in the dense table (flat; -1,
+        no user of the qrels, is its last row of zeros)."""
+        return np.where(qu < 0, self.n_users, qu) * (self.items.count + 1)
+
+    def _dense_lookup(self, rows: np.ndarray, qi: np.ndarray) -> np.ndarray:
+        """:meth:`_lookup` in the dense table, users given by their :meth:`_row_offsets`:
+        one flat gather (-1 item codes land on the last column of zeros)."""
+        if np.size(qi) and np.min(qi) < 0:
+            qi = np.where(qi < 0, self.items.count, qi)
+        return self._dense.take(rows + qi)
 
     def _not_in(self, codes: np.ndarray) -> np.ndarray:
         """The qrels' user codes not among ``codes``, in order."""
@@ -438,6 +448,104 @@ class PreparedQrels:
             return compute(built[at], metrics, ks, group_conv)
 
         return measures_of(names, groups, conv, result_of)
+
+    def stacked_judgements(
+        self,
+        runs: Sequence[pd.DataFrame],
+        *,
+        columns: Mapping[str, str] | None = None,
+        order_by: str | None = None,
+    ) -> tuple[Judgements, list[pd.Index]] | None:
+        """The :class:`Judgements` of several run frames in one, and each run's users: the
+        users, numbered 0, 1, ..., are run after run each run's :meth:`judgements` users,
+        whose values they hold. The rows of all runs are checked, ordered and looked up
+        together, so a run costs a few array views. None when the runs do not stack (their
+        role columns, the columns' dtypes or the item ids' kinds differ, or a run names no
+        query of the qrels): :meth:`judgements` then judges each, and says what is wrong."""
+        order_by = order_by or self.order_by
+        names = role_names(columns)
+        preds = [role_columns(run, names, ("user", "item"), "predictions") for run in runs]
+        first = preds[0]
+        dtypes = {k: v.dtype for k, v in first.items()}
+        if any({k: v.dtype for k, v in p.items()} != dtypes for p in preds):
+            return None
+        users, codes, qrels_rows = [], [], []
+        item_kind, base = id_kind(first["item"])[0], 0
+        for pred in preds:  # per run: its users numbered, its ids' kinds checked
+            pu, run_users = _run_users(pred["user"])
+            check_id_kinds(id_kind(run_users), self._user_kind, names["user"])
+            kind = id_kind(pred["item"])
+            check_id_kinds(kind, self.items.kind, names["item"])
+            q_of_run = self.users.get_indexer(run_users)
+            if kind[0] != item_kind or (len(q_of_run) and (q_of_run < 0).all()):
+                return None
+            only_qrels = self._not_in(q_of_run)
+            if base + len(q_of_run) + len(only_qrels) >= 2**31:
+                return None  # more users than int32 codes number
+            codes.append(pu + base)
+            users.append(run_users.append(self.users[only_qrels]))
+            qrels_rows.append(np.r_[q_of_run, only_qrels])
+            base += len(users[-1])
+        pred = {k: _joined([p[k] for p in preds]) for k in first if k != "user"}  # numbered
+        rows = pd.DataFrame(index=pd.RangeIndex(len(pred["item"])))  # the stack's rows
+        ranking = Ranking.of(pred, names, rows, order_by)
+        pu, q_of_user = np.concatenate(codes), np.concatenate(qrels_rows).astype(np.int64)
+        qi = self.items.codes(pred["item"])
+        own, item_order = _own_item_codes(pred["item"])
+        offsets = None if self._dense is None else self._row_offsets(q_of_user)  # per user
+
+        def looked_up(order: np.ndarray | None) -> np.ndarray:
+            ranked_u, ranked_i = (pu, qi) if order is None else (pu[order], qi[order])
+            if offsets is None:
+                return self._lookup(q_of_user[ranked_u], ranked_i)
+            return self._dense_lookup(offsets[ranked_u], ranked_i)
+
+        label_grades, n_judged = self._labels_of(q_of_user)
+        judgements = judge_ranked(
+            pd.RangeIndex(base),
+            pu,
+            own,
+            item_order,
+            ranking,
+            looked_up,
+            self._shift,
+            label_grades,
+            n_judged,
+        )
+        return judgements, users
+
+    def runs_measures(
+        self,
+        runs: Mapping[str, pd.DataFrame],
+        measures: Sequence[str | Measure],
+        conventions: Conventions | None = None,
+        *,
+        columns: Mapping[str, str] | None = None,
+        chunk_rows: int = 2_000_000,
+    ) -> dict[str, MetricResult] | None:
+        """Each run frame's :meth:`measures`, judged a block of runs at a time (runs of
+        about ``chunk_rows`` rows and users in all, stacked by :meth:`stacked_judgements`),
+        so each measure is computed once per block, not once per run; the same values.
+        None when the runs of a block do not stack (see there)."""
+        conv = conventions or PRESETS["trec_eval"]()
+        names, groups = measure_groups(measures, conv)
+        out: dict[str, MetricResult] = {}
+        for block in _blocks(runs, chunk_rows, self.n_users):
+            built = {}  # the block's judgements, per column ordering the lists
+            for order_by in dict.fromkeys(group_conv.order_by for group_conv, _ in groups):
+                built[order_by] = self.stacked_judgements(
+                    list(block.values()), columns=columns, order_by=order_by
+                )
+                if built[order_by] is None:
+                    return None
+
+            def result_of(metrics, ks, group_conv, built=built):
+                return compute(built[group_conv.order_by][0], metrics, ks, group_conv)
+
+            result = measures_of(names, groups, conv, result_of)
+            users = next(iter(built.values()))[1]
+            out.update(zip(block, _split(result, users), strict=True))
+        return out
 
 
 def prepare_qrels(
@@ -633,23 +741,25 @@ def _scalar_ids(topn: np.ndarray, row_of: np.ndarray | None = None) -> np.ndarra
 
 
 def _run_users(users) -> tuple[np.ndarray, pd.Index]:
-    """Per row, the code of its user; the users in order of first appearance."""
+    """Per row, the code of its user (int32, as :meth:`Judgements.from_frames` numbers
+    them); the users in order of first appearance."""
     users = id_array(users)
     starts = np.flatnonzero(np.r_[True, users[1:] != users[:-1]]) if len(users) else np.arange(0)
     runs = pd.Index(users[starts])
     if runs.is_unique:
         lengths = np.diff(np.r_[starts, len(users)])
-        return np.repeat(np.arange(len(runs), dtype=np.int64), lengths), runs
+        return np.repeat(np.arange(len(runs), dtype=np.int32), lengths), runs
     codes, uniques = pd.factorize(users)
-    return codes.astype(np.int64), pd.Index(uniques)
+    return codes.astype(np.int32), pd.Index(uniques)
 
 
 def _own_item_codes(ids):
     """The run's own item codes (for duplicates and tie order), and codes to item order."""
     ids = id_array(ids)
     if ids.dtype.kind in "iu" and ids.size:
-        low = int(ids.min())
-        return ids.astype(np.int64) - low, lambda c: c
+        low, high = int(ids.min()), int(ids.max())
+        codes = ids - low if low else ids
+        return codes.astype(np.int32 if high - low < 2**31 else np.int64), lambda c: c
     codes, uniques = pd.factorize(ids)
     return codes.astype(np.int64), item_order(uniques)
 
@@ -733,4 +843,59 @@ def _check_topn(topn: np.ndarray, pad: np.ndarray, lengths: np.ndarray, users: p
         rows = np.flatnonzero(same)
         raise ConfigurationError(
             f"topn: an item appears twice in the list of users {users[rows[:5]].tolist()}"
+        )
+
+
+def _joined(arrays: list) -> np.ndarray | pd.api.extensions.ExtensionArray:
+    """Arrays of one dtype (numpy, or pandas' text arrays) end to end."""
+    if isinstance(arrays[0], np.ndarray):
+        return np.concatenate(arrays)
+    return pd.concat([pd.Series(a, copy=False) for a in arrays], ignore_index=True).array
+
+
+def _blocks(
+    runs: Mapping[str, pd.DataFrame], rows: int, users: int
+) -> Iterator[dict[str, pd.DataFrame]]:
+    """The runs in order, in blocks of about ``rows`` rows and users (each run brings its
+    rows and at most ``users`` users its rows do not name: the qrels'; a larger run is a
+    block of its own)."""
+    block: dict[str, pd.DataFrame] = {}
+    size = 0
+    for name, frame in runs.items():
+        if block and size + len(frame) + users > rows:
+            yield block
+            block, size = {}, 0
+        block[name] = frame
+        size += len(frame) + users
+    if block:
+        yield block
+
+
+def _split(result: MetricResult, users: list[pd.Index]) -> Iterator[MetricResult]:
+    """The results of stacked runs, run by run (``users``: each run's, in the stack's
+    order), with each run's counts of users averaged and left out (from its users'
+    reasons, as :func:`~offeval_ir.metrics.compute` counts them)."""
+    values, reasons = result.per_user.to_numpy(), result.reasons.to_numpy()
+    columns, counted = result.per_user.columns, result.counts.columns
+    code = [
+        0 if c == "users" else EXCLUSION_REASONS.index(c.removeprefix("excluded_")) for c in counted
+    ]
+    start = 0
+    for run_users in users:
+        rows = slice(start, start + len(run_users))
+        start = rows.stop
+        index = run_users.rename("user")
+        own = reasons[rows]
+        counts = np.stack([(own == c).sum(axis=0) for c in code], axis=1)
+        parts = {
+            m: pd.DataFrame(frame.to_numpy()[rows], index=index, columns=frame.columns)
+            for m, frame in result.parts.items()
+        }
+        yield MetricResult(
+            pd.DataFrame(values[rows], index=index, columns=columns),
+            result.conventions,
+            pd.DataFrame(counts, index=result.counts.index, columns=counted),
+            pd.DataFrame(own, index=index, columns=columns),
+            dict(result.aggregation),
+            parts,
         )

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from offeval import ConfigurationError
+from offeval import ConfigurationError, OffevalError
 from offeval_ir.blocks import compute_frames
 from offeval_ir.conventions import PRESETS, Conventions
 from offeval_ir.distributed import evaluate_runs_dask
@@ -102,12 +102,16 @@ def evaluate_runs(
         raise ConfigurationError("give at least one run, as {name: predictions frame}")
     if any(hasattr(f, "npartitions") for f in (labels, *runs.values())):
         return evaluate_runs_dask(runs, labels, measures, conventions, columns=columns, level=level)
+    conv = conventions or PRESETS["trec_eval"]()
+    if _many(runs, labels, chunk_rows):
+        stacked = _stacked(runs, labels, measures, conv, columns, chunk_rows, qrels_name)
+        if stacked is not None:
+            return evaluate_results(stacked, level=level)
     label_users = None  # the qrels' queries, found once for every run
     for name, frame in runs.items():
         label_users = check_common_queries(
             frame, labels, columns, f"run {name!r}", qrels_name, label_users=label_users
         )
-    conv = conventions or PRESETS["trec_eval"]()
     if _many(runs, labels, chunk_rows):  # the qrels checked, numbered and sorted once
         prepared = prepare_qrels(labels, conv, columns=columns, name=qrels_name)
         results = {
@@ -122,6 +126,26 @@ def evaluate_runs(
             for name, frame in runs.items()
         }
     return evaluate_results(results, level=level)
+
+
+def _stacked(
+    runs: Mapping[str, pd.DataFrame],
+    labels: pd.DataFrame,
+    measures: Sequence[str],
+    conv: Conventions,
+    columns: Mapping[str, str] | None,
+    chunk_rows: int,
+    qrels_name: str,
+) -> dict[str, MetricResult] | None:
+    """Every run's measures on qrels prepared once, a block of runs judged at a time
+    (:meth:`~offeval_ir.prepared.PreparedQrels.runs_measures`); None when some run or the
+    qrels is refused, or the runs do not stack: judged again one run at a time, whose
+    checks say which run and which rows, as they always have."""
+    try:
+        prepared = prepare_qrels(labels, conv, columns=columns, name=qrels_name)
+        return prepared.runs_measures(runs, measures, conv, columns=columns, chunk_rows=chunk_rows)
+    except OffevalError:
+        return None
 
 
 def _many(runs: Mapping, labels, chunk_rows: int) -> bool:
