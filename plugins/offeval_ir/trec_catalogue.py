@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from offeval import OffevalError
 from offeval.plugin import did_you_mean
+from offeval_ir.measure.registry import DECLARATIONS
 
 # How a measure takes parameters (trec_eval's init procedures, meas_init.c).
 NONE = "none"  # no parameters
@@ -149,16 +150,17 @@ GROUPS: dict[str, tuple[str, ...]] = {
 }
 #: Measures this command computes itself (the run tag, the query count, the grades).
 OWN = ("runid", "num_q", "relstring")
+
+
 #: The trec_eval measures offeval prints (under their default parameters), in trec_eval's
-#: order: :func:`offeval_ir.trec_command_run.supported_measures` computes them (a test
-#: checks this list against it); the help of ``-m`` names them without computing.
-SUPPORTED = (
-    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
-    "recip_rank", "iprec_at_recall", "P", "relstring", "recall", "infAP", "gm_bpref",
-    "Rprec_mult", "utility", "11pt_avg", "binG", "G", "dcg", "ideal_dcg", "ndcg", "ndcg_rel",
-    "Rndcg", "ndcg_cut", "map_cut", "relative_P", "success", "set_P", "set_relative_P",
-    "set_recall", "set_map", "set_F", "num_nonrel_judged_ret", "rbp", "rbp_resid", "unj",
-)  # fmt: skip
+#: order: those the measure declarations spell (:mod:`offeval_ir.measure.registry`, read
+#: without numpy) and :data:`OWN`; the help of ``-m`` names them without computing.
+def _supported() -> tuple[str, ...]:
+    spelled = {s.text for d in DECLARATIONS.values() for s in d.trec_eval}
+    return tuple(name for name in CATALOGUE if name in OWN or name in spelled)
+
+
+SUPPORTED = _supported()
 
 
 def marked_measures(arguments: Sequence[str]) -> tuple[dict[str, str | None], dict[str, str]]:
