@@ -152,14 +152,14 @@ GROUPS: dict[str, tuple[str, ...]] = {
 OWN = ("runid", "num_q", "relstring")
 
 
-#: The trec_eval measures offeval prints (under their default parameters), in trec_eval's
-#: order: those the measure declarations spell (:mod:`offeval_ir.measure.registry`, read
-#: without numpy) and :data:`OWN`; the help of ``-m`` names them without computing.
 def _supported() -> tuple[str, ...]:
     spelled = {s.text for d in DECLARATIONS.values() for s in d.trec_eval}
     return tuple(name for name in CATALOGUE if name in OWN or name in spelled)
 
 
+#: The trec_eval measures offeval prints (under their default parameters), in trec_eval's
+#: order: those the measure declarations spell (:mod:`offeval_ir.measure.registry`, read
+#: without numpy) and :data:`OWN`; the help of ``-m`` names them without computing.
 SUPPORTED = _supported()
 
 
