@@ -311,8 +311,10 @@ def _level_0_values(
     but not judged). The measures reading relevance are computed at ``-l 1`` on the
     grades of 0 or more raised by 1, which makes the same documents relevant, judged
     and in the pool; the gain measures, which read the grades and no level, on the
-    grades as given (but Rndcg is 0 where trec_eval, finding a relevant document, divides 0
-    by 0: a query judged only 0 at its default gains)."""
+    grades as given. One difference is left: m_Rndcg.c is 0 for a query with no
+    relevant document, so a query judged only 0 (and -1) is 0 here, where trec_eval
+    divides 0 by 0 (-nan) at its default gains and computes a value when grade 0 is
+    given a gain (``Rndcg.0=1``)."""
     gains = [r for r in printed if r.measure.name in _GAIN_MEASURES]
     rest = [r for r in printed if r.measure.name not in _GAIN_MEASURES]
     grades = qrels["relevance"].to_numpy(float)
