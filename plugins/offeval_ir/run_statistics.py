@@ -465,19 +465,24 @@ def run_values(
             )
     users = pd.Index([])
     for result in results.values():
-        users = users.append(result.per_user.index[~result.per_user.index.isin(users)])
+        if not result.per_user.index.equals(users):  # runs of the same users: no search
+            users = users.append(result.per_user.index[~result.per_user.index.isin(users)])
+    unique = users.is_unique
+
+    def aligned(frame: pd.DataFrame) -> pd.DataFrame:
+        """``frame`` on the users of every run, in order (as it is, when it is so)."""
+        return frame if unique and frame.index.equals(users) else frame.reindex(users)
+
     no_labels = EXCLUSION_REASONS.index("no_labels")  # a user of another run only
     policies = []
     for name, result in results.items():
-        values = result.per_user.reindex(users).to_numpy(dtype=float)
+        values = aligned(result.per_user).to_numpy(dtype=float)
         if result.reasons.empty:  # built by hand: NaN means left out, reason unknown
             reasons = np.where(np.isnan(values), EXCLUSION_REASONS.index("no_value"), 0)
         else:
-            reasons = result.reasons.reindex(users).fillna(no_labels).to_numpy()
+            reasons = aligned(result.reasons).fillna(no_labels).to_numpy()
         parts = {
-            m: tuple(
-                frame[c].reindex(users).to_numpy(dtype=float) for c in ("numerator", "denominator")
-            )
+            m: tuple(aligned(frame)[c].to_numpy(dtype=float) for c in ("numerator", "denominator"))
             for m, frame in result.parts.items()
         }
         policies.append(
