@@ -22,5 +22,8 @@ def register_measures(register: Register) -> None:
     """Register IR measures: ``register(name, declaration)``, ``declaration`` an
     :class:`offeval_ir.measure.declaration.Declaration` named ``name`` whose kernel
     ``kernel(lists, k)`` computes it with offeval's conventions (provider ``offeval``);
-    :func:`offeval_ir.metrics.compute` then takes ``name``. A name is unique across
-    plugins (a built-in measure's cannot be taken)."""
+    :func:`offeval_ir.metrics.compute` then takes ``name``, and measure strings its
+    spellings (``name@5``, its ``aliases`` and ``ir_measures``: :mod:`offeval_ir.measures`;
+    trec_eval's spellings and parameter text, ``read``, are trec_eval's own measures').
+    A name is unique across plugins (a built-in measure's cannot be taken), and a
+    spelling a built-in measure has, in any case, stays the built-in's."""

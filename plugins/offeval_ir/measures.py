@@ -2,7 +2,12 @@
 
 Three spellings are understood, and may be mixed in one list; each measure's
 declaration (:mod:`offeval_ir.measure`) gives its spellings, and ``offeval plugins
-measure`` lists them:
+measure`` lists them. A measure another plugin registers (hook ``register_measures``)
+is spelled as its declaration says too (its name, aliases and ir-measures spellings),
+in the registry it is registered in (the active one, :func:`offeval.active_registry`):
+``misses@5``; a spelling a built-in measure has, in any case, stays the built-in's. The
+tables are read off the declarations when first needed: the built-in measures' once, a
+registry's when a string is none of theirs (again when its measures change).
 
 - **ir-measures** (https://ir-measur.es): ``Name[(param=value, ...)][@k]``:
   ``nDCG@10``, ``P(rel=2)@5``, ``RBP(rel=2,p=0.9)``, ``nDCG(dcg='exp-log2')@10``
@@ -62,107 +67,236 @@ from __future__ import annotations
 import difflib
 import math
 import re
+import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cache, cached_property
+from typing import TYPE_CHECKING
 
 from offeval import ConfigurationError
 from offeval.plugin import check_choice, check_number, hint
 from offeval_ir.measure.declaration import Declaration, Param
-from offeval_ir.measure.registry import DECLARATIONS, checked_param
+from offeval_ir.measure.registry import DECLARATIONS, checked_param, declaration, plugged
 from offeval_ir.trec_catalogue import CATALOGUE, GROUPS, SUPPORTED
 
-#: Per offeval metric: whether it takes a cut-off, the parameters it accepts besides
-#: ``cutoff`` (as ir-measures names them), and its name in hints.
-_METRICS: dict[str, tuple[bool, dict[str, Param], str]] = {
-    d.name: (d.cutoff != "none", {p.name: p for p in d.params}, d.hint)
-    for d in DECLARATIONS.values()
-    if d.cutoff is not None
-}
+if TYPE_CHECKING:
+    from offeval import Registry
 
-
-def _spelled(table: str, forms: tuple[str, ...] = ()) -> dict[str, tuple[str, str]]:
-    """{spelling: (metric, cut-off rule)} of the declarations' ``table`` spellings (trec_eval's
-    of the given forms)."""
-    return {
-        s.text: (d.name, s.cutoff)
-        for d in DECLARATIONS.values()
-        for s in getattr(d, table)
-        if not forms or s.form in forms
-    }
-
-
-def _trec(form: str) -> dict[str, tuple[str, tuple]]:
-    """{trec_eval spelling: (metric, its default parameters)} of one form."""
-    return {
-        s.text: (d.name, s.defaults)
-        for d in DECLARATIONS.values()
-        for s in d.trec_eval
-        if s.form == form
-    }
-
-
-# Cut-off rules of a spelling: "optional" (no cut-off: the whole list), "required", "none".
-_OWN = {m: (m, "optional" if cut else "none") for m, (cut, _, _) in _METRICS.items()}
-_IR_MEASURES = _spelled("ir_measures")
-_TREC_EVAL = _spelled("trec_eval", ("name",))
-#: trec_eval measures whose cut-offs follow the name: ``P_5``, ``ndcg_cut.10,20``.
-_TREC_CUTS = {name: metric for name, (metric, _) in _trec("cut").items()}
 #: trec_eval's default cut-offs (m_P.c and the others; success and unj their own).
 _TREC_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
-_TREC_DEFAULT_CUTS = {name: cuts for name, (_, cuts) in _trec("cut").items() if cuts}
-#: trec_eval measures at levels written as decimals: ``iprec_at_recall_0.10``.
-_TREC_LEVELS = {name: metric for name, (metric, _) in _trec("level").items()}
-_TREC_DEFAULT_LEVELS = {name: levels for name, (_, levels) in _trec("level").items()}
-#: trec_eval measures with one free parameter string, labelled ``name_<string>``.
-_TREC_FREE = {name: metric for name, (metric, _) in _trec("free").items()}
-_TREC_PARAMETERISED = {**_TREC_CUTS, **_TREC_LEVELS, **_TREC_FREE}
-#: trec_eval's names of measures without parameters, with how their per-user values
-#: aggregate (its counts are summed, gm_* geometric means). ``rbp`` alone is trec_eval's
-#: RBP (graded gains, p = 0.9); ``RBP``, ``rbp@k`` and ``RBP(p=...)`` are offeval's
-#: (binary relevance at the threshold, p = 0.8 unless given).
-_TREC_PLAIN = {
-    s.text: (d.name, s.aggregate)
-    for d in DECLARATIONS.values()
-    for s in d.trec_eval
-    if s.form == "plain"
-}
-#: offeval's other names: the ideal DCG and post-normalised nDCG.
-_EXTRA = {s.text: (d.name, s.cutoff) for d in DECLARATIONS.values() for s in d.aliases}
-#: Spellings (lower case) whose per-user values aggregate otherwise than by their mean.
-_AGGREGATES = {
-    s.text.lower(): s.aggregate
-    for d in DECLARATIONS.values()
-    for s in (*d.aliases, *d.ir_measures)
-    if s.aggregate != "mean"
-}
-_SPELLINGS = {**_TREC_EVAL, **_IR_MEASURES, **_EXTRA, **_OWN}
-_ANY_CASE: dict[str, tuple[str, str]] = {}
-for _table in (_OWN, _IR_MEASURES, _EXTRA, _TREC_EVAL):  # offeval's own spelling wins a case clash
-    for _name, _entry in _table.items():
-        if len(_name) > 1:
-            _ANY_CASE.setdefault(_name.lower(), _entry)
-del _table, _name, _entry
 
 
-def _known() -> str:
-    """The accepted names, by toolkit."""
+class _Tables:
+    """The spelling tables of one registry's measures, read off their declarations
+    (``tables``: :func:`_read`'s, by attribute), and those derived from them.
 
-    def cut(text: str, rule: str) -> str:
-        return {"optional": f"{text}[@k]", "required": f"{text}@k", "none": text}[rule]
+    A spelling maps to (metric, cut-off rule: ``optional``, no cut-off the whole list;
+    ``required``; ``none``), a trec_eval name with parameters to its metric.
+    """
 
-    ir_names = ", ".join(cut(n, rule) for n, (_, rule) in _IR_MEASURES.items())
-    trec_names = [f"{n}_k" for n in _TREC_CUTS] + [f"{n}_x" for n in _TREC_LEVELS]
-    trec_names += [n for n in {**_TREC_EVAL, **_TREC_PLAIN} if n not in _TREC_CUTS]
-    own = [cut(n, rule) for n, (_, rule) in {**_OWN, **_EXTRA}.items()]
-    return (
-        f"ir-measures: {ir_names}, with parameters as in P(rel=2)@5; trec_eval: "
-        f"{', '.join(dict.fromkeys(trec_names))} (k may be a list: ndcg_cut.10,20); "
-        f"offeval: {', '.join(own)}"
-    )
+    def __init__(
+        self,
+        declarations: dict[str, Declaration],
+        tables: dict[str, dict],
+        plugged: tuple[Declaration, ...] = (),
+    ):
+        #: The registry's declarations: the built-in ones, then those other plugins register.
+        self.declarations = declarations
+        #: Per offeval metric: whether it takes a cut-off, the parameters it accepts besides
+        #: ``cutoff`` (as ir-measures names them), and its name in hints.
+        self.metrics: dict[str, tuple[bool, dict[str, Param], str]] = tables["metrics"]
+        self.own: dict[str, tuple[str, str]] = tables["own"]
+        self.ir_measures: dict[str, tuple[str, str]] = tables["ir_measures"]
+        self.trec_eval: dict[str, tuple[str, str]] = tables["trec_eval"]
+        #: trec_eval measures whose cut-offs follow the name: ``P_5``, ``ndcg_cut.10,20``,
+        #: with the cut-offs trec_eval's bare name means (none: :data:`_TREC_CUTOFFS`).
+        self.trec_cuts: dict[str, str] = tables["trec_cuts"]
+        self.trec_default_cuts: dict[str, tuple] = tables["trec_default_cuts"]
+        #: trec_eval measures at levels written as decimals: ``iprec_at_recall_0.10``.
+        self.trec_levels: dict[str, str] = tables["trec_levels"]
+        self.trec_default_levels: dict[str, tuple] = tables["trec_default_levels"]
+        #: trec_eval measures with one free parameter string, labelled ``name_<string>``.
+        self.trec_free: dict[str, str] = tables["trec_free"]
+        #: trec_eval's names of measures without parameters, with how their per-user values
+        #: aggregate (its counts are summed, gm_* geometric means). ``rbp`` alone is
+        #: trec_eval's RBP (graded gains, p = 0.9); ``RBP``, ``rbp@k`` and ``RBP(p=...)``
+        #: are offeval's (binary relevance at the threshold, p = 0.8 unless given).
+        self.trec_plain: dict[str, tuple[str, str]] = tables["trec_plain"]
+        #: offeval's other names: the ideal DCG and post-normalised nDCG.
+        self.extra: dict[str, tuple[str, str]] = tables["extra"]
+        #: Spellings (lower case) whose per-user values aggregate otherwise than by their
+        #: mean.
+        self.aggregates: dict[str, str] = tables["aggregates"]
+        #: The other plugins' declarations these tables read (what :func:`_tables` compares).
+        self.plugged = plugged
+
+    @cached_property
+    def trec_parameterised(self) -> dict[str, str]:
+        """trec_eval's names that take parameters: cut-offs, levels or a free string."""
+        return {**self.trec_cuts, **self.trec_levels, **self.trec_free}
+
+    @cached_property
+    def spellings(self) -> dict[str, tuple[str, str]]:
+        """Every spelling of the ir-measures form, offeval's own winning a clash."""
+        return {**self.trec_eval, **self.ir_measures, **self.extra, **self.own}
+
+    @cached_property
+    def any_case(self) -> dict[str, tuple[str, str]]:
+        """{lower-case spelling of 2+ letters: its entry}, offeval's own winning a clash."""
+        found: dict[str, tuple[str, str]] = {}
+        for table in (self.own, self.ir_measures, self.extra, self.trec_eval):
+            for name, entry in table.items():
+                if len(name) > 1:
+                    found.setdefault(name.lower(), entry)
+        return found
+
+    @cached_property
+    def trec_only_cuts(self) -> tuple[str, ...]:
+        """trec_eval's cut-off measures that no other table spells: ``unj@3`` is ``unj_3``."""
+        return tuple(
+            name
+            for name, metric in self.trec_cuts.items()
+            if self.declarations[metric].provider == "trec_eval"
+        )
+
+    @cached_property
+    def suggested(self) -> dict[str, str]:
+        """Every spelling, one per lower-case form (ir-measures' first, then trec_eval's,
+        then offeval's own)."""
+        found: dict[str, str] = {}
+        for table in (self.ir_measures, self.trec_eval, self.trec_cuts, self.extra, self.own):
+            for name in table:
+                found.setdefault(name.lower(), name)
+        return found
+
+    @cached_property
+    def known(self) -> str:
+        """The accepted names, by toolkit."""
+
+        def cut(text: str, rule: str) -> str:
+            return {"optional": f"{text}[@k]", "required": f"{text}@k", "none": text}[rule]
+
+        ir_names = ", ".join(cut(n, rule) for n, (_, rule) in self.ir_measures.items())
+        trec_names = [f"{n}_k" for n in self.trec_cuts] + [f"{n}_x" for n in self.trec_levels]
+        trec_names += [n for n in {**self.trec_eval, **self.trec_plain} if n not in self.trec_cuts]
+        own = [cut(n, rule) for n, (_, rule) in {**self.own, **self.extra}.items()]
+        return (
+            f"ir-measures: {ir_names}, with parameters as in P(rel=2)@5; trec_eval: "
+            f"{', '.join(dict.fromkeys(trec_names))} (k may be a list: ndcg_cut.10,20); "
+            f"offeval: {', '.join(own)}"
+        )
 
 
-KNOWN = _known()
-"""The accepted names, as error messages list them."""
+#: The tables that hold spellings (the others are keyed by metric or lower-case spelling).
+_SPELLING_TABLES = (
+    "own",
+    "ir_measures",
+    "trec_eval",
+    "trec_cuts",
+    "trec_levels",
+    "trec_free",
+    "trec_plain",
+    "extra",
+)
+
+
+def _read(declarations: Iterable[Declaration]) -> dict[str, dict]:
+    """The tables of :class:`_Tables` read off ``declarations``, by attribute name."""
+    listed = list(declarations)
+
+    def spelled(table: str, forms: tuple[str, ...] = ()) -> dict[str, tuple[str, str]]:
+        return {
+            s.text: (d.name, s.cutoff)
+            for d in listed
+            for s in getattr(d, table)
+            if not forms or s.form in forms
+        }
+
+    def trec(form: str) -> dict[str, tuple[str, tuple]]:
+        return {s.text: (d.name, s.defaults) for d in listed for s in d.trec_eval if s.form == form}
+
+    metrics = {
+        d.name: (d.cutoff != "none", {p.name: p for p in d.params}, d.hint)
+        for d in listed
+        if d.cutoff is not None
+    }
+    cuts, levels = trec("cut"), trec("level")
+    return {
+        "metrics": metrics,
+        "own": {m: (m, "optional" if cut else "none") for m, (cut, _, _) in metrics.items()},
+        "ir_measures": spelled("ir_measures"),
+        "trec_eval": spelled("trec_eval", ("name",)),
+        "trec_cuts": {name: metric for name, (metric, _) in cuts.items()},
+        "trec_default_cuts": {name: cut for name, (_, cut) in cuts.items() if cut},
+        "trec_levels": {name: metric for name, (metric, _) in levels.items()},
+        "trec_default_levels": {name: level for name, (_, level) in levels.items()},
+        "trec_free": {name: metric for name, (metric, _) in trec("free").items()},
+        "trec_plain": {
+            s.text: (d.name, s.aggregate) for d in listed for s in d.trec_eval if s.form == "plain"
+        },
+        "extra": {s.text: (d.name, s.cutoff) for d in listed for s in d.aliases},
+        "aggregates": {
+            s.text.lower(): s.aggregate
+            for d in listed
+            for s in (*d.aliases, *d.ir_measures)
+            if s.aggregate != "mean"
+        },
+    }
+
+
+@cache
+def _builtin_tables() -> _Tables:
+    """The tables of this package's measures (:data:`DECLARATIONS`)."""
+    return _Tables(dict(DECLARATIONS), _read(DECLARATIONS.values()))
+
+
+def _with(plugged: tuple[Declaration, ...]) -> _Tables:
+    """The built-in tables, then the spellings of the measures other plugins register
+    that no built-in measure has in any case (a built-in keeps every name it has)."""
+    builtin = _builtin_tables()
+    if not plugged:
+        return builtin
+    theirs = _read(plugged)
+    taken = {name.lower() for name in builtin.declarations}
+    taken.update(name.lower() for table in _SPELLING_TABLES for name in getattr(builtin, table))
+    tables = {
+        name: {
+            **getattr(builtin, name),
+            **{key: value for key, value in table.items() if key.lower() not in taken},
+        }
+        for name, table in theirs.items()
+    }
+    tables["metrics"] = {**builtin.metrics, **theirs["metrics"]}  # by metric: names unique
+    declared = {**builtin.declarations, **{d.name: d for d in plugged}}
+    return _Tables(declared, tables, plugged)
+
+
+#: Per registry, the tables of its measures (built when first read, again when they change).
+_BUILT: weakref.WeakKeyDictionary[Registry, _Tables] = weakref.WeakKeyDictionary()
+
+
+def _tables() -> _Tables:
+    """The spelling tables of the active registry's measures: the built-in ones and those
+    other plugins register (``register_measures``), built when first asked for."""
+    from offeval import active_registry  # the registry's machinery, imported when parsing
+
+    registry = active_registry()
+    theirs = plugged(registry)
+    built = _BUILT.get(registry)
+    if built is None or [*map(id, built.plugged)] != [*map(id, theirs)]:  # built holds its own
+        built = _BUILT[registry] = _with(theirs)
+    return built
+
+
+def __getattr__(name: str) -> object:
+    """``KNOWN`` (the accepted names, as error messages list them) and ``_SUGGESTED`` (every
+    spelling, one per lower-case form) of the active registry's measures."""
+    if name == "KNOWN":
+        return _tables().known
+    if name == "_SUGGESTED":
+        return _tables().suggested
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 _IR_FORM = re.compile(r"(?P<name>[^\W\d]\w*)\s*(?:\((?P<params>.*)\))?\s*(?:@(?P<cut>.*))?", re.S)
 _NUMBER = re.compile(r"\+?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
@@ -215,7 +349,7 @@ def value_range(label: str) -> tuple[float, float] | None:
         measure = parse_measure(label)
     except ConfigurationError:
         return None
-    bounds = DECLARATIONS[measure.metric.partition(":")[0]].value_range
+    bounds = declaration(measure.metric).value_range
     return bounds if measure.aggregate in ("mean", "ratio") else None
 
 
@@ -227,7 +361,7 @@ def parse_measure(text: str) -> Measure:
     parameter or value, and for a trec_eval list of cut-offs (several
     measures: use :func:`parse_measures`).
     """
-    found = _parse(text)
+    found = _parsed(text)
     if len(found) > 1:
         names = ", ".join(m.name for m in found)
         raise ConfigurationError(
@@ -252,7 +386,7 @@ def parse_measures(texts: Iterable[str]) -> list[Measure]:
     sources: dict[str, str] = {}
     for text in texts:
         _one_measure(text)
-        for measure in _parse(text):
+        for measure in _parsed(text):
             if measure.name in sources:
                 first, here = sources[measure.name], text.strip()
                 if first != here and measure in measures:
@@ -290,34 +424,47 @@ def group_by_conventions(
     return list(groups.items())
 
 
-def _lookup(name: str) -> tuple[str, str] | None:
+def _lookup(tables: _Tables, name: str) -> tuple[str, str] | None:
     """(metric, cut-off rule) of a spelling, exact first, then in any case (2+ letters)."""
-    if name in _SPELLINGS:
-        return _SPELLINGS[name]
-    return _ANY_CASE.get(name.lower()) if len(name) > 1 else None
+    if name in tables.spellings:
+        return tables.spellings[name]
+    return tables.any_case.get(name.lower()) if len(name) > 1 else None
 
 
-def _parse(text: str, *, suggest: bool = True) -> list[Measure]:
+def _parsed(text: str) -> list[Measure]:
+    """The measures of ``text``, read with the built-in measures' tables, else with the
+    active registry's: a string a built-in measure spells means the same in every
+    registry (another plugin's spellings never take one of theirs), so parsing it loads no
+    plugin."""
+    try:
+        return _parse(_builtin_tables(), text, suggest=False)
+    except ConfigurationError:
+        return _parse(_tables(), text)
+
+
+def _parse(tables: _Tables, text: str, *, suggest: bool = True) -> list[Measure]:
     """The measures of ``text``; ``suggest=False`` (the suggestions' own check) raises
     without looking for close names, so a suggestion never re-enters the search."""
     if not isinstance(text, str):
         raise ConfigurationError(f"a measure is a string such as 'nDCG@10', got {text!r}")
     label = text.strip()
     if not label:
-        raise ConfigurationError(f"empty measure name; known: {KNOWN}")
-    trec = _trec_cuts(label)
+        raise ConfigurationError(f"empty measure name; known: {tables.known}")
+    trec = _trec_cuts(tables, label)
     if trec is not None:
         return trec
     form = _IR_FORM.fullmatch(label)
-    if form and form["name"] in _TREC_ONLY_CUTS and form["cut"] is not None:
-        return _trec_at(form, label)
-    entry = _lookup(form["name"]) if form else None
+    if form and form["name"] in tables.trec_only_cuts and form["cut"] is not None:
+        return _trec_at(tables, form, label)
+    entry = _lookup(tables, form["name"]) if form else None
     if entry is None:
-        raise ConfigurationError(_unknown(label) if suggest else label)
+        if suggest and form:
+            declaration(form["name"])  # another plugin's measure it refuses: an error saying why
+        raise ConfigurationError(_unknown(tables, label) if suggest else label)
     metric, rule = entry
     spelling = form["name"]
     raw = _split_params(form["params"], label) if form["params"] is not None else {}
-    declared = _METRICS[metric][1]
+    declared = tables.metrics[metric][1]
     accepted = (*declared, *(("cutoff",) if rule != "none" else ()))
     for param in raw:
         if param not in accepted:
@@ -328,26 +475,20 @@ def _parse(text: str, *, suggest: bool = True) -> list[Measure]:
     k = None
     if form["cut"] is not None:
         if rule == "none":
-            raise ConfigurationError(_no_cutoff(label, spelling, metric))
+            raise ConfigurationError(_no_cutoff(tables, label, spelling, metric))
         k = _cutoff(form["cut"], label)
     if "cutoff" in raw:
         if k is not None:
             raise ConfigurationError(f"{label!r} gives the cut-off twice (cutoff= and @)")
         k = _cutoff(raw["cutoff"], label)
     if k is None and rule == "required":
-        joint = "_" if spelling.lower() in map(str.lower, _TREC_EVAL) else "@"
+        joint = "_" if spelling.lower() in map(str.lower, tables.trec_eval) else "@"
         raise ConfigurationError(
             f"{label!r} needs a cut-off: write {spelling}{joint}k (as in {spelling}{joint}10)"
         )
     texts = {name: text for name, text in raw.items() if name != "cutoff"}
-    aggregate = _AGGREGATES.get(spelling.lower(), "mean")
+    aggregate = tables.aggregates.get(spelling.lower(), "mean")
     return [_with_params(metric, k, declared, texts, label, aggregate)]
-
-
-#: trec_eval's cut-off measures that no other table spells: ``unj@3`` is ``unj_3``.
-_TREC_ONLY_CUTS = tuple(
-    name for name, metric in _TREC_CUTS.items() if DECLARATIONS[metric].provider == "trec_eval"
-)
 
 
 def _stated(param: Param, text: str, label: str, overrides: dict, params: dict) -> None:
@@ -402,33 +543,33 @@ def _with_params(
     return Measure(metric, k, overrides_, label, params_, how)
 
 
-def _trec_at(form: re.Match, label: str) -> list[Measure]:
+def _trec_at(tables: _Tables, form: re.Match, label: str) -> list[Measure]:
     """``unj@k`` / ``relative_P@k``: trec_eval's measure at cut-off k, labelled as written
     (as ``map_cut@5`` is)."""
     name = form["name"]
     if form["params"] is not None:
         raise ConfigurationError(f"{label!r}: {name} takes no parameter (write {name}@k)")
-    (measure,) = _trec_parameterised(name, name, form["cut"], label, strict=True)
+    (measure,) = _trec_parameterised(tables, name, name, form["cut"], label, strict=True)
     return [Measure(measure.metric, measure.k, (), label)]
 
 
-def _trec_cuts(label: str) -> list[Measure] | None:
+def _trec_cuts(tables: _Tables, label: str) -> list[Measure] | None:
     """trec_eval's parameterised names (``P_5``, ``ndcg_cut.10,20``, ``iprec_at_recall_0.10``,
     ``utility.2,-1,0,0``) and its names of measures only it has (``num_ret``, ``binG``,
     bare ``rbp``, ...): their measures, labelled as trec_eval prints them; None when
     ``label`` is not of this form."""
-    if label in (*_TREC_ONLY_CUTS, *_TREC_LEVELS):
-        example = "5" if label in _TREC_CUTS else "0.10"
+    if label in (*tables.trec_only_cuts, *tables.trec_levels):
+        example = "5" if label in tables.trec_cuts else "0.10"
         raise ConfigurationError(
-            f"{label!r} needs a {'cut-off' if label in _TREC_CUTS else 'level'}: write "
+            f"{label!r} needs a {'cut-off' if label in tables.trec_cuts else 'level'}: write "
             f"{label}_{example} (or a list, {label}.{example},...); trec_eval's bare "
             f"{label}, all its default ones, is trec_eval_measures([{label!r}])"
         )
-    plain = _TREC_PLAIN.get(label)
+    plain = tables.trec_plain.get(label)
     if plain is not None:
         metric, aggregate = plain
         return [Measure(metric, None, (), label, aggregate=aggregate)]
-    for base in sorted(_TREC_PARAMETERISED, key=len, reverse=True):
+    for base in sorted(tables.trec_parameterised, key=len, reverse=True):
         head = label[: len(base) + 1]
         if len(head) <= len(base) or head[-1] not in "._":
             continue
@@ -437,16 +578,16 @@ def _trec_cuts(label: str) -> list[Measure] | None:
         typed, rest = head[:-1], label[len(base) + 1 :]
         if (
             head[-1] == "_"
-            and base in _TREC_FREE
+            and base in tables.trec_free
             and not ("=" in rest or base in ("utility", "11pt_avg"))
         ):
             continue  # ndcg_10 is not ndcg with gains: an unknown name, with a hint
-        return _trec_parameterised(base, typed, rest, label, strict=True)
+        return _trec_parameterised(tables, base, typed, rest, label, strict=True)
     return None
 
 
 def _trec_parameterised(
-    base: str, typed: str, rest: str | None, label: str, *, strict: bool
+    tables: _Tables, base: str, typed: str, rest: str | None, label: str, *, strict: bool
 ) -> list[Measure]:
     """The measures of trec_eval's ``base`` with the parameter text ``rest`` (None:
     trec_eval's defaults), labelled ``typed_...`` as trec_eval prints them.
@@ -454,18 +595,18 @@ def _trec_parameterised(
     ``strict`` refuses what trec_eval's atol/atof would read loosely (a cut-off of
     ``23.4`` is 23 to trec_eval); trec_eval's own -m arguments read them as it does.
     """
-    metric = _TREC_PARAMETERISED[base]
-    if base in _TREC_CUTS:
+    metric = tables.trec_parameterised[base]
+    if base in tables.trec_cuts:
         if rest is None:
-            ks = list(_TREC_DEFAULT_CUTS.get(base, _TREC_CUTOFFS))
+            ks = list(tables.trec_default_cuts.get(base, _TREC_CUTOFFS))
         else:
             ks = [_cutoff(cut, label) if strict else _atol(cut, label) for cut in rest.split(",")]
             _no_duplicate([f"{typed}_{k}" for k in ks], label)
             ks = ks if strict else sorted(ks)  # trec_eval prints its cut-offs sorted
         return [Measure(metric, k, (), f"{typed}_{k}") for k in ks]
-    if base in _TREC_LEVELS:
+    if base in tables.trec_levels:
         if rest is None:
-            levels = list(_TREC_DEFAULT_LEVELS[base])
+            levels = list(tables.trec_default_levels[base])
         else:
             levels = [_atof(value, label) for value in rest.split(",")]
             _no_duplicate([f"{typed}_{level:3.2f}" for level in levels], label)
@@ -613,78 +754,71 @@ def trec_eval_measures(arguments: Iterable[str]) -> list[Measure]:
     Raises :class:`offeval.ConfigurationError` for a name trec_eval does not know
     (as trec_eval's "illegal measure"), a duplicate cut-off, or a bad parameter.
     """
-    chosen = _trec_eval_chosen(arguments)
+    chosen, tables = _trec_eval_chosen(arguments), _builtin_tables()  # trec_eval's only
     measures: list[Measure] = []
     for name in TREC_EVAL_ORDER:
         if name not in chosen or name in TREC_EVAL_TEXT:
             continue
         rest = chosen[name]
         label = name if rest is None else f"{name}.{rest}"
-        if name in _TREC_PARAMETERISED:
-            measures.extend(_trec_parameterised(name, name, rest, label, strict=False))
+        if name in tables.trec_parameterised:
+            measures.extend(_trec_parameterised(tables, name, name, rest, label, strict=False))
         elif rest:
             raise ConfigurationError(f"trec_eval's {name} takes no parameters, got {label!r}")
-        elif name in _TREC_PLAIN:
-            metric, aggregate = _TREC_PLAIN[name]
+        elif name in tables.trec_plain:
+            metric, aggregate = tables.trec_plain[name]
             measures.append(Measure(metric, None, (), name, aggregate=aggregate))
         else:
-            measures.extend(_parse(name))
+            measures.extend(_parse(tables, name))
     return measures
 
 
-def _unknown(label: str) -> str:
+def _unknown(tables: _Tables, label: str) -> str:
     """The message for a name not understood, with a hint when it is nearly right."""
-    suffixed = _SUFFIXED.fullmatch(label)
-    entry = _lookup(suffixed["base"]) if suffixed else None
+    known, suffixed = tables.known, _SUFFIXED.fullmatch(label)
+    entry = _lookup(tables, suffixed["base"]) if suffixed else None
     if entry is not None:
         base, (metric, rule) = suffixed["base"], entry
-        if rule == "none" or not _METRICS[metric][0]:
-            return _no_cutoff(label, base, metric)
+        if rule == "none" or not tables.metrics[metric][0]:
+            return _no_cutoff(tables, label, base, metric)
         return f"unknown measure {label!r}: write the cut-off as {base}@{suffixed['cut']}"
     form = _IR_FORM.fullmatch(label)
     if form and form["name"] in ("p", "r"):
         right = form["name"].upper() + label[1:]
         return (
             f"unknown measure {label!r}: the single-letter names P and R are case-sensitive "
-            f"(write {right}); known: {KNOWN}"
+            f"(write {right}); known: {known}"
         )
     names = [form["name"] if form else label] + ([suffixed["base"]] if suffixed else [])
-    close = _close_names(label, names)
+    close = _close_names(tables, label, names)
     glued = _GLUED.fullmatch(label)  # nDCG10, nDCG[10], P-5: the cut-off without its @
     if glued:
         written = f"{glued['base']}@{glued['cut']}"
-        respelled = [_trec_style(m) for m in _close_names(written, [glued["base"]])]
+        respelled = [_trec_style(tables, m) for m in _close_names(tables, written, [glued["base"]])]
         both = [*close, *respelled] if suffixed else [*respelled, *close]
         close = list(dict.fromkeys(both))[:3]
     if close:
         others = f" (or {', '.join(close[1:])})" if len(close) > 1 else ""
-        return f"unknown measure {label!r}: did you mean {close[0]}?{others} Known: {KNOWN}"
-    return f"unknown measure {label!r}; known: {KNOWN}"
+        return f"unknown measure {label!r}: did you mean {close[0]}?{others} Known: {known}"
+    return f"unknown measure {label!r}; known: {known}"
 
 
-#: Every spelling, one per lower-case form (ir-measures' first, then trec_eval's, then own).
-_SUGGESTED: dict[str, str] = {}
-for _table in (_IR_MEASURES, _TREC_EVAL, _TREC_CUTS, _EXTRA, _OWN):
-    for _name in _table:
-        _SUGGESTED.setdefault(_name.lower(), _name)
-del _table, _name
-
-
-def _trec_style(measure: str) -> str:
+def _trec_style(tables: _Tables, measure: str) -> str:
     """A trec_eval name with its cut-off after ``_`` (``ndcg_cut_10``, not ``ndcg_cut@10``)."""
     name, _, cut = measure.partition("@")
-    return f"{name}_{cut}" if len(name) > 1 and name in _TREC_CUTS and cut.isdigit() else measure
+    trec = len(name) > 1 and name in tables.trec_cuts and cut.isdigit()
+    return f"{name}_{cut}" if trec else measure
 
 
-def _close_names(label: str, names: Iterable[str]) -> list[str]:
+def _close_names(tables: _Tables, label: str, names: Iterable[str]) -> list[str]:
     """Up to three measures like ``label`` with one of ``names`` (its name as written)
     respelled as a known name (difflib), closest first; only those that parse."""
-    close: list[str] = []
+    close, suggested = [], tables.suggested
     for name in names:
-        for match in difflib.get_close_matches(name.lower(), list(_SUGGESTED), n=5, cutoff=0.6):
-            candidate = label.replace(name, _SUGGESTED[match], 1)
+        for match in difflib.get_close_matches(name.lower(), list(suggested), n=5, cutoff=0.6):
+            candidate = label.replace(name, suggested[match], 1)
             try:
-                _parse(candidate, suggest=False)
+                _parse(tables, candidate, suggest=False)
             except ConfigurationError:
                 continue
             if candidate not in close:
@@ -692,10 +826,10 @@ def _close_names(label: str, names: Iterable[str]) -> list[str]:
     return close[:3]
 
 
-def _no_cutoff(label: str, spelling: str, metric: str) -> str:
-    if not _METRICS[metric][0]:
+def _no_cutoff(tables: _Tables, label: str, spelling: str, metric: str) -> str:
+    cut, _, canonical = tables.metrics[metric]
+    if not cut:
         return f"{label!r}: {spelling} takes no cut-off"
-    canonical = _METRICS[metric][2]
     return (
         f"{label!r}: {spelling} is computed on the whole list and takes no cut-off "
         f"(for a cut-off write {canonical}@k)"

@@ -6,18 +6,25 @@ The modules of :mod:`offeval_ir.measure` and of its subpackage
 the package, so a new measure is a new module and nothing else. Reading them imports
 nothing numerical. Every declaration is also a component of the kind ``measure``
 (``offeval plugins measure``), and a measure another plugin registers through the hook
-``register_measures`` is computed by name too (:func:`declaration`). A provider computes
+``register_measures`` is computed by name too (:func:`declaration`; :func:`plugged` lists
+those of a registry, for the measure strings' tables). A provider computes
 the measures it owns: ``columns(judgements, conventions, cutoffs)`` (:data:`PROVIDERS`).
 """
 
 from __future__ import annotations
 
 import pkgutil
+from functools import cache
 from importlib import import_module
+from typing import TYPE_CHECKING
 
-from offeval import ConfigurationError
+from offeval import ConfigurationError, OffevalError
 from offeval.plugin import Deferred
 from offeval_ir.measure.declaration import Declaration
+
+if TYPE_CHECKING:
+    from offeval import Registry
+    from offeval.registry.manager import Component
 
 #: The modules of the packages that are not measures (the machinery and the providers).
 _MACHINERY = ("declaration", "registry", "ranked", "lists")
@@ -72,23 +79,55 @@ def declaration(metric: str) -> Declaration | None:
 
 
 def _plugged(name: str) -> Declaration | None:
-    """The measure ``name`` another plugin registers, checked: a :class:`Declaration` of that
-    name, computed by offeval's kernels (``kernel(lists, k)``)."""
+    """The measure ``name`` another plugin registers, checked (:func:`_checked`)."""
     from offeval import active_registry
 
     registry = active_registry()
-    if not name.isidentifier() or "measure" not in registry.kinds:
+    if not name.isidentifier() or name in _builtin() or "measure" not in registry.kinds:
         return None
     found = {c.name: c for c in registry.components("measure")}.get(name)
-    if found is None:
-        return None
-    declared, who = found.factory, f"measure {name!r} of plugin {found.plugin!r}"
+    return None if found is None else _checked(found)
+
+
+def plugged(registry: Registry) -> tuple[Declaration, ...]:
+    """The measures other plugins register in ``registry`` that pass :func:`_checked`, in
+    its order (one that fails is left out here, and an error when computed by name)."""
+    if "measure" not in registry.kinds:
+        return ()
+    found = []
+    for component in registry.components("measure"):
+        if component.name in _builtin():
+            continue
+        try:
+            found.append(_checked(component))
+        except OffevalError:  # a refused declaration, or a reference that does not import
+            continue
+    return tuple(found)
+
+
+@cache
+def _builtin() -> frozenset[str]:
+    """The names this package's measures are components under."""
+    return frozenset(map(component_name, DECLARATIONS))
+
+
+def _checked(component: Component) -> Declaration:
+    """A plugin's measure component as computed: a :class:`Declaration` of its name, computed
+    by offeval's kernels (``kernel(lists, k)``), spelled neither as trec_eval's nor with a
+    parameter text after ``:`` (what only trec_eval's own measures have)."""
+    name, declared = component.name, component.factory
+    who = f"measure {name!r} of plugin {component.plugin!r}"
     if not isinstance(declared, Declaration) or declared.name != name:
         raise ConfigurationError(f"{who} must be a Declaration named {name!r}, got {declared!r}")
     if declared.provider != "offeval":
         raise ConfigurationError(
             f"{who} has provider {declared.provider!r}: a plugin's measure is computed by "
             "offeval's kernels (provider 'offeval', kernel(lists, k))"
+        )
+    if declared.trec_eval or declared.read is not None:
+        raise ConfigurationError(
+            f"{who} has trec_eval spellings or reads a parameter text (read): only "
+            "trec_eval's own measures have them (spell it with aliases and ir_measures)"
         )
     return declared
 
