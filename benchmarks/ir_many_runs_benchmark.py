@@ -15,7 +15,8 @@ preset: linear gain, log2 discount, ideal ranking from the labels):
 - ``offeval evaluate_topn``: the same through the statistics engine, with
   standard errors and intervals for every model (``RunEvaluation.table``);
 - ``offeval evaluate_runs``: the models as long run frames (user, item,
-  score), with intervals (the frames are built before the clock starts);
+  score), judged a block of runs at a time (``PreparedQrels.runs_measures``),
+  with intervals (the frames are built before the clock starts);
 - ``offeval compute_measures``: the frames one at a time with the per-run
   path (every run re-checks and re-sorts the qrels; the path before
   prepared qrels);

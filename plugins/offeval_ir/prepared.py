@@ -459,9 +459,10 @@ class PreparedQrels:
         """The :class:`Judgements` of several run frames in one, and each run's users: the
         users, numbered 0, 1, ..., are run after run each run's :meth:`judgements` users,
         whose values they hold. The rows of all runs are checked, ordered and looked up
-        together, so a run costs a few array views. None when the runs do not stack (their
-        role columns, the columns' dtypes or the item ids' kinds differ, or a run names no
-        query of the qrels): :meth:`judgements` then judges each, and says what is wrong."""
+        together; per run, only its columns are read and its users numbered. None when the
+        runs do not stack (their role columns, the columns' dtypes or the item ids' kinds
+        differ, or a run names no query of the qrels): :meth:`judgements` then judges each,
+        and says what is wrong."""
         order_by = order_by or self.order_by
         names = role_names(columns)
         preds = [role_columns(run, names, ("user", "item"), "predictions") for run in runs]
