@@ -115,8 +115,12 @@ class _Tables:
         #: trec_eval measures at levels written as decimals: ``iprec_at_recall_0.10``.
         self.trec_levels: dict[str, str] = tables["trec_levels"]
         self.trec_default_levels: dict[str, tuple] = tables["trec_default_levels"]
-        #: trec_eval measures with one free parameter string, labelled ``name_<string>``.
+        #: trec_eval measures with one free parameter string, labelled ``name_<string>``;
+        #: those whose string may follow ``_`` without an ``=``, and those whose string is
+        #: levels trec_eval reads sorted (:class:`~offeval_ir.measure.declaration.TrecSpelling`).
         self.trec_free: dict[str, str] = tables["trec_free"]
+        self.trec_underscore: dict[str, str] = tables["trec_underscore"]
+        self.trec_sorted_levels: dict[str, str] = tables["trec_sorted_levels"]
         #: trec_eval's names of measures without parameters, with how their per-user values
         #: aggregate (its counts are summed, gm_* geometric means). ``rbp`` alone is
         #: trec_eval's RBP (graded gains, p = 0.9); ``RBP``, ``rbp@k`` and ``RBP(p=...)``
@@ -215,6 +219,14 @@ def _read(declarations: Iterable[Declaration]) -> dict[str, dict]:
     def trec(form: str) -> dict[str, tuple[str, tuple]]:
         return {s.text: (d.name, s.defaults) for d in listed for s in d.trec_eval if s.form == form}
 
+    def free(rule: str) -> dict[str, str]:
+        return {
+            s.text: d.name
+            for d in listed
+            for s in d.trec_eval
+            if s.form == "free" and getattr(s, rule)
+        }
+
     metrics = {
         d.name: (d.cutoff != "none", {p.name: p for p in d.params}, d.hint)
         for d in listed
@@ -231,6 +243,8 @@ def _read(declarations: Iterable[Declaration]) -> dict[str, dict]:
         "trec_levels": {name: metric for name, (metric, _) in levels.items()},
         "trec_default_levels": {name: level for name, (_, level) in levels.items()},
         "trec_free": {name: metric for name, (metric, _) in trec("free").items()},
+        "trec_underscore": free("underscore"),
+        "trec_sorted_levels": free("sorted_levels"),
         "trec_plain": {
             s.text: (d.name, s.aggregate) for d in listed for s in d.trec_eval if s.form == "plain"
         },
@@ -579,7 +593,7 @@ def _trec_cuts(tables: _Tables, label: str) -> list[Measure] | None:
         if (
             head[-1] == "_"
             and base in tables.trec_free
-            and not ("=" in rest or base in ("utility", "11pt_avg"))
+            and not ("=" in rest or base in tables.trec_underscore)
         ):
             continue  # ndcg_10 is not ndcg with gains: an unknown name, with a hint
         return _trec_parameterised(tables, base, typed, rest, label, strict=True)
@@ -619,7 +633,7 @@ def _trec_parameterised(
     # trec_eval's measures with one parameter string, printed as given
     if rest is None or rest == "":
         return [Measure(metric, None, (), typed)]
-    full = f"{metric}:{_trec_param_text(base, rest, label)}"
+    full = f"{metric}:{_trec_param_text(tables, base, rest, label)}"
     _check_trec(full, base, label)
     return [Measure(full, None, (), f"{typed}_{rest}")]
 
@@ -632,9 +646,10 @@ def _check_trec(metric: str, base: str, label: str) -> None:
         raise ConfigurationError(f"{label!r}: {error}") from None
 
 
-def _trec_param_text(base: str, rest: str, label: str) -> str:
-    """A parameter string as the metric reads it (11pt_avg's levels in order)."""
-    if base == "11pt_avg":
+def _trec_param_text(tables: _Tables, base: str, rest: str, label: str) -> str:
+    """A parameter string as the metric reads it (levels in order for a spelling that
+    declares ``sorted_levels``: 11pt_avg's)."""
+    if base in tables.trec_sorted_levels:
         levels = sorted(_atof(value, label) for value in rest.split(","))
         _no_duplicate(levels, label)  # trec_eval averages over its levels sorted
         return ",".join(repr(level) for level in levels)

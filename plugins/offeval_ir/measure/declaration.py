@@ -69,13 +69,20 @@ class Spelling:
 class TrecSpelling:
     """A trec_eval spelling: ``form`` one of :data:`TREC_FORMS`; ``cutoff`` the rule of
     a ``name`` form; ``defaults`` the cut-offs or levels trec_eval's bare name means
-    (``cut`` and ``level`` forms; empty: trec_eval's nine cut-offs 5 ... 1000)."""
+    (``cut`` and ``level`` forms; empty: trec_eval's nine cut-offs 5 ... 1000).
+
+    Of a ``free`` form: ``underscore``, its text may follow ``_`` as trec_eval labels it
+    (``utility_2,-1,0,0``; otherwise only a text with ``=`` may, ``ndcg_1=3``, so that
+    ``ndcg_10`` is not ndcg with gains); ``sorted_levels``, its text is a list of levels
+    trec_eval reads sorted (``11pt_avg``: one level given twice is an error)."""
 
     text: str
     form: str
     cutoff: str = "optional"
     aggregate: str = "mean"
     defaults: tuple = ()
+    underscore: bool = False
+    sorted_levels: bool = False
 
 
 @dataclass(frozen=True)

@@ -73,7 +73,10 @@ MEASURES = (
         "mean interpolated precision over recall levels (11 by default)",
         provider="trec_eval",
         cutoff=None,
-        trec_eval=(TrecSpelling("11pt_avg", "plain"), TrecSpelling("11pt_avg", "free")),
+        trec_eval=(
+            TrecSpelling("11pt_avg", "plain"),
+            TrecSpelling("11pt_avg", "free", underscore=True, sorted_levels=True),
+        ),
         value_range=None,
         param_doc="recall levels",
         read=reader("recall levels", recall_levels),

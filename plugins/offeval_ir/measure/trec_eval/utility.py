@@ -33,7 +33,10 @@ MEASURES = (
         "a linear utility of the retrieved and missed documents",
         provider="trec_eval",
         cutoff=None,
-        trec_eval=(TrecSpelling("utility", "plain"), TrecSpelling("utility", "free")),
+        trec_eval=(
+            TrecSpelling("utility", "plain"),
+            TrecSpelling("utility", "free", underscore=True),
+        ),
         value_range=None,
         param_doc="four coefficients",
         read=reader("four coefficients", coefficients),

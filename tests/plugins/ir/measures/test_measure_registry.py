@@ -80,3 +80,18 @@ def test_the_ir_measures_provider_supports_what_the_registry_spells():
 
     spelled = {s.text for d in DECLARATIONS.values() for s in d.ir_measures}
     assert {m.NAME for m in PROVIDED} == spelled - {"MAP", "MRR", "NDCG", "RPrec", "BPref"}
+
+
+def test_trec_eval_s_labels_of_measures_with_parameters_parse_back():
+    """trec_eval prints ``-m utility.2,-1,0,0 -m 11pt_avg..25,.5,.75`` as
+    ``utility_2,-1,0,0`` and ``11pt_avg_.25,.5,.75`` (out.test.meas_params): a free
+    spelling's ``underscore`` reads such a label back as its measure; 11pt_avg's levels
+    (``sorted_levels``) name one measure in any order, as trec_eval averages them sorted."""
+    printed = HERE.parent / "trec_eval_test" / "out.test.meas_params"
+    labels = {line.split()[0] for line in printed.read_text().splitlines()}
+    assert {"utility_2,-1,0,0", "11pt_avg_.25,.5,.75"} <= labels
+    for label in labels:
+        assert parse_measure(label).name == label
+    assert parse_measure("utility_2,-1,0,0").metric == parse_measure("utility.2,-1,0,0").metric
+    levels = {parse_measure(text).metric for text in ("11pt_avg_.75,.25,.5", "11pt_avg..25,.5,.75")}
+    assert levels == {parse_measure("11pt_avg_.25,.5,.75").metric}
