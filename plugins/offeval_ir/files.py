@@ -442,9 +442,7 @@ def _structure_error(
     for number, line in enumerate(raw.split(b"\n"), start=1):
         count = len(line.split())
         if count and not _is_comment(line, kind) and not _fits(count, layout, kind):
-            return line_error(
-                name, number, f"expected {_expected((layout,))}, found {count}", line
-            )
+            return line_error(name, number, f"expected {_expected((layout,))}, found {count}", line)
     return OffevalError(f"{name}: cannot read the file as TREC: {error}")
 
 
