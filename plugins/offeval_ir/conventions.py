@@ -18,7 +18,7 @@ CHOICES = {
     "ideal": ("list", "labels", "k"),
     "discount": ("shifted", "clipped"),
     "empty_labels": ("nan", "zero", "judged"),
-    "no_predictions": ("zero", "nan"),
+    "no_predictions": ("zero", "nan", "nan_all"),
     "ties": ("expected", "item_desc", "item_asc", "input_order", "last"),
     "nonpositive_scores": ("count", "irrelevant"),
     "order_by": ("rank", "score"),
@@ -56,7 +56,10 @@ class Conventions:
       (``judged``: trec_eval's queries with only non-relevant judgements).
     - ``no_predictions``: users with labels but no predictions score 0
       (``zero``; trec_eval's ``-c``) or are left out (``nan``, counted;
-      trec_eval's default, which averages the queries of both run and qrels).
+      trec_eval's default, which averages the queries of both run and qrels);
+      ``nan_all`` leaves out every user without predictions, also one
+      without labels that ``empty_labels='zero'`` would score 0 (LensKit's
+      Precision, whose denominator is the empty list's length).
     - ``relevance_threshold``: a label counts as relevant for the binary
       metrics when its grade is at least this.
     - ``ties``: how tied predictions (equal scores, or equal ranks) are
@@ -272,7 +275,9 @@ PRESETS = {
         "AP over min(held out, k, list length), binary nDCG with LensKit's discount "
         "1/max(1, log2 rank) in the DCG and its ideal (NDCG(weight=LogRankWeight(offset=1)):"
         " discount='shifted'); a user without held-out items is left out (LensKit's "
-        "AveragePrecision divides by zero on one), Precision scores it 0.",
+        "AveragePrecision divides by zero on one), Precision scores it 0 and leaves out "
+        "every user with an empty list, with held-out items or not (no_predictions="
+        "'nan_all').",
         precision_denominator="min_k_list",
         recall_denominator="min_k_labels",
         ap_denominator="min_k_labels_list",
@@ -284,7 +289,7 @@ PRESETS = {
         order_by="score",
         per_metric=(
             ("precision", "empty_labels", "zero"),
-            ("precision", "no_predictions", "nan"),
+            ("precision", "no_predictions", "nan_all"),
             ("ap", "no_predictions", "nan"),
         ),
     ),
@@ -301,15 +306,15 @@ PRESETS = {
         "cornac",
         "cornac 3.0 (Precision, Recall, NDCG, HitRatio at k; MRR, MAP without k) on the "
         "whole catalogue ranked: binary relevance, log2, nDCG's ideal of min(k, held out) "
-        "items, AP over every held-out item. cornac's MAP puts every item of a tie group at "
-        "the group's last rank (ties='last'), which does not reach the kernels yet: compare "
-        "MAP on tie-free scores.",
+        "items, AP over every held-out item; ties by item id ascending, except MAP's, which "
+        "puts every item of a tie group at the group's last rank (ties='last').",
         ap_denominator="labels",
         dcg_relevance="binary",
         log_base=2.0,
         ideal="labels",
         ties="item_asc",
         order_by="score",
+        per_metric=(("ap", "ties", "last"),),
     ),
     "trectools": _preset(
         "trectools",

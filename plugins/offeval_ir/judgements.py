@@ -241,7 +241,7 @@ def in_tie_order(j: Judgements, conv: Conventions) -> Judgements:
             f"{conv.order_by}: build them with Judgements.from_frames(..., "
             f"order_by={conv.order_by!r}) or use compute_frames"
         )
-    if j.tie_group is None or conv.ties == "expected":
+    if j.tie_group is None or conv.ties in ("expected", "last"):
         return j
     if conv.ties == "input_order":
         return replace(j, tie_group=None, tie_item=None)

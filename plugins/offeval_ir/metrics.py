@@ -19,6 +19,7 @@ from offeval.plugin import check_whole
 from offeval_ir.conventions import Conventions
 from offeval_ir.hints import switch
 from offeval_ir.judgements import Judgements, in_tie_order
+from offeval_ir.measure.ranked import check_last
 from offeval_ir.measure.registry import PROVIDERS, declaration, names
 
 #: The metrics computed when none are named.
@@ -179,6 +180,8 @@ def compute(
             "ideal='list' needs a definite top k: use a deterministic tie policy "
             f"({switch('ties', 'item_desc')}), or {switch('ideal', 'labels')}"
         )
+    if judgements.tie_group is not None and conv.ties == "last":
+        check_last(metrics, conv)
     j = in_tie_order(judgements, conv)
     values: dict[str, np.ndarray] = {}
     for provider in dict.fromkeys(d.provider for d in declared.values()):
@@ -262,18 +265,21 @@ def _apply_edge_cases(
     """NaN for users left out by the conventions, with the reasons counted."""
     labelled = j.n_judged > 0 if conv.empty_labels == "judged" else n_rel > 0
     no_labels = ~labelled
-    no_predictions = (j.lengths == 0) & labelled
+    # nan_all: a user with neither list nor labels is left out for its list when its
+    # labels would not leave it out
+    everyone = conv.no_predictions == "nan_all" and conv.empty_labels == "zero"
+    no_predictions = (j.lengths == 0) & (labelled | everyone)
     excluded = np.zeros(j.n_users, dtype=bool)
     if conv.empty_labels != "zero":
         excluded |= no_labels
-    if conv.no_predictions == "nan":
+    if conv.no_predictions != "zero":
         excluded |= no_predictions
     if excluded.any():
         per_user.loc[excluded] = np.nan
     code = np.zeros(j.n_users, dtype=np.int8)
     if conv.empty_labels != "zero":
         code[no_labels] = EXCLUSION_REASONS.index("no_labels")
-    if conv.no_predictions == "nan":
+    if conv.no_predictions != "zero":
         code[no_predictions] = EXCLUSION_REASONS.index("no_predictions")
     reasons = pd.DataFrame(
         np.repeat(code[:, None], per_user.shape[1], axis=1),
@@ -285,7 +291,7 @@ def _apply_edge_cases(
             "users": int((~excluded).sum()),
             "excluded_no_labels": int(no_labels.sum()) if conv.empty_labels != "zero" else 0,
             "excluded_no_predictions": (
-                int(no_predictions.sum()) if conv.no_predictions == "nan" else 0
+                int(no_predictions.sum()) if conv.no_predictions != "zero" else 0
             ),
         },
         index=per_user.columns,

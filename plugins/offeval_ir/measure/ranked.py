@@ -172,8 +172,6 @@ def columns(
     ks = [k for cuts in cutoffs.values() for k in cuts]
     n_ranks = j.max_length if None in ks else min(j.max_length, int(max(ks)))
     tied = j.tie_group is not None and conv.ties == "expected"
-    if j.tie_group is not None and conv.ties == "last":
-        check_last(cutoffs, conv)
     lists = Ranked(j, conv, n_ranks, tied)
     out = {}
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -189,7 +187,8 @@ def columns(
 
 def check_last(metrics: Iterable[str], conv: Conventions) -> None:
     """``ties='last'`` on tied lists: a ConfigurationError for a metric it is not defined
-    for (not in :data:`AT_LAST_RANK`, or DCG's ideal of the list's own grades)."""
+    for (not in :data:`AT_LAST_RANK`, or DCG's ideal of the list's own grades), of any
+    provider (:func:`offeval_ir.metrics.compute` asks before computing)."""
     metrics = list(metrics)
     undefined = sorted(m for m in metrics if m not in AT_LAST_RANK)
     if conv.ideal == "list":

@@ -7,12 +7,10 @@ by the toolkits themselves, each in its own virtual environment, with
 ``pinned.json`` with the library versions. ``toolkit_reference/README.md``
 says, per toolkit and measure, which convention each follows.
 
-For each toolkit, one test reproduces the measures today's switches express;
-one test per measure holds the toolkit's preset (not written yet) to all of
-them, and is an expected failure until the preset exists and reproduces the
-toolkit (strict: it fails the moment it passes, so the mark comes off). The
-conventions offeval lacks are written out as brute-force formulas at the end,
-checked against the toolkits' numbers.
+For each toolkit, one test reproduces the measures today's switches express,
+and one test per measure holds the toolkit's preset to all of them. The
+conventions the presets needed beyond those switches are written out as
+brute-force formulas at the end, checked against the toolkits' numbers.
 """
 
 from __future__ import annotations
@@ -93,11 +91,6 @@ def assert_same_users(got: pd.DataFrame, expected: dict, tol: float = 1e-12) -> 
         assert mine.drop(index=theirs.index).isna().all(), f"{column}: a user it leaves out"
 
 
-def xfail(reason: str):
-    """An expected failure until the preset reproduces the toolkit (strict)."""
-    return pytest.mark.xfail(strict=True, reason=f"issue 30: {reason}")
-
-
 def preset(toolkit: str, **switches):
     """The toolkit's preset, with ``switches`` changed."""
     return PRESETS[toolkit](**switches)
@@ -123,16 +116,6 @@ def test_rectools_measures_today_switches_reproduce(dataset):
     conventions = RECTOOLS_TODAY.with_(recall_denominator="min_k_labels")
     got = ours(judged, r_precision, conventions, rename={"precision": "recall"})
     assert_same_users(got, r_precision)
-
-
-RECTOOLS_MISSING = {
-    "ideal": "rectools' NDCG ideal is the DCG of k relevant items, sum over i <= k of "
-    "1/log2(i+1), the same for every user (no ideal='k')",
-    "divide_by_k": "rectools' MAP(divide_by_k=True) divides the sum of P@i over relevant "
-    "ranks i <= k by k, whatever the list's length (no ap_denominator='k')",
-    "r_precision": "rectools' Precision(r_precision=True) divides hits by min(k, |held out|) "
-    "(no precision_denominator='min_k_labels')",
-}
 
 
 @pytest.mark.parametrize(
@@ -204,17 +187,6 @@ def test_lenskit_measures_today_switches_reproduce(dataset):
     )
 
 
-LENSKIT_MISSING = {
-    "discount": "LensKit's NDCG discounts rank i by 1/max(1, log2 i): ranks 1 and 2 weigh the "
-    "same, in the DCG and in its ideal (no discount='clipped'; today's is 'shifted', "
-    "1/log_b(i+1))",
-    "ap": "LensKit's AveragePrecision divides the sum of P@i over relevant ranks i <= k by "
-    "min(|held out|, k, list length) (no ap_denominator='min_k_labels_list')",
-    "precision": "LensKit's Precision leaves out a user with an empty list even when it has no "
-    "held-out item (no_predictions='nan' applies only to users with labels)",
-}
-
-
 def _lenskit_expected(dataset: str, variant: str, measures) -> dict:
     """LensKit's values; a user on whom AveragePrecision raises ZeroDivisionError (no
     held-out item) is left out, as LensKit leaves such a user out of every other measure."""
@@ -237,9 +209,7 @@ def _lenskit_expected(dataset: str, variant: str, measures) -> dict:
             {},
             id="default",
         ),
-        pytest.param(
-            "default", {"precision"}, {}, marks=xfail(LENSKIT_MISSING["precision"]), id="Precision"
-        ),
+        pytest.param("default", {"precision"}, {}, id="Precision"),
         pytest.param("default", {"ndcg"}, {}, id="NDCG"),
         pytest.param("default", {"ap"}, {}, id="AveragePrecision"),
         pytest.param(
@@ -330,12 +300,6 @@ def test_recpack_preset(measures, switches):
 #: item; users without a positive test item are skipped.
 CORNAC_TODAY = RECTOOLS_TODAY.with_(name="cornac-today")
 CORNAC_AT_K = {"precision", "recall", "ndcg", "hit_rate"}
-#: Why ties='last' (every item of a tie group at the group's last rank, as cornac's MAP
-#: ranks with scipy's rankdata(method='max')) does not reach the kernels yet.
-LAST_NOT_YET = (
-    "judgements.in_tie_order orders the tie groups away under ties='last' (it keeps them "
-    "only for 'expected'), so the kernels never see them"
-)
 
 
 @pytest.mark.parametrize("dataset", DATASETS)
@@ -348,15 +312,13 @@ def test_cornac_measures_today_switches_reproduce(dataset):
 
 
 @pytest.mark.parametrize(
-    ("measures", "reason"),
+    "measures",
     [
-        pytest.param(CORNAC_AT_K | {"rr"}, None, id="default"),
-        pytest.param({"ap"}, LAST_NOT_YET, id="MAP"),
+        pytest.param(CORNAC_AT_K | {"rr"}, id="default"),
+        pytest.param({"ap"}, id="MAP"),  # ties='last', as cornac's MAP ranks tied scores
     ],
 )
-def test_cornac_preset(measures, reason, request):
-    if reason is not None:
-        request.applymarker(xfail(reason))
+def test_cornac_preset(measures):
     for dataset in DATASETS:
         expected = pinned("cornac", dataset, measures=measures)
         got = ours(judgements(dataset, whole_catalogue=True), expected, preset("cornac"))
@@ -388,7 +350,6 @@ def _at_last(scores: dict, labels: dict, k: int) -> dict:
     }
 
 
-@pytest.mark.xfail(strict=True, reason=f"issue 30: {LAST_NOT_YET}")
 @pytest.mark.parametrize("dataset", ["tied", "movielens"])
 def test_ties_last_puts_a_tie_group_at_its_last_rank(dataset):
     scores, labels, _ = DATASETS[dataset]
@@ -399,7 +360,6 @@ def test_ties_last_puts_a_tie_group_at_its_last_rank(dataset):
         assert_same_users(got, {column: expected[column] for column in expected})
 
 
-@pytest.mark.xfail(strict=True, reason=f"issue 30: {LAST_NOT_YET}")
 @pytest.mark.parametrize("measure", ["err", "bpref", "rbp_residual", "trec_ndcg"])
 def test_ties_last_is_an_error_where_it_is_not_defined(measure):
     with pytest.raises(ConfigurationError, match="ties='last'"):
