@@ -65,17 +65,15 @@ reads ``23.4`` as 23, as trec_eval does.
 from __future__ import annotations
 
 import difflib
-import math
 import re
 import weakref
 from collections.abc import Iterable
-from dataclasses import dataclass
 from functools import cache, cached_property
 from typing import TYPE_CHECKING
 
 from offeval import ConfigurationError
-from offeval.plugin import check_choice, check_number, hint
-from offeval_ir.measure.declaration import Declaration, Param
+from offeval.plugin import hint
+from offeval_ir.measure.declaration import Declaration, Measure, Param, cutoff, measure_with
 from offeval_ir.measure.registry import DECLARATIONS, checked_param, declaration, plugged
 from offeval_ir.trec_catalogue import CATALOGUE, GROUPS, SUPPORTED
 
@@ -313,46 +311,8 @@ def __getattr__(name: str) -> object:
 
 
 _IR_FORM = re.compile(r"(?P<name>[^\W\d]\w*)\s*(?:\((?P<params>.*)\))?\s*(?:@(?P<cut>.*))?", re.S)
-_NUMBER = re.compile(r"\+?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _GLUED = re.compile(r"(?P<base>[^\W\d]\w*?)[^\w@]*(?P<cut>\d+)\W*")
 _SUFFIXED = re.compile(r"(?P<base>[^\W\d]\w*?)[._](?P<cut>\d[\d.,]*)")
-
-
-@dataclass(frozen=True)
-class Measure:
-    """One measure: an offeval metric at a cut-off, under some convention switches.
-
-    ``name`` is the user's string without surrounding blanks (the column label
-    in outputs); for a trec_eval list such as ``ndcg_cut.10,20`` it is the
-    label trec_eval prints for each cut-off (``ndcg_cut_10``). ``overrides``
-    and ``params`` are sorted by name.
-
-    ``metric`` is a name :func:`offeval_ir.metrics.compute` takes; trec_eval's
-    own measures carry their parameter after a colon (``iprec_at_recall:0.1``,
-    ``utility:2,-1,0,0``, ``trec_ndcg:1=3,2=9``; see
-    :mod:`offeval_ir.trec_measures`).
-
-    ``aggregate`` says how the per-user values aggregate into the reported
-    value (see :data:`offeval_ir.metrics.AGGREGATIONS`): ``mean`` for most
-    measures; ``sum`` for trec_eval's counts (``num_ret``, ``num_rel``, ...),
-    whose ``all`` line sums them; ``geometric`` for trec_eval's ``gm_map`` and
-    ``gm_bpref`` (exp(mean(log(max(v, 1e-5))))); ``ratio`` for ``pnDCG@k``
-    (post-normalised nDCG, Jeunen et al., KDD 2024: the mean over users of
-    DCG@k over the mean of the ideal DCG@k), whose per-user value is the
-    user's nDCG@k and whose numerator (``dcg``) and denominator (``idcg``)
-    come per user in :attr:`MetricResult.parts
-    <offeval_ir.metrics.MetricResult.parts>` from ``compute_measures``.
-    """
-
-    metric: str
-    k: int | None
-    overrides: tuple[tuple[str, object], ...]
-    name: str
-    params: tuple[tuple[str, object], ...] = ()
-    aggregate: str = "mean"
-
-    def __str__(self) -> str:
-        return self.name
 
 
 def value_range(label: str) -> tuple[float, float] | None:
@@ -489,12 +449,12 @@ def _parse(tables: _Tables, text: str, *, suggest: bool = True) -> list[Measure]
     k = None
     if form["cut"] is not None:
         if rule == "none":
-            raise ConfigurationError(_no_cutoff(tables, label, spelling, metric))
-        k = _cutoff(form["cut"], label)
+            raise ConfigurationError(_nocutoff(tables, label, spelling, metric))
+        k = cutoff(form["cut"], label)
     if "cutoff" in raw:
         if k is not None:
             raise ConfigurationError(f"{label!r} gives the cut-off twice (cutoff= and @)")
-        k = _cutoff(raw["cutoff"], label)
+        k = cutoff(raw["cutoff"], label)
     if k is None and rule == "required":
         joint = "_" if spelling.lower() in map(str.lower, tables.trec_eval) else "@"
         raise ConfigurationError(
@@ -502,59 +462,7 @@ def _parse(tables: _Tables, text: str, *, suggest: bool = True) -> list[Measure]
         )
     texts = {name: text for name, text in raw.items() if name != "cutoff"}
     aggregate = tables.aggregates.get(spelling.lower(), "mean")
-    return [_with_params(metric, k, declared, texts, label, aggregate)]
-
-
-def _stated(param: Param, text: str, label: str, overrides: dict, params: dict) -> None:
-    """A parameter's value as the string states it, into the convention ``overrides`` or the
-    measure's ``params`` (see :class:`~offeval_ir.measure.declaration.Param`)."""
-    if param.choices is not None:
-        value = check_choice(_unquote(text), f"{label!r}: {param.name}", sorted(param.choices))
-        overrides.update(param.choices[value])
-        return
-    value = _number(text, param.name, label)
-    if param.high is not None:
-        value = check_number(
-            value,
-            f"{label!r}: {param.doc} {param.name}",
-            high=param.high,
-            high_open=True,
-            rule=f"in (0, {param.high:g})",
-        )
-    if param.recorded:
-        params[param.name] = value
-    else:
-        overrides[param.switch] = value
-
-
-def stated(declared: Declaration, k: int | None, given: dict[str, object]) -> Measure:
-    """The measure ``declared`` at cut-off ``k`` with the parameters ``given`` stated, as
-    its own name with them would (``ndcg(dcg=exp-log2)@10``; trec_eval's text ``param``
-    after a colon: ``utility:2,-1,0,0``)."""
-    name = declared.name
-    if declared.read is not None:
-        metric = name if given.get("param") is None else f"{name}:{given['param']}"
-        label, given = metric, {}
-        _check_trec(metric, name, metric)
-    else:
-        written = ",".join(f"{param}={value}" for param, value in given.items())
-        metric, label = name, f"{name}({written})" if written else name
-    label += "" if k is None else f"@{k}"
-    cut = None if k is None else _cutoff(str(k), label)
-    texts = {param: str(value) for param, value in given.items()}
-    return _with_params(metric, cut, {p.name: p for p in declared.params}, texts, label)
-
-
-def _with_params(
-    metric: str, k: int | None, declared: dict[str, Param], texts: dict, label: str, how="mean"
-) -> Measure:
-    """The measure with the parameters ``texts`` states (name -> text), aggregated ``how``."""
-    overrides: dict[str, object] = {}
-    params = {p.name: p.default for p in declared.values() if p.recorded}
-    for name, text in texts.items():
-        _stated(declared[name], text, label, overrides, params)
-    overrides_, params_ = tuple(sorted(overrides.items())), tuple(sorted(params.items()))
-    return Measure(metric, k, overrides_, label, params_, how)
+    return [measure_with(metric, k, declared, texts, label, aggregate)]
 
 
 def _trec_at(tables: _Tables, form: re.Match, label: str) -> list[Measure]:
@@ -614,7 +522,7 @@ def _trec_parameterised(
         if rest is None:
             ks = list(tables.trec_default_cuts.get(base, _TREC_CUTOFFS))
         else:
-            ks = [_cutoff(cut, label) if strict else _atol(cut, label) for cut in rest.split(",")]
+            ks = [cutoff(cut, label) if strict else _atol(cut, label) for cut in rest.split(",")]
             _no_duplicate([f"{typed}_{k}" for k in ks], label)
             ks = ks if strict else sorted(ks)  # trec_eval prints its cut-offs sorted
         return [Measure(metric, k, (), f"{typed}_{k}") for k in ks]
@@ -795,7 +703,7 @@ def _unknown(tables: _Tables, label: str) -> str:
     if entry is not None:
         base, (metric, rule) = suffixed["base"], entry
         if rule == "none" or not tables.metrics[metric][0]:
-            return _no_cutoff(tables, label, base, metric)
+            return _nocutoff(tables, label, base, metric)
         return f"unknown measure {label!r}: write the cut-off as {base}@{suffixed['cut']}"
     form = _IR_FORM.fullmatch(label)
     if form and form["name"] in ("p", "r"):
@@ -841,7 +749,7 @@ def _close_names(tables: _Tables, label: str, names: Iterable[str]) -> list[str]
     return close[:3]
 
 
-def _no_cutoff(tables: _Tables, label: str, spelling: str, metric: str) -> str:
+def _nocutoff(tables: _Tables, label: str, spelling: str, metric: str) -> str:
     cut, _, canonical = tables.metrics[metric]
     if not cut:
         return f"{label!r}: {spelling} takes no cut-off"
@@ -849,15 +757,6 @@ def _no_cutoff(tables: _Tables, label: str, spelling: str, metric: str) -> str:
         f"{label!r}: {spelling} is computed on the whole list and takes no cut-off "
         f"(for a cut-off write {canonical}@k)"
     )
-
-
-def _cutoff(text: str, label: str) -> int:
-    value = text.strip()
-    if not re.fullmatch(r"\d+", value) or int(value) < 1:
-        raise ConfigurationError(
-            f"the cut-off of {label!r} must be a whole number >= 1, got {value!r}"
-        )
-    return int(value)
 
 
 def _split_params(text: str, label: str) -> dict[str, str]:
@@ -891,18 +790,3 @@ def _split_params(text: str, label: str) -> dict[str, str]:
             raise ConfigurationError(f"{label!r} gives the parameter {name!r} twice")
         found[name] = value.strip()
     return found
-
-
-def _unquote(value: str) -> str:
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-        return value[1:-1]
-    return value
-
-
-def _number(value: str, param: str, label: str) -> float:
-    """A positive finite number written without quotes."""
-    written = _NUMBER.fullmatch(value)
-    number = float(value) if written else math.nan
-    if not (math.isfinite(number) and number > 0):
-        raise ConfigurationError(f"{label!r}: {param} must be a positive number, got {value!r}")
-    return number

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from startup_checks import beyond_packages, imported_after
 
+import offeval_ir.measure as measure
 from offeval import get_registry
 from offeval.cli.shell import build_parser, main
 
@@ -39,13 +40,27 @@ def test_help_and_top_level_mistakes_import_no_plugin_module_and_no_numerical_li
 
 #: Each command's own modules: the one declaring its arguments and the one it takes its
 #: choices from (neither imports anything numerical).
+#: The measure package's modules that are no declaration: the lists its kernels read.
+KERNEL_LISTS = {"offeval_ir.measure.ranked", "offeval_ir.measure.trec_eval.lists"}
+#: The measure declarations (numpy-free) trec_eval's measure names are checked against.
+MEASURE_DECLARATIONS = [
+    "offeval_ir.measure",
+    *(
+        found.name
+        for found in pkgutil.walk_packages(measure.__path__, "offeval_ir.measure.")
+        if found.name not in KERNEL_LISTS
+    ),
+]
 DECLARED = {
     "metrics": ["offeval_ir.choices", "offeval_ir.command"],
     "compare": ["offeval_ir.choices", "offeval_ir.command"],
     "decide": ["offeval_decision.command", "offeval_decision.methods"],
     "demo": ["offeval_reports.command"],
     "new-plugin": ["offeval_scaffold.scaffold"],
-    "trec_eval": ["offeval_ir.trec_catalogue", "offeval_ir.trec_command"],
+    "trec_eval": sorted(
+        ["offeval_ir.trec_catalogue", "offeval_ir.trec_command", "offeval_ir.trec_params"]
+        + MEASURE_DECLARATIONS
+    ),
 }
 
 
@@ -76,7 +91,6 @@ DECLARED = {
         (["trec_eval", "-T", "x", "q", "r"], "Illegal retrieval results format 'x'"),
         (["trec_eval", "-D", "x", "q", "r"], "-D takes a whole number, got 'x'"),
         (["trec_eval", "-N", "-2", "q", "r"], "-N must be at least 0, got -2"),
-        (["trec_eval", "-l0", "q", "r"], "-l 0: offeval does not read trec_eval's -l 0"),
         (["trec_eval", "-l", "two", "q", "r"], "-l takes a whole number, got 'two'"),
         (["trec_eval", "-M", "-1", "q", "r"], "-M must be at least 0"),
         (["trec_eval", "-m", "nDCG", "q", "r"], "trec_eval has no measure 'nDCG'"),

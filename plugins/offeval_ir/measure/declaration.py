@@ -15,8 +15,12 @@ passed), so a measure module imports nothing numerical and the registry
 from __future__ import annotations
 
 import inspect
+import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
+
+from offeval import ConfigurationError
 
 #: How a spelling takes a cut-off: ``optional`` (none: the whole list), ``required``,
 #: ``none``.
@@ -30,12 +34,49 @@ TREC_FORMS = ("name", "plain", "cut", "level", "free")
 
 
 @dataclass(frozen=True)
+class Measure:
+    """One measure: an offeval metric at a cut-off, under some convention switches.
+
+    ``name`` is the user's string without surrounding blanks (the column label
+    in outputs); for a trec_eval list such as ``ndcg_cut.10,20`` it is the
+    label trec_eval prints for each cut-off (``ndcg_cut_10``). ``overrides``
+    and ``params`` are sorted by name.
+
+    ``metric`` is a name :func:`offeval_ir.metrics.compute` takes; trec_eval's
+    own measures carry their parameter after a colon (``iprec_at_recall:0.1``,
+    ``utility:2,-1,0,0``, ``trec_ndcg:1=3,2=9``; see
+    :mod:`offeval_ir.trec_measures`).
+
+    ``aggregate`` says how the per-user values aggregate into the reported
+    value (see :data:`offeval_ir.metrics.AGGREGATIONS`): ``mean`` for most
+    measures; ``sum`` for trec_eval's counts (``num_ret``, ``num_rel``, ...),
+    whose ``all`` line sums them; ``geometric`` for trec_eval's ``gm_map`` and
+    ``gm_bpref`` (exp(mean(log(max(v, 1e-5))))); ``ratio`` for ``pnDCG@k``
+    (post-normalised nDCG, Jeunen et al., KDD 2024: the mean over users of
+    DCG@k over the mean of the ideal DCG@k), whose per-user value is the
+    user's nDCG@k and whose numerator (``dcg``) and denominator (``idcg``)
+    come per user in :attr:`MetricResult.parts
+    <offeval_ir.metrics.MetricResult.parts>` from ``compute_measures``.
+    """
+
+    metric: str
+    k: int | None
+    overrides: tuple[tuple[str, object], ...]
+    name: str
+    params: tuple[tuple[str, object], ...] = ()
+    aggregate: str = "mean"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
 class Param:
     """A parameter a measure string may state (``rel=2``), as ir-measures names it.
 
     A number (``kind`` float: positive, below ``high`` when given) sets the convention
     ``switch`` when stated; with ``recorded`` it is a parameter of the measure, kept in
-    :attr:`Measure.params <offeval_ir.measures.Measure.params>` at ``default`` unless
+    :attr:`Measure.params` at ``default`` unless
     stated. A word (``kind`` str) is one of ``choices``, each naming the switches it
     sets.
     """
@@ -133,12 +174,28 @@ class Declaration:
         object.__setattr__(self, "__doc__", self.described)
         object.__setattr__(self, "__signature__", self.signature)
 
-    def __call__(self, k: int | None = None, **params: object):
-        """The :class:`~offeval_ir.measures.Measure` at cut-off ``k`` with ``params``
-        stated, as a measure string states them (``ndcg(dcg=exp-log2)@10``)."""
-        from offeval_ir.measures import stated
-
-        return stated(self, k, params)
+    def __call__(self, k: int | None = None, **params: object) -> Measure:
+        """The :class:`Measure` at cut-off ``k`` with ``params`` stated, as a measure string
+        states them (``ndcg(dcg=exp-log2)@10``; trec_eval's text ``param`` after a colon:
+        ``utility:2,-1,0,0``)."""
+        name = self.name
+        if self.read is not None:
+            param = params.get("param")
+            metric = name if param is None else f"{name}:{param}"
+            label, params = metric, {}
+            try:
+                if self.needs_cutoff:
+                    raise ConfigurationError(f"{name} needs a cut-off k")
+                self.read("" if param is None else str(param), name)
+            except ConfigurationError as error:
+                raise ConfigurationError(f"{label!r}: {error}") from None
+        else:
+            written = ",".join(f"{param}={value}" for param, value in params.items())
+            metric, label = name, f"{name}({written})" if written else name
+        label += "" if k is None else f"@{k}"
+        cut = None if k is None else cutoff(str(k), label)
+        texts = {param: str(value) for param, value in params.items()}
+        return measure_with(metric, cut, {p.name: p for p in self.params}, texts, label)
 
     @property
     def described(self) -> str:
@@ -187,3 +244,70 @@ class Declaration:
         takes one, else offeval's first alias, else its name."""
         cut = [s.text for s in self.ir_measures if s.cutoff != "none"]
         return (cut or [a.text for a in self.aliases] or [self.name])[0]
+
+
+#: A number as a parameter is written (no sign but +, no quotes).
+_NUMBER = re.compile(r"\+?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def measure_with(
+    metric: str, k: int | None, declared: dict[str, Param], texts: dict, label: str, how="mean"
+) -> Measure:
+    """The measure ``metric`` at cut-off ``k`` with the parameters ``texts`` states (name ->
+    text) of those ``declared``, labelled ``label`` and aggregated ``how``."""
+    overrides: dict[str, object] = {}
+    params = {p.name: p.default for p in declared.values() if p.recorded}
+    for name, text in texts.items():
+        _stated(declared[name], text, label, overrides, params)
+    overrides_, params_ = tuple(sorted(overrides.items())), tuple(sorted(params.items()))
+    return Measure(metric, k, overrides_, label, params_, how)
+
+
+def _stated(param: Param, text: str, label: str, overrides: dict, params: dict) -> None:
+    """A parameter's value as the string states it, into the convention ``overrides`` or the
+    measure's ``params`` (see :class:`Param`)."""
+    # imported here: offeval.plugin's checks import numpy, which reading declarations needs not
+    from offeval.plugin import check_choice, check_number  # noqa: PLC0415
+
+    if param.choices is not None:
+        value = check_choice(_unquote(text), f"{label!r}: {param.name}", sorted(param.choices))
+        overrides.update(param.choices[value])
+        return
+    value = _number(text, param.name, label)
+    if param.high is not None:
+        value = check_number(
+            value,
+            f"{label!r}: {param.doc} {param.name}",
+            high=param.high,
+            high_open=True,
+            rule=f"in (0, {param.high:g})",
+        )
+    if param.recorded:
+        params[param.name] = value
+    else:
+        overrides[param.switch] = value
+
+
+def cutoff(text: str, label: str) -> int:
+    """The cut-off ``text`` writes, a whole number >= 1 (an error naming ``label``)."""
+    value = text.strip()
+    if not re.fullmatch(r"\d+", value) or int(value) < 1:
+        raise ConfigurationError(
+            f"the cut-off of {label!r} must be a whole number >= 1, got {value!r}"
+        )
+    return int(value)
+
+
+def _unquote(value: str) -> str:
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return value[1:-1]
+    return value
+
+
+def _number(value: str, param: str, label: str) -> float:
+    """A positive finite number written without quotes."""
+    written = _NUMBER.fullmatch(value)
+    number = float(value) if written else math.nan
+    if not (math.isfinite(number) and number > 0):
+        raise ConfigurationError(f"{label!r}: {param} must be a positive number, got {value!r}")
+    return number

@@ -24,7 +24,6 @@ from offeval_ir.measure.declaration import Declaration
 
 if TYPE_CHECKING:
     from offeval import Registry
-    from offeval.registry.manager import Component
 
 #: The modules of the packages that are not measures (the machinery and the providers).
 _MACHINERY = ("declaration", "registry", "ranked", "lists")
@@ -86,7 +85,7 @@ def _plugged(name: str) -> Declaration | None:
     if not name.isidentifier() or name in _builtin() or "measure" not in registry.kinds:
         return None
     found = {c.name: c for c in registry.components("measure")}.get(name)
-    return None if found is None else _checked(found)
+    return None if found is None else _checked(found.name, found.factory, found.plugin)
 
 
 def plugged(registry: Registry) -> tuple[Declaration, ...]:
@@ -99,7 +98,7 @@ def plugged(registry: Registry) -> tuple[Declaration, ...]:
         if component.name in _builtin():
             continue
         try:
-            found.append(_checked(component))
+            found.append(_checked(component.name, component.factory, component.plugin))
         except OffevalError:  # a refused declaration, or a reference that does not import
             continue
     return tuple(found)
@@ -111,12 +110,11 @@ def _builtin() -> frozenset[str]:
     return frozenset(map(component_name, DECLARATIONS))
 
 
-def _checked(component: Component) -> Declaration:
+def _checked(name: str, declared: object, plugin: str) -> Declaration:
     """A plugin's measure component as computed: a :class:`Declaration` of its name, computed
     by offeval's kernels (``kernel(lists, k)``), spelled neither as trec_eval's nor with a
     parameter text after ``:`` (what only trec_eval's own measures have)."""
-    name, declared = component.name, component.factory
-    who = f"measure {name!r} of plugin {component.plugin!r}"
+    who = f"measure {name!r} of plugin {plugin!r}"
     if not isinstance(declared, Declaration) or declared.name != name:
         raise ConfigurationError(f"{who} must be a Declaration named {name!r}, got {declared!r}")
     if declared.provider != "offeval":
