@@ -71,7 +71,7 @@ class Conventions:
       k is wholly outside the top k and each relevant item of a group reads
       AP's P@i at the group's end; defined for the measures that read only
       the ranks' relevance, gain and judged marks
-      (:data:`offeval_ir.measure.ranked.AT_LAST_RANK`), an error for the
+      (the measures whose declaration sets ``tie_last``), an error for the
       others. This is the only place tie order is decided.
     - ``err_max_grade``: ERR's stopping probability at grade g is
       (2^g - 1) / 2^max (gdeval, which ir-measures runs, uses 4).

@@ -61,5 +61,6 @@ MEASURES = (
             TrecSpelling("gm_map", "plain", aggregate="geometric"),
         ),
         ranx="map",
+        tie_last=True,
     ),
 )

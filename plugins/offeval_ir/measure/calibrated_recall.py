@@ -20,5 +20,6 @@ MEASURES = (
         "(recpack CalibratedRecallK)",
         params=(REL,),
         tie_linear=True,
+        tie_last=True,
     ),
 )

@@ -74,6 +74,7 @@ MEASURES = (
         trec_eval=(TrecSpelling("dcg", "plain"),),
         value_range=None,
         tie_linear=True,
+        tie_last=True,
     ),
     Declaration(
         "ndcg",
@@ -89,6 +90,7 @@ MEASURES = (
         ),
         ranx="ndcg",
         tie_linear=True,
+        tie_last=True,
     ),
     Declaration(
         "idcg",
@@ -99,5 +101,6 @@ MEASURES = (
         trec_eval=(TrecSpelling("ideal_dcg", "plain"),),
         value_range=None,
         tie_linear=True,
+        tie_last=True,
     ),
 )

@@ -142,6 +142,9 @@ class Declaration:
     - ``value_range``: the range of a user's value under every convention (None: none).
     - ``tie_linear``: its expected value over a random order of tied items is the value
       on the tie groups' mean relevance (so ``ties='expected'`` computes it).
+    - ``tie_last``: it reads only the ranks' relevance, gain and judged marks, summed
+      with a weight of the rank or cumulated, so ``ties='last'`` (every item of a tie
+      group at the group's last rank) is defined for it.
     - ``param_doc`` and ``read``: a trec_eval parameter after the colon, said in words,
       and read from its text (``read(text, label)``; None: the measure takes none).
     - ``needs_cutoff``: its k is part of its definition (trec_eval's ``unj``): NaN
@@ -150,7 +153,7 @@ class Declaration:
     A declaration is the component ``offeval plugins`` lists under the kind ``measure``
     (hook ``register_measures``): its first docstring line says what it is and how the
     toolkits spell it, its signature gives what a measure string may state, and calling
-    it builds that :class:`~offeval_ir.measures.Measure` (``k=10, dcg="exp-log2"``).
+    it builds that :class:`Measure` (``k=10, dcg="exp-log2"``).
     """
 
     name: str
@@ -165,6 +168,7 @@ class Declaration:
     ranx: str | None = None
     value_range: tuple[float, float] | None = (0.0, 1.0)
     tie_linear: bool = False
+    tie_last: bool = False
     param_doc: str | None = None
     read: Callable[[str, str], object] | None = None
     needs_cutoff: bool = False

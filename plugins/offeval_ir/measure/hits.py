@@ -19,5 +19,6 @@ MEASURES = (
         ranx="hits",
         value_range=None,
         tie_linear=True,
+        tie_last=True,
     ),
 )

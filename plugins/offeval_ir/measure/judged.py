@@ -19,5 +19,6 @@ MEASURES = (
         "share of the top k that is judged",
         ir_measures=(Spelling("Judged"),),
         tie_linear=True,
+        tie_last=True,
     ),
 )

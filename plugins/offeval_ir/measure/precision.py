@@ -48,6 +48,7 @@ MEASURES = (
         trec_eval=(TrecSpelling("P", "cut"), TrecSpelling("set_P", "name", "none")),
         ranx="precision",
         tie_linear=True,
+        tie_last=True,
     ),
     Declaration(
         "recall",
@@ -58,6 +59,7 @@ MEASURES = (
         trec_eval=(TrecSpelling("recall", "cut"), TrecSpelling("set_recall", "name", "none")),
         ranx="recall",
         tie_linear=True,
+        tie_last=True,
     ),
     Declaration(
         "f1",
@@ -67,9 +69,15 @@ MEASURES = (
         ir_measures=(Spelling("SetF", "none"),),
         trec_eval=(TrecSpelling("set_F", "name", "none"),),
         ranx="f1",
+        tie_last=True,
     ),
     Declaration(
-        "hit_rate", hit, "1 when the top k holds a relevant item", params=(REL,), ranx="hit_rate"
+        "hit_rate",
+        hit,
+        "1 when the top k holds a relevant item",
+        params=(REL,),
+        ranx="hit_rate",
+        tie_last=True,
     ),
     Declaration(
         "success",
@@ -78,5 +86,6 @@ MEASURES = (
         params=(REL,),
         ir_measures=(Spelling("Success", "required"),),
         trec_eval=(TrecSpelling("success", "cut", defaults=(1, 5, 10)),),
+        tie_last=True,
     ),
 )

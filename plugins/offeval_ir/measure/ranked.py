@@ -15,28 +15,7 @@ import numpy as np
 from offeval import ConfigurationError
 from offeval_ir.conventions import Conventions
 from offeval_ir.judgements import Judgements
-from offeval_ir.measure.registry import declaration
-
-#: The measures ``ties='last'`` is defined for: those reading only the ranks' relevance,
-#: gain and judged marks, summed with a weight of the rank or cumulated, so that a tie
-#: group's sum of each at its last rank is every item of the group at that rank.
-AT_LAST_RANK = (
-    "precision",
-    "recall",
-    "f1",
-    "hit_rate",
-    "success",
-    "hits",
-    "calibrated_recall",
-    "ap",
-    "rr",
-    "rprec",
-    "dcg",
-    "ndcg",
-    "idcg",
-    "rbp",
-    "judged",
-)
+from offeval_ir.measure.registry import DECLARATIONS, declaration
 
 
 def _discounts(n: int, base: float, discount: str) -> np.ndarray:
@@ -185,17 +164,21 @@ def columns(
     return out
 
 
+#: The measures ``ties='last'`` is defined for (their declarations' ``tie_last``).
+AT_LAST = tuple(name for name, declared in DECLARATIONS.items() if declared.tie_last)
+
+
 def check_last(metrics: Iterable[str], conv: Conventions) -> None:
     """``ties='last'`` on tied lists: a ConfigurationError for a metric it is not defined
-    for (not in :data:`AT_LAST_RANK`, or DCG's ideal of the list's own grades), of any
-    provider (:func:`offeval_ir.metrics.compute` asks before computing)."""
+    for (its declaration's ``tie_last`` unset, or DCG's ideal of the list's own grades), of
+    any provider (:func:`offeval_ir.metrics.compute` asks before computing)."""
     metrics = list(metrics)
-    undefined = sorted(m for m in metrics if m not in AT_LAST_RANK)
+    undefined = sorted(m for m in metrics if not getattr(declaration(m), "tie_last", False))
     if conv.ideal == "list":
         undefined += sorted(m for m in metrics if m in ("ndcg", "idcg"))
     if undefined:
         raise ConfigurationError(
-            f"ties='last' is defined here for {', '.join(AT_LAST_RANK)} (ndcg and idcg with "
+            f"ties='last' is defined here for {', '.join(AT_LAST)} (ndcg and idcg with "
             f"ideal='labels' or 'k'); for {undefined} choose another tie policy (ties: "
             "item_desc, item_asc, input_order)"
         )

@@ -39,6 +39,7 @@ MEASURES = (
         "rank-biased precision, binary at the relevance threshold",
         params=(P, REL),
         ir_measures=(Spelling("RBP"),),
+        tie_last=True,
     ),
     Declaration(
         "rbp_residual",

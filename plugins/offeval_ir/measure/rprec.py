@@ -27,5 +27,6 @@ MEASURES = (
         ir_measures=(Spelling("Rprec", "none"), Spelling("RPrec", "none")),
         trec_eval=(TrecSpelling("Rprec", "name", "none"),),
         ranx="r-precision",
+        tie_last=True,
     ),
 )

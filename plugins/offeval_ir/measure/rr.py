@@ -30,5 +30,6 @@ MEASURES = (
         ir_measures=(Spelling("RR"), Spelling("MRR")),
         trec_eval=(TrecSpelling("recip_rank", "name"),),
         ranx="mrr",
+        tie_last=True,
     ),
 )
