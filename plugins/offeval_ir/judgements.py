@@ -658,8 +658,12 @@ def check_list_duplicates(
 def number_column(pred, role: str, names, index, table: str, finite: bool = True) -> np.ndarray:
     """The ``role`` column (rank or score) of ``pred`` (:func:`role_columns`) as floats;
     NaN (and with ``finite`` infinity) is an error naming the rows by ``index`` and
-    ``table``."""
-    values = pd.to_numeric(pd.Series(pred[role]), errors="coerce").to_numpy(dtype=float)
+    ``table``. A numpy column of numbers is cast (no copy when float64), not parsed."""
+    column = pred[role]
+    if isinstance(column, np.ndarray) and column.dtype.kind in "biuf":
+        values = np.asarray(column, dtype=float)
+    else:
+        values = pd.to_numeric(pd.Series(column), errors="coerce").to_numpy(dtype=float)
     bad = ~np.isfinite(values) if finite else np.isnan(values)
     if bad.any():
         raise ColumnError(names[role], f"{role} must be a number", index[bad], table=table)
@@ -673,10 +677,11 @@ def ranking_order(users: np.ndarray, key: np.ndarray) -> tuple[np.ndarray | None
     if len(users) < 2:
         return None, False
     du = np.diff(users)
-    with np.errstate(invalid="ignore"):  # inf - inf: not known to be in order
+    with np.errstate(invalid="ignore"):  # inf - inf: NaN, not known to be in order
         dk = np.diff(key)
-    if ((du > 0) | ((du == 0) & (dk >= 0))).all():
-        return None, bool(((du == 0) & (dk == 0)).any())
+    np.copyto(dk, np.inf, where=du != 0)  # a new user's first row: in order, no tie
+    if du.min() >= 0 and dk.min() >= 0:  # the minimum of steps with a NaN is NaN
+        return None, bool((dk == 0).any())
     order = _order_in_runs(du, key) if (du >= 0).all() else np.lexsort((key, users))
     ordered_users, ordered_key = users[order], key[order]
     same = (ordered_users[1:] == ordered_users[:-1]) & (ordered_key[1:] == ordered_key[:-1])
