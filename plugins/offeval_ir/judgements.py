@@ -273,13 +273,14 @@ def in_tie_order(j: Judgements, conv: Conventions) -> Judgements:
 class Ranking:
     """What orders a run's lists: the ``column`` used (``rank`` or ``score``), its sort
     ``key`` (rank, or minus the score), the ``score`` (None without one), whether the
-    run has ``both`` columns, and the run's row ``index`` and ``table`` name for errors."""
+    run has ``both`` columns, and the run's row ``index`` (its labels, made an array
+    only for an error) and ``table`` name for errors."""
 
     column: str
     key: np.ndarray
     score: np.ndarray | None
     both: bool
-    index: np.ndarray
+    index: pd.Index
     table: str
 
     @classmethod
@@ -287,7 +288,7 @@ class Ranking:
         """The ranking of a run's role columns ``pred``: by rank (ascending) or score
         (highest first), ``order_by`` choosing when the run has both; a ColumnError when
         it has neither."""
-        index, table = run.index.to_numpy(), table_name(run)
+        index, table = run.index, table_name(run)
         score = (
             number_column(pred, "score", names, index, table, finite=False)
             if "score" in pred
@@ -320,7 +321,8 @@ def judge_ranked(
     ``items`` their item codes (a duplicate in a list is an error; ``item_order`` maps
     codes to the items' order, for ties), ranked by ``ranking``. ``looked_up(order)``
     gives each row's label grade plus ``shift`` (so >= 1), 0 for a row without a label,
-    in ranked order (``order``: the rows' ranked order, None when already ranked).
+    in ranked order (``order``: the rows' ranked order, None when already ranked), as a
+    new array (the grades are written into it).
     ``label_grades`` and ``n_judged``: the users' sorted label grades and label counts.
     :meth:`Judgements.from_frames` and
     :meth:`PreparedQrels.judgements <offeval_ir.prepared.PreparedQrels.judgements>`
@@ -330,12 +332,13 @@ def judge_ranked(
     if order is not None:
         pu, items = pu[order], items[order]
     found = shifted > 0
+    np.subtract(shifted, shift, out=shifted, where=found)  # the rows without a label: 0
     cells = Cells.of(pu, len(users))
-    grades = cells.place(np.where(found, shifted - shift, 0.0))
+    grades = cells.place(shifted)
     judged = cells.place(found, fill=False, dtype=bool)
-    index = ranking.index
+    index = ranking.index.to_numpy
     check_list_duplicates(
-        cells, pu, items, lambda: index if order is None else index[order], ranking.table
+        cells, pu, items, lambda: index() if order is None else index()[order], ranking.table
     )
     tie_group = tie_item = None
     if tied:
@@ -456,13 +459,10 @@ def role_columns(frame: pd.DataFrame, names, required, what: str) -> dict[str, n
     for role in required:
         if names[role] not in frame:
             raise missing_column(frame, names[role], role, what)
-    out = {
-        k: id_array(frame[v]) if k in ("user", "item") else frame[v].to_numpy()
-        for k, v in names.items()
-        if v in frame
-    }
+    series = {k: frame[v] for k, v in names.items() if v in frame}
+    out = {k: id_array(c) if k in ("user", "item") else c.to_numpy() for k, c in series.items()}
     for role in ("user", "item"):
-        column = frame[names[role]]
+        column = series[role]
         if isinstance(column.dtype, np.dtype) and column.dtype.kind in "iub":
             continue  # numpy integers: nothing is missing
         missing = column.isna().to_numpy()  # text columns: their null mask
@@ -657,8 +657,9 @@ def check_list_duplicates(
 
 def number_column(pred, role: str, names, index, table: str, finite: bool = True) -> np.ndarray:
     """The ``role`` column (rank or score) of ``pred`` (:func:`role_columns`) as floats;
-    NaN (and with ``finite`` infinity) is an error naming the rows by ``index`` and
-    ``table``. A numpy column of numbers is cast (no copy when float64), not parsed."""
+    NaN (and with ``finite`` infinity) is an error naming the rows by ``index`` (a
+    pd.Index) and ``table``. A numpy column of numbers is cast (no copy when float64),
+    not parsed."""
     column = pred[role]
     if isinstance(column, np.ndarray) and column.dtype.kind in "biuf":
         values = np.asarray(column, dtype=float)
@@ -666,7 +667,8 @@ def number_column(pred, role: str, names, index, table: str, finite: bool = True
         values = pd.to_numeric(pd.Series(column), errors="coerce").to_numpy(dtype=float)
     bad = ~np.isfinite(values) if finite else np.isnan(values)
     if bad.any():
-        raise ColumnError(names[role], f"{role} must be a number", index[bad], table=table)
+        rows = index.to_numpy()[bad]
+        raise ColumnError(names[role], f"{role} must be a number", rows, table=table)
     return values
 
 
