@@ -60,7 +60,12 @@ def capped_rewards(view: PolicyView, cap: float) -> np.ndarray:
     """reward * min(cap, pi/mu) per row (the uncapped array itself when the cap never binds)."""
     if cap != float("inf") and cap >= weight_summary(view)[2]:
         return view.memo(capped_rewards, float("inf"))
-    return view.log.column("reward") * view.memo(capped_weights, cap)
+    return view.log.memo(_rewards) * view.memo(capped_weights, cap)
+
+
+def _rewards(log: InteractionLog) -> np.ndarray:
+    """The reward column, read once per chunk (not once per cap and policy)."""
+    return log.column("reward")
 
 
 def row_ones(log: InteractionLog) -> np.ndarray:
@@ -110,14 +115,22 @@ def _logger_support(log: InteractionLog) -> tuple[bool, bool]:
 
 
 def weight_tally(view: PolicyView, cap: float) -> Tally:
-    """Mergeable weight diagnostics: sums for ESS, the largest weight, clipping, support."""
+    """Mergeable weight diagnostics: sums for ESS, the largest weight, clipping, support.
+    Only the clipped count depends on the cap: the rest is built once per view."""
+    base = view.memo(_cap_free_tally)
+    max_w = base.maxima["max_weight"]
+    clipped = np.count_nonzero(view.weights() > cap) if cap < max_w else 0
+    counts = {"clipped": int(clipped), **base.counts}
+    return Tally(counts, dict(base.sums), dict(base.maxima), dict(base.minima))
+
+
+def _cap_free_tally(view: PolicyView) -> Tally:
     w = view.weights()
     sum_w, sum_w2, max_w = weight_summary(view)
     tally = Tally()
     tally.add("rows", w.size)
     tally.add("sum_w", sum_w)
     tally.add("sum_w2", sum_w2)
-    tally.count("clipped", np.count_nonzero(w > cap) if cap < max_w else 0)
     tally.maximum("max_weight", max_w)
     moments = trajectory_weight_moments(view)
     for name, value in zip(("sum_W2", "sum_WN", "sum_N2"), moments, strict=True):
