@@ -673,18 +673,23 @@ def number_column(pred, role: str, names, index, table: str, finite: bool = True
 
 
 def ranking_order(users: np.ndarray, key: np.ndarray) -> tuple[np.ndarray | None, bool]:
-    """Row order by user code, then ``key`` ascending (a rank, or a negated score), ties
-    in input order (None: already so), and whether any user has two rows with the same
-    key. Rows already grouped by user are ordered within each user's rows only."""
+    """Row order by user code, then ``key`` ascending (a rank, or a negated score; no
+    NaN), ties in input order (None: already so), and whether any user has two rows with
+    the same key. Rows already grouped by user are ordered within each user's rows only."""
     if len(users) < 2:
         return None, False
     du = np.diff(users)
-    with np.errstate(invalid="ignore"):  # inf - inf: NaN, not known to be in order
-        dk = np.diff(key)
-    np.copyto(dk, np.inf, where=du != 0)  # a new user's first row: in order, no tie
-    if du.min() >= 0 and dk.min() >= 0:  # the minimum of steps with a NaN is NaN
-        return None, bool((dk == 0).any())
-    order = _order_in_runs(du, key) if (du >= 0).all() else np.lexsort((key, users))
+    if du.min() < 0:  # not grouped by user
+        order = np.lexsort((key, users))
+    else:
+        same = du == 0  # each row after the first of its user
+        back = key[1:] < key[:-1]  # compared, not subtracted: inf after inf is in order
+        back &= same
+        if not back.any():
+            tied = key[1:] == key[:-1]
+            tied &= same
+            return None, bool(tied.any())
+        order = _order_in_runs(du, key)
     ordered_users, ordered_key = users[order], key[order]
     same = (ordered_users[1:] == ordered_users[:-1]) & (ordered_key[1:] == ordered_key[:-1])
     return order, bool(same.any())
