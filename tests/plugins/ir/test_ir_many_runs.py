@@ -101,3 +101,17 @@ def test_runs_that_do_not_stack_are_judged_one_at_a_time():
     for name, frame in runs.items():
         alone = compute_measures(frame, qrels, ["nDCG@10", "map"], conv)
         pd.testing.assert_frame_equal(results[name].per_user, alone.per_user, rtol=1e-12)
+
+
+@pytest.mark.parametrize("ties", ["trec_eval", "item_asc"])
+def test_infinite_scores_rank_and_tie_as_the_largest_and_smallest_finite_ones(ties):
+    run, qrels = trec_data(8)
+    conv = PRESETS["trec_eval"]() if ties == "trec_eval" else PRESETS["trec_eval"](ties=ties)
+    score = run["score"].to_numpy()
+    finite = run.assign(score=np.select([score == 2, score == 0], [10.0, -10.0], score))
+    infinite = run.assign(score=np.select([score == 2, score == 0], [np.inf, -np.inf], score))
+    ranked = infinite.sort_values(["user", "score"], ascending=[True, False], kind="stable")
+    runs = {"ranked": ranked, "as given": infinite}  # rows in rank order, and to be sorted
+    expected = compute_measures(finite, qrels, MANY, conv).per_user  # users in run order
+    for got in prepare_qrels(qrels, conv).runs_measures(runs, MANY, conv).values():
+        pd.testing.assert_frame_equal(got.per_user.loc[expected.index], expected, rtol=1e-12)
